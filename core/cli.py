@@ -1,0 +1,386 @@
+"""The `siliconbench` command. With no subcommand it opens the desktop app, or, with no display,
+runs the quick suite headless. Exit codes: 0 ok, 1 a run failed, 2 bad usage."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+from core import __version__
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class Usage(Exception):
+    """Bad input from the user: one sentence, exit 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # argparse's own errors: one sentence, exit 2
+        raise Usage(message[0].upper() + message[1:] + ("" if message.endswith(".") else "."))
+
+
+def _console(stderr: bool = False):
+    from rich.console import Console
+    c = Console(stderr=stderr, highlight=False, soft_wrap=False)
+    if not c.is_terminal:  # piped or logged: do not squeeze tables into 80 columns
+        c.width = max(c.width, 160)
+    return c
+
+
+# ---------------------------------------------------------------- arguments
+
+def build_parser() -> argparse.ArgumentParser:
+    from core.workloads import listed
+
+    p = Parser(prog="siliconbench", description="Benchmarks for machine learning on Apple "
+               "Silicon, NVIDIA GPUs and CPUs. With no command, opens the desktop app.")
+    p.add_argument("--version", action="version", version=f"SiliconBench {__version__}")
+    sub = p.add_subparsers(dest="command", parser_class=Parser)
+
+    d = sub.add_parser("devices", help="the devices each framework sees, and why one is unusable")
+    d.add_argument("--json", action="store_true", help="machine-readable output")
+
+    w = sub.add_parser("workloads", help="what each workload measures, and its parameters")
+    w.add_argument("--json", action="store_true")
+
+    r = sub.add_parser("run", help="run one workload on one device")
+    wsub = r.add_subparsers(dest="workload", parser_class=Parser, metavar="WORKLOAD")
+    for wl in listed():
+        wp = wsub.add_parser(wl.name, help=wl.summary, description=wl.summary)
+        _common_run_flags(wp)
+        for prm in wl.params:
+            help_text = prm.help + (f" Default: {prm.format(prm.default)}." if prm.default
+                                    is not None else f" Default: {prm.auto}." if prm.auto else "")
+            if prm.kind == "bool":
+                wp.add_argument(prm.flag, dest=prm.name, nargs="?", const="true", default=None,
+                                metavar="true|false", help=help_text)
+            else:
+                wp.add_argument(prm.flag, dest=prm.name, default=None, metavar=prm.kind.upper(),
+                                help=help_text)
+
+    q = sub.add_parser("quick", help="the quick suite on every usable device (a few minutes)")
+    q.add_argument("--label", help="your name for this machine, e.g. 'MacBook Pro 14'")
+
+    res = sub.add_parser("results", help="the runs kept in the results store")
+    res.add_argument("--json", action="store_true")
+    res.add_argument("--limit", type=int, default=20, help="how many, newest first (default 20)")
+    res.add_argument("--show", metavar="ID", help="one run's result rows")
+
+    e = sub.add_parser("export", help="write runs to a CSV or JSON file")
+    e.add_argument("--format", choices=("csv", "json"), default=None,
+                   help="default: from the file name's extension")
+    e.add_argument("-o", "--output", required=True, help="file to write")
+    e.add_argument("--run", action="append", default=[], metavar="ID",
+                   help="a run id (or its first characters); repeat; default all runs")
+
+    i = sub.add_parser("import", help="add result files (JSON exports) to the store")
+    i.add_argument("files", nargs="+", metavar="FILE")
+
+    sub.add_parser("gui", help="open the desktop app")
+    return p
+
+
+def _common_run_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--framework", default="torch", help="torch (default)")
+    p.add_argument("--device", default="cpu", help="cpu (default), mps, cuda, cuda:1, ...")
+    p.add_argument("--label", help="your name for this machine, e.g. 'MacBook Pro 14'")
+    p.add_argument("--json", action="store_true", help="print the run record as JSON")
+    p.add_argument("--quick", action="store_true", help="shorter measurements (less precise)")
+    p.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
+                   help="stop the run after this long")
+
+
+# ---------------------------------------------------------------- commands
+
+def cmd_devices(args) -> int:
+    from core.runner import discover_devices
+    found = discover_devices()
+    if args.json:
+        print(json.dumps([d.to_dict() for d in found], indent=1))
+        return EXIT_OK
+    from rich.table import Table
+    t = Table("framework", "device", "name", "kind", "memory", "status")
+    for d in found:
+        mem = f"{d.memory_bytes / 2**30:.0f} GB" if d.memory_bytes else ""
+        t.add_row(d.framework, d.id, d.name, d.kind, mem,
+                  "ready" if d.usable else f"[red]unusable[/]: {d.reason}")
+    _console().print(t)
+    return EXIT_OK
+
+
+def cmd_workloads(args) -> int:
+    from core.workloads import listed
+    if args.json:
+        print(json.dumps([w.to_dict() for w in listed()], indent=1))
+        return EXIT_OK
+    c = _console()
+    for w in listed():
+        c.print(f"[bold]{w.name}[/]  {w.title} ({', '.join(w.frameworks)})\n  {w.summary}")
+        for p in w.params:
+            default = p.format(p.default) if p.default is not None else (p.auto or "")
+            bounds = ""
+            if p.min is not None or p.max is not None:
+                bounds = f" [{'' if p.min is None else f'{p.min:g}'}..{'' if p.max is None else f'{p.max:g}'}]"
+            if p.choices:
+                bounds = f" {{{', '.join(p.choices)}}}"
+            c.print(f"    {p.flag:<14} {p.help} Default: {default}.{bounds}", soft_wrap=True)
+    return EXIT_OK
+
+
+class _Progress:
+    """A progress bar on stderr, shown only once a run has taken more than a second."""
+
+    def __init__(self, title: str) -> None:
+        self.title, self.start, self.bar, self.task = title, time.monotonic(), None, None
+
+    def __call__(self, event: dict) -> None:
+        if event.get("event") != "progress" or not sys.stderr.isatty():
+            return
+        if self.bar is None:
+            if time.monotonic() - self.start < 1.0:
+                return
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                       TimeElapsedColumn)
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(),
+                                MofNCompleteColumn(), TimeElapsedColumn(),
+                                TextColumn("{task.fields[step]}"), console=_console(True),
+                                transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task(self.title, total=event["total"], step="")
+        self.bar.update(self.task, completed=event["done"], total=event["total"],
+                        step=event.get("message", ""))
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def _run_one(spec, store):
+    from core.runner import execute
+    progress = _Progress(f"{spec.workload} on {spec.framework}:{spec.device}")
+    try:
+        return execute(spec, store, on_event=progress)
+    finally:
+        progress.close()
+
+
+def cmd_run(args) -> int:
+    from core.runner import RunSpec
+    from core.store import Store
+    from core.workloads import workload
+    if not args.workload:
+        raise Usage("Name a workload to run, e.g. siliconbench run gemm.")
+    w = workload(args.workload)
+    given = {}
+    for p in w.params:
+        text = getattr(args, p.name)
+        if text is not None:
+            given[p.name] = p.parse(text)
+    spec = RunSpec(w.name, args.framework, args.device, given, args.label, args.quick,
+                   args.time_limit)
+    store = Store()
+    rec = _run_one(spec, store)
+    if args.json:
+        print(json.dumps(rec.to_dict(), indent=1))
+    else:
+        print_record(rec)
+    return EXIT_OK if rec.status == "ok" else EXIT_FAILED
+
+
+def print_record(rec) -> None:
+    from rich.table import Table
+    c = _console()
+    keys: list[str] = []
+    for row in rec.rows:
+        keys += [k for k in row.params if k not in keys]
+    t = Table(title=f"{rec.workload} on {rec.device_name or rec.device} "
+                    f"({rec.framework}:{rec.device}) · run {rec.id[:8]}")
+    for k in keys:
+        t.add_column(k, justify="right")
+    for col in ("value", "unit", "p25–p75", "95% CI", "n", "% peak", "flags"):
+        t.add_column(col, justify="right" if col not in ("unit", "flags") else "left")
+    for row in rec.rows:
+        s = row.stats
+        cells = [str(row.params.get(k, "")) for k in keys]
+        if row.value is None:
+            cells += ["—", row.unit, "", "", "", "", ", ".join(row.flags) + f": {row.note}"]
+        else:
+            cells += [f"{row.value:.4g}", row.unit, f"{s.p25:.4g}–{s.p75:.4g}",
+                      f"{s.ci_low:.4g}–{s.ci_high:.4g}", str(s.n),
+                      f"{row.pct_of_peak:.0f}%" if row.pct_of_peak is not None else "unknown",
+                      ", ".join(row.flags) + (f": {row.note}" if row.note else "")]
+        t.add_row(*cells)
+    c.print(t)
+    for w in rec.warnings:
+        c.print(f"[yellow]warning:[/] {w}")
+    if rec.status != "ok":
+        c.print(f"[red]The run {rec.status}:[/] {rec.reason}. "
+                f"{len(rec.rows)} result rows were kept.")
+    if any(r.pct_of_peak is None and r.value is not None for r in rec.rows):
+        c.print("% peak unknown: SiliconBench has no physical peak for this device.")
+
+
+def cmd_quick(args) -> int:
+    from core.export import to_csv
+    from core.runner import discover_devices
+    from core.store import Store, home
+    from core.suites import expand
+    store = Store()
+    specs = expand("quick", discover_devices(), args.label)
+    if not specs:
+        raise Usage("No usable device was found for the quick suite.")
+    records = []
+    for spec in specs:
+        print(f"Quick suite: {spec.workload} on {spec.framework}:{spec.device} ...",
+              file=sys.stderr)
+        rec = _run_one(spec, store)
+        print_record(rec)
+        records.append(rec)
+    out = home() / f"quick-suite-{time.strftime('%Y%m%d-%H%M%S')}.csv"
+    out.write_text(to_csv(records))
+    print(f"\nResults kept in the store {store.path}\nand written to {out}.\n"
+          f"List them with: siliconbench results")
+    return EXIT_OK if all(r.status == "ok" for r in records) else EXIT_FAILED
+
+
+def cmd_results(args) -> int:
+    from core.store import Store
+    store = Store()
+    if args.show:
+        print_record(_find_runs(store, [args.show])[0])
+        return EXIT_OK
+    if args.limit is not None and args.limit < 1:
+        raise Usage("--limit must be at least 1.")
+    runs = store.runs(limit=args.limit)
+    if args.json:
+        print(json.dumps([r.to_dict() for r in runs], indent=1))
+        return EXIT_OK
+    if not runs:
+        print(f"No runs yet in {store.path}. Try: siliconbench run gemm")
+        return EXIT_OK
+    from rich.table import Table
+    t = Table("id", "when (UTC)", "workload", "device", "machine", "status", "rows", "best")
+    for r in runs:
+        vals = [row for row in r.rows if row.value is not None]
+        best = max(vals, key=lambda row: row.value, default=None)
+        t.add_row(r.id[:8], r.created_at[:19].replace("T", " "), r.workload,
+                  f"{r.framework}:{r.device}", r.machine_label, r.status
+                  if r.status == "ok" else f"[red]{r.status}[/]: {r.reason}", str(len(r.rows)),
+                  f"{best.value:.4g} {best.unit}" if best else "")
+    _console().print(t)
+    return EXIT_OK
+
+
+def _find_runs(store, ids: list[str]):
+    found = []
+    for run_id in ids:
+        matches = store.find(run_id)
+        if not matches:
+            raise Usage(f"No run with id {run_id!r} in the store.")
+        if len(matches) > 1:
+            raise Usage(f"{run_id!r} matches {len(matches)} runs; give more of the id.")
+        found.append(matches[0])
+    return found
+
+
+def cmd_export(args) -> int:
+    from core.export import to_csv, to_json
+    from core.store import Store
+    store = Store()
+    fmt = args.format or Path(args.output).suffix.lstrip(".").lower()
+    if fmt not in ("csv", "json"):
+        raise Usage("Say --format csv or --format json (or name the file .csv or .json).")
+    records = _find_runs(store, args.run) if args.run else list(reversed(store.runs()))
+    if not records:
+        raise Usage("There are no runs to export yet.")
+    out = Path(args.output)
+    try:
+        out.write_text(to_csv(records) if fmt == "csv" else to_json(records))
+    except OSError as e:
+        raise Usage(f"Cannot write {out}: {e.strerror}.") from None
+    print(f"Wrote {len(records)} run(s) to {out}.")
+    return EXIT_OK
+
+
+def cmd_import(args) -> int:
+    from core.results import NotAResultFile, records_from_json
+    from core.store import Store
+    records = []
+    for name in args.files:
+        path = Path(name)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise Usage(f"{name}: no such file.") from None
+        except (OSError, UnicodeDecodeError) as e:
+            raise Usage(f"{name} cannot be read: {getattr(e, 'strerror', None) or e}.") from None
+        try:
+            records += records_from_json(text)
+        except NotAResultFile as e:
+            raise Usage(f"{name} is not a SiliconBench result file: {e}; nothing was imported.")
+    added, skipped = Store().import_records(records)
+    print(f"Imported {added} run(s)" + (f"; {skipped} were already in the store." if skipped
+                                         else "."))
+    return EXIT_OK
+
+
+def has_display() -> bool:
+    if platform.system() in ("Darwin", "Windows"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+                or os.environ.get("QT_QPA_PLATFORM") in ("offscreen", "minimal"))
+
+
+def cmd_gui(args) -> int:
+    if not has_display():
+        raise Usage("No display found (DISPLAY is not set): the desktop app cannot open; use "
+                    "the siliconbench subcommands, e.g. siliconbench quick.")
+    try:
+        from gui.app import main as gui_main
+    except ImportError as e:
+        raise Usage(f"The desktop app cannot start: {e}.") from None
+    return gui_main([])
+
+
+COMMANDS = {"devices": cmd_devices, "workloads": cmd_workloads, "run": cmd_run,
+            "quick": cmd_quick, "results": cmd_results, "export": cmd_export,
+            "import": cmd_import, "gui": cmd_gui}
+
+
+def main(argv: list[str] | None = None) -> int:
+    from core.frameworks import UnknownFramework
+    from core.params import ParamError
+    from core.runner import UsageError
+    from core.store import StoreError
+    from core.workloads import UnknownWorkload
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        args = build_parser().parse_args(argv)
+        if args.command is None:
+            if has_display():
+                return cmd_gui(args)
+            print("No display found: running the quick suite headless.", file=sys.stderr)
+            args = build_parser().parse_args(["quick"])
+        return COMMANDS[args.command](args)
+    except (Usage, UsageError, ParamError, StoreError, UnknownWorkload, UnknownFramework) as e:
+        print(f"siliconbench: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("siliconbench: interrupted.", file=sys.stderr)
+        return 130
+    except Exception as e:  # never a traceback for the user; the details go to stderr on demand
+        if os.environ.get("SILICONBENCH_DEBUG"):
+            raise
+        print(f"siliconbench: internal error: {type(e).__name__}: {e} "
+              "(set SILICONBENCH_DEBUG=1 for the traceback)", file=sys.stderr)
+        return EXIT_FAILED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

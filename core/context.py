@@ -1,0 +1,41 @@
+"""What a workload sees of its run: the device, the timing protocol, and the event stream back
+to the parent process (progress, rows, warnings, settings)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from core.measure import Measurement, MeasureSettings, measure
+from core.results import Row
+
+
+class RunContext:
+    def __init__(self, *, framework: str, device_id: str, adapter: Any, device: Any,
+                 device_name: str, emit: Callable[[dict], None],
+                 settings: MeasureSettings = MeasureSettings(), peak: Any = None) -> None:
+        self.framework = framework
+        self.device_id = device_id
+        self.adapter = adapter            # the framework adapter module
+        self.device = device              # the framework's own device object
+        self.device_name = device_name
+        self.settings = settings
+        self.peak = peak                  # core.peaks.Peak or None when unknown
+        self._emit = emit
+        self.sync = adapter.synchronizer(device)
+
+    def progress(self, done: float, total: float, message: str = "") -> None:
+        self._emit({"event": "progress", "done": done, "total": total, "message": message})
+
+    def row(self, row: Row) -> None:
+        self._emit({"event": "row", "row": row.to_dict()})
+
+    def warn(self, message: str) -> None:
+        self._emit({"event": "warning", "message": message})
+
+    def record_settings(self, **settings: Any) -> None:
+        """Settings that change what a number means (tf32, precision, ...) go into the record."""
+        self._emit({"event": "settings", "settings": settings})
+
+    def measure(self, call: Callable[[], object], sync: Callable[[], None] | None = None
+                ) -> Measurement:
+        return measure(call, sync or self.sync, self.settings)

@@ -1,0 +1,60 @@
+"""Export runs: tidy CSV (one line per result row) and JSON (the full records, which import
+reads back unchanged)."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from core.results import RunRecord, records_to_json
+
+RUN_COLUMNS = ["run_id", "created_at", "machine", "device", "device_name", "framework",
+               "workload", "status", "source"]
+ROW_COLUMNS = ["metric", "value", "unit"]
+STAT_COLUMNS = ["median", "p25", "p75", "ci_low", "ci_high", "n"]
+TAIL_COLUMNS = ["pct_of_peak", "flags", "note"]
+
+# Spreadsheets run a cell that starts with one of these as a formula (CSV injection).
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _safe(value):
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
+def csv_table(records: list[RunRecord]) -> tuple[list[str], list[list]]:
+    """(header, lines): run columns, the point's parameters, the value and its statistics."""
+    point_keys: list[str] = []
+    for rec in records:
+        for row in rec.rows:
+            point_keys += [k for k in row.params if k not in point_keys]
+    fixed = set(RUN_COLUMNS + ROW_COLUMNS + STAT_COLUMNS + TAIL_COLUMNS)
+    point_cols = [k if k not in fixed else f"param_{k}" for k in point_keys]
+    header = RUN_COLUMNS + point_cols + ROW_COLUMNS + STAT_COLUMNS + TAIL_COLUMNS
+    lines = []
+    for rec in records:
+        run_part = [rec.id, rec.created_at, rec.machine_label, rec.device, rec.device_name,
+                    rec.framework, rec.workload, rec.status, rec.source]
+        for row in rec.rows:
+            s = row.stats
+            stats = [getattr(s, c) for c in STAT_COLUMNS] if s else [None] * len(STAT_COLUMNS)
+            line = (run_part + [row.params.get(k) for k in point_keys]
+                    + [row.metric, row.value, row.unit] + stats
+                    + [row.pct_of_peak, ";".join(row.flags), row.note])
+            lines.append([_safe(v) for v in line])
+    return header, lines
+
+
+def to_csv(records: list[RunRecord]) -> str:
+    header, lines = csv_table(records)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    w.writerows([["" if v is None else v for v in line] for line in lines])
+    return buf.getvalue()
+
+
+def to_json(records: list[RunRecord]) -> str:
+    return records_to_json(records)

@@ -1,0 +1,117 @@
+"""The one timing protocol every workload uses (DESIGN.md, "How a number is measured").
+
+Discard the first calls, warm up until three blocks agree, then time blocks of calls, each
+closed by one device synchronisation, until the spread is small or the time cap is reached.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+from core.stats import Stats, summarize
+
+
+@dataclass(frozen=True)
+class MeasureSettings:
+    discard_calls: int = 2        # compilation, graph building, autotuning
+    min_block_s: float = 0.020    # a block lasts at least this long
+    warmup_agree: float = 0.05    # three consecutive warm-up blocks within 5% of each other
+    max_warmup_s: float = 5.0
+    min_blocks: int = 10
+    min_time_s: float = 0.25      # measured time, warm-up excluded
+    max_time_s: float = 10.0      # time cap of the measured phase
+    max_rel_iqr: float = 0.10     # IQR / median under which the spread counts as small
+    floor_blocks: int = 3         # never stop with fewer blocks than this, even at the cap
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+QUICK = MeasureSettings(min_blocks=5, min_time_s=0.1, max_time_s=2.0, max_warmup_s=1.0)
+
+
+@dataclass
+class Measurement:
+    """Seconds per call, one sample per timed block."""
+    per_call_s: list[float]
+    calls_per_block: int
+    warmup_blocks: int
+    warmed_up: bool               # three blocks agreed before the warm-up cap
+    converged: bool               # spread small before the time cap
+    elapsed_s: float
+    stats: Stats = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.stats = summarize(self.per_call_s)
+
+    @property
+    def noisy(self) -> bool:
+        return not (self.warmed_up and self.converged)
+
+    def rates(self, work_per_call: float) -> list[float]:
+        """Work per second for each block (e.g. FLOP per call -> FLOP/s)."""
+        return [work_per_call / t for t in self.per_call_s]
+
+
+def _spread(xs: list[float]) -> float:
+    m = sorted(xs)[len(xs) // 2]
+    return (max(xs) - min(xs)) / m if m > 0 else math.inf
+
+
+def measure(call: Callable[[], object], sync: Callable[[], None],
+            settings: MeasureSettings = MeasureSettings()) -> Measurement:
+    """Time `call` by the protocol. `sync` must wait until all work queued on the device is
+    done (for a CPU framework that runs eagerly it may do nothing). A run is cancelled by
+    ending its process, so nothing here polls for that."""
+    clock = time.perf_counter
+
+    sync()
+    for _ in range(settings.discard_calls):
+        call()
+        sync()
+
+    # Size a block so it lasts at least min_block_s: the one sync per block then costs little.
+    calls = 1
+    while True:
+        t0 = clock()
+        for _ in range(calls):
+            call()
+        sync()
+        dt = clock() - t0
+        if dt >= settings.min_block_s:
+            break
+        calls = max(calls * 2, math.ceil(calls * settings.min_block_s / max(dt, 1e-9)))
+
+    def block() -> float:
+        t0 = clock()
+        for _ in range(calls):
+            call()
+        sync()
+        dt = clock() - t0
+        return dt / calls
+
+    warm: list[float] = [dt / calls]
+    start = clock()
+    warmed_up = False
+    while clock() - start < settings.max_warmup_s:
+        warm.append(block())
+        if len(warm) >= 3 and _spread(warm[-3:]) <= settings.warmup_agree:
+            warmed_up = True
+            break
+
+    samples: list[float] = []
+    start = clock()
+    converged = False
+    while True:
+        samples.append(block())
+        elapsed = clock() - start
+        enough = len(samples) >= settings.min_blocks and elapsed >= settings.min_time_s
+        if enough and summarize(samples).rel_iqr <= settings.max_rel_iqr:
+            converged = True
+            break
+        if elapsed >= settings.max_time_s and len(samples) >= settings.floor_blocks:
+            break
+    return Measurement(samples, calls, len(warm), warmed_up, converged, clock() - start)

@@ -1,0 +1,134 @@
+"""Workload parameters declared once: the same declaration makes the command-line flags, the
+GUI form and the validation, so a bad value is refused with one sentence before anything runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+KINDS = ("int", "float", "bool", "choice", "int_list", "choice_list", "str")
+
+
+class ParamError(ValueError):
+    """A user-supplied parameter is wrong; the message is one sentence for the user."""
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str                      # python name; the flag is --name-with-dashes
+    kind: str                      # one of KINDS
+    default: Any
+    help: str
+    min: float | None = None
+    max: float | None = None
+    choices: tuple[str, ...] = ()
+    auto: str = ""                 # when default is None: what "auto" means, for help texts
+
+    def __post_init__(self) -> None:
+        assert self.kind in KINDS, self.kind
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    def parse(self, text: str) -> Any:
+        """A value typed by a user (command line, GUI field) -> a validated value."""
+        text = text.strip()
+        if self.kind == "bool":
+            low = text.lower()
+            if low in ("1", "true", "yes", "on"):
+                return True
+            if low in ("0", "false", "no", "off"):
+                return False
+            raise ParamError(f"{self.flag} takes true or false, not {text!r}.")
+        if self.kind in ("int_list", "choice_list"):
+            items = [t.strip() for t in text.split(",") if t.strip()]
+            if not items:
+                raise ParamError(f"{self.flag} needs at least one value.")
+            return self.validate(items)
+        return self.validate(text)
+
+    def validate(self, value: Any) -> Any:
+        """A value from JSON, the GUI or parse() -> the checked value, or ParamError."""
+        if value is None:
+            if self.default is None:
+                return None
+            raise ParamError(f"{self.flag} needs a value.")
+        if self.kind == "int":
+            return self._number(self._int(value))
+        if self.kind == "float":
+            try:
+                v = float(value)
+            except (TypeError, ValueError):
+                raise ParamError(f"{self.flag} takes a number, not {value!r}.") from None
+            return self._number(v)
+        if self.kind == "bool":
+            if isinstance(value, bool):
+                return value
+            if isinstance(value, str):
+                return self.parse(value)
+            raise ParamError(f"{self.flag} takes true or false, not {value!r}.")
+        if self.kind == "choice":
+            return self._choice(value)
+        if self.kind == "str":
+            return str(value)
+        if isinstance(value, (str, int)):
+            value = [value]
+        if not isinstance(value, (list, tuple)) or not value:
+            raise ParamError(f"{self.flag} needs at least one value.")
+        if self.kind == "int_list":
+            return [self._number(self._int(v)) for v in value]
+        return [self._choice(v) for v in value]
+
+    def _int(self, value: Any) -> int:
+        if isinstance(value, bool):
+            raise ParamError(f"{self.flag} takes a whole number, not {value!r}.")
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        try:
+            return int(str(value).strip())
+        except ValueError:
+            raise ParamError(f"{self.flag} takes whole numbers, not {value!r}.") from None
+
+    def _number(self, v: float) -> float:
+        if self.min is not None and v < self.min:
+            raise ParamError(f"{self.flag} must be at least {self.min:g}, not {v:g}.")
+        if self.max is not None and v > self.max:
+            raise ParamError(f"{self.flag} must be at most {self.max:g}, not {v:g}.")
+        return v
+
+    def _choice(self, value: Any) -> str:
+        v = str(value).strip()
+        if v not in self.choices:
+            raise ParamError(f"{self.flag} must be one of {', '.join(self.choices)}, not {v!r}.")
+        return v
+
+    def format(self, value: Any) -> str:
+        """The inverse of parse, for showing a value in a field or a table."""
+        if value is None:
+            return ""
+        if isinstance(value, (list, tuple)):
+            return ",".join(str(v) for v in value)
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        return str(value)
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "flag": self.flag, "kind": self.kind, "default": self.default,
+                "help": self.help, "min": self.min, "max": self.max,
+                "choices": list(self.choices), "auto": self.auto}
+
+
+def resolve(declared: tuple[Param, ...], given: dict[str, Any]) -> dict[str, Any]:
+    """Validate `given` against the declaration and fill in defaults (None means "auto")."""
+    by_name = {p.name: p for p in declared}
+    unknown = sorted(set(given) - set(by_name))
+    if unknown:
+        known = ", ".join(p.flag for p in declared) or "none"
+        raise ParamError(f"Unknown parameter {unknown[0]!r}; this workload takes {known}.")
+    out = {}
+    for p in declared:
+        out[p.name] = p.validate(given[p.name]) if p.name in given else p.default
+    return out

@@ -1,0 +1,258 @@
+"""Runs a workload in a child process (`python -m core.worker`) and turns its event stream into
+a run record. Enforces a time limit, cancels (SIGTERM, then SIGKILL), and keeps a crash, an
+out-of-memory or a time-out as a failed run with its reason and the rows that already arrived."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+from core import params as params_mod
+from core.frameworks import FRAMEWORKS, DeviceInfo, framework
+from core.results import RunRecord, Row, now_iso
+from core.workloads import workload
+
+KILL_GRACE_S = 5.0
+STDERR_LINES = 200
+
+
+class UsageError(ValueError):
+    """The run cannot start as asked (bad workload, framework, device or parameter). The
+    message is one sentence for the user; nothing was run or stored."""
+
+
+@dataclass
+class RunSpec:
+    workload: str
+    framework: str = "torch"
+    device: str = "cpu"
+    params: dict[str, Any] = field(default_factory=dict)
+    label: str | None = None
+    quick: bool = False                  # shorter measurement settings (quick suite, tests)
+    time_limit_s: float | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def prepare(spec: RunSpec) -> RunSpec:
+    """Check everything that can be checked without the framework; fill in defaults."""
+    try:
+        w = workload(spec.workload)
+        fw = framework(spec.framework)
+        if fw.name not in w.frameworks:
+            raise UsageError(f"The {w.name} workload does not run on {fw.title} yet; it runs on "
+                             f"{', '.join(w.frameworks)}.")
+        if not fw.installed():
+            raise UsageError(fw.missing_reason())
+        resolved = params_mod.resolve(w.params, spec.params)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    if spec.time_limit_s is not None and spec.time_limit_s <= 0:
+        raise UsageError("The time limit must be a positive number of seconds.")
+    return RunSpec(spec.workload, spec.framework, spec.device, resolved, spec.label,
+                   spec.quick, spec.time_limit_s)
+
+
+def _child_env() -> dict:
+    env = dict(os.environ)
+    env["PYTHONUNBUFFERED"] = "1"
+    # The child must find this copy of core/ even when run from elsewhere (tests, bundles).
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    return env
+
+
+def _describe_exit(code: int) -> str:
+    if code == -signal.SIGKILL:
+        return ("the run's process was killed (SIGKILL), most likely by the system for "
+                "running out of memory")
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"the run's process crashed ({name})"
+    return f"the run's process exited with code {code}"
+
+
+class ChildRun:
+    """One run in a child process. start(), then wait(); cancel() from any thread."""
+
+    def __init__(self, spec: RunSpec, on_event: Callable[[dict], None] | None = None) -> None:
+        self.spec = prepare(spec)
+        self.on_event = on_event or (lambda e: None)
+        self._cancelled = threading.Event()
+        self._proc: subprocess.Popen | None = None
+        self._lines: queue.Queue = queue.Queue()
+        self._stderr: deque[str] = deque(maxlen=STDERR_LINES)
+
+    def start(self) -> "ChildRun":
+        from core.machine import probe
+        self.record = RunRecord(workload=self.spec.workload, framework=self.spec.framework,
+                                device=self.spec.device, params=self.spec.params,
+                                label=self.spec.label, machine=probe().to_dict())
+        self.record.software = dict(self.record.machine.get("frameworks") or {})
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "core.worker", "run"], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_child_env(),
+            start_new_session=True)  # our own process group: a terminal's Ctrl-C is ours
+        threading.Thread(target=self._read_events, daemon=True).start()
+        self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self._stderr_reader.start()
+        self._proc.stdin.write(json.dumps(self.spec.to_dict()))
+        self._proc.stdin.close()
+        return self
+
+    def _read_events(self) -> None:
+        for line in self._proc.stdout:
+            self._lines.put(line.rstrip("\n"))
+        self._lines.put(None)  # the child closed stdout: it has ended
+
+    def _read_stderr(self) -> None:
+        for line in self._proc.stderr:
+            self._stderr.append(line.rstrip("\n"))
+
+    def cancel(self) -> None:
+        self._cancelled.set()
+
+    def _stop(self) -> None:
+        """SIGTERM, then SIGKILL after a grace period."""
+        p = self._proc
+        if p.poll() is None:
+            # The whole process group: data-loader workers and compilers go too.
+            self._signal_group(signal.SIGTERM)
+            try:
+                p.wait(KILL_GRACE_S)
+            except subprocess.TimeoutExpired:
+                self._signal_group(signal.SIGKILL)
+                p.wait()
+
+    def _signal_group(self, sig: int) -> None:
+        try:
+            os.killpg(self._proc.pid, sig)
+        except ProcessLookupError:
+            pass  # it ended meanwhile
+
+    def wait(self) -> RunRecord:
+        """Follow the child until it ends; the record says how it ended. UsageError when
+        the child found the run impossible (an unknown device, say)."""
+        rec = self.record
+        deadline = time.monotonic() + self.spec.time_limit_s if self.spec.time_limit_s else None
+        error: dict | None = None
+        finished = False
+        ended_by: str | None = None
+        while True:
+            if self._cancelled.is_set():
+                ended_by = "cancelled"
+                self._stop()
+            elif deadline is not None and time.monotonic() > deadline:
+                ended_by = "timeout"
+                self._stop()
+            try:
+                line = self._lines.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            if line is None:
+                break
+            event = self._parse(line)
+            if event is None:
+                continue
+            kind = event.get("event")
+            if kind == "started":
+                rec.device_name = event.get("device_name")
+                rec.software.update(event.get("software") or {})
+                rec.settings.update(event.get("settings") or {})
+            elif kind == "settings":
+                rec.settings.update(event["settings"])
+            elif kind == "row":
+                rec.rows.append(Row.from_dict(event["row"]))
+            elif kind == "warning":
+                rec.warnings.append(event["message"])
+            elif kind == "error":
+                error = event
+            elif kind == "finished":
+                finished = True
+            self.on_event(event)
+        code = self._proc.wait()
+        self._stderr_reader.join(timeout=2)
+        rec.finished_at = now_iso()
+        rec.stderr_tail = "\n".join(self._stderr)
+        if error is not None and error.get("kind") == "usage":
+            raise UsageError(error["message"])
+        if ended_by == "cancelled":
+            rec.status, rec.reason = "cancelled", "cancelled by the user"
+        elif ended_by == "timeout":
+            rec.status = "failed"
+            rec.reason = f"stopped at the time limit of {self.spec.time_limit_s:g} s"
+        elif error is not None:
+            rec.status, rec.reason = "failed", error["message"]
+        elif not finished or code != 0:
+            rec.status, rec.reason = "failed", _describe_exit(code)
+        return rec
+
+    def _parse(self, line: str) -> dict | None:
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            self._stderr.append(line)  # not ours; keep it for the failure report
+            return None
+        return event if isinstance(event, dict) else None
+
+
+def execute(spec: RunSpec, store=None, on_event: Callable[[dict], None] | None = None,
+            started: Callable[[ChildRun], None] | None = None) -> RunRecord:
+    """Run to the end and keep the record in `store` (when given), whatever the outcome."""
+    child = ChildRun(spec, on_event).start()
+    if started is not None:
+        started(child)
+    try:
+        rec = child.wait()
+    except KeyboardInterrupt:
+        child.cancel()
+        child._stop()
+        rec = child.wait()
+    if store is not None:
+        store.save(rec)
+    return rec
+
+
+def discover_devices(names: list[str] | None = None) -> list[DeviceInfo]:
+    """Every framework's devices, each framework asked in its own child process, in parallel
+    (they import heavy libraries, and TensorFlow and PyTorch never share a process)."""
+    names = names or list(FRAMEWORKS)
+
+    def ask(name: str) -> list[DeviceInfo]:
+        fw = framework(name)
+        if not fw.installed():
+            return [DeviceInfo(name, "-", fw.title, "-", usable=False,
+                               reason=fw.missing_reason())]
+        try:
+            out = subprocess.run([sys.executable, "-m", "core.worker", "devices", name],
+                                 capture_output=True, text=True, env=_child_env(), timeout=120)
+        except subprocess.TimeoutExpired:
+            return [DeviceInfo(name, "-", fw.title, "-", usable=False,
+                               reason=f"{fw.title} did not list its devices within 120 s.")]
+        for line in out.stdout.splitlines():
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if event.get("event") == "devices":
+                return [DeviceInfo(**d) for d in event["devices"]]
+        last = (out.stderr.strip().splitlines() or ["no output"])[-1]
+        return [DeviceInfo(name, "-", fw.title, "-", usable=False,
+                           reason=f"{fw.title} failed to load: {last}")]
+
+    with ThreadPoolExecutor(max_workers=len(names)) as pool:
+        return [d for found in pool.map(ask, names) for d in found]

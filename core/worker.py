@@ -1,0 +1,99 @@
+"""The child process a run happens in: `python -m core.worker run` reads a run spec (JSON) on
+stdin and streams events as JSON lines on stdout; `python -m core.worker devices FRAMEWORK`
+prints that framework's devices as JSON. Frameworks are imported here, never in the parent."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from typing import Callable
+
+
+def _event_stream() -> Callable[[dict], None]:
+    """Own stdout for events; send anything else that writes to fd 1 (library prints, C code)
+    to stderr, so the protocol never breaks."""
+    out = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+
+    def emit(event: dict) -> None:
+        out.write(json.dumps(event, allow_nan=False) + "\n")
+        out.flush()
+    return emit
+
+
+def error_kind(exc: BaseException) -> tuple[str, str]:
+    """(kind, one sentence) for an exception raised by a workload."""
+    from core.params import ParamError
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if isinstance(exc, ParamError):
+        return "usage", str(exc)
+    if isinstance(exc, MemoryError) or "out of memory" in str(exc).lower() \
+            or type(exc).__name__ == "OutOfMemoryError":
+        return "oom", f"out of memory: {text}"
+    if isinstance(exc, NotImplementedError):
+        return "unsupported", f"an operation is not supported on this device: {text}"
+    return "error", f"{type(exc).__name__}: {text}"
+
+
+def run(spec: dict, emit: Callable[[dict], None]) -> int:
+    from core.frameworks import UnknownDevice, framework
+    from core.measure import QUICK, MeasureSettings
+    from core.workloads import workload
+
+    w = workload(spec["workload"])
+    adapter = framework(spec["framework"]).load()
+    try:
+        dev = adapter.resolve(spec["device"])
+    except UnknownDevice as e:
+        emit({"event": "error", "kind": "usage", "message": str(e)})
+        return 2
+    name = adapter.device_name(dev)
+    settings = QUICK if spec.get("quick") else MeasureSettings()
+    from core.context import RunContext
+    ctx = RunContext(framework=spec["framework"], device_id=spec["device"], adapter=adapter,
+                     device=dev, device_name=name, emit=emit, settings=settings,
+                     peak=_peak(adapter, dev, name))
+    emit({"event": "started", "device_name": name, "software": adapter.software(),
+          "settings": {"measure": settings.to_dict(),
+                       "peak": ctx.peak.name if ctx.peak else None}})
+    try:
+        w.run(ctx, spec["params"])
+    except Exception as e:  # the parent turns this into a failed run with the rows so far
+        traceback.print_exc()
+        kind, message = error_kind(e)
+        emit({"event": "error", "kind": kind, "message": message})
+        return 2 if kind == "usage" else 1
+    emit({"event": "finished"})
+    return 0
+
+
+def _peak(adapter, dev, name: str):
+    from core.peaks import find_peak
+    if getattr(dev, "type", "cpu") == "cpu":
+        return None  # CPU peaks depend on clocks and vector units we do not tabulate
+    from core.machine import probe
+    m = probe()
+    return find_peak(name, chip=m.chip, gpu_cores=m.gpu_cores)
+
+
+def devices(framework_name: str) -> list[dict]:
+    from core.frameworks import framework
+    return [d.to_dict() for d in framework(framework_name).load().devices()]
+
+
+def main(argv: list[str]) -> int:
+    emit = _event_stream()
+    if argv[:1] == ["devices"] and len(argv) == 2:
+        emit({"event": "devices", "devices": devices(argv[1])})
+        return 0
+    if argv[:1] == ["run"]:
+        return run(json.loads(sys.stdin.read()), emit)
+    print("usage: python -m core.worker run < spec.json | devices FRAMEWORK", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

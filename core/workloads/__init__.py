@@ -1,0 +1,63 @@
+"""The workload catalogue. Each module under core/workloads declares one WORKLOAD (cheap to
+import: no framework at module level) and a run(ctx, params) that the worker calls."""
+
+from __future__ import annotations
+
+import importlib
+import os
+from dataclasses import dataclass
+from functools import cache
+
+from core.params import Param
+
+# Workload modules, in the order the catalogue shows them.
+_MODULES = ("core.workloads.gemm",)
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    title: str
+    summary: str                    # one line: what it measures
+    frameworks: tuple[str, ...]
+    params: tuple[Param, ...]
+    module: str                     # holds run(ctx, params)
+    metric: str = ""                # the headline metric, for plots and tables
+    hidden: bool = False            # test workloads stay out of listings
+
+    def run(self, ctx, params: dict) -> None:
+        importlib.import_module(self.module).run(ctx, params)
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "title": self.title, "summary": self.summary,
+                "frameworks": list(self.frameworks), "metric": self.metric,
+                "params": [p.to_dict() for p in self.params]}
+
+
+class UnknownWorkload(ValueError):
+    pass
+
+
+@cache
+def catalogue() -> dict[str, Workload]:
+    modules = list(_MODULES)
+    # Extra workload modules (tests' crash/hang workloads, plug-ins), comma-separated.
+    modules += [m for m in os.environ.get("SILICONBENCH_EXTRA_WORKLOADS", "").split(",") if m]
+    found: dict[str, Workload] = {}
+    for name in modules:
+        mod = importlib.import_module(name)
+        for w in getattr(mod, "WORKLOADS", None) or [mod.WORKLOAD]:
+            found[w.name] = w
+    return found
+
+
+def listed() -> list[Workload]:
+    return [w for w in catalogue().values() if not w.hidden]
+
+
+def workload(name: str) -> Workload:
+    try:
+        return catalogue()[name]
+    except KeyError:
+        names = ", ".join(w.name for w in listed())
+        raise UnknownWorkload(f"Unknown workload {name!r}; choose one of {names}.") from None
