@@ -36,7 +36,7 @@ def _console(stderr: bool = False):
 # ---------------------------------------------------------------- arguments
 
 def build_parser() -> argparse.ArgumentParser:
-    from core.workloads import listed
+    from core.workloads import catalogue
 
     p = Parser(prog="siliconbench", description="Benchmarks for machine learning on Apple "
                "Silicon, NVIDIA GPUs and CPUs. With no command, opens the desktop app.")
@@ -51,8 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="run one workload on one device")
     wsub = r.add_subparsers(dest="workload", parser_class=Parser, metavar="WORKLOAD")
-    for wl in listed():
-        wp = wsub.add_parser(wl.name, help=wl.summary, description=wl.summary)
+    for wl in catalogue().values():
+        extra = {} if wl.hidden else {"help": wl.summary}
+        wp = wsub.add_parser(wl.name, description=wl.summary, **extra)
         _common_run_flags(wp)
         for prm in wl.params:
             help_text = prm.help + (f" Default: {prm.format(prm.default)}." if prm.default

@@ -1,0 +1,57 @@
+"""Workloads that misbehave on purpose, for the runner's tests (loaded through
+SILICONBENCH_EXTRA_WORKLOADS, hidden from listings)."""
+
+import os
+import signal
+import time
+
+from core.params import Param
+from core.results import Row
+from core.stats import summarize
+from core.workloads import Workload
+
+STEPS = (Param("steps", "int", 2, "rows before misbehaving", min=0, max=100),)
+
+
+def _rows(ctx, n: int) -> None:
+    for i in range(n):
+        ctx.row(Row("things_per_s", float(i + 1), "1/s", {"step": i}, summarize([i + 1.0])))
+        ctx.progress(i + 1, n + 1, f"step {i}")
+
+
+def ok(ctx, p):
+    print("stray output on stdout must not break the event stream")
+    _rows(ctx, p["steps"])
+
+
+def raises(ctx, p):
+    _rows(ctx, p["steps"])
+    raise RuntimeError("the workload broke")
+
+
+def oom(ctx, p):
+    _rows(ctx, p["steps"])
+    raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")
+
+
+def crash(ctx, p):
+    _rows(ctx, p["steps"])
+    os.kill(os.getpid(), signal.SIGSEGV)
+
+
+def killed(ctx, p):
+    _rows(ctx, p["steps"])
+    os.kill(os.getpid(), signal.SIGKILL)  # what the kernel's OOM killer does
+
+
+def hang(ctx, p):
+    _rows(ctx, p["steps"])
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a stubborn child: needs SIGKILL
+    while True:
+        time.sleep(1)
+
+
+WORKLOADS = [Workload(name=f"fake-{fn.__name__}", title=fn.__name__, summary="test workload",
+                      frameworks=("torch",), params=STEPS, module=__name__, entry=fn.__name__,
+                      hidden=True)
+             for fn in (ok, raises, oom, crash, killed, hang)]

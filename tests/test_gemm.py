@@ -1,0 +1,82 @@
+"""The GEMM sweep in-process on the CPU: rows with statistics, unsupported dtypes become
+flagged rows while the sweep goes on, the physical-peak check flags impossible numbers."""
+
+import pytest
+import torch
+
+from core.context import RunContext
+from core.frameworks import torch_adapter
+from core.measure import QUICK
+from core.peaks import Peak
+from core.results import Row
+from core.workloads import gemm
+
+
+def sweep(params, peak=None, monkeypatch=None):
+    events = []
+    ctx = RunContext(framework="torch", device_id="cpu", adapter=torch_adapter,
+                     device=torch.device("cpu"), device_name="test cpu", emit=events.append,
+                     settings=QUICK, peak=peak)
+    full = {"sizes": None, "dtypes": ["float32"], "tf32": False} | params
+    gemm.run(ctx, full)
+    rows = [Row.from_dict(e["row"]) for e in events if e["event"] == "row"]
+    return rows, events
+
+
+def test_rows_carry_tflops_with_spread():
+    rows, events = sweep({"sizes": [64, 128], "dtypes": ["float32", "float64"]})
+    assert [(r.params["size"], r.params["dtype"]) for r in rows] == \
+        [(64, "float32"), (128, "float32"), (64, "float64"), (128, "float64")]
+    for r in rows:
+        assert r.metric == "tflops" and r.unit == "TFLOPS" and r.value > 0
+        assert r.stats.p25 <= r.value <= r.stats.p75
+        assert r.stats.ci_low <= r.value <= r.stats.ci_high
+        assert len(r.samples) == r.stats.n >= QUICK.floor_blocks
+        assert r.pct_of_peak is None  # CPU peaks are unknown, and said to be
+    assert events[-1] == {"event": "progress", "done": 4, "total": 4, "message": "done"}
+    assert {"event": "settings", "settings": {"tf32": False}} in events
+
+
+def test_unsupported_dtype_is_a_flagged_row_and_the_sweep_goes_on(monkeypatch):
+    real = gemm._unsupported_reason
+    monkeypatch.setattr(gemm, "_unsupported_reason",
+                        lambda t, d, dtype: "float64 matmul is not supported on mps: no"
+                        if dtype == torch.float64 else real(t, d, dtype))
+    rows, _ = sweep({"sizes": [64], "dtypes": ["float64", "float32"]})
+    assert rows[0].value is None and rows[0].flags == ["unsupported"]
+    assert "not supported" in rows[0].note
+    assert rows[1].value > 0 and rows[1].params["dtype"] == "float32"
+
+
+def test_unsupported_reason_comes_from_the_framework():
+    reason = gemm._unsupported_reason(torch, torch.device("cpu"), torch.bool)
+    assert reason.startswith("bool matmul is not supported on cpu:")
+    assert gemm._unsupported_reason(torch, torch.device("cpu"), torch.float32) is None
+
+
+def peak(tflops):
+    return Peak("test", "test device", "nvidia", {"float32": tflops}, None, None, {})
+
+
+def test_above_physical_peak_is_flagged_as_a_measurement_error():
+    rows, _ = sweep({"sizes": [128]}, peak=peak(1e-9))
+    assert "above_peak" in rows[0].flags and "measurement is wrong" in rows[0].note
+
+
+def test_percent_of_peak_when_known():
+    rows, _ = sweep({"sizes": [128]}, peak=peak(1000.0))
+    assert rows[0].pct_of_peak == pytest.approx(100 * rows[0].value / 1000.0)
+    assert "above_peak" not in rows[0].flags
+
+
+def test_results_are_checked_against_float64():
+    for dtype in (torch.float32, torch.bfloat16, torch.float64):
+        err = gemm._relative_error(torch, torch.device("cpu"), dtype)
+        assert err < gemm.TOLERANCE[str(dtype).removeprefix("torch.")]
+
+
+def test_default_sizes_fit_memory():
+    assert gemm.default_sizes("gpu", None)[-1] == 8192
+    assert gemm.default_sizes("cpu", None)[-1] == 4096
+    # 1 GB free: 3 x 8192^2 x 8 bytes (1.6 GB) does not fit, 4096 (0.4 GB) does
+    assert gemm.default_sizes("gpu", 10**9)[-1] == 4096

@@ -1,0 +1,94 @@
+"""The runner keeps every way a run can end as a record: ok, a raise, an out-of-memory, a
+crash, a kill, a hang past the time limit, a cancel; rows that arrived are never lost."""
+
+import threading
+import time
+
+import pytest
+
+from core.runner import ChildRun, RunSpec, UsageError, execute
+from core.store import Store
+
+pytestmark = pytest.mark.usefixtures("fake_workloads")
+
+
+def run(name, **kw):
+    return execute(RunSpec(f"fake-{name}", params={"steps": 2}, **kw), Store())
+
+
+def test_ok_run_streams_rows_despite_stray_prints():
+    events = []
+    rec = execute(RunSpec("fake-ok", params={"steps": 3}), Store(), on_event=events.append)
+    assert rec.status == "ok" and rec.reason is None
+    assert [r.value for r in rec.rows] == [1.0, 2.0, 3.0]
+    assert "stray output" in rec.stderr_tail
+    kinds = [e["event"] for e in events]
+    assert kinds[0] == "started" and kinds[-1] == "finished" and "progress" in kinds
+    assert rec.machine["memory_bytes"] > 0 and rec.software["torch"]
+
+
+def test_raise_is_a_failed_run_with_reason_and_rows():
+    rec = run("raises")
+    assert rec.status == "failed"
+    assert rec.reason == "RuntimeError: the workload broke"
+    assert len(rec.rows) == 2
+    assert "Traceback" in rec.stderr_tail  # kept with the run, never shown to the user
+    assert Store().get(rec.id).status == "failed"
+
+
+def test_out_of_memory_is_named():
+    rec = run("oom")
+    assert rec.status == "failed" and rec.reason.startswith("out of memory")
+    assert len(rec.rows) == 2
+
+
+def test_crash_is_a_failed_run():
+    rec = run("crash")
+    assert rec.status == "failed" and "crashed (SIGSEGV)" in rec.reason
+    assert len(rec.rows) == 2
+
+
+def test_sigkill_reads_as_out_of_memory():
+    rec = run("killed")
+    assert rec.status == "failed" and "SIGKILL" in rec.reason and "memory" in rec.reason
+
+
+def test_hang_stops_at_time_limit_even_ignoring_sigterm(monkeypatch):
+    monkeypatch.setattr("core.runner.KILL_GRACE_S", 0.5)
+    t0 = time.monotonic()
+    rec = run("hang", time_limit_s=4)
+    assert time.monotonic() - t0 < 20
+    assert rec.status == "failed" and "time limit of 4 s" in rec.reason
+    assert len(rec.rows) == 2
+
+
+def test_cancel_mid_run(monkeypatch):
+    monkeypatch.setattr("core.runner.KILL_GRACE_S", 0.5)
+    seen_row = threading.Event()
+
+    def on_event(e):
+        if e["event"] == "row":
+            seen_row.set()
+
+    child = ChildRun(RunSpec("fake-hang", params={"steps": 1}), on_event).start()
+    threading.Thread(target=lambda: (seen_row.wait(30), child.cancel()), daemon=True).start()
+    rec = child.wait()
+    assert rec.status == "cancelled" and rec.reason == "cancelled by the user"
+    assert len(rec.rows) == 1
+
+
+def test_unknown_device_is_a_usage_error_and_not_stored():
+    with pytest.raises(UsageError, match="no device 'tpu'"):
+        run("ok", device="tpu")
+    assert Store().runs() == []
+
+
+@pytest.mark.parametrize("spec, message", [
+    (RunSpec("nope"), "Unknown workload 'nope'"),
+    (RunSpec("fake-ok", framework="jax"), "Unknown framework 'jax'"),
+    (RunSpec("fake-ok", params={"steps": -1}), "--steps must be at least 0"),
+    (RunSpec("fake-ok", params={"speed": 3}), "Unknown parameter 'speed'"),
+])
+def test_bad_specs_are_refused_before_a_process_starts(spec, message):
+    with pytest.raises(UsageError, match=message):
+        ChildRun(spec)
