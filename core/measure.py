@@ -11,7 +11,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
-from core.stats import Stats, summarize
+from core.stats import Stats, rel_iqr, summarize
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,8 @@ class Measurement:
     warmed_up: bool               # three blocks agreed before the warm-up cap
     converged: bool               # spread small before the time cap
     elapsed_s: float
+    # Sustained mode (measure_for): when each block ended, in s since timing began.
+    block_end_s: list[float] = field(default_factory=list)
     stats: Stats = field(init=False)
 
     def __post_init__(self) -> None:
@@ -61,11 +63,10 @@ def _spread(xs: list[float]) -> float:
     return (max(xs) - min(xs)) / m if m > 0 else math.inf
 
 
-def measure(call: Callable[[], object], sync: Callable[[], None],
-            settings: MeasureSettings = MeasureSettings()) -> Measurement:
-    """Time `call` by the protocol. `sync` must wait until all work queued on the device is
-    done (for a CPU framework that runs eagerly it may do nothing). A run is cancelled by
-    ending its process, so nothing here polls for that."""
+def _warm_up(call: Callable[[], object], sync: Callable[[], None],
+             settings: MeasureSettings) -> tuple[Callable[[], float], int, int, bool]:
+    """Discard the first calls, size a block, warm up: (block, calls per block, warm-up
+    blocks, whether three blocks agreed). block() times one block and returns s per call."""
     clock = time.perf_counter
 
     sync()
@@ -101,6 +102,16 @@ def measure(call: Callable[[], object], sync: Callable[[], None],
         if len(warm) >= 3 and _spread(warm[-3:]) <= settings.warmup_agree:
             warmed_up = True
             break
+    return block, calls, len(warm), warmed_up
+
+
+def measure(call: Callable[[], object], sync: Callable[[], None],
+            settings: MeasureSettings = MeasureSettings()) -> Measurement:
+    """Time `call` by the protocol. `sync` must wait until all work queued on the device is
+    done (for a CPU framework that runs eagerly it may do nothing). A run is cancelled by
+    ending its process, so nothing here polls for that."""
+    clock = time.perf_counter
+    block, calls, warm_blocks, warmed_up = _warm_up(call, sync, settings)
 
     samples: list[float] = []
     start = clock()
@@ -109,9 +120,32 @@ def measure(call: Callable[[], object], sync: Callable[[], None],
         samples.append(block())
         elapsed = clock() - start
         enough = len(samples) >= settings.min_blocks and elapsed >= settings.min_time_s
-        if enough and summarize(samples).rel_iqr <= settings.max_rel_iqr:
+        if enough and rel_iqr(samples) <= settings.max_rel_iqr:
             converged = True
             break
         if elapsed >= settings.max_time_s and len(samples) >= settings.floor_blocks:
             break
-    return Measurement(samples, calls, len(warm), warmed_up, converged, clock() - start)
+    return Measurement(samples, calls, warm_blocks, warmed_up, converged, clock() - start)
+
+
+def measure_for(call: Callable[[], object], sync: Callable[[], None], duration_s: float,
+                settings: MeasureSettings = MeasureSettings(),
+                on_block: Callable[[float], None] | None = None) -> Measurement:
+    """Sustained mode: after the same warm-up, time blocks back to back for `duration_s`,
+    whatever the spread (a machine that throttles is the finding, not noise). Each block's
+    end time is kept in `block_end_s` for throughput over time; `on_block(elapsed_s)` after
+    each block lets the caller report progress."""
+    clock = time.perf_counter
+    block, calls, warm_blocks, warmed_up = _warm_up(call, sync, settings)
+
+    samples: list[float] = []
+    ends: list[float] = []
+    start = clock()
+    while True:
+        samples.append(block())
+        ends.append(clock() - start)
+        if on_block is not None:
+            on_block(ends[-1])
+        if ends[-1] >= duration_s and len(samples) >= settings.floor_blocks:
+            break
+    return Measurement(samples, calls, warm_blocks, warmed_up, True, clock() - start, ends)

@@ -34,9 +34,17 @@ class Stats:
                    confidence=d.get("confidence", 0.95))
 
 
-def _binom_cdf(k: int, n: int) -> float:
-    """P(X <= k) for X ~ Binomial(n, 1/2)."""
-    return sum(math.comb(n, i) for i in range(k + 1)) / 2**n
+def _sign_test_index(n: int, alpha: float) -> int:
+    """Largest j with P(X <= j) <= alpha/2 for X ~ Binomial(n, 1/2), or -1. Summed in log
+    space, term by term, so it stays linear in n and never overflows."""
+    log_norm = math.lgamma(n + 1) - n * math.log(2)
+    cdf, j = 0.0, -1
+    for i in range(n // 2):
+        cdf += math.exp(log_norm - math.lgamma(i + 1) - math.lgamma(n - i + 1))
+        if cdf > alpha / 2:
+            break
+        j = i
+    return j
 
 
 def median_ci(sorted_samples: list[float], confidence: float = 0.95) -> tuple[float, float]:
@@ -44,14 +52,18 @@ def median_ci(sorted_samples: list[float], confidence: float = 0.95) -> tuple[fl
     `confidence` (the sign-test interval). Too few samples for that confidence: the range."""
     xs = sorted_samples
     n = len(xs)
-    alpha = 1 - confidence
-    j = -1
-    # Largest j with P(X <= j) <= alpha/2; the interval is then [x_(j), x_(n-1-j)] 0-based.
-    while j + 1 < n // 2 and _binom_cdf(j + 1, n) <= alpha / 2:
-        j += 1
+    j = _sign_test_index(n, 1 - confidence)
     if j < 0:
         return xs[0], xs[-1]
     return xs[j], xs[n - 1 - j]
+
+
+def rel_iqr(samples: list[float]) -> float:
+    """IQR / median without the rest of the summary (the timing loop asks after every block)."""
+    if len(samples) < 2:
+        return 0.0
+    p25, p50, p75 = statistics.quantiles(samples, n=4, method="inclusive")
+    return abs(p75 - p25) / abs(p50) if p50 else math.inf
 
 
 def summarize(samples: list[float], confidence: float = 0.95) -> Stats:
