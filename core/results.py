@@ -25,6 +25,7 @@ FLAGS = {
     "fallback": "ran on another device than asked (silent CPU fallback)",
     "synthetic": "synthetic data, not the real data set",
     "wrong_result": "the result differs from a float64 reference beyond the dtype's tolerance",
+    "skipped": "not measured: it would take too long on this device; see the note",
 }
 
 
@@ -83,6 +84,12 @@ class RunRecord:
     warnings: list[str] = field(default_factory=list)
     source: str = "measured"           # measured | published
     stderr_tail: str = ""              # the child's last stderr lines, to understand a failure
+    # Sampled by the parent while the run went on (core.telemetry): {"interval_s", "series":
+    # {name: {"unit", "t", "v"}}, "summary", "notes"}; None for older and published records.
+    telemetry: dict[str, Any] | None = None
+    # Where a published figure comes from (source, hardware, software, settings); None for
+    # measured runs.
+    provenance: dict[str, Any] | None = None
 
     @property
     def machine_label(self) -> str:
@@ -97,8 +104,11 @@ class RunRecord:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict) -> "RunRecord":
-        validate(d)
+    def from_dict(cls, d: dict, validate_schema: bool = True) -> "RunRecord":
+        """validate_schema=False only for the store's own records: SiliconBench wrote them or
+        validated them on import, and checking every row again makes a large store slow."""
+        if validate_schema:
+            validate(d)
         d = dict(d)
         d["rows"] = [Row.from_dict(r) for r in d.get("rows", [])]
         known = cls.__dataclass_fields__

@@ -24,26 +24,35 @@ def _event_stream() -> Callable[[dict], None]:
     return emit
 
 
+def is_out_of_memory(exc: BaseException) -> bool:
+    """CUDA and MPS say "out of memory"; the CPU allocator says "can't allocate memory"."""
+    text = str(exc).lower()
+    return isinstance(exc, MemoryError) or "out of memory" in text \
+        or "can't allocate memory" in text or type(exc).__name__ == "OutOfMemoryError"
+
+
 def error_kind(exc: BaseException) -> tuple[str, str]:
     """(kind, one sentence) for an exception raised by a workload."""
     from core.params import ParamError
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     if isinstance(exc, ParamError):
         return "usage", str(exc)
-    if isinstance(exc, MemoryError) or "out of memory" in str(exc).lower() \
-            or type(exc).__name__ == "OutOfMemoryError":
-        return "oom", f"out of memory: {text}"
+    if is_out_of_memory(exc):
+        # A workload that already says "out of memory at batch size B" keeps its words.
+        return "oom", text if text.lower().startswith("out of memory") else \
+            f"out of memory: {text}"
     if isinstance(exc, NotImplementedError):
         return "unsupported", f"an operation is not supported on this device: {text}"
     return "error", f"{type(exc).__name__}: {text}"
 
 
 def run(spec: dict, emit: Callable[[dict], None]) -> int:
-    from core.frameworks import UnknownDevice, framework
+    from core.frameworks import UnknownDevice, framework, isolate
     from core.measure import QUICK, MeasureSettings
     from core.workloads import workload
 
     w = workload(spec["workload"])
+    isolate(spec["framework"])  # TensorFlow and PyTorch never share a process
     adapter = framework(spec["framework"]).load()
     try:
         dev = adapter.resolve(spec["device"])
@@ -80,7 +89,8 @@ def _peak(adapter, dev, name: str):
 
 
 def devices(framework_name: str) -> list[dict]:
-    from core.frameworks import framework
+    from core.frameworks import framework, isolate
+    isolate(framework_name)
     return [d.to_dict() for d in framework(framework_name).load().devices()]
 
 

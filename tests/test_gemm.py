@@ -10,13 +10,18 @@ from core.measure import QUICK
 from core.peaks import Peak
 from core.results import Row
 from core.workloads import gemm
+from core.workloads.tensor_ops import TorchOps
+
+
+def context(events, peak=None):
+    return RunContext(framework="torch", device_id="cpu", adapter=torch_adapter,
+                      device=torch.device("cpu"), device_name="test cpu", emit=events.append,
+                      settings=QUICK, peak=peak)
 
 
 def sweep(params, peak=None, monkeypatch=None):
     events = []
-    ctx = RunContext(framework="torch", device_id="cpu", adapter=torch_adapter,
-                     device=torch.device("cpu"), device_name="test cpu", emit=events.append,
-                     settings=QUICK, peak=peak)
+    ctx = context(events, peak)
     full = {"sizes": None, "dtypes": ["float32"], "tf32": False} | params
     gemm.run(ctx, full)
     rows = [Row.from_dict(e["row"]) for e in events if e["event"] == "row"]
@@ -40,8 +45,8 @@ def test_rows_carry_tflops_with_spread():
 def test_unsupported_dtype_is_a_flagged_row_and_the_sweep_goes_on(monkeypatch):
     real = gemm._unsupported_reason
     monkeypatch.setattr(gemm, "_unsupported_reason",
-                        lambda t, d, dtype: "float64 matmul is not supported on mps: no"
-                        if dtype == torch.float64 else real(t, d, dtype))
+                        lambda ops, dtype: "float64 matmul is not supported on mps: no"
+                        if dtype == "float64" else real(ops, dtype))
     rows, _ = sweep({"sizes": [64], "dtypes": ["float64", "float32"]})
     assert rows[0].value is None and rows[0].flags == ["unsupported"]
     assert "not supported" in rows[0].note
@@ -49,9 +54,10 @@ def test_unsupported_dtype_is_a_flagged_row_and_the_sweep_goes_on(monkeypatch):
 
 
 def test_unsupported_reason_comes_from_the_framework():
-    reason = gemm._unsupported_reason(torch, torch.device("cpu"), torch.bool)
+    ops = TorchOps(context([]))
+    reason = gemm._unsupported_reason(ops, "bool")
     assert reason.startswith("bool matmul is not supported on cpu:")
-    assert gemm._unsupported_reason(torch, torch.device("cpu"), torch.float32) is None
+    assert gemm._unsupported_reason(ops, "float32") is None
 
 
 def peak(tflops):
@@ -70,9 +76,9 @@ def test_percent_of_peak_when_known():
 
 
 def test_results_are_checked_against_float64():
-    for dtype in (torch.float32, torch.bfloat16, torch.float64):
-        err = gemm._relative_error(torch, torch.device("cpu"), dtype)
-        assert err < gemm.TOLERANCE[str(dtype).removeprefix("torch.")]
+    ops = TorchOps(context([]))
+    for dtype in ("float32", "bfloat16", "float64"):
+        assert gemm._relative_error(ops, dtype) < gemm.TOLERANCE[dtype]
 
 
 def test_default_sizes_fit_memory():
@@ -80,3 +86,20 @@ def test_default_sizes_fit_memory():
     assert gemm.default_sizes("cpu", None)[-1] == 4096
     # 1 GB free: 3 x 8192^2 x 8 bytes (1.6 GB) does not fit, 4096 (0.4 GB) does
     assert gemm.default_sizes("gpu", 10**9)[-1] == 4096
+
+
+def test_automatic_sweep_skips_points_too_slow_to_measure(monkeypatch):
+    monkeypatch.setattr(gemm, "CPU_SIZES", [64, 512])
+    monkeypatch.setattr(gemm, "_seconds_per_product", lambda ops, dtype: 0.02)
+    rows, _ = sweep({"sizes": None})
+    small, large = rows
+    assert small.value > 0
+    # 0.02 s at 256 predicts 0.16 s at 512: measured; at 4x the rate limit it is skipped
+    assert large.value > 0
+    monkeypatch.setattr(gemm, "_seconds_per_product", lambda ops, dtype: 0.3)
+    rows, _ = sweep({"sizes": None})
+    assert rows[0].value > 0  # 64: 0.005 s predicted
+    assert rows[1].value is None and rows[1].flags == ["skipped"]
+    assert "would take about 2 s" in rows[1].note and "--sizes" in rows[1].note
+    rows, _ = sweep({"sizes": [512]})  # named sizes always run
+    assert rows[0].value > 0

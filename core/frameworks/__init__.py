@@ -4,8 +4,13 @@ synchronise one. Every framework import lives in these adapters (and in workload
 from __future__ import annotations
 
 import importlib
+import importlib.abc
+import importlib.machinery
 import importlib.util
+import platform
+import sys
 from dataclasses import asdict, dataclass
+from typing import Any
 
 
 @dataclass
@@ -45,6 +50,9 @@ class FrameworkInfo:
 
 FRAMEWORKS: dict[str, FrameworkInfo] = {
     "torch": FrameworkInfo("torch", "PyTorch", "torch", "core.frameworks.torch_adapter", "torch"),
+    "tensorflow": FrameworkInfo("tensorflow", "TensorFlow", "tensorflow",
+                                "core.frameworks.tensorflow_adapter", "tensorflow"),
+    "mlx": FrameworkInfo("mlx", "MLX", "mlx", "core.frameworks.mlx_adapter", "mlx"),
 }
 
 
@@ -62,3 +70,79 @@ def framework(name: str) -> FrameworkInfo:
 
 class UnknownDevice(ValueError):
     """The message is one sentence for the user."""
+
+
+@dataclass(frozen=True)
+class Device:
+    """A resolved TensorFlow or MLX device. Their own handles ("/GPU:0", mx.gpu) have no `type`
+    string, which the worker and the workloads branch on as they do on a torch.device."""
+    type: str                    # cpu | gpu
+    index: int = 0
+    native: Any = None           # the framework's own handle
+
+
+def cpu_name() -> str:
+    from core.machine import probe
+    m = probe()
+    return m.chip or m.cpu_model or platform.processor() or "CPU"
+
+
+def host_memory() -> int | None:
+    import psutil
+    return psutil.virtual_memory().total
+
+
+def apple_gpu_name() -> str:
+    from core.machine import probe
+    m = probe()
+    chip = m.chip or "Apple"
+    return f"{chip} GPU ({m.gpu_cores}-core)" if m.gpu_cores else f"{chip} GPU"
+
+
+class SecondFramework(ImportError):
+    """Something tried to load a framework into a run's process that already has another.
+    An ImportError, so libraries that probe for optional frameworks take it as "absent"."""
+
+
+def _mixing(owner: FrameworkInfo, other: FrameworkInfo) -> str:
+    return (f"{other.title} cannot be loaded into this process, which runs {owner.title}: "
+            "SiliconBench keeps each framework in a process of its own.")
+
+
+class _Refused(importlib.abc.Loader):
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+    def create_module(self, spec):
+        raise SecondFramework(self.message)
+
+    def exec_module(self, module) -> None:
+        raise SecondFramework(self.message)
+
+
+class _OneFramework(importlib.abc.MetaPathFinder):
+    """Finds the other frameworks with a loader that refuses them. Finding must still work:
+    libraries list optional packages with importlib.util.find_spec (torch._dynamo does for
+    tensorflow), and a finder that raised would break them; only importing is refused."""
+
+    def __init__(self, owner: FrameworkInfo) -> None:
+        self.owner = owner
+        self.refused = {fw.module: fw for fw in FRAMEWORKS.values() if fw.name != owner.name}
+
+    def find_spec(self, name, path=None, target=None):
+        other = self.refused.get(name.partition(".")[0])
+        if other is None:
+            return None  # not ours to refuse: the next finder looks for it
+        return importlib.machinery.ModuleSpec(name, _Refused(_mixing(self.owner, other)))
+
+
+def isolate(name: str) -> None:
+    """Make this process `name`'s alone: refuse to import any other framework from now on.
+    TensorFlow and PyTorch in one process fight over threads, allocators and CUDA contexts,
+    so the worker calls this before it loads the framework a run or a device listing needs."""
+    owner = framework(name)
+    for fw in FRAMEWORKS.values():
+        if fw.name != owner.name and fw.module in sys.modules:
+            raise SecondFramework(_mixing(fw, owner))
+    if not any(isinstance(f, _OneFramework) for f in sys.meta_path):
+        sys.meta_path.insert(0, _OneFramework(owner))

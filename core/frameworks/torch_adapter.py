@@ -5,7 +5,7 @@ from __future__ import annotations
 import platform
 from typing import Callable
 
-from core.frameworks import DeviceInfo, UnknownDevice
+from core.frameworks import DeviceInfo, UnknownDevice, apple_gpu_name, cpu_name, host_memory
 
 NAME = "torch"
 
@@ -31,18 +31,12 @@ def software() -> dict:
     return info
 
 
-def _cpu_name() -> str:
-    from core.machine import probe
-    m = probe()
-    return m.chip or m.cpu_model or platform.processor() or "CPU"
-
-
 def devices() -> list[DeviceInfo]:
     torch = _torch()
-    out = [DeviceInfo(NAME, "cpu", _cpu_name(), "cpu", _host_memory())]
+    out = [DeviceInfo(NAME, "cpu", cpu_name(), "cpu", host_memory())]
     if torch.backends.mps.is_built():
         if torch.backends.mps.is_available():
-            out.append(DeviceInfo(NAME, "mps", _mps_name(), "gpu", _host_memory()))
+            out.append(DeviceInfo(NAME, "mps", apple_gpu_name(), "gpu", host_memory()))
         else:
             out.append(DeviceInfo(NAME, "mps", "Apple GPU", "gpu", usable=False,
                                   reason="MPS needs macOS 12.3 or later on an Apple Silicon Mac."))
@@ -55,18 +49,6 @@ def devices() -> list[DeviceInfo]:
             out.append(DeviceInfo(NAME, "cuda", "NVIDIA GPU", "gpu", usable=False,
                                   reason="No NVIDIA GPU or driver was found."))
     return out
-
-
-def _host_memory() -> int | None:
-    import psutil
-    return psutil.virtual_memory().total
-
-
-def _mps_name() -> str:
-    from core.machine import probe
-    m = probe()
-    chip = m.chip or "Apple"
-    return f"{chip} GPU ({m.gpu_cores}-core)" if m.gpu_cores else f"{chip} GPU"
 
 
 def resolve(device_id: str):
@@ -89,8 +71,8 @@ def device_name(dev) -> str:
     if dev.type == "cuda":
         return torch.cuda.get_device_name(dev)
     if dev.type == "mps":
-        return _mps_name()
-    return _cpu_name()
+        return apple_gpu_name()
+    return cpu_name()
 
 
 def synchronizer(dev) -> Callable[[], None]:

@@ -1,5 +1,5 @@
 """Matrix-multiply TFLOPS sweep: square N x N products over sizes and dtypes, the device's
-arithmetic ceiling (the classic `tflops_sweep` experiment)."""
+arithmetic ceiling (the classic `tflops_sweep` experiment), the same on torch, TensorFlow, MLX."""
 
 from __future__ import annotations
 
@@ -17,21 +17,26 @@ CPU_SIZES = [2**k for k in range(7, 13)]        # 128 .. 4096: 8192 takes minute
 TOLERANCE = {"float32": 1e-4, "float16": 1e-2, "bfloat16": 3e-2, "float64": 1e-10}
 TF32_TOLERANCE = 3e-3
 CHECK_SIZE = 256
+# The automatic sweep skips sizes whose one product would take longer than this (float16 on
+# a CPU without half-precision units runs ~1000x slower than float32): the protocol needs a
+# dozen blocks, so such a point would hold the sweep for minutes. Sizes the user names run.
+AUTO_MAX_PRODUCT_S = 1.0
 
 WORKLOAD = Workload(
     name="gemm",
     title="Matrix multiply (TFLOPS)",
     summary="Square matrix products over sizes and dtypes: the device's arithmetic ceiling.",
-    frameworks=("torch",),
+    frameworks=("torch", "tensorflow", "mlx"),
     metric="tflops",
     module=__name__,
     params=(
         Param("sizes", "int_list", None, "Matrix sizes N (N x N times N x N).", min=1,
               max=65536, auto="powers of two from 128 to 8192 (4096 on a CPU) that fit in "
                               "the device's memory"),
-        Param("dtypes", "choice_list", list(DTYPES), "Element types to sweep.", choices=DTYPES),
+        Param("dtypes", "choice_list", list(DTYPES), "Element types to sweep.", choices=DTYPES,
+              title="Data types"),
         Param("tf32", "bool", False, "CUDA: let float32 products use TF32 tensor cores "
-                                     "(faster, 10-bit mantissa inputs)."),
+                                     "(faster, 10-bit mantissa inputs).", title="TF32"),
     ),
 )
 
@@ -47,75 +52,94 @@ def fits(n: int, itemsize: int, free_bytes: int | None) -> bool:
 
 
 def run(ctx, params: dict) -> None:
-    import torch
+    from core.workloads.tensor_ops import for_run
 
+    ops = for_run(ctx)
     dev = ctx.device
-    tf32 = bool(params["tf32"]) and dev.type == "cuda"
-    if params["tf32"] and dev.type != "cuda":
+    tf32 = bool(params["tf32"]) and ops.tf32_capable
+    if params["tf32"] and not ops.tf32_capable:
         ctx.warn("--tf32 applies to CUDA devices only; ignored.")
-    if dev.type == "cuda":
-        torch.backends.cuda.matmul.allow_tf32 = tf32
+    if ops.tf32_capable:
+        ops.set_tf32(tf32)
     ctx.record_settings(tf32=tf32)
 
     free = ctx.adapter.free_memory(dev)
     kind = "cpu" if dev.type == "cpu" else "gpu"
+    auto = params["sizes"] is None
     sizes = params["sizes"] or default_sizes(kind, free)
     dtypes = params["dtypes"]
     total = len(sizes) * len(dtypes)
     done = 0
-    for dtype_name in dtypes:
-        dtype = getattr(torch, dtype_name)
-        reason = _unsupported_reason(torch, dev, dtype)
+    for dtype in dtypes:
+        reason = _unsupported_reason(ops, dtype)
         if reason is None:
-            error = _relative_error(torch, dev, dtype)
-            limit = TF32_TOLERANCE if (tf32 and dtype_name == "float32") else TOLERANCE[dtype_name]
+            error = _relative_error(ops, dtype)
+            limit = TF32_TOLERANCE if (tf32 and dtype == "float32") else TOLERANCE[dtype]
             wrong = error > limit
             if wrong:
-                ctx.warn(f"{dtype_name} products differ from a float64 reference by "
+                ctx.warn(f"{dtype} products differ from a float64 reference by "
                          f"{error:.2e} (tolerance {limit:.0e}): the results are wrong.")
+            check_s = _seconds_per_product(ops, dtype) if auto else 0.0
         for n in sizes:
-            ctx.progress(done, total, f"{dtype_name} N={n}")
-            itemsize = torch.empty((), dtype=dtype).element_size()
-            point = {"size": n, "dtype": dtype_name}
+            ctx.progress(done, total, f"{dtype} N={n}")
+            point = {"size": n, "dtype": dtype}
             if reason is not None:
                 ctx.row(Row("tflops", None, "TFLOPS", point, flags=["unsupported"], note=reason))
-            elif not fits(n, itemsize, free):
+            elif not fits(n, ops.itemsize(dtype), free):
                 ctx.row(Row("tflops", None, "TFLOPS", point, flags=["unsupported"],
-                            note=f"three {n}x{n} {dtype_name} matrices do not fit in the "
+                            note=f"three {n}x{n} {dtype} matrices do not fit in the "
                                  "device's free memory"))
+            elif (estimate := check_s * (n / CHECK_SIZE) ** 3) > AUTO_MAX_PRODUCT_S:
+                ctx.row(Row("tflops", None, "TFLOPS", point, flags=["skipped"],
+                            note=f"one {n}x{n} {dtype} product would take about "
+                                 f"{estimate:.0f} s here; name the size with --sizes to "
+                                 "measure it anyway"))
             else:
-                ctx.row(_measure_point(ctx, torch, n, dtype, point, tf32, wrong))
+                ctx.row(_measure_point(ctx, ops, n, point, tf32, wrong))
             done += 1
     ctx.progress(done, total, "done")
 
 
-def _unsupported_reason(torch, dev, dtype) -> str | None:
-    """Try a tiny product; a dtype the device cannot do (float64 on MPS) gives the reason."""
+def _unsupported_reason(ops, dtype: str) -> str | None:
+    """Try a tiny product the way the sweep times it; a dtype the device cannot multiply in
+    (float64 on MPS and MLX's GPU; on TensorFlow's Metal GPU the classic sweep found float16
+    and float64 placed on the CPU, which soft placement off turns into an error) gives the
+    framework's reason."""
+    def attempt() -> None:
+        a = ops.random((8, 8), dtype)
+        ops.run_once(ops.matmul(a, a))
+    why = ops.failure(attempt)
+    return None if why is None else f"{dtype} matmul is not supported on {ops.label}: {why}"
+
+
+def _relative_error(ops, dtype: str) -> float:
+    """‖a@b − ref‖/‖ref‖ on fresh random inputs, ref computed in float64 on the host."""
+    import numpy as np
+    a = ops.random((CHECK_SIZE, CHECK_SIZE), dtype)
+    b = ops.random((CHECK_SIZE, CHECK_SIZE), dtype)
+    out = ops.to_numpy(ops.matmul(a, b)())  # fetching the values waits for them
+    ref = ops.to_numpy(a) @ ops.to_numpy(b)
+    return float(np.linalg.norm(out - ref) / np.linalg.norm(ref))
+
+
+def _seconds_per_product(ops, dtype: str) -> float:
+    """One warmed, synchronised CHECK_SIZE product: a rough rate for predicting larger ones."""
+    import time
+    a = ops.random((CHECK_SIZE, CHECK_SIZE), dtype)
+    call, sync = ops.timed(ops.matmul(a, a))
+    call()
+    sync()
+    t0 = time.perf_counter()
+    call()
+    sync()
+    return time.perf_counter() - t0
+
+
+def _measure_point(ctx, ops, n: int, point: dict, tf32: bool, wrong: bool) -> Row:
+    a = ops.random((n, n), point["dtype"])
+    b = ops.random((n, n), point["dtype"])
     try:
-        a = torch.randn(8, 8, device=dev, dtype=dtype)
-        (a @ a).sum().item()
-    except (RuntimeError, TypeError, NotImplementedError) as e:
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        return f"{str(dtype).removeprefix('torch.')} matmul is not supported on {dev}: {first}"
-    return None
-
-
-def _relative_error(torch, dev, dtype) -> float:
-    """‖a@b − ref‖/‖ref‖ on fresh random inputs, ref computed in float64 on the CPU."""
-    a = torch.randn(CHECK_SIZE, CHECK_SIZE, device=dev, dtype=dtype)
-    b = torch.randn(CHECK_SIZE, CHECK_SIZE, device=dev, dtype=dtype)
-    out = (a @ b).double().cpu()
-    ref = a.double().cpu() @ b.double().cpu()
-    return float(torch.linalg.norm(out - ref) / torch.linalg.norm(ref))
-
-
-def _measure_point(ctx, torch, n: int, dtype, point: dict, tf32: bool, wrong: bool) -> Row:
-    dev = ctx.device
-    a = torch.randn(n, n, device=dev, dtype=dtype)
-    b = torch.randn(n, n, device=dev, dtype=dtype)
-    c = torch.empty(n, n, device=dev, dtype=dtype)
-    try:
-        m = ctx.measure(lambda: torch.matmul(a, b, out=c))
+        m = ctx.measure(*ops.timed(ops.matmul(a, b)))
         flags = ["noisy"] if m.noisy else []
         if wrong:
             flags.append("wrong_result")
@@ -133,5 +157,5 @@ def _measure_point(ctx, torch, n: int, dtype, point: dict, tf32: bool, wrong: bo
                         "the measurement is wrong")
         return Row("tflops", stats.median, "TFLOPS", point, stats, flags, note, pct, samples)
     finally:
-        del a, b, c
-        ctx.adapter.empty_cache(dev)
+        del a, b
+        ops.release()

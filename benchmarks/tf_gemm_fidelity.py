@@ -1,0 +1,75 @@
+"""Fidelity of the TensorFlow GEMM: SiliconBench's TFLOPS (the real path: child process, the
+measure protocol, one eager product per call, a block closed by fetching one element) divided
+by the classic sweep's method measured in the same run: a tf.function chaining 10 matmuls,
+the result fetched once per call, timed over several calls. float32, N=2048, on the CPU.
+Target: at least 0.95. The two alternate, five rounds, and the ratio is the median of each
+round's ratio: on a shared machine, load comes and goes between rounds, not within one.
+
+    .venv/bin/python benchmarks/tf_gemm_fidelity.py
+"""
+
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+os.environ.setdefault("SILICONBENCH_HOME", tempfile.mkdtemp(prefix="sb-bench-"))
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+
+from core.frameworks import isolate  # noqa: E402
+from core.runner import RunSpec, execute  # noqa: E402
+
+N = 2048
+CHAIN = 10          # matmuls per tf.function call, as in the classic sweep (which used 100)
+CALLS = 5           # timed calls per round
+ROUNDS = 5
+TARGET = 0.95
+
+
+def classic_tflops(tf, n: int) -> float:
+    """The tflops_sweep way: x <- x @ b, CHAIN times inside one graph, one fetch per call."""
+    with tf.device("/CPU:0"):
+        a = tf.random.normal((n, n))
+        b = tf.random.normal((n, n)) / n**0.5  # keeps the chain's values from overflowing
+
+        @tf.function
+        def chain(x, y):
+            for _ in range(CHAIN):
+                x = tf.linalg.matmul(x, y)
+            return x
+
+        chain(a, b).numpy()  # trace and warm up
+        times = []
+        for _ in range(CALLS):
+            t0 = time.perf_counter()
+            chain(a, b).numpy()
+            times.append(time.perf_counter() - t0)
+    return CHAIN * 2 * n**3 / statistics.median(times) / 1e12
+
+
+def siliconbench_tflops(n: int) -> float:
+    rec = execute(RunSpec("gemm", "tensorflow", "cpu", {"sizes": [n], "dtypes": ["float32"]}))
+    assert rec.status == "ok", rec.reason
+    return rec.rows[0].value
+
+
+def main() -> int:
+    isolate("tensorflow")
+    import tensorflow as tf
+    print(f"TensorFlow {tf.__version__}, float32 N={N} on the CPU")
+    print(f"{'round':>5} {'SiliconBench':>14} {'classic sweep':>14} {'ratio':>7}")
+    ours, ref = [], []
+    for i in range(ROUNDS):
+        ours.append(siliconbench_tflops(N))
+        ref.append(classic_tflops(tf, N))
+        print(f"{i + 1:>5} {ours[-1]:>11.4f} TF {ref[-1]:>11.4f} TF {ours[-1] / ref[-1]:>7.3f}")
+    ratio = statistics.median(a / b for a, b in zip(ours, ref))
+    verdict = "PASS" if ratio >= TARGET else "FAIL"
+    print(f"median ratio {ratio:.3f} (target >= {TARGET}): {verdict}")
+    return 0 if ratio >= TARGET else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

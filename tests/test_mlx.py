@@ -1,0 +1,91 @@
+"""MLX on the CPU (mlx[cpu] on Linux): GEMM and bandwidth end to end through the CLI, its
+devices (the GPU absent here, and why), an op the device refuses as an unsupported row, and the
+unified memory read from Metal's device info. MLX only loads in child processes."""
+
+import importlib.util
+import json
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import pytest
+
+from core.frameworks import mlx_adapter
+from tests.test_cli import ROOT, sb
+
+if importlib.util.find_spec("mlx") is None:
+    pytest.skip("MLX is not installed", allow_module_level=True)
+
+
+def child(code: str) -> dict:
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_gemm_through_the_cli(tmp_path):
+    r = sb("run", "gemm", "--framework", "mlx", "--device", "cpu", "--sizes", "16,32",
+           "--dtypes", "float32,bfloat16", "--quick", "--json", home=tmp_path)
+    assert r.returncode == 0, r.stderr
+    rec = json.loads(r.stdout)
+    assert rec["status"] == "ok" and rec["software"]["mlx"]
+    assert [(row["params"]["size"], row["params"]["dtype"]) for row in rec["rows"]] == \
+        [(16, "float32"), (32, "float32"), (16, "bfloat16"), (32, "bfloat16")]
+    for row in rec["rows"]:
+        assert row["unit"] == "TFLOPS" and row["value"] > 0
+        assert set(row["flags"]) <= {"noisy"}  # bfloat16 products are checked, and right
+        assert len(row["samples"]) == row["stats"]["n"]
+
+
+def test_bandwidth_through_the_cli(tmp_path):
+    r = sb("run", "bandwidth", "--framework", "mlx", "--sizes-mb", "1,2", "--ops", "triad",
+           "--quick", "--json", home=tmp_path)
+    assert r.returncode == 0, r.stderr
+    rec = json.loads(r.stdout)
+    assert [row["params"]["size_mb"] for row in rec["rows"]] == [1, 2]
+    assert all(row["metric"] == "gb_per_s" and row["value"] > 0 for row in rec["rows"])
+    assert "mx.compile" in rec["settings"]["triad_kernel"]
+
+
+def test_devices_say_why_the_gpu_is_absent():
+    r = subprocess.run([sys.executable, "-m", "core.worker", "devices", "mlx"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=120)
+    devices = {d["id"]: d for d in json.loads(r.stdout)["devices"]}
+    assert devices["cpu"]["usable"] and devices["cpu"]["memory_bytes"] > 0
+    if not devices["gpu"]["usable"]:  # Linux: mlx[cpu]
+        assert "no GPU backend" in devices["gpu"]["reason"]
+
+
+def test_an_op_the_device_refuses_is_an_unsupported_row():
+    # The GPU is forced on a build without one, as float64 is on Apple GPUs: MLX refuses it
+    # when the result is evaluated, and the row carries MLX's reason.
+    out = child("""
+import json
+from core.frameworks import Device, isolate, mlx_adapter as adapter
+isolate("mlx")
+import mlx.core as mx
+from core.context import RunContext
+from core.measure import QUICK
+from core.workloads import gemm
+adapter.resolve("cpu")
+device = Device("gpu", 0, mx.Device(mx.gpu))
+events = []
+ctx = RunContext(framework="mlx", device_id="gpu", adapter=adapter, device=device,
+                 device_name="gpu", emit=events.append, settings=QUICK)
+gemm.run(ctx, {"sizes": [8, 16], "dtypes": ["float64"], "tf32": False})
+print(json.dumps([e["row"] for e in events if e["event"] == "row"]))
+""")
+    assert [row["params"]["size"] for row in out] == [8, 16]
+    for row in out:
+        assert row["value"] is None and row["flags"] == ["unsupported"]
+        assert row["note"].startswith("float64 matmul is not supported on gpu: ")
+
+
+def test_unified_memory_comes_from_metal_device_info():
+    gpu = object()
+    mx = SimpleNamespace(gpu=gpu, metal=SimpleNamespace(
+        device_info=lambda: {"memory_size": 64 * 2**30, "architecture": "applegpu_g13s"}))
+    assert mlx_adapter._device_info(mx, gpu)["memory_size"] == 64 * 2**30  # before mx.device_info
+    mx.device_info = lambda device: {"memory_size": 32 * 2**30}
+    assert mlx_adapter._device_info(mx, gpu)["memory_size"] == 32 * 2**30
