@@ -1,0 +1,166 @@
+"""Inference throughput of a torchvision classifier on generated images (the image-benchmark
+experiment), with inputs made on the device or prepared on the host each batch as the
+original benchmark did, where the host pipeline, not the GPU, set the pace."""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+from core.params import Param, ParamError
+from core.results import Row
+from core.stats import summarize
+from core.workloads import Workload
+
+ROTATING_BATCHES = 3
+PERCENTILES = (50, 90, 99)
+# ImageNet normalisation, what a torchvision classifier's preprocessing does to every image.
+MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
+
+WORKLOAD = Workload(
+    name="infer",
+    title="Inference throughput",
+    summary="Images per second of any torchvision classifier, on data made on the device or "
+            "prepared on the host.",
+    frameworks=("torch",),
+    metric="samples_per_s",
+    module=__name__,
+    params=(
+        Param("model", "str", "resnet50", "Any torchvision classification model, e.g. resnet50, "
+                                          "mobilenet_v2, efficientnet_b0, vit_b_16."),
+        Param("batch_size", "int", 64, "Images per batch.", min=1, max=100_000),
+        Param("images", "int", 1000, "Images in the pass that gives the per-batch latencies "
+                                     "and the progress (at least one batch).", min=1,
+              max=1_000_000),
+        Param("data", "choice", "device", "device: images made on the device (measures the "
+              "device); host: made and preprocessed on the CPU each batch, then copied, as "
+              "the original benchmark (measures the pipeline); both: the two and their ratio.",
+              choices=("device", "host", "both")),
+        Param("image_size", "int", 224, "Image height and width in pixels.", min=16, max=1024),
+        Param("precision", "choice", "fp32", "fp32, or mixed: autocast to float16 or bfloat16 "
+              "where the device supports it.", choices=("fp32", "mixed")),
+        Param("channels_last", "bool", False, "NHWC memory layout."),
+    ),
+)
+
+
+def percentile(values: list[float], q: int) -> float:
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
+
+
+def run(ctx, params: dict) -> None:
+    import torch
+
+    from core.workloads import models
+
+    dev = ctx.device
+    batch_size, images = params["batch_size"], params["images"]
+    if images < batch_size:
+        raise ParamError(f"--images ({images}) must be at least --batch-size ({batch_size}).")
+    task = models.vision_task(params["model"], params["image_size"], num_classes=1000)
+    paths = ["device", "host"] if params["data"] == "both" else [params["data"]]
+    memory_format = torch.channels_last if params["channels_last"] else torch.contiguous_format
+    watch = models.FallbackWatch()
+    rates: dict[str, float] = {}
+    with watch.watching(), models.out_of_memory_at(batch_size), torch.inference_mode():
+        amp = models.resolve_precision(ctx, params["precision"])
+        torch.manual_seed(0)
+        model = task.build().to(dev, memory_format=memory_format).eval()
+
+        def forward(x: torch.Tensor) -> torch.Tensor:
+            with models.autocast(dev, amp):
+                return model(x)
+
+        made = [task.inputs(batch_size, dev).contiguous(memory_format=memory_format)
+                for _ in range(ROTATING_BATCHES)]
+        flops = models.count_flops(lambda: forward(made[0]))
+        watch.check_output(forward(made[0]), dev)
+        # The point as the published results give it (resources/reference); image size,
+        # precision and layout are the run's parameters.
+        point = {"model": params["model"], "batch_size": batch_size}
+        for i, path in enumerate(paths):
+            feed = DeviceImages(made) if path == "device" else \
+                HostImages(params["image_size"], dev, memory_format)
+            ctx.progress(i * images, len(paths) * images, f"{path} data: measuring")
+            ctx.adapter.reset_peak_memory(dev)
+            m = ctx.measure(Batches(forward, feed, batch_size))
+            latencies = latency_pass(ctx, forward, feed, batch_size, images, i, len(paths), path)
+            here = {**point, "data": path}
+            rows = models.throughput_rows(ctx, m, batch_size, "img/s", here, flops, amp,
+                                          watch.flags, watch.note, time_metric="batch_time")
+            rates[path] = rows[0].value
+            for q in PERCENTILES:
+                rows.append(Row("batch_latency", percentile(latencies, q), "ms",
+                                {**here, "percentile": q}, summarize(latencies), watch.flags,
+                                watch.note, None, latencies))
+            rows.append(models.memory_row(ctx, here, watch.flags))
+            for row in rows:
+                ctx.row(row)
+    if len(rates) == 2:
+        ctx.row(Row("host_device_ratio", rates["host"] / rates["device"], "", point, None,
+                    watch.flags, "img/s with host-prepared data over img/s with data made on "
+                    "the device: below 1, the input pipeline limits, not the device"))
+    watch.report(ctx)
+    ctx.progress(len(paths) * images, len(paths) * images, "done")
+
+
+def latency_pass(ctx, forward, feed, batch_size: int, images: int, index: int, paths: int,
+                 label: str) -> list[float]:
+    """Run `images` images batch by batch, each batch synchronised: milliseconds per batch."""
+    latencies: list[float] = []
+    done = 0
+    while done < images:
+        n = min(batch_size, images - done)
+        t0 = time.perf_counter()
+        forward(feed(n))
+        ctx.sync()
+        latencies.append((time.perf_counter() - t0) * 1e3)
+        done += n
+        ctx.progress(index * images + done, paths * images, f"{label} data")
+    return latencies
+
+
+class Batches:
+    """One call for the timing protocol: the next batch from `feed` through the model."""
+
+    def __init__(self, forward, feed, batch_size: int) -> None:
+        self.forward, self.feed, self.batch_size = forward, feed, batch_size
+
+    def __call__(self):
+        return self.forward(self.feed(self.batch_size))
+
+
+class DeviceImages:
+    """Batches already on the device, taken in turn."""
+
+    def __init__(self, made: list) -> None:
+        self.made, self.next = made, 0
+
+    def __call__(self, n: int):
+        x = self.made[self.next % len(self.made)]
+        self.next += 1
+        return x[:n]
+
+
+class HostImages:
+    """A single-process loader like the original benchmark's: each image made on the CPU as
+    8-bit pixels, converted to float and normalised on its own, the batch collated and copied
+    to the device."""
+
+    def __init__(self, size: int, device, memory_format) -> None:
+        import torch
+        self.torch, self.size, self.device, self.memory_format = torch, size, device, memory_format
+        self.mean = torch.tensor(MEAN).view(3, 1, 1)
+        self.std = torch.tensor(STD).view(3, 1, 1)
+
+    def __call__(self, n: int):
+        torch = self.torch
+        images = []
+        for _ in range(n):
+            pixels = torch.randint(0, 256, (self.size, self.size, 3), dtype=torch.uint8)
+            images.append(pixels.permute(2, 0, 1).float().div_(255).sub_(self.mean)
+                          .div_(self.std))
+        batch = torch.stack(images).contiguous(memory_format=self.memory_format)
+        return batch.to(self.device)

@@ -1,0 +1,74 @@
+"""The infer workload on a tiny resnet18 on the CPU: both data paths with their ratio, latency
+percentiles, progress in images, and one-sentence refusals of impossible parameters."""
+
+import pytest
+import torch
+
+from core.runner import RunSpec, execute
+from core.store import Store
+from core.workloads import infer
+from tests.test_train import by_metric, run_cli
+
+TINY = {"model": "resnet18", "image_size": 32, "batch_size": 4, "images": 10}
+
+
+def test_both_data_paths_through_the_runner_with_progress_in_images():
+    events = []
+    rec = execute(RunSpec("infer", params={**TINY, "data": "both"}, quick=True), Store(),
+                  on_event=events.append)
+    assert rec.status == "ok", rec.reason
+    rates = {r.params["data"]: r for r in rec.rows if r.metric == "samples_per_s"}
+    assert set(rates) == {"device", "host"}
+    for r in rates.values():
+        assert r.unit == "img/s" and r.value > 0 and len(r.samples) == r.stats.n
+        assert r.params == {"model": "resnet18", "batch_size": 4, "data": r.params["data"]}
+    ratio = by_metric(rec.rows)["host_device_ratio"]
+    assert ratio.value == pytest.approx(rates["host"].value / rates["device"].value)
+    for path in ("device", "host"):
+        lat = {r.params["percentile"]: r for r in rec.rows
+               if r.metric == "batch_latency" and r.params["data"] == path}
+        assert sorted(lat) == [50, 90, 99]
+        assert 0 < lat[50].value <= lat[90].value <= lat[99].value
+        assert len(lat[50].samples) == 3          # 10 images in batches of 4: 4, 4, 2
+    progress = [e for e in events if e["event"] == "progress"]
+    assert {e["total"] for e in progress} == {20}
+    assert progress[-1]["done"] == 20 and any(e["done"] == 10 for e in progress)
+
+
+def test_device_path_through_the_command(capsys):
+    code, rec, err = run_cli(capsys, "infer", "--model", "resnet18", "--image-size", "32",
+                             "--batch-size", "2", "--images", "4")
+    assert code == 0, err
+    rows = by_metric(rec["rows"])
+    assert set(rows) == {"samples_per_s", "batch_time", "tflops", "batch_latency",
+                         "peak_memory"}
+    assert rows["samples_per_s"]["params"]["data"] == "device"
+    assert rows["tflops"]["value"] > 0
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--images", "3", "--batch-size", "4"], "--images (3) must be at least --batch-size (4)."),
+    (["--model", "resnet5000"], "Unknown model 'resnet5000'; choose one of alexnet,"),
+    (["--batch-size", "-1"], "--batch-size must be at least 1, not -1."),
+    (["--data", "disk"], "--data must be one of device, host, both"),
+])
+def test_impossible_parameters_are_one_sentence_exit_2(capsys, args, says):
+    code, rec, err = run_cli(capsys, "infer", "--image-size", "32", *args)
+    assert code == 2 and rec is None
+    assert says in err and len(err.strip().splitlines()) == 1
+    assert Store().runs() == []
+
+
+def test_host_images_are_normalised_random_batches():
+    feed = infer.HostImages(32, torch.device("cpu"), torch.contiguous_format)
+    a, b = feed(3), feed(3)
+    assert a.shape == (3, 3, 32, 32) and a.dtype == torch.float32
+    assert not torch.equal(a, b)
+    assert -2.2 < float(a.min()) < -1.5 and 2.0 < float(a.max()) < 2.7  # ImageNet-normalised
+
+
+def test_percentiles():
+    xs = [float(i) for i in range(1, 101)]
+    assert infer.percentile(xs, 50) == pytest.approx(50.5)
+    assert infer.percentile(xs, 99) == pytest.approx(99.01)
+    assert infer.percentile([7.0], 90) == 7.0
