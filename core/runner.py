@@ -20,6 +20,7 @@ from typing import Any, Callable
 from core import params as params_mod
 from core.frameworks import FRAMEWORKS, DeviceInfo, framework
 from core.results import RunRecord, Row, now_iso
+from core.telemetry import TelemetrySampler
 from core.workloads import workload
 
 KILL_GRACE_S = 5.0
@@ -107,6 +108,9 @@ class ChildRun:
             [sys.executable, "-m", "core.worker", "run"], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_child_env(),
             start_new_session=True)  # our own process group: a terminal's Ctrl-C is ours
+        # Power, temperature and load, sampled here so the child's workload pays nothing;
+        # `telemetry.snapshot()` gives the series so far, for a live plot.
+        self.telemetry = TelemetrySampler(self.spec.device).start()
         threading.Thread(target=self._read_events, daemon=True).start()
         self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
         self._stderr_reader.start()
@@ -183,8 +187,10 @@ class ChildRun:
                 error = event
             elif kind == "finished":
                 finished = True
+            self.telemetry.observe(event)
             self.on_event(event)
         code = self._proc.wait()
+        self.telemetry.stop_into(rec)
         self._stderr_reader.join(timeout=2)
         rec.finished_at = now_iso()
         rec.stderr_tail = "\n".join(self._stderr)
@@ -227,9 +233,13 @@ def execute(spec: RunSpec, store=None, on_event: Callable[[dict], None] | None =
     return rec
 
 
-def discover_devices(names: list[str] | None = None) -> list[DeviceInfo]:
+def discover_devices(names: list[str] | None = None,
+                     on_found: Callable[[list[DeviceInfo]], None] | None = None
+                     ) -> list[DeviceInfo]:
     """Every framework's devices, each framework asked in its own child process, in parallel
-    (they import heavy libraries, and TensorFlow and PyTorch never share a process)."""
+    (they import heavy libraries, and TensorFlow and PyTorch never share a process).
+    `on_found(devices so far)` is called as each framework answers (TensorFlow takes seconds
+    to import; the others need not wait for it)."""
     names = names or list(FRAMEWORKS)
 
     def ask(name: str) -> list[DeviceInfo]:
@@ -254,5 +264,16 @@ def discover_devices(names: list[str] | None = None) -> list[DeviceInfo]:
         return [DeviceInfo(name, "-", fw.title, "-", usable=False,
                            reason=f"{fw.title} failed to load: {last}")]
 
+    answers: dict[str, list[DeviceInfo]] = {}
+    lock = threading.Lock()
+
+    def ask_and_report(name: str) -> None:
+        found = ask(name)
+        with lock:
+            answers[name] = found
+            if on_found is not None:
+                on_found([d for n in names if n in answers for d in answers[n]])
+
     with ThreadPoolExecutor(max_workers=len(names)) as pool:
-        return [d for found in pool.map(ask, names) for d in found]
+        list(pool.map(ask_and_report, names))
+    return [d for n in names for d in answers[n]]

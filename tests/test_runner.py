@@ -92,3 +92,29 @@ def test_unknown_device_is_a_usage_error_and_not_stored():
 def test_bad_specs_are_refused_before_a_process_starts(spec, message):
     with pytest.raises(UsageError, match=message):
         ChildRun(spec)
+
+
+def test_discovery_reports_each_framework_as_it_answers(monkeypatch):
+    from core import runner
+    from core.frameworks import DeviceInfo
+    monkeypatch.setattr(runner, "FRAMEWORKS", {"torch": None, "slow": None})
+    import time as _time
+
+    class FakeFramework:
+        def __init__(self, name):
+            self.name, self.title = name, name
+
+        def installed(self):
+            if self.name == "slow":
+                _time.sleep(0.5)
+            return False
+
+        def missing_reason(self):
+            return f"{self.name} missing"
+
+    monkeypatch.setattr(runner, "framework", FakeFramework)
+    seen = []
+    found = runner.discover_devices(on_found=lambda ds: seen.append([d.framework for d in ds]))
+    assert seen == [["torch"], ["torch", "slow"]]
+    assert [d.framework for d in found] == ["torch", "slow"]
+    assert all(isinstance(d, DeviceInfo) and not d.usable for d in found)

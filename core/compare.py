@@ -1,0 +1,356 @@
+"""Side-by-side comparison of runs from several machines: per metric and point, each machine's
+median with a 99% interval, the ratio, a verdict from a Mann-Whitney test (a difference under
+5% never counts), and warnings when the runs are not comparable."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.results import FLAGS, NotAResultFile, Row, RunRecord, records_from_json
+from core.stats import summarize
+
+CONFIDENCE = 0.99
+ALPHA = 1 - CONFIDENCE           # the test's level matches the intervals shown
+MIN_EFFECT = 0.05                # a difference under 5% is never reported as one
+
+# Lower is better for times and costs: "faster" then means a lower value.
+LOWER_IS_BETTER = {"step_time", "epoch_seconds", "train_seconds", "us_per_sample",
+                   "joules_per_sample", "seconds", "latency", "time"}
+LOWER_UNITS = {"s", "ms", "us", "µs", "ns", "s/epoch", "J/sample"}
+# Neither faster nor slower: memory, power and heat are reported as higher or lower.
+NEUTRAL = {"peak_memory", "power", "max_temperature", "max_thermal_pressure"}
+# Flags that make a number untrustworthy, not just different.
+SUSPECT_FLAGS = ("fallback", "above_peak", "wrong_result", "noisy")
+
+PUBLISHED_VERDICT = "no statistics: published figure"
+NO_SAMPLES_VERDICT = "no statistics: no per-block samples"
+SAME = "no significant difference"
+
+
+class UnknownSide(ValueError):
+    """A compare argument names nothing SiliconBench knows; the message is one sentence."""
+
+
+@dataclass
+class Side:
+    """One machine (column) of a comparison: its label and the runs that stand for it."""
+    label: str
+    records: list[RunRecord]
+
+    @property
+    def published(self) -> bool:
+        return bool(self.records) and all(r.source == "published" for r in self.records)
+
+
+@dataclass
+class Cell:
+    """One machine's value for one row of the comparison."""
+    value: float | None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    n: int | None = None
+    confidence: float | None = None
+    published: bool = False
+    flags: list[str] = field(default_factory=list)
+    note: str | None = None
+    run_id: str = ""
+    ratio: float | None = None          # value / the row's baseline value
+    verdict: str | None = None          # against the baseline; None for the baseline itself
+    p_value: float | None = None
+    samples: list[float] = field(default_factory=list, repr=False)
+
+
+@dataclass
+class ComparedRow:
+    workload: str
+    metric: str
+    unit: str
+    params: dict[str, Any]
+    cells: list[Cell | None]            # one per side; None where that side has no such row
+    baseline: int                       # index of the side the ratios are relative to
+
+
+@dataclass
+class Comparison:
+    sides: list[Side]
+    rows: list[ComparedRow]
+    warnings: list[str]
+    left_out: int = 0                   # rows only one side has
+
+    def to_dict(self) -> dict:
+        return {"sides": [{"label": s.label, "published": s.published,
+                           "runs": [r.id for r in s.records]} for s in self.sides],
+                "rows": [{**{k: v for k, v in asdict(r).items() if k != "cells"},
+                          "cells": [None if c is None else
+                                    {k: v for k, v in asdict(c).items() if k != "samples"}
+                                    for c in r.cells]} for r in self.rows],
+                "warnings": self.warnings, "left_out": self.left_out}
+
+
+# ---------------------------------------------------------------- statistics
+
+def direction(metric: str, unit: str) -> str:
+    """'higher' or 'lower' (which is better), or 'neutral' for memory, power and heat."""
+    if metric in NEUTRAL:
+        return "neutral"
+    if metric in LOWER_IS_BETTER or unit in LOWER_UNITS or unit.startswith("J/") \
+            or metric.endswith(("_seconds", "_time", "_ms", "_per_sample")):
+        return "lower"
+    return "higher"
+
+
+def smallest_p(n1: int, n2: int) -> float:
+    """The smallest two-sided p-value a Mann-Whitney test can reach with these sample sizes."""
+    return min(1.0, 2 / math.comb(n1 + n2, n1))
+
+
+def verdict(base: list[float], other: list[float], better: str) -> tuple[str, float, float]:
+    """(verdict, p-value, ratio of medians other/base) for two sets of per-block samples.
+    A difference counts when Mann-Whitney rejects equality at ALPHA and the medians differ
+    by at least MIN_EFFECT; `better` is direction()'s answer for the metric."""
+    from scipy.stats import mannwhitneyu
+
+    ratio = summarize(other).median / summarize(base).median
+    p = float(mannwhitneyu(other, base, alternative="two-sided").pvalue)
+    if math.isnan(p):    # both sets constant and equal
+        p = 1.0
+    if p >= ALPHA or abs(ratio - 1) < MIN_EFFECT:
+        if smallest_p(len(base), len(other)) >= ALPHA:
+            return f"{SAME} (too few samples to tell)", p, ratio
+        return SAME, p, ratio
+    higher = ratio > 1
+    if better == "neutral":
+        return ("higher" if higher else "lower"), p, ratio
+    return ("faster" if higher == (better == "higher") else "slower"), p, ratio
+
+
+def _cell(rec: RunRecord, row: Row) -> Cell:
+    published = rec.source == "published"
+    cell = Cell(row.value, published=published, flags=list(row.flags), note=row.note,
+                run_id=rec.id, samples=list(row.samples))
+    if row.samples and not published:
+        s = summarize(row.samples, CONFIDENCE)
+        cell.value, cell.ci_low, cell.ci_high, cell.n = s.median, s.ci_low, s.ci_high, s.n
+        cell.confidence = CONFIDENCE
+    elif row.stats is not None:
+        cell.ci_low, cell.ci_high, cell.n = row.stats.ci_low, row.stats.ci_high, row.stats.n
+        cell.confidence = row.stats.confidence
+    return cell
+
+
+def _judge(base: Cell, cell: Cell, better: str) -> None:
+    if base.value is None or cell.value is None:
+        return
+    cell.ratio = cell.value / base.value if base.value else None
+    if base.published or cell.published:
+        cell.verdict = PUBLISHED_VERDICT
+    elif not base.samples or not cell.samples:
+        cell.verdict = NO_SAMPLES_VERDICT
+    else:
+        cell.verdict, cell.p_value, cell.ratio = verdict(base.samples, cell.samples, better)
+
+
+# ---------------------------------------------------------------- matching
+
+def row_key(workload: str, row: Row) -> tuple[str, str, str]:
+    """Runs match on workload, metric and the point's parameters."""
+    return workload, row.metric, json.dumps(row.params, sort_keys=True, default=str)
+
+
+def _pick(side: Side) -> dict[tuple, tuple[RunRecord, Row]]:
+    """Each key's row on one side: the newest run's, preferring rows that have a value."""
+    picked: dict[tuple, tuple[RunRecord, Row]] = {}
+    for rec in sorted(side.records, key=lambda r: r.created_at):
+        for row in rec.rows:
+            key = row_key(rec.workload, row)
+            if row.value is not None or key not in picked or picked[key][1].value is None:
+                picked[key] = (rec, row)
+    return picked
+
+
+def compare(sides: list[Side]) -> Comparison:
+    """Match rows across sides; each row's baseline is the first side that has it."""
+    picks = [_pick(s) for s in sides]
+    keys: list[tuple] = []
+    for p in picks:
+        keys += [k for k in p if k not in keys]
+    rows: list[ComparedRow] = []
+    left_out = 0
+    for key in keys:
+        present = [i for i, p in enumerate(picks) if key in p]
+        if len(present) < 2:
+            left_out += 1
+            continue
+        _, base_row = picks[present[0]][key]
+        cells = [_cell(*p[key]) if key in p else None for p in picks]
+        better = direction(base_row.metric, base_row.unit)
+        for i in present[1:]:
+            _judge(cells[present[0]], cells[i], better)
+        rows.append(ComparedRow(key[0], base_row.metric, base_row.unit, dict(base_row.params),
+                                cells, present[0]))
+    return Comparison(sides, rows, comparability_warnings(sides, picks, rows), left_out)
+
+
+# ---------------------------------------------------------------- comparability
+
+def _differences(a: dict, b: dict, skip: set[str] = frozenset()) -> list[str]:
+    """'key a vs b' for the keys both dicts have with different scalar values."""
+    out = []
+    for k, va in a.items():
+        if k in skip or k not in b or isinstance(va, (list, dict)) or va == b[k]:
+            continue
+        out.append(f"{k} {_fmt(va)} vs {_fmt(b[k])}")
+    return out
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def _os(rec: RunRecord) -> str | None:
+    m = rec.machine
+    return " ".join(str(x) for x in (m.get("os_name"), m.get("os_version")) if x) or None
+
+
+def _pair_warnings(a: str, ra: RunRecord, b: str, rb: RunRecord, point_keys: set[str]) -> list[str]:
+    w = ra.workload
+    out: list[str] = []
+    if ra.framework != rb.framework:
+        out.append(f"other framework ({w}): {a} ran {ra.framework}, {b} {rb.framework}")
+    else:
+        va, vb = ra.software.get(ra.framework), rb.software.get(rb.framework)
+        if va and vb and va != vb:
+            out.append(f"other {ra.framework} version ({w}): {a} {va}, {b} {vb}")
+    ma_, mb_ = ra.machine, rb.machine
+    names = (ma_.get("os_name"), mb_.get("os_name"))
+    versions = (ma_.get("os_version"), mb_.get("os_version"))
+    # A published figure often names no OS version: that is unknown, not different.
+    if (all(names) and names[0] != names[1]) or (all(versions) and versions[0] != versions[1]):
+        out.append(f"other OS or OS version: {a} {_os(ra)}, {b} {_os(rb)}")
+    params = _differences(ra.params, rb.params, point_keys)
+    if params:
+        out.append(f"other parameters ({w}): {', '.join(params)} ({a} vs {b})")
+    ma, mb = ra.settings.get("measure"), rb.settings.get("measure")
+    if isinstance(ma, dict) and isinstance(mb, dict) and ma != mb:
+        out.append(f"different measurement settings ({w}): {', '.join(_differences(ma, mb))} "
+                   f"({a} vs {b}); one may be a --quick run")
+    other = _differences(ra.settings, rb.settings, {"measure", "peak"})
+    if other:
+        out.append(f"other settings ({w}): {', '.join(other)} ({a} vs {b})")
+    return out
+
+
+def _machine_warnings(label: str, rec: RunRecord) -> list[str]:
+    m, out = rec.machine, []
+    summary = (rec.telemetry or {}).get("summary") or {}
+    if m.get("power_source") == "battery" or summary.get("on_battery"):
+        out.append(f"{label} ran on battery, which can hold a Mac below its full speed")
+    if m.get("low_power_mode"):
+        out.append(f"{label} had Low Power Mode on")
+    if m.get("rosetta"):
+        out.append(f"{label} ran under Rosetta (x86 Python on Apple Silicon)")
+    return out
+
+
+def comparability_warnings(sides: list[Side], picks: list[dict], rows: list[ComparedRow]
+                           ) -> list[str]:
+    """Why the numbers of two sides may differ for reasons other than the machines."""
+    out: list[str] = []
+    by_workload: dict[str, list[ComparedRow]] = {}
+    for row in rows:
+        by_workload.setdefault(row.workload, []).append(row)
+    for workload, wrows in by_workload.items():
+        point_keys = {k for r in wrows for k in r.params}
+        used: dict[int, RunRecord] = {}     # side -> newest run it contributed to this workload
+        for r in wrows:
+            for i, c in enumerate(r.cells):
+                if c is not None:
+                    rec = next(x for x in sides[i].records if x.id == c.run_id)
+                    if i not in used or rec.created_at > used[i].created_at:
+                        used[i] = rec
+        order = sorted(used)
+        base = order[0]
+        for i in order:
+            out += _machine_warnings(sides[i].label, used[i])
+            if used[i].source == "published":
+                src = (used[i].provenance or {}).get("source", "a publication")
+                out.append(f"{sides[i].label} is no SiliconBench measurement but a figure from "
+                           f"{src}: compared by value only; that experiment had its own "
+                           "software and settings (see its provenance)")
+            if i != base:
+                out += _pair_warnings(sides[base].label, used[base], sides[i].label, used[i],
+                                      point_keys)
+        for r in wrows:
+            present = [(sides[i].label, c) for i, c in enumerate(r.cells) if c is not None]
+            synthetic = {label for label, c in present if "synthetic" in c.flags}
+            if synthetic and len(synthetic) < len(present):
+                out.append(f"synthetic vs real data ({workload}): {', '.join(sorted(synthetic))} "
+                           "used synthetic data, the others the real data set")
+            for label, c in present:
+                for flag in SUSPECT_FLAGS:
+                    if flag in c.flags:
+                        out.append(f"{label}'s {workload} {r.metric} is flagged {flag}: "
+                                   f"{FLAGS[flag]}")
+    return list(dict.fromkeys(out))
+
+
+# ---------------------------------------------------------------- what the user names
+
+def resolve_side(spec: str, store=None) -> Side:
+    """A compare argument: a result file, a published reference id, a run id (or its first
+    characters), or a machine label (all runs kept under it)."""
+    from core import reference
+
+    path = Path(spec)
+    if path.is_file():
+        try:
+            records = records_from_json(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as e:
+            raise UnknownSide(f"{spec} cannot be read: {getattr(e, 'strerror', None) or e}.") \
+                from None
+        except NotAResultFile as e:
+            raise UnknownSide(f"{spec} is not a SiliconBench result file: {e}.") from None
+        labels = {r.machine_label for r in records}
+        return Side(labels.pop() if len(labels) == 1 else path.stem, records)
+    published = reference.find(spec)
+    if len(published) == 1:
+        return Side(f"{published[0].machine_label} (published)", published)
+    if store is not None:
+        runs = store.find(spec) if len(spec) >= 4 else []
+        if len(runs) > 1:
+            raise UnknownSide(f"{spec!r} matches {len(runs)} runs; give more of the id.")
+        if runs:
+            return Side(runs[0].machine_label, runs)
+        wanted = spec.casefold()
+        labelled = [r for r in store.runs() if r.machine_label.casefold() == wanted]
+        if labelled:
+            return Side(labelled[0].machine_label, labelled)
+    if len(published) > 1:
+        raise UnknownSide(f"{spec!r} matches {len(published)} published references; give "
+                          "more of the id (siliconbench reference lists them).")
+    raise UnknownSide(f"{spec!r} is not a result file, a run id, a machine label or a "
+                      "published reference (see siliconbench results and siliconbench "
+                      "reference).")
+
+
+def resolve_sides(specs: list[str], store=None) -> list[Side]:
+    """Sides for the arguments, with labels made unique (two runs of one machine, say)."""
+    sides = [resolve_side(s, store) for s in specs]
+    seen: dict[str, int] = {}
+    for side in sides:
+        seen[side.label] = seen.get(side.label, 0) + 1
+    for side in sides:
+        if seen[side.label] > 1 and len(side.records) == 1:
+            side.label = f"{side.label} [{side.records[0].id[:8]}]"
+    counts: dict[str, int] = {}
+    for side in sides:
+        counts[side.label] = counts.get(side.label, 0) + 1
+        if counts[side.label] > 1:
+            side.label = f"{side.label} ({counts[side.label]})"
+    return sides

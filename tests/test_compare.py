@@ -1,0 +1,230 @@
+"""Comparisons: statistics on constructed samples with known answers, which way is better per
+metric, row matching, the comparability warnings, what a compare argument may name, and the
+`siliconbench compare` command."""
+
+import json
+
+import pytest
+
+from core import cli
+from core.compare import (
+    NO_SAMPLES_VERDICT,
+    PUBLISHED_VERDICT,
+    SAME,
+    Side,
+    UnknownSide,
+    compare,
+    direction,
+    resolve_side,
+    resolve_sides,
+    smallest_p,
+    verdict,
+)
+from core.export import to_json
+from core.results import Row
+from core.stats import summarize
+from core.store import Store
+from tests.sample_records import QUICK_MEASURE, gemm_run, infer_run, samples
+
+# ---------------------------------------------------------------- statistics
+
+@pytest.mark.parametrize("metric, unit, better", [
+    ("samples_per_s", "img/s", "higher"), ("tflops", "TFLOPS", "higher"),
+    ("gb_per_s", "GB/s", "higher"), ("samples_per_watt", "img/s/W", "higher"),
+    ("tflops_per_watt", "TFLOPS/W", "higher"), ("step_time", "ms", "lower"),
+    ("epoch_seconds", "s", "lower"), ("train_seconds", "s", "lower"),
+    ("us_per_sample", "µs", "lower"), ("joules_per_sample", "J/sample", "lower"),
+    ("peak_memory", "bytes", "neutral"), ("power", "W", "neutral"),
+    ("max_temperature", "°C", "neutral")])
+def test_direction(metric, unit, better):
+    assert direction(metric, unit) == better
+
+
+def test_ten_percent_more_throughput_is_faster():
+    word, p, ratio = verdict(samples(100), samples(110), "higher")
+    assert word == "faster" and p < 1e-6 and ratio == pytest.approx(1.10)
+    word, _, ratio = verdict(samples(110), samples(100), "higher")
+    assert word == "slower" and ratio == pytest.approx(1 / 1.1)
+
+
+def test_a_significant_difference_under_five_percent_is_no_difference():
+    word, p, ratio = verdict(samples(100), samples(103), "higher")
+    assert p < 0.01 and ratio == pytest.approx(1.03)
+    assert word == SAME
+
+
+def test_same_distribution_is_no_difference():
+    word, p, ratio = verdict(samples(100), list(reversed(samples(100))), "higher")
+    assert word == SAME and p > 0.5 and ratio == 1.0
+    word, p, _ = verdict([5.0] * 10, [5.0] * 10, "higher")
+    assert word == SAME and p == 1.0
+
+
+def test_lower_is_better_metrics_are_faster_when_lower():
+    assert verdict(samples(10.0), samples(8.0), "lower")[0] == "faster"
+    assert verdict(samples(10.0), samples(12.5), "lower")[0] == "slower"
+    assert verdict(samples(10.0), samples(12.5), "neutral")[0] == "higher"
+
+
+def test_too_few_samples_never_make_a_difference():
+    assert smallest_p(3, 3) == pytest.approx(0.1)
+    assert smallest_p(10, 10) == pytest.approx(2 / 184756)
+    word, p, ratio = verdict([100.0, 101, 102], [120.0, 121, 122], "higher")
+    assert ratio == pytest.approx(1.19, abs=0.01) and p == pytest.approx(0.1)
+    assert word == f"{SAME} (too few samples to tell)"
+
+
+def test_overlapping_noisy_samples_are_no_difference():
+    base = [100, 130, 90, 120, 95, 125, 105, 110, 85, 115]
+    other = [x * 1.06 for x in [120, 95, 130, 90, 110, 100, 125, 85, 105, 115]]
+    word, p, _ = verdict(base, other, "higher")
+    assert p > 0.01 and word == SAME
+
+
+# ---------------------------------------------------------------- matching
+
+def test_rows_match_on_workload_metric_and_point_with_99_percent_intervals():
+    a = gemm_run("MacBook Pro 14", 8.0)
+    b = gemm_run("Mac Studio", 9.0, sizes=(2048, 4096))
+    cmp = compare([Side("MacBook Pro 14", [a]), Side("Mac Studio", [b])])
+    assert len(cmp.rows) == 1 and cmp.left_out == 2        # 1024 only in A, 4096 only in B
+    r = cmp.rows[0]
+    assert (r.workload, r.metric, r.params) == ("gemm", "tflops", {"size": 2048,
+                                                                   "dtype": "float32"})
+    base, other = r.cells
+    s = summarize(samples(8.0), 0.99)
+    assert (base.value, base.ci_low, base.ci_high, base.n) == (s.median, s.ci_low, s.ci_high, 20)
+    assert base.confidence == 0.99 and base.verdict is None
+    assert other.verdict == "faster" and other.ratio == pytest.approx(9 / 8)
+    assert other.p_value < 0.01
+
+
+def test_newest_run_of_a_side_wins_and_baseline_is_first_side_with_the_row():
+    old = gemm_run("Studio", 5.0, created_at="2024-01-01T00:00:00+00:00")
+    new = gemm_run("Studio", 9.0, created_at="2024-06-01T00:00:00+00:00")
+    only_4096 = gemm_run("Laptop", 8.0, sizes=(4096,))
+    third = gemm_run("Server", 9.0, sizes=(4096,))
+    cmp = compare([Side("Studio", [new, old]), Side("Laptop", [only_4096]),
+                   Side("Server", [third])])
+    r = cmp.rows[0]
+    assert r.params["size"] == 4096 and r.baseline == 1 and r.cells[0] is None
+    assert r.cells[2].verdict == "faster"
+    cmp = compare([Side("Studio", [new, old]), Side("Studio again", [new])])
+    assert all(c.value == pytest.approx(9.0 * r.params["size"] / 2048)
+               for r in cmp.rows for c in r.cells)
+
+
+def test_published_and_sample_less_rows_compare_by_value_only():
+    a, b = infer_run("Laptop", 250.0), infer_run("Studio", 260.0)
+    b.rows.append(Row("peak_memory", 3e9, "bytes", {}))
+    a.rows.append(Row("peak_memory", 2e9, "bytes", {}))
+    pub = infer_run("Published", 263.1, source="published", provenance={"source": "a blog"})
+    for r in pub.rows:
+        r.stats, r.samples = None, []
+    cmp = compare([Side("Laptop", [a]), Side("Studio", [b]), Side("Published", [pub])])
+    thr = next(r for r in cmp.rows if r.metric == "samples_per_s")
+    assert thr.cells[2].verdict == PUBLISHED_VERDICT and thr.cells[2].ci_low is None
+    assert thr.cells[2].ratio == pytest.approx(263.1 / thr.cells[0].value)
+    mem = next(r for r in cmp.rows if r.metric == "peak_memory")
+    assert mem.cells[1].verdict == NO_SAMPLES_VERDICT and mem.cells[1].ratio == 1.5
+    assert any("Published is no SiliconBench measurement but a figure from a blog" in w
+               for w in cmp.warnings)
+
+
+# ---------------------------------------------------------------- comparability
+
+def warnings_between(a, b) -> list[str]:
+    return compare([Side("A", [a]), Side("B", [b])]).warnings
+
+
+def test_the_same_setup_warns_nothing():
+    assert warnings_between(gemm_run("A", 8.0), gemm_run("B", 9.0)) == []
+
+
+@pytest.mark.parametrize("change, expected", [
+    ({"torch": "2.3.0"}, "other torch version (gemm): A 2.4.1, B 2.3.0"),
+    ({"framework": "tensorflow"}, "other framework (gemm): A ran torch, B tensorflow"),
+    ({"machine_kw": {"os_version": "15.1"}}, "other OS or OS version: A macOS 14.5, B macOS 15.1"),
+    ({"params": {"sizes": [8], "dtypes": ["float32"], "tf32": True}},
+     "other parameters (gemm): tf32 false vs true (A vs B)"),
+    ({"settings": {"measure": QUICK_MEASURE, "tf32": False}},
+     "different measurement settings (gemm): min_blocks 10 vs 5, max_time_s 10.0 vs 2.0"),
+    ({"settings": {"measure": {"min_blocks": 10, "max_time_s": 10.0}, "tf32": True}},
+     "other settings (gemm): tf32 false vs true (A vs B)"),
+    ({"machine_kw": {"power_source": "battery"}}, "B ran on battery"),
+    ({"machine_kw": {"low_power_mode": True}}, "B had Low Power Mode on"),
+    ({"machine_kw": {"rosetta": True}}, "B ran under Rosetta"),
+])
+def test_comparability_warnings(change, expected):
+    change = dict(change)
+    framework = change.pop("framework", None)
+    b = gemm_run("B", 9.0, **change)
+    if framework:
+        b.framework = framework
+    found = warnings_between(gemm_run("A", 8.0), b)
+    assert any(w.startswith(expected) for w in found), found
+
+
+def test_battery_seen_by_telemetry_warns_too():
+    b = gemm_run("B", 9.0)
+    b.telemetry = {"interval_s": 1.0, "series": {}, "summary": {"on_battery": True}}
+    assert any(w.startswith("B ran on battery") for w in warnings_between(gemm_run("A", 8), b))
+
+
+def test_synthetic_versus_real_data_and_suspect_flags_warn():
+    found = warnings_between(infer_run("A", 250.0, flags=["synthetic"]),
+                             infer_run("B", 260.0, flags=["fallback"]))
+    assert "synthetic vs real data (infer): A used synthetic data, the others the real data set" \
+        in found
+    assert any(w.startswith("B's infer samples_per_s is flagged fallback") for w in found)
+
+
+# ---------------------------------------------------------------- naming sides
+
+def test_sides_from_files_ids_labels_and_references(tmp_path):
+    store = Store()
+    a, b, c = gemm_run("Laptop", 8.0), gemm_run("Laptop", 8.1), gemm_run("Studio", 9.0)
+    for rec in (a, b, c):
+        store.save(rec)
+    path = tmp_path / "studio.json"
+    path.write_text(to_json([c]))
+    assert resolve_side(str(path)).label == "Studio"
+    assert resolve_side(a.id[:10], store).records[0].id == a.id
+    assert {r.id for r in resolve_side("laptop", store).records} == {a.id, b.id}
+    pub = resolve_side("pub-infer-studio", store)
+    assert pub.published and pub.label.endswith("(published)")
+    with pytest.raises(UnknownSide, match="is not a result file, a run id"):
+        resolve_side("nothing-like-this", store)
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    with pytest.raises(UnknownSide, match="not a SiliconBench result file"):
+        resolve_side(str(bad), store)
+    with pytest.raises(UnknownSide, match="published references"):
+        resolve_side("pub-", store)
+    sides = resolve_sides([a.id, b.id], store)
+    assert sides[0].label != sides[1].label and sides[0].label.startswith("Laptop [")
+
+
+# ---------------------------------------------------------------- the command
+
+def test_compare_command_prints_writes_and_refuses(tmp_path, capsys):
+    store = Store()
+    a, b = gemm_run("Laptop", 8.0), gemm_run("Studio", 9.0, machine_kw={"power_source": "battery"})
+    store.save(a)
+    store.save(b)
+    html, csv_path = tmp_path / "r.html", tmp_path / "r.csv"
+    assert cli.main(["compare", "Laptop", "Studio", "--html", str(html), "--csv",
+                     str(csv_path)]) == cli.EXIT_OK
+    out = capsys.readouterr().out
+    assert "faster" in out and "Studio ran on battery" in out and "99%" in out
+    assert html.read_text().startswith("<!DOCTYPE html>") and csv_path.read_text()
+    assert cli.main(["compare", "Laptop", "Studio", "--json"]) == cli.EXIT_OK
+    doc = json.loads(capsys.readouterr().out)
+    assert [s["label"] for s in doc["sides"]] == ["Laptop", "Studio"]
+    assert doc["rows"][0]["cells"][1]["verdict"] == "faster"
+    assert cli.main(["compare", "Laptop"]) == cli.EXIT_USAGE
+    assert cli.main(["compare", "Laptop", "nope"]) == cli.EXIT_USAGE
+    assert cli.main(["compare", "Laptop", "pub-infer-studio"]) == cli.EXIT_USAGE  # nothing shared
+    assert cli.main(["compare", "Laptop", "Studio", "--workload", "train"]) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "no result in common" in err and "has no train run" in err

@@ -1,0 +1,324 @@
+"""Telemetry: parsers on recorded powermetrics / notifyutil outputs, powermetrics without the
+sudoers rule, derived energy metrics with known answers, sustained-mode rows, and a sampler
+running in the parent during a real tiny run."""
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+from core import telemetry
+from core.measure import MeasureSettings, measure_for
+from core.results import Row, RunRecord
+from core.runner import RunSpec, execute
+from core.store import Store
+from core.telemetry import (
+    SUDOERS_LINE,
+    PlistStream,
+    PowermetricsSource,
+    Source,
+    TelemetrySampler,
+    derived_rows,
+    nvml_index,
+    parse_notifyutil_thermal,
+    powermetrics_command,
+    powermetrics_values,
+    summarize_series,
+    sustained,
+    sustained_rows,
+)
+
+DATA = Path(__file__).parent / "data" / "powermetrics"
+
+
+# ---------------------------------------------------------------- parsers
+
+def recorded_samples(name: str) -> list[dict]:
+    stream = PlistStream()
+    return stream.feed((DATA / name).read_bytes()) + stream.flush()
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 4096, 10**6])
+def test_powermetrics_stream_splits_recorded_samples_however_it_arrives(chunk):
+    raw = (DATA / "m1max_gpu_load.plist").read_bytes()
+    stream = PlistStream()
+    docs = []
+    for i in range(0, len(raw), chunk):
+        docs += stream.feed(raw[i:i + chunk])
+    assert len(docs) == 2          # the last sample is complete only at the end
+    docs += stream.flush()
+    assert [d["thermal_pressure"] for d in docs] == ["Nominal", "Nominal", "Moderate"]
+
+
+def test_powermetrics_values_on_apple_silicon():
+    v = powermetrics_values(recorded_samples("m1max_gpu_load.plist")[0])
+    assert v["gpu_power_w"] == ("W", pytest.approx(37.21))
+    assert v["cpu_power_w"] == ("W", pytest.approx(3.912))
+    assert v["package_power_w"] == ("W", pytest.approx(41.122))
+    assert v["gpu_clock_mhz"] == ("MHz", 1296.0)
+    assert v["gpu_active_percent"][1] == pytest.approx(96.16)
+    assert "gpu_temperature_c" not in v     # Apple Silicon reports none through powermetrics
+
+
+def test_powermetrics_falls_back_to_energy_over_the_interval():
+    doc = {"elapsed_ns": 500_000_000, "processor": {"gpu_energy": 10_000, "cpu_energy": 500}}
+    v = powermetrics_values(doc)
+    assert v["gpu_power_w"][1] == pytest.approx(20.0)    # 10 J in half a second
+    assert v["cpu_power_w"][1] == pytest.approx(1.0)
+
+
+def test_powermetrics_values_on_an_intel_mac_with_smc():
+    [doc] = recorded_samples("intel_smc.plist")
+    v = powermetrics_values(doc)
+    assert v["package_power_w"] == ("W", pytest.approx(42.65))
+    assert v["cpu_temperature_c"] == ("°C", 97.4)
+    assert v["gpu_temperature_c"] == ("°C", 71.0)
+    assert v["fan_rpm"][1] == 4312.5
+
+
+def test_powermetrics_command_never_prompts_and_adds_smc_on_intel():
+    arm = powermetrics_command("arm64")
+    assert arm[:3] == ["sudo", "-n", "/usr/bin/powermetrics"]
+    assert "cpu_power,gpu_power,thermal" in arm and arm[-2:] == ["-i", "1000"]
+    assert "cpu_power,gpu_power,thermal,smc" in powermetrics_command("x86_64")
+
+
+def test_thermal_pressure_from_notifyutil():
+    assert parse_notifyutil_thermal((DATA / "notifyutil_nominal.txt").read_text()) == 0
+    assert parse_notifyutil_thermal((DATA / "notifyutil_heavy.txt").read_text()) == 2
+    assert parse_notifyutil_thermal("notifyutil: command not found") is None
+    assert telemetry.thermal_level_name(2) == "Heavy"
+
+
+@pytest.mark.parametrize("device, visible, index", [
+    ("cuda", None, 0), ("cuda:1", None, 1), ("cuda:1", "2,3", 3), ("cuda:0", "GPU-abc", 0)])
+def test_nvml_index_follows_cuda_visible_devices(device, visible, index):
+    assert nvml_index(device, visible) == index
+
+
+# ---------------------------------------------------------------- powermetrics as a process
+
+def _fake_powermetrics(script: str) -> list[str]:
+    return [sys.executable, "-c", script]
+
+
+def test_without_the_sudoers_rule_power_is_unavailable_and_explained():
+    stderr = (DATA / "sudo_no_rule.txt").read_text()
+    source = PowermetricsSource(_fake_powermetrics(
+        f"import sys; sys.stderr.write({stderr!r}); sys.exit(1)"))
+    sampler = TelemetrySampler("mps", 0.05, [source]).start()
+    time.sleep(0.2)
+    t = sampler.stop()
+    note = next(n for n in t["notes"] if n.startswith("power unavailable"))
+    assert "sudo: a password is required" in note and SUDOERS_LINE in note
+    assert t["summary"]["power_source"] is None
+    assert t["summary"]["power_unavailable"] == note
+
+
+def test_powermetrics_stream_becomes_series_and_is_stopped():
+    # Plays the recorded output a sample at a time, then waits like powermetrics does.
+    script = (f"import sys, time; docs = open({str(DATA / 'm1max_gpu_load.plist')!r}, 'rb')"
+              ".read().split(b'\\0')\n"
+              "for i, d in enumerate(docs):\n"
+              "    sys.stdout.buffer.write((b'\\0' if i else b'') + d); sys.stdout.flush()"
+              "; time.sleep(0.05)\n"
+              "time.sleep(60)")
+    sampler = TelemetrySampler("mps", 0.05, [PowermetricsSource(_fake_powermetrics(script))])
+    sampler.start()
+    deadline = time.monotonic() + 10
+    while len(sampler.snapshot().get("gpu_power_w", {}).get("v", [])) < 2:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    t0 = time.monotonic()
+    t = sampler.stop()
+    assert time.monotonic() - t0 < 5          # the endless process was ended
+    assert t["series"]["gpu_power_w"]["v"] == pytest.approx([37.21, 39.874, 38.122])
+    s = t["summary"]
+    assert s["power_source"] == "GPU (powermetrics)" and s["power_series"] == "gpu_power_w"
+    assert s["power_w"] == pytest.approx((37.21 + 39.874 + 38.122) / 3)
+    assert not any(n.startswith("power unavailable") for n in t["notes"])
+
+
+# ---------------------------------------------------------------- derived metrics
+
+def _telemetry(power: list[tuple[float, float]], name="gpu_power_w", label="board (NVML)",
+               **extra_series) -> dict:
+    series = {name: {"unit": "W", "t": [t for t, _ in power], "v": [v for _, v in power]},
+              **extra_series}
+    return {"interval_s": 1.0, "series": series,
+            "summary": summarize_series(series, name, label, power[-1][0], [])}
+
+
+def test_energy_per_sample_and_per_watt_use_each_points_own_power():
+    # 40 W while point A runs (t 0..5), 50 W while point B runs (t 5..10).
+    power = [(t, 40.0 if t <= 5 else 50.0) for t in range(11)]
+    a, b = {"model": "resnet50", "batch_size": 64}, {"model": "resnet50", "batch_size": 128}
+    rows = [Row("samples_per_s", 100.0, "img/s", a), Row("step_time", 640.0, "ms", a),
+            Row("tflops", 2.0, "TFLOPS", a), Row("samples_per_s", 200.0, "img/s", b)]
+    extra = derived_rows(rows, [5.0, 5.0, 5.0, 10.0], _telemetry(power))
+    got = {(r.metric, r.params["batch_size"]): r for r in extra}
+    assert got["power", 64].value == pytest.approx(40.0)
+    assert got["power", 128].value == pytest.approx((40 + 5 * 50) / 6)  # samples t = 5..10
+    assert got["joules_per_sample", 64].value == pytest.approx(0.4)
+    assert got["joules_per_sample", 64].unit == "J/sample"
+    assert got["samples_per_watt", 64].value == pytest.approx(2.5)
+    assert got["samples_per_watt", 64].unit == "img/s/W"
+    assert got["tflops_per_watt", 64].value == pytest.approx(0.05)
+    assert "board (NVML)" in got["joules_per_sample", 64].note
+    assert [r.metric for r in extra].count("power") == 2          # once per point
+
+
+def test_rows_sent_together_get_no_made_up_power():
+    # A sustained run's per-minute rows arrive together after the whole-run row.
+    point = {"model": "resnet50"}
+    rows = [Row("samples_per_s", 100.0, "img/s", point)] + \
+        sustained_rows([float(t) for t in range(1, 121)], [100.0] * 120, "img/s", point)
+    times = [120.0] * len(rows)
+    extra = derived_rows(rows, times, _telemetry([(t, 30.0) for t in range(121)]))
+    assert [r.params for r in extra if r.metric == "joules_per_sample"] == [point]
+
+
+def test_summary_energy_temperature_pressure_and_battery():
+    power = [(0.0, 10.0), (1.0, 20.0), (2.0, 20.0)]
+    t = _telemetry(power, "cpu_power_w", "CPU (powermetrics)",
+                   thermal_pressure={"unit": "level", "t": [0, 1, 2], "v": [0, 2, 1]},
+                   on_battery={"unit": "bool", "t": [0, 2], "v": [0, 1]})
+    s = t["summary"]
+    assert s["energy_j"] == pytest.approx(15 + 20)               # trapezoids
+    assert s["max_thermal_pressure"] == "Heavy" and s["on_battery"] is True
+    assert s["series"]["cpu_power_w"]["max"] == 20.0
+    nvml = _telemetry([(0.0, 100.0), (1.0, 300.0)],
+                      gpu_energy_j={"unit": "J", "t": [0, 1], "v": [0.0, 250.0]},
+                      gpu_temperature_c={"unit": "°C", "t": [0, 1], "v": [61.0, None]})
+    assert nvml["summary"]["energy_j"] == 250.0                  # the counter wins
+    rows = derived_rows([], [], nvml)
+    assert [(r.metric, r.value, r.params) for r in rows] == [("max_temperature", 61.0, {})]
+    rows = derived_rows([], [], t)
+    assert rows[0].metric == "max_thermal_pressure" and "Heavy" in rows[0].note
+
+
+# ---------------------------------------------------------------- sustained mode
+
+def test_throttle_ratio_with_known_answer():
+    ends = [float(t) for t in range(1, 181)]                     # one block a second, 3 min
+    rates = [100.0] * 60 + [90.0] * 60 + [80.0] * 60
+    s = sustained(ends, rates)
+    assert (s.first, s.last, s.ratio) == (100.0, 80.0, pytest.approx(0.8))
+    assert s.per_window == [(0.0, 100.0), (60.0, 90.0), (120.0, 80.0)]
+    rows = sustained_rows(ends, rates, "img/s", {"model": "resnet50"})
+    assert [r.params.get("minute") for r in rows[:-1]] == [0.0, 1.0, 2.0]
+    assert rows[-1].metric == "throttle_ratio" and rows[-1].value == pytest.approx(0.8)
+    assert rows[-1].params == {"model": "resnet50"}
+
+
+def test_short_sustained_run_uses_halves():
+    s = sustained([0.5, 1.0, 1.5, 2.0], [10.0, 10.0, 5.0, 5.0], window_s=60)
+    assert s.window_s == 1.0 and s.ratio == pytest.approx(0.5)
+    with pytest.raises(ValueError):
+        sustained([1.0], [1.0])
+
+
+def test_measure_for_runs_for_the_duration_and_keeps_block_times():
+    def call():
+        end = time.perf_counter() + 0.001
+        while time.perf_counter() < end:
+            pass
+    seen = []
+    m = measure_for(call, lambda: None, 0.3, MeasureSettings(min_block_s=0.01, max_warmup_s=0.2),
+                    on_block=seen.append)
+    assert m.block_end_s == seen and m.block_end_s == sorted(m.block_end_s)
+    assert m.block_end_s[-1] >= 0.3 and len(m.block_end_s) == len(m.per_call_s)
+
+
+# ---------------------------------------------------------------- the sampler
+
+class ConstantPower(Source):
+    name = "test power"
+    power_labels: ClassVar[dict[str, str]] = {"cpu_power_w": "CPU (test)"}
+
+    def poll(self):
+        return {"cpu_power_w": ("W", 20.0)}
+
+
+class Broken(Source):
+    name = "broken"
+
+    def poll(self):
+        raise OSError("sensor gone")
+
+
+def test_a_broken_source_stops_alone():
+    sampler = TelemetrySampler("cpu", 0.02, [Broken(), ConstantPower()]).start()
+    time.sleep(0.1)
+    t = sampler.stop()
+    assert any("broken sampling stopped: sensor gone" in n for n in t["notes"])
+    assert len(t["series"]["cpu_power_w"]["v"]) >= 3
+
+
+@pytest.mark.usefixtures("fake_workloads")
+def test_sampler_runs_in_the_parent_during_a_real_run(monkeypatch):
+    monkeypatch.setattr(telemetry, "DEFAULT_INTERVAL_S", 0.05)
+    rec = execute(RunSpec("fake-ok", params={"steps": 2}), Store())
+    t = rec.telemetry
+    assert t["interval_s"] == 0.05
+    for name in ("cpu_percent", "memory_used_bytes", "swap_used_bytes"):
+        assert len(t["series"][name]["v"]) >= 2
+        assert t["series"][name]["t"] == sorted(t["series"][name]["t"])
+    assert t["summary"]["series"]["memory_used_bytes"]["max"] > 0
+    stored = Store().get(rec.id)
+    assert stored.telemetry == json.loads(json.dumps(t))         # kept and valid
+    assert RunRecord.from_dict(rec.to_dict()).telemetry is not None
+
+
+def test_tiny_gemm_gets_tflops_per_watt(monkeypatch):
+    monkeypatch.setattr(telemetry, "DEFAULT_INTERVAL_S", 0.05)
+    monkeypatch.setattr(telemetry, "default_sources",
+                        lambda device, interval_s: [telemetry.PsutilSource(), ConstantPower()])
+    rec = execute(RunSpec("gemm", params={"sizes": [64], "dtypes": ["float32"]}, quick=True),
+                  Store())
+    assert rec.status == "ok", rec.reason
+    per_watt = [r for r in rec.rows if r.metric == "tflops_per_watt"]
+    assert len(per_watt) == 1 and per_watt[0].params == {"size": 64, "dtype": "float32"}
+    tflops = next(r for r in rec.rows if r.metric == "tflops")
+    assert per_watt[0].value == pytest.approx(tflops.value / 20.0)
+    assert "CPU (test)" in per_watt[0].note
+    assert rec.telemetry["summary"]["derived"][0]["metric"] == "power"
+
+
+def test_nvml_source_reads_the_runs_gpu(monkeypatch):
+    # nvidia-ml-py's calls as a fake driver answers them: no GPU is needed for the test.
+    import types
+    calls = {"energy": 5_000_000}
+
+    def energy(handle):
+        calls["energy"] += 30_000              # mJ per poll
+        return calls["energy"]
+
+    def not_supported(*_):
+        raise RuntimeError("Not Supported")
+
+    fake = types.SimpleNamespace(
+        NVML_TEMPERATURE_GPU=0, NVML_CLOCK_SM=1, nvmlInit=lambda: None,
+        nvmlShutdown=lambda: None, nvmlDeviceGetHandleByIndex=lambda i: ("gpu", i),
+        nvmlDeviceGetPowerUsage=lambda h: 312_500, nvmlDeviceGetTotalEnergyConsumption=energy,
+        nvmlDeviceGetTemperature=lambda h, kind: 71, nvmlDeviceGetClockInfo=not_supported,
+        nvmlDeviceGetMemoryInfo=lambda h: types.SimpleNamespace(used=8 * 2**30))
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3")
+    source = telemetry.NvmlSource("cuda:0")
+    t = TelemetrySampler("cuda:0", 0.02, [source]).start()
+    time.sleep(0.1)
+    result = t.stop()
+    assert source._handle == ("gpu", 3)
+    s = result["series"]
+    assert set(s["gpu_power_w"]["v"]) == {312.5} and set(s["gpu_temperature_c"]["v"]) == {71}
+    assert s["gpu_energy_j"]["v"][0] == 0.0 and s["gpu_energy_j"]["v"][1] == pytest.approx(30.0)
+    assert "gpu_sm_clock_mhz" not in s
+    assert any("gpu_sm_clock_mhz unavailable" in n for n in result["notes"])
+    summary = result["summary"]
+    assert summary["power_source"] == "board (NVML)" and summary["power_w"] == 312.5
+    assert summary["energy_j"] == pytest.approx(30.0 * (len(s["gpu_energy_j"]["v"]) - 1))
+    assert summary["max_temperature_c"] == 71
