@@ -23,9 +23,14 @@ class Param:
     max: float | None = None
     choices: tuple[str, ...] = ()
     auto: str = ""                 # when default is None: what "auto" means, for help texts
+    title: str = ""                # the form's label, when the capitalised name reads badly
 
     def __post_init__(self) -> None:
         assert self.kind in KINDS, self.kind
+
+    @property
+    def label(self) -> str:
+        return self.title or self.name.replace("_", " ").capitalize()
 
     @property
     def flag(self) -> str:
@@ -118,7 +123,7 @@ class Param:
     def to_dict(self) -> dict:
         return {"name": self.name, "flag": self.flag, "kind": self.kind, "default": self.default,
                 "help": self.help, "min": self.min, "max": self.max,
-                "choices": list(self.choices), "auto": self.auto}
+                "choices": list(self.choices), "auto": self.auto, "title": self.label}
 
 
 def resolve(declared: tuple[Param, ...], given: dict[str, Any]) -> dict[str, Any]:

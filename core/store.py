@@ -90,13 +90,13 @@ class Store:
 
     def get(self, run_id: str) -> RunRecord | None:
         row = self.db.execute("SELECT record FROM runs WHERE id = ?", (run_id,)).fetchone()
-        return RunRecord.from_dict(json.loads(row[0])) if row else None
+        return RunRecord.from_dict(json.loads(row[0]), validate_schema=False) if row else None
 
     def find(self, prefix: str) -> list[RunRecord]:
         """Runs whose id starts with `prefix` (users type the first few characters)."""
         rows = self.db.execute("SELECT record FROM runs WHERE id LIKE ? ORDER BY created_at",
                                (prefix.replace("%", "") + "%",)).fetchall()
-        return [RunRecord.from_dict(json.loads(r[0])) for r in rows]
+        return [RunRecord.from_dict(json.loads(r[0]), validate_schema=False) for r in rows]
 
     def runs(self, limit: int | None = None, workload: str | None = None,
              status: str | None = None) -> list[RunRecord]:
@@ -112,7 +112,7 @@ class Store:
         if limit is not None:
             sql += " LIMIT ?"
             args.append(limit)
-        return [RunRecord.from_dict(json.loads(r[0])) for r in self.db.execute(sql, args)]
+        return [RunRecord.from_dict(json.loads(r[0]), validate_schema=False) for r in self.db.execute(sql, args)]
 
     def set_label(self, run_ids: list[str], label: str | None) -> None:
         with self.db:

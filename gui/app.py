@@ -1,0 +1,85 @@
+"""Starts the desktop app: `siliconbench`, `siliconbench gui` and `python -m gui` end here.
+Shows the window before anything slow (no ML framework is imported in this process at all);
+with SILICONBENCH_GUI_EXIT_AFTER_SHOWN=1 it prints the time from launch to the shown window
+and quits (benchmarks/gui_startup.py)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+EXIT_AFTER_SHOWN = "SILICONBENCH_GUI_EXIT_AFTER_SHOWN"
+LAUNCHED_AT = "SILICONBENCH_GUI_LAUNCHED_AT"   # time.time() of the launcher, for the benchmark
+FRAMEWORK_MODULES = ("torch", "tensorflow", "mlx")
+
+
+def _since_launch_s() -> float:
+    """Seconds since launch: from the launcher's clock when it gave one, else since the OS
+    created this process (psutil's figure is coarse on Linux, whole seconds of boot time)."""
+    launched = os.environ.get(LAUNCHED_AT)
+    if launched:
+        return time.time() - float(launched)
+    import psutil
+    return time.time() - psutil.Process().create_time()
+
+
+def main(argv: list[str]) -> int:
+    from core.cli import has_display
+    if not has_display():  # Qt would abort with a core dump instead
+        print("SiliconBench: no display found (DISPLAY is not set): the desktop app cannot "
+              "open; use the siliconbench command instead, e.g. siliconbench quick.",
+              file=sys.stderr)
+        return 2
+
+    from PySide6.QtCore import QEvent, QObject, QTimer
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    from core import __version__
+
+    QApplication.setApplicationName("SiliconBench")
+    QApplication.setOrganizationName("SiliconBench")
+    QApplication.setApplicationVersion(__version__)
+    app = QApplication.instance() or QApplication(["SiliconBench", *argv])
+
+    from core.store import Store, StoreError
+    from gui.main_window import MainWindow, excepthook_for
+    try:
+        store = Store()
+    except StoreError as e:
+        QMessageBox.critical(None, "SiliconBench cannot start", str(e))
+        return 1
+    window = MainWindow(store)
+    sys.excepthook = excepthook_for(window)
+    exit_after_shown = bool(os.environ.get(EXIT_AFTER_SHOWN))
+
+    class FirstExpose(QObject):
+        """Acts once the window is on screen and has had its first paint."""
+        done = False
+
+        def eventFilter(self, obj, event) -> bool:
+            if event.type() == QEvent.Type.Expose and not self.done:
+                self.done = True
+                QTimer.singleShot(0, shown)
+            return False
+
+    def shown() -> None:
+        if exit_after_shown:
+            loaded = [m for m in FRAMEWORK_MODULES if m in sys.modules]
+            print(f"SILICONBENCH_SHOWN {_since_launch_s():.3f} s; frameworks imported: "
+                  f"{', '.join(loaded) or 'none'}", flush=True)
+            window.ask_before_closing = False
+            window.close()
+            app.quit()
+            return
+        window.start_background()
+
+    watcher = FirstExpose()
+    window.show()
+    handle = window.windowHandle()
+    if handle is not None:
+        handle.installEventFilter(watcher)
+    # Platforms that expose before the filter is in place (or never send Expose) still start.
+    QTimer.singleShot(500, lambda: None if watcher.done else watcher.eventFilter(
+        None, QEvent(QEvent.Type.Expose)))
+    return app.exec()

@@ -1,0 +1,645 @@
+"""The main window: machine card, devices and workloads on the left; charts over the run queue
+and the results browser on the right; File/Edit/Run/View/Help menus. It owns the store and the
+run queue, and wires the panels' signals together."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (QApplication, QCheckBox, QFileDialog, QFrame, QHBoxLayout,
+                               QInputDialog, QLabel, QMainWindow, QMessageBox, QPushButton,
+                               QScrollArea, QSplitter, QStackedWidget, QTabWidget, QVBoxLayout,
+                               QWidget)
+
+from core.params import ParamError
+from core.results import NotAResultFile, RunRecord, records_from_json
+from core.runner import RunSpec
+from core.workloads import Workload
+from gui.device_list import DeviceList, device_key
+from gui.machine_card import MachineCard
+from gui.param_form import ParamForm
+from gui.plots import ChartPanel
+from gui.queue_view import QueueView
+from gui.results_browser import ResultsBrowser
+from gui.run_queue import RUNNING, RunJob, RunQueue
+from gui.theme import Theme, font_pt, theme_for
+from gui.workload_catalogue import WorkloadCatalogue
+
+TELEMETRY_REFRESH_MS = 1000
+DEVICE_PANE_WIDTH = 290
+SETUP_PANE_WIDTH = 330
+
+
+def app_settings() -> QSettings:
+    """The app's QSettings; an ini file under SILICONBENCH_HOME when that is set (tests,
+    portable installs), so nothing touches the user's real preferences."""
+    home = os.environ.get("SILICONBENCH_HOME")
+    if home:
+        return QSettings(str(Path(home).expanduser() / "gui-settings.ini"),
+                         QSettings.Format.IniFormat)
+    return QSettings("SiliconBench", "SiliconBench")
+
+
+def about_text() -> str:
+    """Versions of everything that shapes a number, as the About box shows them."""
+    import PySide6
+    import pyqtgraph
+    from PySide6.QtCore import qVersion
+
+    from core import __version__
+    from core.machine import framework_versions
+    frameworks = framework_versions()  # package metadata: nothing is imported
+    lines = [f"SiliconBench {__version__}",
+             f"Python {platform.python_version()} ({platform.machine()})",
+             f"Qt {qVersion()} · PySide6 {PySide6.__version__} · pyqtgraph "
+             f"{pyqtgraph.__version__}"]
+    lines += [f"{name} {version}" for name, version in sorted(frameworks.items())] or \
+        ["No ML framework installed"]
+    return "\n".join(lines)
+
+
+def section_title(text: str, button: QPushButton | None = None) -> QWidget:
+    """A sidebar section's heading, with an optional small button at its right."""
+    label = QLabel(text)
+    label.setObjectName("SectionTitle")
+    if button is None:
+        return label
+    row = QWidget()
+    lay = QHBoxLayout(row)
+    lay.setContentsMargins(0, 0, 0, 0)
+    lay.addWidget(label)
+    lay.addStretch(1)
+    lay.addWidget(button)
+    return row
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, store=None, settings: QSettings | None = None,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        if store is None:
+            from core.store import Store
+            store = Store()
+        self.store = store
+        self.settings = settings or app_settings()
+        self.theme: Theme | None = None
+        self.ask_before_closing = True
+        self.last_message = ""           # the last error or notice shown (tests read it)
+        self._message_box: QMessageBox | None = None
+        self.forms: dict[str, ParamForm] = {}
+        self.queue = RunQueue(store, self)
+
+        self.setWindowTitle("SiliconBench")
+        self.setAcceptDrops(True)
+        self.setUnifiedTitleAndToolBarOnMac(True)
+        self.resize(1440, 900)
+        self.setMinimumSize(1180, 680)
+        self._build()
+        self._build_menus()
+        self._connect()
+        self._restore_settings()
+        self.apply_theme(theme_for())
+        app = QApplication.instance()
+        if app is not None:
+            app.styleHints().colorSchemeChanged.connect(self.apply_color_scheme)
+        self._telemetry_timer = QTimer(self)
+        self._telemetry_timer.timeout.connect(self._poll_telemetry)
+        self._telemetry_timer.start(TELEMETRY_REFRESH_MS)
+
+    # ------------------------------------------------------------------ layout
+
+    def _build(self) -> None:
+        self.machine_card = MachineCard()
+        self.devices = DeviceList()
+        self.catalogue = WorkloadCatalogue()
+        self.form_stack = QStackedWidget()
+        self.quick_box = QCheckBox("Quick measurement (less precise)")
+        self.quick_box.setToolTip("Fewer and shorter timed blocks: a first look in a fraction "
+                                  "of the time; spreads are wider and more points get flagged "
+                                  "noisy.")
+        self.run_button = QPushButton("Run")
+        self.run_button.setDefault(True)
+        self.run_button.setObjectName("RunButton")
+        self.run_button.setMinimumHeight(32)
+        self.run_hint = QLabel()
+        self.run_hint.setWordWrap(True)
+        self.run_hint.setProperty("role", "hint")
+
+        # Three panes, read left to right: where it runs, what runs, what came out.
+        where = QWidget()
+        col = QVBoxLayout(where)
+        col.setContentsMargins(14, 12, 10, 12)
+        col.setSpacing(8)
+        col.addWidget(self.machine_card)
+        col.addWidget(section_title("Devices", self.devices.refresh_button))
+        col.addWidget(self.devices)
+        col.addStretch(1)
+        self.device_pane = self._scrolling(where)
+        self.device_pane.setMinimumWidth(DEVICE_PANE_WIDTH)
+
+        what = QWidget()
+        col = QVBoxLayout(what)
+        col.setContentsMargins(10, 12, 12, 8)
+        col.setSpacing(8)
+        col.addWidget(section_title("Workload"))
+        col.addWidget(self.catalogue)
+        col.addWidget(section_title("Parameters"))
+        col.addWidget(self.form_stack)
+        col.addStretch(1)
+        # Run stays in view however long a workload's form is.
+        run_area = QWidget()
+        run_col = QVBoxLayout(run_area)
+        run_col.setContentsMargins(10, 6, 12, 10)
+        run_col.addWidget(self.quick_box)
+        run_col.addWidget(self.run_button)
+        run_col.addWidget(self.run_hint)
+        self.setup_pane = QWidget()
+        setup_col = QVBoxLayout(self.setup_pane)
+        setup_col.setContentsMargins(0, 0, 0, 0)
+        setup_col.setSpacing(0)
+        setup_col.addWidget(self._scrolling(what), 1)
+        setup_col.addWidget(self._separator())
+        setup_col.addWidget(run_area)
+        self.setup_pane.setMinimumWidth(SETUP_PANE_WIDTH)
+
+        self.charts = ChartPanel()
+        self.queue_view = QueueView(self.queue)
+        self.results = ResultsBrowser(self.store)
+        self.bottom = QTabWidget()
+        self.bottom.setDocumentMode(True)
+        self.bottom.addTab(self.queue_view, "Run Queue")
+        self.bottom.addTab(self.results, "Results")
+
+        self.right_split = QSplitter(Qt.Orientation.Vertical)
+        self.right_split.addWidget(self.charts)
+        self.right_split.addWidget(self.bottom)
+        self.right_split.setStretchFactor(0, 3)
+        self.right_split.setStretchFactor(1, 2)
+        self.right_split.setSizes([520, 320])
+
+        self.main_split = QSplitter(Qt.Orientation.Horizontal)
+        for pane in (self.device_pane, self.setup_pane, self.right_split):
+            self.main_split.addWidget(pane)
+        self.main_split.setStretchFactor(2, 1)
+        self.main_split.setCollapsible(0, False)
+        self.main_split.setCollapsible(1, False)
+        self.main_split.setSizes([DEVICE_PANE_WIDTH, SETUP_PANE_WIDTH, 800])
+        self.setCentralWidget(self.main_split)
+        self.statusBar().showMessage("Looking for devices…")
+
+    @staticmethod
+    def _scrolling(inner: QWidget) -> QScrollArea:
+        scroll = QScrollArea()
+        scroll.setWidget(inner)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        return scroll
+
+    def _separator(self) -> QFrame:
+        line = QFrame()
+        line.setFrameShape(QFrame.Shape.HLine)
+        line.setFrameShadow(QFrame.Shadow.Plain)
+        line.setObjectName("Separator")
+        return line
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        SK = QKeySequence.StandardKey
+
+        def action(menu, text, slot, shortcut=None, role=None) -> QAction:
+            a = QAction(text, self)
+            if shortcut is not None:
+                a.setShortcut(QKeySequence(shortcut) if isinstance(shortcut, (SK, str))
+                              else shortcut)
+            if role is not None:
+                a.setMenuRole(role)
+            a.triggered.connect(slot)
+            menu.addAction(a)
+            return a
+
+        file = bar.addMenu("&File")
+        self.import_action = action(file, "Import Results…", self.choose_import, SK.Open)
+        file.addSeparator()
+        self.export_csv_action = action(file, "Export Selected Runs as CSV…",
+                                        lambda: self.choose_export_runs("csv"), SK.Save)
+        self.export_json_action = action(file, "Export Selected Runs as JSON…",
+                                         lambda: self.choose_export_runs("json"), SK.SaveAs)
+        self.export_png_action = action(file, "Export Chart as PNG…",
+                                        lambda: self.choose_export_chart("png"), "Ctrl+E")
+        self.export_svg_action = action(file, "Export Chart as SVG…",
+                                        lambda: self.choose_export_chart("svg"),
+                                        "Ctrl+Shift+E")
+        file.addSeparator()
+        action(file, "Close Window", self.close, SK.Close)
+        action(file, "Quit SiliconBench", self._quit, SK.Quit, QAction.MenuRole.QuitRole)
+
+        edit = bar.addMenu("&Edit")
+        action(edit, "Select All Runs", self.select_all_runs, SK.SelectAll)
+        self.rename_action = action(edit, "Name Machine…", self.choose_machine_name)
+        self.delete_action = action(edit, "Delete Selected Runs…", self.confirm_delete,
+                                    SK.Delete)
+
+        run = bar.addMenu("&Run")
+        self.run_action = action(run, "Run", self.run_clicked, "Ctrl+R")
+        self.cancel_action = action(run, "Cancel Current Run", self.cancel_current, "Ctrl+.")
+        action(run, "Cancel All Runs", self.queue.cancel_all, "Ctrl+Shift+.")
+        run.addSeparator()
+        action(run, "Refresh Devices", self.devices.start, SK.Refresh)
+
+        view = bar.addMenu("&View")
+        for i in range(self.charts.count()):
+            action(view, f"{self.charts.tabText(i)} Chart" if i < self.charts.count() - 1
+                   else "Result Rows Table", lambda _=False, i=i: self.charts.setCurrentIndex(i),
+                   f"Ctrl+{i + 1}")
+        view.addSeparator()
+        action(view, "Run Queue", lambda: self.bottom.setCurrentWidget(self.queue_view),
+               "Ctrl+Shift+Q")
+        action(view, "Results", lambda: self.bottom.setCurrentWidget(self.results),
+               "Ctrl+Shift+R")
+
+        help_menu = bar.addMenu("&Help")
+        action(help_menu, "About SiliconBench", self.show_about, role=QAction.MenuRole.AboutRole)
+        action(help_menu, "About Qt", QApplication.aboutQt, role=QAction.MenuRole.AboutQtRole)
+
+    def _connect(self) -> None:
+        self.catalogue.chosen.connect(self._on_workload)
+        self.devices.checked_changed.connect(self._update_run_button)
+        self.devices.discovered.connect(self._on_devices_found)
+        self.run_button.clicked.connect(self.run_clicked)
+        self.queue.row_arrived.connect(self._on_row)
+        self.queue.job_ended.connect(self._on_job_ended)
+        self.queue.changed.connect(self._update_status)
+        self.queue.job_added.connect(lambda _: self.bottom.setCurrentWidget(self.queue_view))
+        self.results.selection_changed.connect(self._draw_selection)
+        self.results.rename_button.clicked.connect(self.choose_machine_name)
+        self.results.delete_button.clicked.connect(self.confirm_delete)
+        self.results.store_changed.connect(self._update_status)
+
+    def start_background(self) -> None:
+        """After the window is shown: probe the machine, discover devices, load results."""
+        self.machine_card.start()
+        self.devices.start()
+        self.results.load_in_background()
+
+    # ------------------------------------------------------------------ workloads and runs
+
+    def _on_workload(self, w: Workload) -> None:
+        form = self.forms.get(w.name)
+        if form is None:
+            form = self.forms[w.name] = ParamForm(w.params)
+            saved = self.settings.value(f"params/{w.name}")
+            if isinstance(saved, str):
+                try:
+                    form.set_texts(json.loads(saved))
+                except (ValueError, TypeError):
+                    pass  # settings from an older version: start from the defaults
+            form.validity_changed.connect(self._update_run_button)
+            self.form_stack.addWidget(form)
+        self.form_stack.setCurrentWidget(form)
+        self.devices.restrict_to(w.frameworks)
+        self._update_run_button()
+
+    @property
+    def form(self) -> ParamForm | None:
+        w = self.catalogue.current()
+        return self.forms.get(w.name) if w else None
+
+    def _update_run_button(self, *_) -> None:
+        devices = self.devices.checked()
+        form = self.form
+        problem = ""
+        if self.catalogue.load_error:
+            problem = self.catalogue.load_error
+        elif self.catalogue.current() is None:
+            problem = "Choose a workload."
+        elif form is not None and not form.is_valid():
+            problem = "Fix the marked parameter before running."
+        elif not devices:
+            problem = ("Waiting for the device list…" if not self.devices.devices
+                       else "Tick at least one device.")
+        n = len(devices)
+        self.run_button.setText("Run" if n <= 1 else f"Run on {n} Devices")
+        self.run_button.setEnabled(not problem)
+        self.run_action.setEnabled(not problem)
+        self.run_hint.setText(problem or ("Runs are queued and measured one at a time. "
+                                          "The window stays usable meanwhile."))
+
+    def build_specs(self) -> tuple[list[RunSpec], list[str]]:
+        """One RunSpec per ticked device, from the form; ParamError if a field is wrong."""
+        w = self.catalogue.current()
+        params = self.form.values() if self.form else {}
+        specs, titles = [], []
+        for d in self.devices.checked():
+            specs.append(RunSpec(w.name, d.framework, d.id, dict(params),
+                                 quick=self.quick_box.isChecked()))
+            titles.append(f"{w.title} · {d.name} ({d.framework} {d.id})")
+        return specs, titles
+
+    def run_clicked(self) -> list[RunJob]:
+        if not self.run_button.isEnabled():
+            return []
+        try:
+            specs, titles = self.build_specs()
+        except ParamError as e:  # the form marks it too; a run is never sent with it
+            self.show_message("Check the parameters", str(e))
+            return []
+        self._save_run_choices()
+        return self.queue.enqueue(specs, titles)
+
+    def cancel_current(self) -> None:
+        if self.queue.current is not None:
+            self.queue.cancel(self.queue.current)
+
+    def _on_row(self, job: RunJob) -> None:
+        self.charts.update_record(job.record)
+
+    def _poll_telemetry(self) -> None:
+        job = self.queue.current
+        telemetry = self.queue.live_telemetry() if job is not None else None
+        if telemetry and telemetry["series"]:
+            job.record.telemetry = telemetry
+            self.charts.update_telemetry(job.record)
+
+    def _on_job_ended(self, job: RunJob) -> None:
+        if job.saved:
+            self.results.add_record(job.record, select=True)  # draws it via the selection
+        self._update_status()
+
+    def _draw_selection(self, selected: list[RunRecord]) -> None:
+        ids = {r.id for r in selected}
+        live = [j.record for j in self.queue.jobs
+                if j.state == RUNNING and j.record.rows and j.record.id not in ids]
+        self.charts.show_records(selected + live)
+
+    def _on_devices_found(self) -> None:
+        usable = [d for d in self.devices.devices if d.usable]
+        self.statusBar().showMessage(f"{len(usable)} usable device"
+                                     f"{'s' * (len(usable) != 1)} found.", 5000)
+        if not self.devices.checked_keys() and usable:
+            self.devices.set_checked([device_key(usable[0])])  # a sensible first choice
+
+    def _update_status(self) -> None:
+        fraction, ended, total = self.queue.overall()
+        if self.queue.busy:
+            self.statusBar().showMessage(f"Running: {ended} of {total} runs finished "
+                                         f"({fraction:.0%}).")
+        elif total:
+            self.statusBar().showMessage(f"Queue finished: {ended} run{'s' * (ended != 1)}.",
+                                         8000)
+
+    # ------------------------------------------------------------------ results
+
+    def select_all_runs(self) -> None:
+        self.bottom.setCurrentWidget(self.results)
+        self.results.view.selectAll()
+
+    def choose_machine_name(self) -> None:
+        records = self.results.selected_records()
+        if not records:
+            self.show_message("Name a machine", "Select a run of that machine under Results "
+                              "first.", QMessageBox.Icon.Information)
+            return
+        label, ok = QInputDialog.getText(self, "Name Machine",
+                                         "Name for this machine, shown on its runs and charts "
+                                         "(empty: its model name):",
+                                         text=records[0].label or records[0].machine_label)
+        if ok:
+            n = self.results.rename_machine(label, records)
+            self.statusBar().showMessage(f"Named the machine on {n} runs.", 5000)
+
+    def confirm_delete(self) -> None:
+        records = self.results.selected_records()
+        if not records:
+            return
+        answer = QMessageBox.question(
+            self, "Delete Runs", f"Delete {len(records)} run{'s' * (len(records) != 1)} from "
+            "the results store? This cannot be undone; export them first to keep a copy.",
+            QMessageBox.StandardButton.Delete | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Cancel)
+        if answer == QMessageBox.StandardButton.Delete:
+            n = self.results.delete(records)
+            self.statusBar().showMessage(f"Deleted {n} runs.", 5000)
+
+    # ------------------------------------------------------------------ import and export
+
+    def choose_import(self) -> None:
+        paths, _ = QFileDialog.getOpenFileNames(self, "Import Results", self._last_dir(),
+                                                "SiliconBench results (*.json);;All files (*)")
+        if paths:
+            self._remember_dir(paths[0])
+            self.import_files(paths)
+
+    def import_files(self, paths: list[str]) -> bool:
+        """All files or nothing: one bad file refuses the import and changes nothing."""
+        records: list[RunRecord] = []
+        for path in paths:
+            name = Path(path).name
+            try:
+                text = Path(path).read_text(encoding="utf-8")
+                records += records_from_json(text)
+            except NotAResultFile as e:
+                return self._refuse_import(f"{name} is not a SiliconBench result file: {e}.")
+            except (OSError, UnicodeDecodeError) as e:
+                return self._refuse_import(f"{name} cannot be read: "
+                                           f"{getattr(e, 'strerror', None) or e}.")
+        if not records:
+            return self._refuse_import("The files hold no runs.")
+        added, skipped = self.store.import_records(records)
+        self.results.reload(keep_selection=False)
+        self.results.select_ids({r.id for r in records})
+        self.bottom.setCurrentWidget(self.results)
+        note = f"Imported {added} run{'s' * (added != 1)}"
+        note += f"; {skipped} already in the store." if skipped else "."
+        self.last_message = note
+        self.statusBar().showMessage(note, 8000)
+        return True
+
+    def _refuse_import(self, text: str) -> bool:
+        self.show_message("Nothing was imported", text)
+        return False
+
+    def choose_export_runs(self, fmt: str) -> None:
+        records = self.results.selected_records()
+        if not records:
+            self.show_message("Nothing to export", "Select runs under Results to export them.",
+                              QMessageBox.Icon.Information)
+            return
+        path, _ = QFileDialog.getSaveFileName(
+            self, f"Export Runs as {fmt.upper()}",
+            str(Path(self._last_dir()) / f"siliconbench-runs.{fmt}"),
+            f"{fmt.upper()} files (*.{fmt})")
+        if path:
+            self._remember_dir(path)
+            self.export_runs(path, records)
+
+    def export_runs(self, path: str, records: list[RunRecord] | None = None) -> bool:
+        from core.export import to_csv, to_json
+        records = records if records is not None else self.results.selected_records()
+        fmt = Path(path).suffix.lower().lstrip(".")
+        text = to_json(records) if fmt == "json" else to_csv(records)
+        try:
+            Path(path).write_text(text, encoding="utf-8")
+        except OSError as e:
+            self.show_message("Export failed", f"Cannot write {path}: {e.strerror or e}.")
+            return False
+        self.statusBar().showMessage(f"Exported {len(records)} runs to {path}.", 8000)
+        return True
+
+    def choose_export_chart(self, fmt: str) -> None:
+        if self.charts.current_chart() is None or not self.charts.current_chart().has_data():
+            self.show_message("Nothing to export", "Show a chart with data first (select "
+                              "runs under Results, or run one).", QMessageBox.Icon.Information)
+            return
+        name = self.charts.tabText(self.charts.currentIndex()).lower()
+        path, _ = QFileDialog.getSaveFileName(
+            self, f"Export Chart as {fmt.upper()}",
+            str(Path(self._last_dir()) / f"siliconbench-{name}.{fmt}"),
+            f"{fmt.upper()} images (*.{fmt})")
+        if path:
+            self._remember_dir(path)
+            self.export_chart(path)
+
+    def export_chart(self, path: str) -> bool:
+        try:
+            self.charts.export_chart(path)
+        except (OSError, ValueError) as e:
+            self.show_message("Export failed", f"Cannot export the chart to {path}: {e}")
+            return False
+        self.statusBar().showMessage(f"Chart saved to {path}.", 8000)
+        return True
+
+    def _last_dir(self) -> str:
+        return str(self.settings.value("files/last_dir", str(Path.home())))
+
+    def _remember_dir(self, path: str) -> None:
+        self.settings.setValue("files/last_dir", str(Path(path).parent))
+
+    # ------------------------------------------------------------------ drag and drop
+
+    def dragEnterEvent(self, event) -> None:
+        urls = event.mimeData().urls()
+        if urls and all(u.isLocalFile() for u in urls):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:
+        paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        if paths:
+            event.acceptProposedAction()
+            self.import_files(paths)
+
+    # ------------------------------------------------------------------ messages, about
+
+    def show_message(self, title: str, text: str,
+                     icon: QMessageBox.Icon = QMessageBox.Icon.Warning) -> None:
+        """A sheet on the Mac (window-modal, not blocking the event loop)."""
+        self.last_message = text
+        box = QMessageBox(icon, title, text, QMessageBox.StandardButton.Ok, self)
+        box.setWindowModality(Qt.WindowModality.WindowModal)
+        self._message_box = box
+        box.open()
+
+    def show_about(self) -> None:
+        QMessageBox.about(self, "About SiliconBench",
+                          "<h3>SiliconBench</h3><p>Benchmarks for machine learning on Apple "
+                          "Silicon, NVIDIA GPUs and CPUs.</p><pre>" + about_text() + "</pre>")
+
+    # ------------------------------------------------------------------ theme
+
+    def apply_color_scheme(self, scheme: Qt.ColorScheme) -> None:
+        self.apply_theme(theme_for(scheme))
+
+    def apply_theme(self, theme: Theme) -> None:
+        if theme == self.theme:
+            return
+        self.theme = theme
+        self.setStyleSheet(
+            f"QLabel#SectionTitle {{ font-weight: 600; color: {theme.muted};"
+            f" font-size: {font_pt(0.92)}pt; padding-top: 4px; }}"
+            f"QLabel#SectionSubtitle {{ font-weight: 600; }}"
+            f"QLabel[role='hint'] {{ color: {theme.muted}; font-size: {font_pt(0.9)}pt; }}"
+            f"QLabel[role='error'] {{ color: {theme.error}; font-size: {font_pt(0.9)}pt; }}"
+            f"QFrame#Separator {{ color: {theme.border}; }}")
+        for panel in (self.machine_card, self.devices, self.catalogue, self.charts,
+                      self.queue_view, self.results):
+            panel.apply_theme(theme)
+
+    def changeEvent(self, event) -> None:
+        # Without colorSchemeChanged (older desktops) a palette change is the only signal.
+        if event.type() == QEvent.Type.ApplicationPaletteChange:
+            self.apply_theme(theme_for())
+        super().changeEvent(event)
+
+    # ------------------------------------------------------------------ settings
+
+    def _restore_settings(self) -> None:
+        s = self.settings
+        geometry = s.value("window/geometry")
+        if isinstance(geometry, QByteArray):
+            self.restoreGeometry(geometry)
+        for key, split in (("window/main_split", self.main_split),
+                           ("window/right_split", self.right_split)):
+            state = s.value(key)
+            if isinstance(state, QByteArray):
+                split.restoreState(state)
+        self.quick_box.setChecked(str(s.value("run/quick", "false")).lower() == "true")
+        self.catalogue.select(s.value("run/workload"))
+        devices = s.value("run/devices")
+        if isinstance(devices, str):
+            devices = [devices]
+        if isinstance(devices, list):
+            self.devices.set_checked(devices)
+        self._update_run_button()
+
+    def _save_run_choices(self) -> None:
+        s = self.settings
+        w = self.catalogue.current()
+        if w is not None:
+            s.setValue("run/workload", w.name)
+        s.setValue("run/devices", self.devices.checked_keys())
+        s.setValue("run/quick", "true" if self.quick_box.isChecked() else "false")
+        for name, form in self.forms.items():
+            s.setValue(f"params/{name}", json.dumps(form.texts()))
+
+    def save_settings(self) -> None:
+        self._save_run_choices()
+        s = self.settings
+        s.setValue("window/geometry", self.saveGeometry())
+        s.setValue("window/main_split", self.main_split.saveState())
+        s.setValue("window/right_split", self.right_split.saveState())
+        s.sync()
+
+    def _quit(self) -> None:
+        if self.close():
+            QApplication.quit()
+
+    def closeEvent(self, event) -> None:
+        if self.queue.busy and self.ask_before_closing:
+            answer = QMessageBox.question(
+                self, "Stop the runs?", "Runs are still going. Close anyway? The current run "
+                "is cancelled; the points it measured so far are kept.",
+                QMessageBox.StandardButton.Close | QMessageBox.StandardButton.Cancel,
+                QMessageBox.StandardButton.Cancel)
+            if answer != QMessageBox.StandardButton.Close:
+                event.ignore()
+                return
+        self.save_settings()
+        self.queue.shutdown()
+        super().closeEvent(event)
+
+
+def excepthook_for(window: MainWindow):
+    """A bug in a slot shows in the status bar and stderr; the window stays open."""
+    def hook(kind, value, tb) -> None:
+        sys.__excepthook__(kind, value, tb)
+        try:
+            window.statusBar().showMessage(f"Internal error: {kind.__name__}: {value}", 15000)
+        except RuntimeError:
+            pass  # the window is gone
+    return hook

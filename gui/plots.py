@@ -1,0 +1,651 @@
+"""Live charts (pyqtgraph). Which chart a row belongs to follows from its metric and point
+parameters, so new workloads slot in: a "size" with tflops or gb_per_s -> a curve over a log2
+size axis (p25/p75 error bars, the device's peak dashed); a "model" -> throughput bars grouped
+by model; telemetry -> a time series."""
+
+from __future__ import annotations
+
+import math
+import sys
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import cache
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QComboBox, QGridLayout, QLabel, QTabWidget, QWidget
+
+from core.results import RunRecord, Row
+from gui.row_table import RowTable
+from gui.row_text import is_serious, number, point_tip
+from gui.theme import LIGHT, Theme, series_color
+
+# metric -> (tab title, y axis label, unit, x axis label)
+CURVE_METRICS = {
+    "tflops": ("TFLOPS", "Throughput", "TFLOPS", "Matrix size N (log₂ scale)"),
+    "gb_per_s": ("Bandwidth", "Bandwidth", "GB/s", "Size (log₂ scale)"),
+}
+BARS = "throughput"
+TELEMETRY = "telemetry"
+
+
+def chart_of(row: Row) -> str | None:
+    """The chart a row is drawn on (CURVE_METRICS key or BARS), or None: table only (e.g.
+    a latency in ms, which does not belong among rates)."""
+    if "model" in row.params:
+        return BARS if row.metric.endswith("_per_s") else None
+    if "size" in row.params and row.metric in CURVE_METRICS:
+        return row.metric
+    return None
+
+
+def size_label(n: float) -> str:
+    n = int(round(n))
+    for div, suffix in ((2**30, "G"), (2**20, "M")):
+        if n >= div and n % div == 0:
+            return f"{n // div}{suffix}"
+    return str(n)
+
+
+def series_title(rec: RunRecord, point: dict, multi_machine: bool) -> str:
+    """'AMD EPYC (torch cpu) · float32', with the machine in front when runs span machines."""
+    device = f"{rec.device_name or rec.device} ({rec.framework} {rec.device})"
+    # Words speak for themselves ("float32"); bare numbers and booleans need their name.
+    extra = " · ".join(v if isinstance(v, str) else f"{k}={v}" for k, v in point.items())
+    title = f"{device} · {extra}" if extra else device
+    return f"{rec.machine_label}: {title}" if multi_machine else title
+
+
+@cache
+def _peaks_by_name() -> dict:
+    from core.peaks import load_peaks
+    return {p.name: p for p in load_peaks()}
+
+
+def peak_of(rec: RunRecord, metric: str, point: dict, rows: list[Row]) -> float | None:
+    """The device's physical peak for this series, from the peak table entry the run named,
+    else implied by the rows' % of peak; None when unknown (CPUs, untabulated GPUs)."""
+    name = rec.settings.get("peak")
+    peak = _peaks_by_name().get(name) if name else None
+    if peak is not None:
+        if metric == "tflops":
+            value = peak.tflops_for(str(point.get("dtype", "float32")),
+                                    tf32=bool(rec.settings.get("tf32")))
+        else:
+            value = peak.bandwidth_gbs
+        if value:
+            return float(value)
+    implied = sorted(r.value * 100.0 / r.pct_of_peak for r in rows
+                     if r.value is not None and r.pct_of_peak)
+    return implied[len(implied) // 2] if implied else None
+
+
+@dataclass
+class Series:
+    key: tuple
+    name: str
+    device: str
+    rows: list[Row] = field(default_factory=list)   # measured rows, in x order
+    missing: list[Row] = field(default_factory=list)  # unsupported points (no value)
+    peak: float | None = None
+
+
+def curve_series(records: list[RunRecord], metric: str) -> list[Series]:
+    """One series per (run, device, framework, the point's other parameters, e.g. dtype)."""
+    multi = len({r.machine_label for r in records}) > 1
+    out: list[Series] = []
+    for rec in records:
+        groups: dict[tuple, Series] = {}
+        for row in rec.rows:
+            if chart_of(row) != metric:
+                continue
+            point = {k: v for k, v in row.params.items() if k != "size"}
+            key = (rec.id, tuple(point.items()))
+            s = groups.get(key)
+            if s is None:
+                s = groups[key] = Series(key, series_title(rec, point, multi),
+                                         rec.device_name or rec.device)
+            (s.rows if row.value is not None else s.missing).append(row)
+        for s in groups.values():
+            s.rows.sort(key=lambda r: float(r.params["size"]))
+            point = dict(s.key[1])
+            s.peak = peak_of(rec, metric, point, s.rows)
+            out.append(s)
+    return out
+
+
+def bar_series(records: list[RunRecord]) -> tuple[list[str], list[Series]]:
+    """(models in first-seen order, one series per run and non-model parameters)."""
+    multi = len({r.machine_label for r in records}) > 1
+    models: list[str] = []
+    out: dict[tuple, Series] = {}
+    for rec in records:
+        for row in rec.rows:
+            if chart_of(row) != BARS:
+                continue
+            model = str(row.params["model"])
+            if model not in models:
+                models.append(model)
+            point = {k: v for k, v in row.params.items() if k != "model"}
+            key = (rec.id, tuple(point.items()))
+            if key not in out:
+                out[key] = Series(key, series_title(rec, point, multi),
+                                  rec.device_name or rec.device)
+            (out[key].rows if row.value is not None else out[key].missing).append(row)
+    return models, list(out.values())
+
+
+class SizeAxis(pg.AxisItem):
+    """x is log2(size): ticks at whole powers of two, labelled with the size itself."""
+
+    def tickValues(self, minVal: float, maxVal: float, size: float):
+        lo, hi = math.ceil(minVal), math.floor(maxVal)
+        if hi < lo:
+            return []
+        step = max(1, math.ceil((hi - lo + 1) / max(2, size / 60)))
+        return [(float(step), [float(v) for v in range(lo, hi + 1, step)])]
+
+    def tickStrings(self, values, scale, spacing):
+        return [size_label(2 ** v) for v in values]
+
+
+def _style_plot(plot: pg.PlotWidget, theme: Theme) -> None:
+    plot.setBackground(theme.background)
+    for name in ("left", "bottom"):
+        axis = plot.getAxis(name)
+        axis.setPen(pg.mkPen(theme.muted))
+        axis.setTextPen(pg.mkPen(theme.foreground))
+        axis.label.setDefaultTextColor(pg.mkColor(theme.foreground))
+    legend = plot.getPlotItem().legend
+    if legend is not None:
+        legend.setLabelTextColor(theme.foreground)
+        legend.setBrush(pg.mkBrush(theme.background + "D0"))
+        legend.setPen(pg.mkPen(theme.border))
+
+
+class Chart(QWidget):
+    """A plot with an empty-state message over it until there is data, and a caption.
+    The plot is laid out from the start, so the first live point costs no relayout."""
+
+    def __init__(self, empty_text: str, plot: pg.PlotWidget,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.theme = LIGHT
+        self._has_data = False
+        self.plot = plot
+        self.plot.showGrid(x=True, y=True, alpha=0.15)
+        self.plot.setMenuEnabled(False)  # our File menu exports; pyqtgraph's menu confuses
+        self.empty = QLabel(empty_text)
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty.setWordWrap(True)
+        self.empty.setProperty("role", "hint")
+        self.empty.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        self.caption = QLabel()
+        self.caption.setWordWrap(True)
+        self.caption.setProperty("role", "hint")
+        layout = QGridLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.plot, 0, 0)
+        layout.addWidget(self.empty, 0, 0)  # the same cell: the message lies over the plot
+        layout.addWidget(self.caption, 1, 0)
+        layout.setRowStretch(0, 1)
+        self.caption.hide()
+        self._show_tick_values(False)
+
+    @property
+    def plot_item(self) -> pg.PlotItem:
+        return self.plot.getPlotItem()
+
+    def has_data(self) -> bool:
+        return self._has_data
+
+    def _show_plot(self, shown: bool) -> None:
+        if shown != self._has_data:
+            self._has_data = shown
+            self.empty.setVisible(not shown)
+            self.caption.setVisible(shown)
+            self._show_tick_values(shown)
+
+    def _show_tick_values(self, shown: bool) -> None:
+        # Numbers on empty axes suggest data that is not there.
+        for name in ("left", "bottom"):
+            self.plot.getAxis(name).setStyle(showValues=shown)
+
+    def apply_theme(self, theme: Theme) -> None:
+        self.theme = theme
+        _style_plot(self.plot, theme)
+
+
+class CurveChart(Chart):
+    """A metric over size, one curve per series, live-updated by set_records."""
+
+    def __init__(self, metric: str, parent: QWidget | None = None) -> None:
+        title, y_name, unit, x_label = CURVE_METRICS[metric]
+        plot = pg.PlotWidget(axisItems={"bottom": SizeAxis("bottom")})
+        super().__init__(f"No {title} results yet.\nChoose a workload and devices "
+                         "on the left, then press Run — points appear here as they are "
+                         "measured.\nOr select earlier runs under Results.", plot, parent)
+        self.metric_name, self.unit = metric, unit
+        plot.getAxis("left").setLabel(f"{y_name} ({unit})")
+        plot.getAxis("left").enableAutoSIPrefix(False)  # "(x0.001)" confuses; 0.25 is clear
+        plot.setLabel("bottom", x_label)
+        plot.addLegend(offset=(12, 8), labelTextSize="9pt")
+        self.series: list[Series] = []
+        self._items: dict[tuple, dict] = {}
+        self._peak_lines: list[pg.InfiniteLine] = []
+        self._peak_keys: list[tuple] = []
+        self._ranges: tuple | None = None
+
+    def set_records(self, records: list[RunRecord]) -> None:
+        self.series = curve_series(records, self.metric_name)
+        self._redraw()
+
+    def point_count(self) -> int:
+        return sum(len(s.rows) for s in self.series)
+
+    def apply_theme(self, theme: Theme) -> None:
+        super().apply_theme(theme)
+        self._redraw()
+
+    def _redraw(self) -> None:
+        plot = self.plot_item
+        wanted = {s.key for s in self.series}
+        for key in [k for k in self._items if k not in wanted]:
+            for item in self._items.pop(key).values():
+                plot.removeItem(item)
+        xs_all, top = [], 0.0
+        peaks: dict[tuple, tuple[Series, str]] = {}
+        for i, s in enumerate(self.series):
+            color = series_color(self.theme, i)
+            items = self._items.get(s.key) or self._new_items(s)
+            self._draw(items, s, color)
+            xs_all += [math.log2(float(r.params["size"])) for r in s.rows]
+            top = max([top] + [r.stats.p75 if r.stats else r.value for r in s.rows])
+            if s.peak:
+                peaks.setdefault((s.device, s.peak), (s, color))
+                top = max(top, s.peak)
+        # Peak lines only change with the set of series: redrawing them on every live row
+        # would cost a visible hitch.
+        if list(peaks) != self._peak_keys:
+            for line in self._peak_lines:
+                plot.removeItem(line)
+            self._peak_lines = [self._add_peak_line(s, color) for s, color in peaks.values()]
+            self._peak_keys = list(peaks)
+        self._show_plot(bool(xs_all))
+        plot.legend.setVisible(bool(self.series))  # an empty legend is a stray box
+        plot.legend.setColumnCount(2 if len(self.series) > 4 else 1)
+        if xs_all:
+            # Headroom above the highest point or peak for the legend in the top corner.
+            headroom = 1.12 + 0.06 * min(len(self.series), 4)
+            ranges = (min(xs_all) - 0.4, max(xs_all) + 0.4, top * headroom if top > 0 else 1)
+            if ranges != self._ranges:
+                self._ranges = ranges
+                plot.setXRange(ranges[0], ranges[1], padding=0)
+                plot.setYRange(0, ranges[2], padding=0)
+        caption = self._caption()
+        if caption != self.caption.text():
+            self.caption.setText(caption)
+
+    def _new_items(self, s: Series) -> dict:
+        plot = self.plot_item
+        line = pg.PlotDataItem(name=s.name)
+        bars = pg.ErrorBarItem(beam=0.08)
+        dots = pg.ScatterPlotItem(hoverable=True, tip=lambda x, y, data: data, size=9)
+        for item in (bars, line, dots):
+            plot.addItem(item)
+        # Clicking the legend entry hides the line; the points and error bars follow it.
+        line.visibleChanged.connect(lambda: (bars.setVisible(line.isVisible()),
+                                             dots.setVisible(line.isVisible())))
+        items = {"line": line, "bars": bars, "dots": dots}
+        self._items[s.key] = items
+        return items
+
+    def _draw(self, items: dict, s: Series, color: str) -> None:
+        xs = [math.log2(float(r.params["size"])) for r in s.rows]
+        ys = [r.value for r in s.rows]
+        items["line"].setData(xs, ys, pen=pg.mkPen(color, width=2))
+        low = [r.value - (r.stats.p25 if r.stats else r.value) for r in s.rows]
+        high = [(r.stats.p75 if r.stats else r.value) - r.value for r in s.rows]
+        if xs:
+            items["bars"].setData(x=np.array(xs), y=np.array(ys),
+                                  top=np.array(high), bottom=np.array(low),
+                                  pen=pg.mkPen(color, width=1.5))
+        else:
+            items["bars"].setData(x=np.array([]), y=np.array([]))
+        symbols, brushes, pens = [], [], []
+        for r in s.rows:
+            if is_serious(r):
+                symbols.append("x"), brushes.append(pg.mkBrush(self.theme.error))
+                pens.append(pg.mkPen(self.theme.error, width=1.5))
+            elif "noisy" in r.flags:
+                symbols.append("o"), brushes.append(pg.mkBrush(self.theme.background))
+                pens.append(pg.mkPen(color, width=2))
+            else:
+                symbols.append("o"), brushes.append(pg.mkBrush(color))
+                pens.append(pg.mkPen(self.theme.background, width=1))
+        items["dots"].setData(x=xs, y=ys, symbol=symbols, brush=brushes, pen=pens,
+                              data=[point_tip(s.name, r) for r in s.rows])
+
+    def _add_peak_line(self, s: Series, color: str) -> pg.InfiniteLine:
+        line = pg.InfiniteLine(
+            pos=s.peak, angle=0, movable=False,
+            pen=pg.mkPen(color, width=1.2, style=Qt.PenStyle.DashLine),
+            label=f"{s.device} peak {number(s.peak)} {self.unit}",
+            labelOpts={"position": 0.98, "color": color, "anchors": [(1, 1), (1, 1)]})
+        self.plot_item.addItem(line, ignoreBounds=True)
+        return line
+
+    def _caption(self) -> str:
+        parts = ["Error bars: p25–p75 of the timed blocks. Hover a point for its spread, "
+                 "confidence interval and flags."]
+        with_peak = [s for s in self.series if s.peak]
+        if with_peak:
+            parts.append("Dashed: the device's physical peak.")
+        unknown = sorted({s.device for s in self.series if not s.peak and s.rows})
+        if unknown:
+            parts.append(f"Peak unknown for {', '.join(unknown)}.")
+        flagged = [r for s in self.series for r in s.rows if r.flags]
+        if flagged:
+            parts.append("Hollow: noisy; ✕: above peak or wrong result.")
+        missing = [f"{s.name} N={r.params.get('size')}" for s in self.series for r in s.missing]
+        if missing:
+            more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+            parts.append(f"Not measured (unsupported): {'; '.join(missing[:3])}{more}.")
+        return " ".join(parts)
+
+
+class CategoryAxis(pg.AxisItem):
+    """Bar groups: ticks at whole numbers, labelled with the model names."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.names: list[str] = []
+
+    def tickValues(self, minVal: float, maxVal: float, size: float):
+        return [(1.0, [float(i) for i in range(len(self.names))])]
+
+    def tickStrings(self, values, scale, spacing):
+        return [self.names[int(v)] if 0 <= int(v) < len(self.names) else "" for v in values]
+
+
+class BarChart(Chart):
+    """Throughput bars grouped by model, one colour per series, p25/p75 error bars."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        self.axis = CategoryAxis("bottom")
+        plot = pg.PlotWidget(axisItems={"bottom": self.axis})
+        super().__init__("No throughput results yet.\nTraining and inference workloads "
+                         "draw one group of bars per model here.", plot, parent)
+        plot.setLabel("bottom", "Model")
+        plot.addLegend(offset=(12, 8), labelTextSize="9pt")
+        self.series: list[Series] = []
+        self.models: list[str] = []
+
+    def set_records(self, records: list[RunRecord]) -> None:
+        self.models, self.series = bar_series(records)
+        self._redraw()
+
+    def point_count(self) -> int:
+        return sum(len(s.rows) for s in self.series)
+
+    def apply_theme(self, theme: Theme) -> None:
+        super().apply_theme(theme)
+        self._redraw()
+
+    def _redraw(self) -> None:
+        plot = self.plot_item
+        plot.clear()  # a handful of bars: redrawing beats bookkeeping
+        self.axis.names = self.models
+        n = max(1, len(self.series))
+        width = min(0.8 / n, 0.45)  # one series should not make slabs
+        top, unit = 0.0, ""
+        for i, s in enumerate(self.series):
+            color = series_color(self.theme, i)
+            xs = [self.models.index(str(r.params["model"])) - 0.4 + (i + 0.5) * width
+                  for r in s.rows]
+            ys = [r.value for r in s.rows]
+            unit = unit or (s.rows[0].unit if s.rows else "")
+            bars = pg.BarGraphItem(x=xs, height=ys, width=width * 0.9, brush=color,
+                                   pen=pg.mkPen(self.theme.background), name=s.name)
+            plot.addItem(bars)
+            if xs:
+                low = [r.value - (r.stats.p25 if r.stats else r.value) for r in s.rows]
+                high = [(r.stats.p75 if r.stats else r.value) - r.value for r in s.rows]
+                plot.addItem(pg.ErrorBarItem(x=np.array(xs), y=np.array(ys),
+                                             top=np.array(high), bottom=np.array(low),
+                                             beam=width * 0.3,
+                                             pen=pg.mkPen(self.theme.foreground)))
+                plot.addItem(pg.ScatterPlotItem(
+                    x=xs, y=ys, size=7, hoverable=True, tip=lambda x, y, data: data,
+                    brush=[pg.mkBrush(self.theme.error if is_serious(r) else color)
+                           for r in s.rows],
+                    symbol=["x" if is_serious(r) else "o" for r in s.rows],
+                    pen=pg.mkPen(self.theme.background),
+                    data=[point_tip(s.name, r) for r in s.rows]))
+            top = max([top] + [r.stats.p75 if r.stats else r.value for r in s.rows])
+        if unit:
+            plot.getAxis("left").setLabel(f"Throughput ({unit})")
+        plot.legend.setVisible(bool(self.series))
+        self._show_plot(bool(self.series) and top > 0)
+        if self.models:
+            plot.setXRange(-0.6, len(self.models) - 0.4, padding=0)
+            plot.setYRange(0, top * 1.12 if top > 0 else 1, padding=0)
+        self.caption.setText("Error bars: p25–p75. Hover a bar's top for its spread and flags."
+                             " ✕: above peak or wrong result.")
+
+
+# Telemetry units, in the order the chart prefers to show them, with the axis title of each.
+TELEMETRY_UNITS = {"W": "Power (W)", "°C": "Temperature (°C)", "%": "Load (%)",
+                   "MHz": "Clock (MHz)", "GB": "Memory (GB)", "J": "Energy (J)"}
+
+
+class TelemetryChart(Chart):
+    """Power, temperature, load and clocks over each run's time (RunRecord.telemetry, sampled
+    by the runner in the parent process); a running run's series grow about once a second.
+    One unit at a time: watts and megahertz on one axis would flatten each other."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        plot = pg.PlotWidget()
+        super().__init__("No telemetry yet.\nPower, temperature and load sampled during a run "
+                         "are drawn here over time.", plot, parent)
+        plot.setLabel("bottom", "Time since the run started (s)")
+        plot.addLegend(offset=(12, 8), labelTextSize="9pt").setVisible(False)
+        self.unit_box = QComboBox()
+        self.unit_box.setToolTip("Which kind of reading to draw")
+        self.unit_box.currentIndexChanged.connect(self._redraw)
+        self.layout().addWidget(self.unit_box, 2, 0, Qt.AlignmentFlag.AlignLeft)
+        self.unit_box.hide()
+        self._items: dict[tuple, pg.PlotDataItem] = {}
+        self._by_unit: dict[str, dict[tuple, tuple[str, list[float], list[float]]]] = {}
+        self._records: list[RunRecord] = []
+
+    def set_records(self, records: list[RunRecord]) -> None:
+        self._records = records
+        multi = len([r for r in records if r.telemetry]) > 1
+        by_unit: dict[str, dict] = {}
+        for rec in records:
+            for name, s in ((rec.telemetry or {}).get("series") or {}).items():
+                unit, scale = (s.get("unit") or "", 1.0)
+                if unit == "bytes":
+                    unit, scale = "GB", 1e-9
+                label = f"{rec.device_name or rec.device} ({rec.framework} {rec.device}) · " \
+                        f"{name}" if multi else name
+                pairs = [(t, v * scale) for t, v in zip(s.get("t", []), s.get("v", []),
+                                                        strict=False) if v is not None]
+                if pairs:
+                    by_unit.setdefault(unit, {})[(rec.id, name)] = (
+                        label, [t for t, _ in pairs], [v for _, v in pairs])
+        self._by_unit = by_unit
+        units = sorted(by_unit, key=lambda u: (list(TELEMETRY_UNITS).index(u)
+                                               if u in TELEMETRY_UNITS else 99, u))
+        current = self.unit_box.currentData()
+        self.unit_box.blockSignals(True)
+        self.unit_box.clear()
+        for unit in units:
+            self.unit_box.addItem(TELEMETRY_UNITS.get(unit, unit or "no unit"), unit)
+        if current in units:
+            self.unit_box.setCurrentIndex(units.index(current))
+        self.unit_box.blockSignals(False)
+        self.unit_box.setVisible(bool(units))
+        self._redraw()
+
+    def _redraw(self) -> None:
+        unit = self.unit_box.currentData()
+        wanted = self._by_unit.get(unit, {})
+        plot = self.plot_item
+        for key in [k for k in self._items if k not in wanted]:
+            plot.removeItem(self._items.pop(key))
+        for i, (key, (label, xs, ys)) in enumerate(wanted.items()):
+            item = self._items.get(key)
+            if item is None:
+                item = self._items[key] = pg.PlotDataItem(name=label)
+                plot.addItem(item)
+            item.setData(xs, ys, pen=pg.mkPen(series_color(self.theme, i), width=2))
+        plot.getAxis("left").setLabel(TELEMETRY_UNITS.get(unit, unit or ""))
+        plot.legend.setVisible(bool(wanted))
+        self._show_plot(self.point_count() > 0)
+        self.caption.setText("Sampled by SiliconBench while the run went on; what a machine "
+                             "cannot report (no sensor, no permission) is left out.")
+
+    def apply_theme(self, theme: Theme) -> None:
+        super().apply_theme(theme)
+        for key in list(self._items):  # recolour
+            self.plot_item.removeItem(self._items.pop(key))
+        self._redraw()
+
+    def point_count(self) -> int:
+        """Points of every series, whichever unit is shown."""
+        return sum(len(xs) for series in self._by_unit.values() for _, xs, _ in series.values())
+
+
+@contextmanager
+def _closed_svg_paths_tolerated():
+    """pyqtgraph 0.14's SVG exporter cannot parse the closepath ("Z") that Qt 6.8+ writes for
+    rectangles (pyqtgraph issue #3495) and raises. Take the Z tokens out while it rewrites a
+    group's coordinates and put them back where they were."""
+    module = sys.modules["pyqtgraph.exporters.SVGExporter"]
+    original = module.correctCoordinates
+
+    def correct(node, defs, item, options):
+        closes = {}
+        for path in node.getElementsByTagName("path"):
+            tokens = path.getAttribute("d").split()
+            where = [i for i, t in enumerate(tokens) if t in ("Z", "z")]
+            if where:
+                closes[path] = where
+                path.setAttribute("d", " ".join(t for t in tokens if t not in ("Z", "z")))
+        original(node, defs, item, options)
+        for path, where in closes.items():
+            tokens = path.getAttribute("d").split()
+            for i in where:
+                tokens.insert(i, "Z")
+            path.setAttribute("d", " ".join(tokens))
+
+    module.correctCoordinates = correct
+    try:
+        yield
+    finally:
+        module.correctCoordinates = original
+
+
+class ChartPanel(QTabWidget):
+    """The charts and the table of result rows for the runs being looked at: those selected
+    under Results, plus runs being measured now."""
+
+    records_changed = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setDocumentMode(True)
+        self.curves = {m: CurveChart(m) for m in CURVE_METRICS}
+        self.bars = BarChart()
+        self.telemetry = TelemetryChart()
+        self.table = RowTable()
+        for metric, chart in self.curves.items():
+            self.addTab(chart, CURVE_METRICS[metric][0])
+        self.addTab(self.bars, "Throughput")
+        self.addTab(self.telemetry, "Telemetry")
+        self.addTab(self.table, "Table")
+        self._records: dict[str, RunRecord] = {}
+        self._table_stale = False
+        self._telemetry_stale = False
+        self.currentChanged.connect(self._on_tab_changed)
+
+    @property
+    def charts(self) -> dict[str, Chart]:
+        return {**self.curves, BARS: self.bars, TELEMETRY: self.telemetry}
+
+    def records(self) -> list[RunRecord]:
+        return list(self._records.values())
+
+    def show_records(self, records: list[RunRecord]) -> None:
+        """Replace what is drawn."""
+        self._records = {r.id: r for r in records}
+        self._refresh()
+
+    def update_record(self, rec: RunRecord, follow: bool = True) -> None:
+        """Add or redraw one run (a live run after each row); `follow` brings its chart up."""
+        self._records[rec.id] = rec
+        kinds = {chart_of(r) for r in rec.rows} - {None}
+        self._refresh(kinds)
+        if follow:
+            current = self.currentWidget()
+            if kinds and not (isinstance(current, Chart) and current.has_data()
+                              and any(self.charts[k] is current for k in kinds)):
+                self.setCurrentWidget(self.charts[sorted(kinds)[0]])
+
+    def _refresh(self, kinds: set[str] | None = None) -> None:
+        """Redraw the charts of these kinds (default: all)."""
+        records = list(self._records.values())
+        for kind, chart in (*self.curves.items(), (BARS, self.bars)):
+            if kinds is None or kind in kinds:
+                chart.set_records(records)
+        if kinds is None:
+            self._refresh_telemetry()
+        # The table is the slow part (it sizes its columns); fill it only while it is seen.
+        self._table_stale = self.currentWidget() is not self.table
+        if not self._table_stale:
+            self.table.set_records(records)
+        self.records_changed.emit()
+
+    def update_telemetry(self, rec: RunRecord) -> None:
+        """A running run's telemetry grew: redraw it if the telemetry chart is in view."""
+        self._records[rec.id] = rec
+        self._refresh_telemetry()
+
+    def _refresh_telemetry(self) -> None:
+        self._telemetry_stale = self.currentWidget() is not self.telemetry
+        if not self._telemetry_stale:
+            self.telemetry.set_records(self.records())
+
+    def _on_tab_changed(self) -> None:
+        if self._table_stale and self.currentWidget() is self.table:
+            self._table_stale = False
+            self.table.set_records(self.records())
+        if self._telemetry_stale and self.currentWidget() is self.telemetry:
+            self._refresh_telemetry()
+
+    def current_chart(self) -> Chart | None:
+        w = self.currentWidget()
+        return w if isinstance(w, Chart) else None
+
+    def apply_theme(self, theme: Theme) -> None:
+        for chart in self.charts.values():
+            chart.apply_theme(theme)
+        self.table.apply_theme(theme)
+
+    def export_chart(self, path: str, chart: Chart | None = None) -> None:
+        """The chart (default: the one shown) to PNG or SVG, by the file's extension."""
+        from pyqtgraph.exporters import ImageExporter, SVGExporter
+        chart = chart or self.current_chart()
+        if chart is None:
+            raise ValueError("Show a chart (not the table) to export it.")
+        if path.lower().endswith(".svg"):
+            with _closed_svg_paths_tolerated():
+                SVGExporter(chart.plot_item).export(path)
+            return
+        exporter = ImageExporter(chart.plot_item)
+        # Twice the on-screen size: crisp on Retina screens and in slides.
+        exporter.parameters()["width"] = int(max(chart.plot_item.width(), 640) * 2)
+        exporter.export(path)

@@ -1,0 +1,214 @@
+"""The run queue on screen: per run a progress bar, the current step, an ETA and a Cancel
+button, a failed run's reason inline; on top, the whole queue's progress."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QProgressBar, QPushButton,
+                               QScrollArea, QVBoxLayout, QWidget)
+
+from gui.run_queue import CANCELLED, FAILED, OK, QUEUED, RUNNING, RunJob, RunQueue
+from gui.row_text import flag_counts, value_with_spread
+from gui.theme import LIGHT, Theme, font_pt
+
+
+def duration_text(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    if seconds < 60:
+        return f"about {max(1, round(seconds))} s left"
+    return f"about {round(seconds / 60)} min left"
+
+
+def outcome_text(job: RunJob) -> str:
+    """What a finished run came to, in a line."""
+    if job.state == OK:
+        measured = [r for r in job.record.rows if r.value is not None]
+        best = max(measured, key=lambda r: r.value, default=None)
+        n = len(measured)
+        text = f"Done · {n} point{'s' * (n != 1)}"
+        if best is not None:
+            text += f" · best {value_with_spread(best)}"
+        flagged = flag_counts(job.record.rows)
+        if flagged:
+            text += f" · {flagged}"
+        return text
+    kept = len(job.record.rows) if job.record else 0
+    kept_text = f"{kept} result row{'s' * (kept != 1)} kept"
+    if job.state == CANCELLED:
+        return "Cancelled" + (f" · {kept_text}" if kept else "")
+    return f"Failed: {job.reason or 'no reason given'}" + (f" ({kept_text})" if kept else "")
+
+
+def _set_text(label: QLabel, text: str) -> None:
+    # Progress events come many times a second; an unchanged label must not relayout.
+    if label.text() != text:
+        label.setText(text)
+
+
+def _set_style(widget: QWidget, sheet: str) -> None:
+    # Setting a style sheet re-polishes the widget, which is slow: only when it changes.
+    if widget.styleSheet() != sheet:
+        widget.setStyleSheet(sheet)
+
+
+class JobRow(QFrame):
+    def __init__(self, job: RunJob, queue: RunQueue, theme: Theme,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.job, self.queue, self.theme = job, queue, theme
+        self.setObjectName("JobRow")
+        grid = QVBoxLayout(self)
+        grid.setContentsMargins(10, 6, 10, 6)
+        grid.setSpacing(3)
+        top = QHBoxLayout()
+        self.title = QLabel(job.title)
+        self.title.setStyleSheet("font-weight: 600;")
+        self.eta = QLabel()
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Stop this run; the points measured so far are kept")
+        self.cancel_button.clicked.connect(lambda: queue.cancel(job))
+        top.addWidget(self.title, 1)
+        top.addWidget(self.eta)
+        top.addWidget(self.cancel_button)
+        grid.addLayout(top)
+        self.bar = QProgressBar()
+        self.bar.setRange(0, 1000)
+        self.bar.setTextVisible(False)
+        self.bar.setMaximumHeight(8)
+        grid.addWidget(self.bar)
+        self.step = QLabel()
+        self.step.setWordWrap(True)
+        self.step.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        grid.addWidget(self.step)
+        self.update_view()
+
+    def update_view(self) -> None:
+        job = self.job
+        value = int(job.fraction * 1000)
+        if self.bar.value() != value:
+            self.bar.setValue(value)
+        color = self.theme.muted
+        if job.state == QUEUED:
+            step, eta = "Waiting", ""
+        elif job.state == RUNNING:
+            counted = f"step {int(job.done) + 1} of {int(job.total)} · " if job.total and \
+                job.done < job.total else ""
+            step, eta = f"{counted}{job.step}", duration_text(job.eta_s())
+            # Busy (indeterminate) until the first progress event says how far it is.
+            self._set_range(0 if not job.total else 1000)
+        else:
+            self._set_range(1000)
+            step, eta = outcome_text(job), ""
+            color = {OK: self.theme.ok, FAILED: self.theme.error}.get(job.state,
+                                                                      self.theme.warning)
+        _set_text(self.step, step)
+        _set_style(self.step, f"color: {color}; font-size: {font_pt(0.92)}pt;")
+        _set_text(self.eta, eta)
+        _set_style(self.eta, f"color: {self.theme.muted}; font-size: {font_pt(0.92)}pt;")
+        self.cancel_button.setVisible(not job.ended)
+        self.bar.setVisible(not job.ended or job.state == OK)
+
+
+    def _set_range(self, maximum: int) -> None:
+        if self.bar.maximum() != maximum:
+            self.bar.setRange(0, maximum)
+
+
+class QueueView(QWidget):
+    def __init__(self, queue: RunQueue, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.queue = queue
+        self.theme = LIGHT
+        self.rows: dict[int, JobRow] = {}
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 4, 0, 0)
+        head = QHBoxLayout()
+        head.setContentsMargins(6, 0, 6, 0)
+        self.overall_label = QLabel()
+        self.overall = QProgressBar()
+        self.overall.setRange(0, 1000)
+        self.overall.setTextVisible(False)
+        self.overall.setMaximumHeight(8)
+        self.cancel_all_button = QPushButton("Cancel All")
+        self.cancel_all_button.clicked.connect(queue.cancel_all)
+        self.clear_button = QPushButton("Clear Finished")
+        self.clear_button.clicked.connect(queue.clear_finished)
+        head.addWidget(self.overall_label)
+        head.addWidget(self.overall, 1)
+        head.addWidget(self.cancel_all_button)
+        head.addWidget(self.clear_button)
+        layout.addLayout(head)
+        self.scroll = QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+        inner = QWidget()
+        self.list = QVBoxLayout(inner)
+        self.list.setContentsMargins(0, 0, 0, 0)
+        self.list.setSpacing(6)
+        self.empty = QLabel("No runs in the queue. Tick devices, choose a workload and press "
+                            "Run: each device gets its own run, one after another.")
+        self.empty.setWordWrap(True)
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.list.addWidget(self.empty)
+        self.list.addStretch(1)
+        self.scroll.setWidget(inner)
+        layout.addWidget(self.scroll, 1)
+        queue.job_added.connect(self._add)
+        queue.job_changed.connect(self._changed)
+        queue.changed.connect(self._sync)
+        # The ETA counts down between events too.
+        self._tick = QTimer(self)
+        self._tick.timeout.connect(self._refresh_running)
+        self._tick.start(1000)
+        self._sync()
+
+    def _add(self, job: RunJob) -> None:
+        row = JobRow(job, self.queue, self.theme)
+        self._style_row(row)
+        self.rows[job.id] = row
+        self.list.insertWidget(self.list.count() - 1, row)
+
+    def _changed(self, job: RunJob) -> None:
+        row = self.rows.get(job.id)
+        if row is not None:
+            row.update_view()
+
+    def _refresh_running(self) -> None:
+        current = self.queue.current
+        if current is not None:
+            self._changed(current)
+            self._sync()
+
+    def _sync(self) -> None:
+        listed = {j.id for j in self.queue.jobs}
+        for job_id in [i for i in self.rows if i not in listed]:
+            self.rows.pop(job_id).deleteLater()
+        fraction, ended, total = self.queue.overall()
+        if self.overall.value() != int(fraction * 1000):
+            self.overall.setValue(int(fraction * 1000))
+        if total:
+            eta = duration_text(self.queue.eta_s())
+            text = f"{ended} of {total} run{'s' * (total != 1)} finished"
+            _set_text(self.overall_label, text + (f" · {eta}" if eta else ""))
+        else:
+            _set_text(self.overall_label, "Queue empty")
+        self.empty.setVisible(not total)
+        self.cancel_all_button.setEnabled(self.queue.busy)
+        self.clear_button.setEnabled(ended > 0)
+
+    def row_for(self, job: RunJob) -> JobRow | None:
+        return self.rows.get(job.id)
+
+    def _style_row(self, row: JobRow) -> None:
+        t = self.theme
+        row.theme = t
+        row.setStyleSheet(f"#JobRow {{ background: {t.card}; border: 1px solid {t.border};"
+                          " border-radius: 8px; } #JobRow QLabel { background: transparent; }")
+        row.update_view()
+
+    def apply_theme(self, theme: Theme) -> None:
+        self.theme = theme
+        self.empty.setStyleSheet(f"color: {theme.muted};")
+        for row in self.rows.values():
+            self._style_row(row)

@@ -1,0 +1,61 @@
+"""The table of result rows for the runs being looked at: every value with its p25–p75, the
+confidence interval of the median, the sample count, % of peak ("peak unknown" when it is) and
+the row's flags in words."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
+
+from core.results import RunRecord
+from gui.row_text import (ci_text, flags_explained, flags_text, is_serious, peak_text,
+                          spread_text, value_text)
+from gui.theme import LIGHT, Theme
+
+FIXED = ["Run", "Device"]
+STATS = ["Metric", "Value", "p25–p75", "95% CI", "n", "% of peak", "Flags", "Note"]
+
+
+class RowTable(QTableWidget):
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.theme = LIGHT
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setAlternatingRowColors(True)
+        self.verticalHeader().hide()
+        self.setSortingEnabled(False)
+        self._records: list[RunRecord] = []
+
+    def set_records(self, records: list[RunRecord]) -> None:
+        self._records = records
+        point_keys: list[str] = []
+        for rec in records:
+            for row in rec.rows:
+                point_keys += [k for k in row.params if k not in point_keys]
+        header = FIXED + point_keys + STATS
+        lines = [(rec, row) for rec in records for row in rec.rows]
+        self.setRowCount(len(lines))
+        self.setColumnCount(len(header))
+        self.setHorizontalHeaderLabels(header)
+        for i, (rec, row) in enumerate(lines):
+            cells = [rec.id[:8], f"{rec.device_name or rec.device} ({rec.framework} "
+                                 f"{rec.device})"]
+            cells += [str(row.params.get(k, "")) for k in point_keys]
+            cells += [row.metric, value_text(row), spread_text(row), ci_text(row),
+                      str(row.stats.n) if row.stats and row.value is not None else "",
+                      peak_text(row), flags_text(row), row.note or ""]
+            for j, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                if header[j] in ("Flags", "Note") and row.flags:
+                    item.setToolTip(flags_explained(row) + (f"\n{row.note}" if row.note
+                                                            else ""))
+                    item.setForeground(QColor(self.theme.error if is_serious(row)
+                                              else self.theme.warning))
+                self.setItem(i, j, item)
+        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.horizontalHeader().setStretchLastSection(True)
+
+    def apply_theme(self, theme: Theme) -> None:
+        self.theme = theme
+        self.set_records(self._records)

@@ -1,0 +1,80 @@
+"""The workload catalogue: each workload's title and a line on what it measures."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
+
+from core.workloads import Workload, listed
+from gui.theme import LIGHT, Theme, font_pt
+
+ITEM_TEXT_WIDTH = 300   # the sidebar's width less margins
+
+
+class WorkloadCatalogue(QListWidget):
+    chosen = Signal(object)  # Workload
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.theme = LIGHT
+        self.load_error = ""
+        try:
+            self.workloads: list[Workload] = listed()
+        except Exception as e:  # a broken workload module must not keep the window shut
+            self.workloads = []
+            self.load_error = f"The workload catalogue could not be loaded: {e}"
+        self._summaries: list[QLabel] = []
+        self._titles: list[QLabel] = []
+        for w in self.workloads:
+            item = QListWidgetItem()
+            item.setData(Qt.ItemDataRole.UserRole, w.name)
+            item.setToolTip(f"{w.summary}\nRuns on: {', '.join(w.frameworks)}")
+            cell = QWidget()
+            lay = QVBoxLayout(cell)
+            lay.setContentsMargins(8, 5, 8, 5)
+            lay.setSpacing(1)
+            title = QLabel(w.title)
+            summary = QLabel(w.summary)
+            summary.setWordWrap(True)
+            self._titles.append(title)
+            self._summaries.append(summary)
+            lay.addWidget(title)
+            lay.addWidget(summary)
+            lay.addStretch(1)
+            self.addItem(item)
+            self.setItemWidget(item, cell)
+            # A wrapped label's sizeHint ignores the width it will get; ask for that width.
+            text_h = (title.sizeHint().height()
+                      + summary.heightForWidth(ITEM_TEXT_WIDTH) + 12)
+            item.setSizeHint(QSize(0, text_h))
+        self.currentRowChanged.connect(self._on_row)
+        self.setVerticalScrollMode(QListWidget.ScrollMode.ScrollPerPixel)
+        # Every entry in view: a list scrolling inside the scrolling sidebar is fiddly.
+        rows = sum(self.item(i).sizeHint().height() for i in range(self.count()))
+        self.setFixedHeight(rows + 2 * self.frameWidth() + 2)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.apply_theme(self.theme)
+
+    def _on_row(self, row: int) -> None:
+        self.apply_theme(self.theme)  # the selected entry's text takes the highlight colour
+        if 0 <= row < len(self.workloads):
+            self.chosen.emit(self.workloads[row])
+
+    def current(self) -> Workload | None:
+        row = self.currentRow()
+        return self.workloads[row] if 0 <= row < len(self.workloads) else None
+
+    def select(self, name: str | None) -> None:
+        names = [w.name for w in self.workloads]
+        self.setCurrentRow(names.index(name) if name in names else 0 if names else -1)
+
+    def apply_theme(self, theme: Theme) -> None:
+        self.theme = theme
+        selected = self.palette().color(QPalette.ColorRole.HighlightedText).name()
+        for row, (title, summary) in enumerate(zip(self._titles, self._summaries, strict=True)):
+            on = row == self.currentRow()
+            title.setStyleSheet("font-weight: 600; background: transparent;"
+                                + (f" color: {selected};" if on else ""))
+            summary.setStyleSheet(f"color: {selected if on else theme.muted};"
+                                  f" font-size: {font_pt(0.9)}pt; background: transparent;")
