@@ -83,13 +83,28 @@ def build_parser() -> argparse.ArgumentParser:
     i = sub.add_parser("import", help="add result files (JSON exports) to the store")
     i.add_argument("files", nargs="+", metavar="FILE")
 
+    c = sub.add_parser("compare", help="machines side by side: medians, 99%% intervals, "
+                       "ratios and verdicts, with what makes them not comparable")
+    c.add_argument("sides", nargs="+", metavar="RUN|LABEL|FILE|REF",
+                   help="a run id (or its first characters), a machine label (its runs), a "
+                        "result file, or a published reference id; two or more")
+    c.add_argument("--workload", help="only this workload")
+    c.add_argument("--json", action="store_true", help="machine-readable output")
+    c.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report")
+    c.add_argument("--csv", metavar="FILE", help="also write the comparison as CSV")
+
+    ref = sub.add_parser("reference", help="the published results SiliconBench reproduces")
+    ref.add_argument("--json", action="store_true", help="the records, as an export file")
+    ref.add_argument("--show", metavar="ID", help="one reference's rows and provenance")
+
     sub.add_parser("gui", help="open the desktop app")
     return p
 
 
 def _common_run_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--framework", default="torch", help="torch (default)")
-    p.add_argument("--device", default="cpu", help="cpu (default), mps, cuda, cuda:1, ...")
+    p.add_argument("--framework", default="torch", help="torch (default), tensorflow, mlx")
+    p.add_argument("--device", default="cpu",
+                   help="cpu (default), mps, cuda, cuda:1 (torch); gpu (tensorflow, mlx)")
     p.add_argument("--label", help="your name for this machine, e.g. 'MacBook Pro 14'")
     p.add_argument("--json", action="store_true", help="print the run record as JSON")
     p.add_argument("--quick", action="store_true", help="shorter measurements (less precise)")
@@ -105,12 +120,14 @@ def cmd_devices(args) -> int:
     if args.json:
         print(json.dumps([d.to_dict() for d in found], indent=1))
         return EXIT_OK
+    from rich.markup import escape
     from rich.table import Table
     t = Table("framework", "device", "name", "kind", "memory", "status")
     for d in found:
         mem = f"{d.memory_bytes / 2**30:.0f} GB" if d.memory_bytes else ""
-        t.add_row(d.framework, d.id, d.name, d.kind, mem,
-                  "ready" if d.usable else f"[red]unusable[/]: {d.reason}")
+        # Reasons name pip extras ('siliconbench[mlx]'), which rich would take for markup.
+        t.add_row(d.framework, d.id, escape(d.name), d.kind, mem,
+                  "ready" if d.usable else f"[red]unusable[/]: {escape(d.reason or '')}")
     _console().print(t)
     return EXIT_OK
 
@@ -195,6 +212,7 @@ def cmd_run(args) -> int:
 
 
 def print_record(rec) -> None:
+    from rich.markup import escape
     from rich.table import Table
     c = _console()
     keys: list[str] = []
@@ -211,19 +229,22 @@ def print_record(rec) -> None:
         cells = [str(row.params.get(k, "")) for k in keys]
         if row.value is None:
             cells += ["—", row.unit, "", "", "", "", ", ".join(row.flags) + f": {row.note}"]
+        elif s is None:  # a published figure or one derived from telemetry: a value only
+            cells += [f"{row.value:.4g}", row.unit, "", "", "", "",
+                      ", ".join(row.flags + [row.note] if row.note else row.flags)]
         else:
             cells += [f"{row.value:.4g}", row.unit, f"{s.p25:.4g}–{s.p75:.4g}",
                       f"{s.ci_low:.4g}–{s.ci_high:.4g}", str(s.n),
                       f"{row.pct_of_peak:.0f}%" if row.pct_of_peak is not None else "unknown",
                       ", ".join(row.flags) + (f": {row.note}" if row.note else "")]
-        t.add_row(*cells)
+        t.add_row(*(escape(cell) for cell in cells))  # notes quote framework errors: "[matmul] ..."
     c.print(t)
     for w in rec.warnings:
-        c.print(f"[yellow]warning:[/] {w}")
+        c.print(f"[yellow]warning:[/] {escape(w)}")
     if rec.status != "ok":
-        c.print(f"[red]The run {rec.status}:[/] {rec.reason}. "
+        c.print(f"[red]The run {rec.status}:[/] {escape(rec.reason or '')}. "
                 f"{len(rec.rows)} result rows were kept.")
-    if any(r.pct_of_peak is None and r.value is not None for r in rec.rows):
+    if any(r.pct_of_peak is None and r.stats is not None for r in rec.rows):
         c.print("% peak unknown: SiliconBench has no physical peak for this device.")
 
 
@@ -325,9 +346,115 @@ def cmd_import(args) -> int:
             records += records_from_json(text)
         except NotAResultFile as e:
             raise Usage(f"{name} is not a SiliconBench result file: {e}; nothing was imported.")
+    published = [r for r in records if r.source == "published"]
+    if published:
+        # They ship with SiliconBench (siliconbench reference); kept apart from measured runs.
+        print(f"Left out {len(published)} published reference record(s); compare with them "
+              "by id (siliconbench reference lists them).")
+        records = [r for r in records if r.source != "published"]
     added, skipped = Store().import_records(records)
     print(f"Imported {added} run(s)" + (f"; {skipped} were already in the store." if skipped
                                          else "."))
+    return EXIT_OK
+
+
+def cmd_compare(args) -> int:
+    from core.compare import UnknownSide, compare, resolve_sides
+    from core.store import Store
+    if len(args.sides) < 2:
+        raise Usage("Name at least two things to compare: run ids, machine labels, result files "
+                    "or published references.")
+    try:
+        sides = resolve_sides(args.sides, Store())
+    except UnknownSide as e:
+        raise Usage(str(e)) from None
+    if args.workload:
+        for side in sides:
+            side.records = [r for r in side.records if r.workload == args.workload]
+            if not side.records:
+                raise Usage(f"{side.label} has no {args.workload} run.")
+    cmp = compare(sides)
+    if not cmp.rows:
+        raise Usage("These have no result in common (the same workload, metric and point "
+                    "parameters); there is nothing to compare.")
+    from core.report import to_csv, to_html
+    for name, render in ((args.html, to_html), (args.csv, to_csv)):
+        if name:
+            try:
+                Path(name).write_text(render(cmp), encoding="utf-8")
+            except OSError as e:
+                raise Usage(f"Cannot write {name}: {e.strerror}.") from None
+            print(f"Wrote {name}.", file=sys.stderr)
+    if args.json:
+        print(json.dumps(cmp.to_dict(), indent=1))
+    else:
+        print_comparison(cmp)
+    return EXIT_OK
+
+
+def print_comparison(cmp) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+    from core.report import by_workload, fmt_cell, fmt_ratio, legend, point_keys
+    c = _console()
+    verdict_style = {"faster": "green", "slower": "red"}
+    for workload, rows in by_workload(cmp).items():
+        keys = point_keys(rows)
+        # Labels, parameters and notes are the user's text: never rich markup.
+        t = Table(title=escape(f"{workload}: " + " vs ".join(s.label for s in cmp.sides)))
+        for k in keys:
+            t.add_column(escape(k), justify="right")
+        t.add_column("metric")
+        for s in cmp.sides:
+            t.add_column(escape(s.label + (" (published)" if s.published and "published" not in
+                                           s.label else "")), justify="right")
+        for s in cmp.sides[1:]:
+            t.add_column("ratio", justify="right")
+            t.add_column("verdict")
+        for r in rows:
+            cells = [str(r.params.get(k, "")) for k in keys] + [f"{r.metric} ({r.unit})"]
+            cells += [fmt_cell(cell, r.unit) for cell in r.cells]
+            cells = [escape(cell) for cell in cells]
+            for cell in r.cells[1:]:
+                word = escape((cell.verdict or "") if cell else "")
+                style = verdict_style.get(word.split(" ")[0])
+                cells += [fmt_ratio(cell.ratio) if cell else "",
+                          f"[{style}]{word}[/]" if style else word]
+            t.add_row(*cells)
+        c.print(t)
+    for w in cmp.warnings:
+        c.print(f"[yellow]not comparable:[/] {escape(w)}", soft_wrap=True)
+    if cmp.left_out:
+        c.print(f"{cmp.left_out} result row(s) that only one of them has are left out.")
+    c.print(legend(), soft_wrap=True)
+
+
+def cmd_reference(args) -> int:
+    from core import reference
+    from core.results import records_to_json
+    records = reference.references()
+    if args.show:
+        found = reference.find(args.show)
+        if len(found) != 1:
+            raise Usage(f"{args.show!r} matches {len(found)} published references; "
+                        "siliconbench reference lists them.")
+        rec = found[0]
+        print_record(rec)
+        from rich.markup import escape
+        for key, value in (rec.provenance or {}).items():
+            _console().print(f"[bold]{key}:[/] {escape(str(value))}", soft_wrap=True)
+        return EXIT_OK
+    if args.json:
+        print(records_to_json(records))
+        return EXIT_OK
+    from rich.table import Table
+    t = Table("id", "workload", "machine", "framework:device", "rows", "source",
+              title="Published results (compare with: siliconbench compare ID RUN)")
+    from rich.markup import escape
+    for r in records:
+        t.add_row(r.id, r.workload, escape(r.machine_label), f"{r.framework}:{r.device}",
+                  str(len(r.rows)), escape((r.provenance or {}).get("source", "")))
+    _console().print(t)
     return EXIT_OK
 
 
@@ -351,7 +478,8 @@ def cmd_gui(args) -> int:
 
 COMMANDS = {"devices": cmd_devices, "workloads": cmd_workloads, "run": cmd_run,
             "quick": cmd_quick, "results": cmd_results, "export": cmd_export,
-            "import": cmd_import, "gui": cmd_gui}
+            "import": cmd_import, "compare": cmd_compare, "reference": cmd_reference,
+            "gui": cmd_gui}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -124,3 +124,11 @@ def test_no_display_runs_the_quick_suite_headless(tmp_path):
     assert "No display found: running the quick suite headless." in r.stderr
     assert "Results kept in the store" in r.stdout
     assert list(tmp_path.glob("quick-suite-*.csv"))
+
+
+def test_published_references_are_not_imported_as_runs(tmp_path):
+    refs = tmp_path / "refs.json"
+    refs.write_text(sb("reference", "--json", home=tmp_path).stdout)
+    r = sb("import", str(refs), home=tmp_path)
+    assert r.returncode == 0 and "Left out" in r.stdout and "Imported 0 run(s)" in r.stdout
+    assert json.loads(sb("results", "--json", home=tmp_path).stdout) == []

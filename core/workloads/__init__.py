@@ -11,7 +11,8 @@ from functools import cache
 from core.params import Param
 
 # Workload modules, in the order the catalogue shows them.
-_MODULES = ("core.workloads.gemm",)
+_MODULES = tuple(f"core.workloads.{m}"
+                 for m in ("gemm", "bandwidth", "train", "infer", "mlp", "memory"))
 
 
 @dataclass(frozen=True)
