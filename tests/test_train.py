@@ -238,3 +238,15 @@ def test_mixed_precision_on_the_cpu_is_bfloat16():
     assert models.mixed_dtype(torch.device("cpu")) == (torch.bfloat16, None)
     assert models.precision_label(None) == "fp32"
     assert models.precision_label(torch.float16) == "mixed-fp16"
+
+
+def test_sustained_training_reports_per_minute_rows_and_throttle_ratio(capsys):
+    code, rec, err = run_cli(capsys, "train", *TINY_CNN, "--duration", "0.05")
+    assert code == 0, err
+    assert rec["settings"]["duration_min"] == 0.05
+    metrics = [r["metric"] for r in rec["rows"]]
+    # The whole-run rows come first, then throughput over time.
+    assert metrics.index("samples_per_s") < metrics.index("throttle_ratio")
+    minutes = [r for r in rec["rows"] if "minute" in r["params"]]
+    assert len(minutes) == 2 and all(r["unit"] == "img/s" for r in minutes)
+    assert by_metric(rec["rows"])["throttle_ratio"]["value"] > 0

@@ -23,7 +23,7 @@ WORKLOAD = Workload(
     title="CIFAR-10 MLP training",
     summary="Time to train the published CIFAR-10 MLPs: the depth sweep and the 3000-1000 "
             "network.",
-    frameworks=("torch",),
+    frameworks=("torch", "tensorflow", "mlx"),
     metric="samples_per_s",
     module=__name__,
     params=(
@@ -52,40 +52,16 @@ WORKLOAD = Workload(
 
 
 def run(ctx, params: dict) -> None:
+    if ctx.framework != "torch":     # Keras and MLX build their own MLPs; same data and rows
+        from core.workloads.shared import models_for
+        return models_for(ctx.framework).mlp(ctx, params)
     import torch
 
-    from core import cifar
     from core.workloads import models
 
     dev = ctx.device
     preset, batch_size = params["preset"], params["batch_size"]
-    epochs = params["epochs"] or DEFAULT_EPOCHS[preset]
-    if preset == "3000-1000" and params["depths"]:
-        ctx.warn("--depths applies to the depth-sweep preset only; ignored.")
-    widths_list = [[DEPTH_WIDTH] * d for d in params["depths"] or DEFAULT_DEPTHS] \
-        if preset == "depth-sweep" else [WIDE_WIDTHS]
-
-    try:
-        data, why = cifar.find(params["cifar"], params["download"])
-    except cifar.CifarError as e:
-        raise ParamError(str(e)) from None
-    synthetic = data is None
-    if synthetic:
-        ctx.warn(f"{why}; training on synthetic data of the same shape instead.")
-        data = cifar.synthetic(params["samples"] or cifar.TRAIN_IMAGES)
-    elif not data.official:
-        ctx.warn(f"{data.source} is not verified as the published CIFAR-10 archive (its "
-                 "checksum differs, or it is a folder): if it is a subset, the times are not "
-                 "comparable with the published ones.")
-    count = params["samples"] or len(data.labels)
-    if count > len(data.labels):
-        raise ParamError(f"--samples must be at most {len(data.labels)}, the images in "
-                         f"{data.source}, not {count}.")
-    if count < batch_size:
-        raise ParamError(f"--samples ({count}) must be at least --batch-size ({batch_size}).")
-    ctx.record_settings(cifar=data.source, cifar_official=data.official, epochs=epochs,
-                        samples=count)
-    extra_flags = ["synthetic"] if synthetic else []
+    data, count, epochs, widths_list, extra_flags = prepare(ctx, params)
 
     watch = models.FallbackWatch()
     total = len(widths_list) * (epochs + 1) + (1 if params["check"] else 0)
@@ -134,6 +110,43 @@ def run(ctx, params: dict) -> None:
             ctx.row(row)
     watch.report(ctx)
     ctx.progress(total, total, "done")
+
+
+def prepare(ctx, params: dict) -> tuple:
+    """What every framework's run starts with: (the CIFAR-10 data, the images to train on,
+    epochs, each network's hidden widths, flags for every row), checked, warned about and
+    recorded in the run's settings."""
+    from core import cifar
+
+    preset, batch_size = params["preset"], params["batch_size"]
+    epochs = params["epochs"] or DEFAULT_EPOCHS[preset]
+    if preset == "3000-1000" and params["depths"]:
+        ctx.warn("--depths applies to the depth-sweep preset only; ignored.")
+    widths_list = [[DEPTH_WIDTH] * d for d in params["depths"] or DEFAULT_DEPTHS] \
+        if preset == "depth-sweep" else [WIDE_WIDTHS]
+
+    try:
+        data, why = cifar.find(params["cifar"], params["download"])
+    except cifar.CifarError as e:
+        raise ParamError(str(e)) from None
+    synthetic = data is None
+    if synthetic:
+        ctx.warn(f"{why}; training on synthetic data of the same shape instead.")
+        data = cifar.synthetic(params["samples"] or cifar.TRAIN_IMAGES)
+    elif not data.official:
+        ctx.warn(f"{data.source} is not verified as the published CIFAR-10 archive (its "
+                 "checksum differs, or it is a folder): if it is a subset, the times are not "
+                 "comparable with the published ones.")
+    count = params["samples"] or len(data.labels)
+    if count > len(data.labels):
+        raise ParamError(f"--samples must be at most {len(data.labels)}, the images in "
+                         f"{data.source}, not {count}.")
+    if count < batch_size:
+        raise ParamError(f"--samples ({count}) must be at least --batch-size ({batch_size}).")
+    ctx.record_settings(cifar=data.source, cifar_official=data.official, epochs=epochs,
+                        samples=count)
+    extra_flags = ["synthetic"] if synthetic else []
+    return data, count, epochs, widths_list, extra_flags
 
 
 def point_for(preset: str, widths: list[int]) -> dict:

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import math
 import re
-import resource
-import sys
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -20,9 +18,15 @@ from torch import nn
 from core.measure import Measurement
 from core.params import ParamError
 from core.results import Row
-from core.stats import summarize
+from core.workloads.shared import (  # noqa: F401  (models.X for the workloads and tests)
+    NUM_CLASSES,
+    OPTIMIZERS,
+    first_line,
+    measure_run,
+    out_of_memory_at,
+    sustained_rows,
+)
 
-NUM_CLASSES = 8          # the published TF-Metal training benchmark classified into 8 classes
 MIXED_TOLERANCE = {"float16": 3e-2, "bfloat16": 6e-2}
 FP32_TOLERANCE = 5e-3    # CUDA convolutions use TF32 by default, hence not 1e-5
 
@@ -206,7 +210,6 @@ def resolve_precision(ctx, precision: str) -> torch.dtype | None:
 
 # ---------------------------------------------------------------- the training step
 
-OPTIMIZERS = {"sgd": ("SGD", 0.01), "adam": ("Adam", 1e-4)}   # Keras's SGD rate; BERT-safe Adam
 
 
 class TrainStep:
@@ -365,24 +368,6 @@ class FallbackWatch:
             ctx.record_settings(cpu_fallback_ops=self.ops, output_device=self.wrong_device)
 
 
-@contextmanager
-def out_of_memory_at(batch_size: int) -> Iterator[None]:
-    """Say which batch size ran out of memory; the worker makes it the failed run's reason."""
-    from core.worker import is_out_of_memory
-    try:
-        yield
-    except Exception as e:
-        if is_out_of_memory(e):
-            raise MemoryError(f"out of memory at batch size {batch_size} ({first_line(e)})") \
-                from e
-        raise
-
-
-def first_line(e: BaseException) -> str:
-    text = str(e).strip()
-    return text.splitlines()[0] if text else type(e).__name__
-
-
 # ---------------------------------------------------------------- counting and rows
 
 def count_flops(call: Callable[[], object]) -> float:
@@ -406,14 +391,8 @@ def _convolution_backward_flops(grad_out_shape, x_shape, w_shape, _bias, _stride
 
 
 def peak_memory(ctx) -> tuple[int | None, str]:
-    """Peak bytes, and what they are: the device's allocator where it keeps count, else the
-    process's peak resident memory (a CPU has no separate device memory)."""
-    value = ctx.adapter.peak_memory(ctx.device)
-    if value is not None:
-        kind = "allocated now" if ctx.device.type == "mps" else "peak allocated"
-        return int(value), f"{ctx.device.type} {kind}"
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return int(rss if sys.platform == "darwin" else rss * 1024), "process peak resident memory"
+    from core.workloads.shared import peak_memory as neutral
+    return neutral(ctx)
 
 
 def throughput_rows(ctx, m: Measurement, batch_size: int, unit: str, point: dict,
@@ -421,29 +400,11 @@ def throughput_rows(ctx, m: Measurement, batch_size: int, unit: str, point: dict
                     flags: list[str], note: str | None,
                     time_metric: str = "step_time") -> list[Row]:
     """samples/s, time per call and TFLOPS (with % of peak) from one measurement."""
-    flags = (["noisy"] if m.noisy else []) + flags
-    rates = m.rates(batch_size)
-    rows = [Row("samples_per_s", summarize(rates).median, unit, point, summarize(rates),
-                list(flags), note, None, rates)]
-    ms = [t * 1e3 for t in m.per_call_s]
-    rows.append(Row(time_metric, summarize(ms).median, "ms", point, summarize(ms), list(flags),
-                    note, None, ms))
-    if flops_per_call:
-        tflops = m.rates(flops_per_call / 1e12)
-        stats = summarize(tflops)
-        pct, tf_flags, tf_note = None, list(flags), note
-        if ctx.peak is not None:
-            from core.peaks import assess
-            pct, above = assess(stats.median, ctx.peak.tflops_for(dtype_name(dtype)))
-            if above:
-                tf_flags.append("above_peak")
-                tf_note = (f"{stats.median:.1f} TFLOPS is above the device's physical peak: "
-                           "the measurement is wrong")
-        rows.append(Row("tflops", stats.median, "TFLOPS", point, stats, tf_flags, tf_note, pct,
-                        tflops))
-    return rows
+    from core.workloads import shared
+    return shared.throughput_rows(ctx, m, batch_size, unit, point, flops_per_call,
+                                  dtype_name(dtype), flags, note, time_metric)
 
 
 def memory_row(ctx, point: dict, flags: list[str]) -> Row:
-    value, what = peak_memory(ctx)
-    return Row("peak_memory", value, "bytes", point, None, list(flags), what)
+    from core.workloads import shared
+    return shared.memory_row(ctx, point, flags)

@@ -29,13 +29,18 @@ MODEL_PARAMS = (
 BATCH_PARAM = Param("batch_size", "int", None, "Samples per training step.", min=1,
                     max=100_000, auto="the published table's: 64 for resnet50 and distilbert, "
                                       "128 for mobilenet_v2, 32 for bert-large")
+# Sustained mode, shared with infer.
+DURATION_PARAM = Param("duration", "float", None, "Sustained mode: run this many minutes and "
+                       "report throughput per minute and the last/first-minute ratio "
+                       "(thermal throttling).", min=0.05, max=600,
+                       auto="the normal protocol (until the timing is stable)")
 
 WORKLOAD = Workload(
     name="train",
     title="Training throughput",
     summary="Training samples per second of ResNet50, MobileNetV2, DistilBERT and BERT-Large "
             "on synthetic data.",
-    frameworks=("torch",),
+    frameworks=("torch", "tensorflow", "mlx"),
     metric="samples_per_s",
     module=__name__,
     params=MODEL_PARAMS[:1] + (BATCH_PARAM,) + MODEL_PARAMS[1:] + (
@@ -45,6 +50,9 @@ WORKLOAD = Workload(
                                       "CPU and compare the loss curves."),
         Param("check_steps", "int", 5, "Training steps the --check comparison takes.", min=2,
               max=1000),
+        Param("xla", "bool", False, "TensorFlow: compile the training step with XLA "
+                                    "(jit_compile), as the published RTX 3090 runs did."),
+        DURATION_PARAM,
     ),
 )
 
@@ -59,6 +67,9 @@ def task_for(params: dict, dropout: bool = True):
 
 
 def run(ctx, params: dict) -> None:
+    if ctx.framework != "torch":     # Keras and MLX build their own models; same rows
+        from core.workloads.shared import models_for
+        return models_for(ctx.framework).train(ctx, params)
     import torch
     import torch.nn.functional as F
 
@@ -91,7 +102,7 @@ def run(ctx, params: dict) -> None:
         ctx.record_settings(channels_last=channels_last, flops_per_step=flops)
         ctx.progress(2, total, "measuring")
         ctx.adapter.reset_peak_memory(dev)
-        m = ctx.measure(step)
+        m = models.measure_run(ctx, step, params["duration"])
         watch.check_output(step(), dev)
         # The point as the published tables give it (resources/reference), so runs compare
         # with them; image size, layers and the like are the run's parameters.
@@ -100,6 +111,7 @@ def run(ctx, params: dict) -> None:
         rows = models.throughput_rows(ctx, m, batch_size, task.unit, point, flops, amp,
                                       watch.flags, watch.note)
         rows.append(models.memory_row(ctx, point, watch.flags))
+        rows += models.sustained_rows(m, batch_size, task.unit, point)
         for row in rows:
             ctx.row(row)
         del step, model, batches

@@ -1,0 +1,190 @@
+"""train and mlp on TensorFlow, in Keras as the published runs were: keras.applications CNNs,
+keras-hub DistilBERT and BERT-Large built from their configs, the CIFAR-10 MLPs; same rows."""
+
+from __future__ import annotations
+
+import itertools
+import time
+
+import numpy as np
+
+from core.params import ParamError
+from core.workloads import mlp as mlp_spec
+from core.workloads import shared
+from core.workloads.train import PUBLISHED_BATCH, ROTATING_BATCHES, TRANSFORMER_MODELS
+
+CNNS = {"resnet50": "ResNet50", "mobilenet_v2": "MobileNetV2"}
+IGNORED = {
+    "compile": "is torch.compile (on TensorFlow, --xla compiles the step)",
+    "check": "compares torch runs with the CPU and is not available on TensorFlow",
+    "channels_last": "is a torch layout (Keras images are channels-last already)",
+}
+
+
+def train(ctx, params: dict) -> None:
+    import keras
+    import tensorflow as tf
+
+    name = params["model"]
+    batch_size = params["batch_size"] or PUBLISHED_BATCH[name]
+    is_image = name not in TRANSFORMER_MODELS
+    shared.warn_ignored(ctx, params, IGNORED)
+    if params["layers"] and is_image:
+        ctx.warn("--layers applies to transformers only; ignored.")
+    mixed = params["precision"] == "mixed"
+    # The policy is global and read when layers are built; this process builds one model.
+    keras.mixed_precision.set_global_policy("mixed_float16" if mixed else "float32")
+    ctx.record_settings(precision="mixed-fp16" if mixed else "fp32", xla=params["xla"])
+    with tf.device(ctx.device.native), shared.out_of_memory_at(batch_size):
+        ctx.progress(0, 3, "building the model")
+        keras.utils.set_random_seed(0)
+        if is_image:
+            model, make_inputs = _cnn(name, params["image_size"])
+            unit, flops = "img/s", None
+        else:
+            config = shared.encoder_config(name, params["layers"], params["seq_len"])
+            model, make_inputs = _encoder(name, config, params["seq_len"])
+            unit = "seq/s"
+            flops = shared.encoder_train_flops(config, batch_size, params["seq_len"])
+        optimizer, lr = shared.OPTIMIZERS["sgd" if is_image else "adam"]
+        # jit_compile is explicit: Keras's "auto" turns XLA on wherever there is a GPU, and the
+        # published runs without --xla had none. Mixed precision wraps the optimizer in loss
+        # scaling (Keras does it at compile).
+        model.compile(optimizer=getattr(keras.optimizers, optimizer)(learning_rate=lr),
+                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                      jit_compile=params["xla"])
+        batches = [(make_inputs(batch_size), _labels(tf, batch_size, shared.NUM_CLASSES))
+                   for _ in range(ROTATING_BATCHES)]
+        ctx.record_settings(flops_per_step=flops, flops_counted=(
+            "analytic: the encoder layers' matmuls, backward twice the forward" if flops else
+            "not counted for Keras CNNs: no tflops row"))
+        ctx.progress(1, 3, "measuring")
+        ctx.adapter.reset_peak_memory(ctx.device)
+        m = shared.measure_run(ctx, rotating_steps(model, batches), params["duration"])
+        point = {"model": name, "batch_size": batch_size,
+                 "precision": "mixed" if mixed else "fp32"}
+        shared.emit_throughput(ctx, m, batch_size, unit, point, flops,
+                               "float16" if mixed else "float32", [], memory=True,
+                               more_after=shared.sustained_rows(m, batch_size, unit, point))
+    ctx.progress(3, 3, "done")
+
+
+def rotating_steps(model, batches: list):
+    """One call = one train_on_batch on the next batch in turn. train_on_batch returns the
+    loss as a NumPy value, copied from the device, so each call has finished when it returns;
+    the protocol's sync then only confirms it."""
+    turn = itertools.count()
+
+    def step() -> None:
+        x, y = batches[next(turn) % len(batches)]
+        model.train_on_batch(x, y)
+    return step
+
+
+def _labels(tf, n: int, classes: int):
+    return tf.random.uniform((n,), 0, classes, dtype=tf.int32)
+
+
+def _cnn(name: str, image_size: int):
+    """keras.applications without its top (weights=None: nothing is downloaded), global
+    average pooling and Dense(8), as the published benchmark built it."""
+    import keras
+    import tensorflow as tf
+    try:
+        base = getattr(keras.applications, CNNS[name])(
+            weights=None, include_top=False, input_shape=(image_size, image_size, 3),
+            pooling="avg")
+    except ValueError as e:
+        raise ParamError(f"--image-size {image_size} does not fit Keras's {name}: "
+                         f"{shared.first_line(e)}") from None
+    # Logits in float32 under mixed precision, as Keras's mixed-precision guide has it.
+    logits = keras.layers.Dense(shared.NUM_CLASSES, dtype="float32")(base.output)
+    model = keras.Model(base.input, logits)
+    return model, lambda n: tf.random.normal((n, image_size, image_size, 3))
+
+
+def _encoder(name: str, config: shared.EncoderConfig, seq_len: int):
+    """keras-hub's DistilBERT or BERT backbone from the config (no weights downloaded) with
+    its classifier head (8 classes, logits), and random tokens for it."""
+    import keras_hub
+    import tensorflow as tf
+    sizes = {"vocabulary_size": config.vocab, "num_layers": config.layers,
+             "num_heads": config.heads, "hidden_dim": config.hidden,
+             "intermediate_dim": config.ffn, "max_sequence_length": config.max_positions}
+    if name == "distilbert":
+        model = keras_hub.models.DistilBertTextClassifier(
+            keras_hub.models.DistilBertBackbone(**sizes), shared.NUM_CLASSES,
+            preprocessor=None)
+    else:
+        model = keras_hub.models.BertTextClassifier(
+            keras_hub.models.BertBackbone(**sizes), shared.NUM_CLASSES, preprocessor=None)
+    needs_segments = name != "distilbert"
+
+    def tokens(n: int) -> dict:
+        shape = (n, seq_len)
+        x = {"token_ids": tf.random.uniform(shape, 0, config.vocab, dtype=tf.int32),
+             "padding_mask": tf.ones(shape, dtype=tf.int32)}
+        if needs_segments:
+            x["segment_ids"] = tf.zeros(shape, dtype=tf.int32)
+        return x
+    return model, tokens
+
+
+def mlp(ctx, params: dict) -> None:
+    """The CIFAR-10 MLPs as the published Keras scripts ran them: model.fit on the images in
+    host memory, shuffled, batch 32, SGD, sigmoid outputs with categorical cross-entropy."""
+    import keras
+    import tensorflow as tf
+
+    shared.warn_ignored(ctx, params, {"check": IGNORED["check"]})
+    preset, batch_size = params["preset"], params["batch_size"]
+    data, count, epochs, widths_list, flags = mlp_spec.prepare(ctx, params)
+    x = data.images[:count].astype(np.float32) / 255
+    y = keras.utils.to_categorical(data.labels[:count], 10)
+    total = len(widths_list) * (epochs + 1)
+    done = 0
+
+    class EpochTimer(keras.callbacks.Callback):
+        """Each epoch's seconds as model.fit runs it, and the run's progress."""
+
+        def __init__(self, label: str, at: int) -> None:
+            super().__init__()
+            self.label, self.at, self.seconds = label, at, []
+
+        def on_epoch_begin(self, epoch, logs=None) -> None:
+            ctx.progress(self.at + epoch, total, f"{self.label}: epoch {epoch + 1} of {epochs}")
+            self.t0 = time.perf_counter()
+
+        def on_epoch_end(self, epoch, logs=None) -> None:
+            self.seconds.append(time.perf_counter() - self.t0)
+
+    with tf.device(ctx.device.native), shared.out_of_memory_at(batch_size):
+        for widths in widths_list:
+            label = f"depth {len(widths)}" if preset == "depth-sweep" else preset
+            timer = EpochTimer(label, done)
+            start = time.perf_counter()      # the published seconds include the model build
+            keras.utils.set_random_seed(0)
+            model = keras.Sequential(
+                [keras.Input(x.shape[1:]), keras.layers.Flatten()]
+                + [keras.layers.Dense(w, activation="relu") for w in widths]
+                + [keras.layers.Dense(10, activation="sigmoid")])
+            optimizer, lr = shared.OPTIMIZERS["sgd"]
+            model.compile(optimizer=getattr(keras.optimizers, optimizer)(learning_rate=lr),
+                          loss="categorical_crossentropy", metrics=["accuracy"],
+                          jit_compile=False)
+            history = model.fit(x, y, batch_size=batch_size, epochs=epochs, shuffle=True,
+                                verbose=0, callbacks=[timer]).history
+            fit = mlp_spec.Fit(model, time.perf_counter() - start, timer.seconds,
+                               history["loss"], history["accuracy"], count)
+            done += epochs
+            ctx.progress(done, total, f"{label}: measuring samples/s")
+            batches = [(tf.constant(x[i * batch_size:(i + 1) * batch_size]),
+                        tf.constant(y[i * batch_size:(i + 1) * batch_size]))
+                       for i in range(min(mlp_spec.ROTATING_BATCHES, count // batch_size))]
+            m = ctx.measure(rotating_steps(model, batches))
+            done += 1
+            point = mlp_spec.point_for(preset, widths)
+            shared.emit_throughput(ctx, m, batch_size, "img/s", point,
+                                   shared.mlp_train_flops(widths, batch_size), "float32",
+                                   flags, fit.rows(point, flags, preset == "3000-1000"))
+    ctx.progress(total, total, "done")

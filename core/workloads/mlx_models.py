@@ -1,0 +1,191 @@
+"""train and mlp on MLX: a BERT-style encoder sized like DistilBERT or BERT-Large and the
+CIFAR-10 MLPs, built from mlx.nn; same parameters, protocol and rows as torch."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable
+
+from core.params import ParamError
+from core.workloads import mlp as mlp_spec
+from core.workloads import shared
+from core.workloads.train import PUBLISHED_BATCH, ROTATING_BATCHES, TRANSFORMER_MODELS
+
+IGNORED = {
+    "compile": "is torch.compile and not available on MLX",
+    "check": "compares torch runs with the CPU and is not available on MLX",
+    "channels_last": "applies to torch CNNs",
+    "xla": "is TensorFlow's compiler",
+}
+
+
+class TrainStep:
+    """Forward, loss, gradients, optimizer update, evaluated: MLX is lazy, so a call that did
+    not mx.eval its results would compute nothing. Called without arguments it trains on the
+    next of a few batches in turn."""
+
+    def __init__(self, model, optimizer: str, loss_fn: Callable, batches: list) -> None:
+        import mlx.optimizers as optim
+        from mlx import nn
+        cls, lr = shared.OPTIMIZERS[optimizer]
+        self.model, self.batches = model, batches
+        self.optimizer = getattr(optim, cls)(learning_rate=lr)
+
+        def loss_and_logits(x, y):
+            logits = model(x)
+            return loss_fn(logits, y), logits
+        self._grad = nn.value_and_grad(model, loss_and_logits)
+        self._turn = itertools.count()
+
+    def __call__(self) -> None:
+        self.on(*self.batches[next(self._turn) % len(self.batches)])
+
+    def on(self, x, y, *also):
+        """Train on (x, y); (loss, logits), evaluated with the model, the optimizer state and
+        anything in `also` (running sums)."""
+        import mlx.core as mx
+        (loss, logits), grads = self._grad(x, y)
+        self.optimizer.update(self.model, grads)
+        mx.eval(loss, logits, self.model.parameters(), self.optimizer.state, *also)
+        return loss, logits
+
+
+def encoder(config: shared.EncoderConfig, classes: int):
+    """Token and position embeddings, LayerNorm, post-norm encoder layers with GELU (BERT's
+    and DistilBERT's layout), and a classifier on the first token."""
+    import mlx.core as mx
+    from mlx import nn
+
+    class Encoder(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.tokens = nn.Embedding(config.vocab, config.hidden)
+            self.positions = nn.Embedding(config.max_positions, config.hidden)
+            self.norm = nn.LayerNorm(config.hidden)
+            self.layers = [nn.TransformerEncoderLayer(config.hidden, config.heads, config.ffn,
+                                                      dropout=0.1, activation=nn.gelu,
+                                                      norm_first=False)
+                           for _ in range(config.layers)]
+            self.head = nn.Linear(config.hidden, classes)
+
+        def __call__(self, ids):
+            x = self.norm(self.tokens(ids) + self.positions(mx.arange(ids.shape[1])))
+            for layer in self.layers:
+                x = layer(x, None)
+            return self.head(x[:, 0])
+    return Encoder()
+
+
+def cross_entropy(logits, labels):
+    from mlx import nn
+    return nn.losses.cross_entropy(logits, labels, reduction="mean")
+
+
+def train(ctx, params: dict) -> None:
+    import mlx.core as mx
+
+    name = params["model"]
+    if name not in TRANSFORMER_MODELS:
+        raise ParamError(f"{name} is not available on MLX; choose distilbert or bert-large.")
+    batch_size = params["batch_size"] or PUBLISHED_BATCH[name]
+    seq_len = params["seq_len"]
+    config = shared.encoder_config(name, params["layers"], seq_len)
+    shared.warn_ignored(ctx, params, IGNORED)
+    if params["precision"] == "mixed":
+        ctx.warn("--precision mixed is not available on MLX (it has no autocast); this run is "
+                 "fp32.")
+    ctx.record_settings(precision="fp32")
+    with shared.out_of_memory_at(batch_size):
+        ctx.progress(0, 3, "building the model")
+        mx.random.seed(0)
+        model = encoder(config, shared.NUM_CLASSES)
+        mx.eval(model.parameters())
+        batches = [(mx.random.randint(0, config.vocab, (batch_size, seq_len)),
+                    mx.random.randint(0, shared.NUM_CLASSES, (batch_size,)))
+                   for _ in range(ROTATING_BATCHES)]
+        step = TrainStep(model, "adam", cross_entropy, batches)
+        flops = shared.encoder_train_flops(config, batch_size, seq_len)
+        ctx.record_settings(flops_per_step=flops, flops_counted="analytic: the encoder "
+                            "layers' matmuls, backward twice the forward")
+        ctx.progress(1, 3, "measuring")
+        ctx.adapter.reset_peak_memory(ctx.device)
+        m = shared.measure_run(ctx, step, params["duration"])
+        point = {"model": name, "batch_size": batch_size, "precision": "fp32"}
+        shared.emit_throughput(ctx, m, batch_size, "seq/s", point, flops, "float32", [],
+                               memory=True,
+                               more_after=shared.sustained_rows(m, batch_size, "seq/s", point))
+    ctx.progress(3, 3, "done")
+
+
+def mlp_model(widths: list[int], inputs: int = 32 * 32 * 3, classes: int = 10):
+    """Dense(w, ReLU) for each width -> Dense(classes), initialised as Keras does
+    (Glorot-uniform weights, zero biases), like models.mlp for torch."""
+    import mlx.core as mx
+    from mlx import nn
+    layers = []
+    for width in [*widths, classes]:
+        layer = nn.Linear(inputs, width)
+        layer.weight = nn.init.glorot_uniform()(layer.weight)
+        layer.bias = mx.zeros_like(layer.bias)
+        layers += [layer, nn.ReLU()]
+        inputs = width
+    return nn.Sequential(*layers[:-1])
+
+
+def sigmoid_categorical_crossentropy(logits, labels):
+    """Keras's Dense(10, sigmoid) + categorical_crossentropy, as models' torch version."""
+    import mlx.core as mx
+    p = mx.sigmoid(logits)
+    p = mx.clip(p / p.sum(axis=-1, keepdims=True), 1e-7, 1 - 1e-7)
+    return -mx.take_along_axis(mx.log(p), labels[:, None], axis=-1).mean()
+
+
+def mlp(ctx, params: dict) -> None:
+    import mlx.core as mx
+
+    shared.warn_ignored(ctx, params, {"check": IGNORED["check"]})
+    preset, batch_size = params["preset"], params["batch_size"]
+    data, count, epochs, widths_list, flags = mlp_spec.prepare(ctx, params)
+    x = mx.array(data.images[:count]).astype(mx.float32) / 255
+    y = mx.array(data.labels[:count]).astype(mx.int32)
+    total = len(widths_list) * (epochs + 1)
+    done = 0
+    with shared.out_of_memory_at(batch_size):
+        for widths in widths_list:
+            label = f"depth {len(widths)}" if preset == "depth-sweep" else preset
+            start = time.perf_counter()      # the published seconds include the model build
+            mx.random.seed(0)
+            step = TrainStep(mlp_model(widths), "sgd", sigmoid_categorical_crossentropy,
+                             [(x[:batch_size], y[:batch_size])])
+            epoch_seconds, losses, accuracies = [], [], []
+            for epoch in range(epochs):
+                ctx.progress(done + epoch, total, f"{label}: epoch {epoch + 1} of {epochs}")
+                t0 = time.perf_counter()
+                order = mx.random.permutation(count)
+                # Sums stay arrays, evaluated with each step: reading them would sync twice.
+                loss_sum, correct = mx.array(0.0), mx.array(0)
+                for i in range(0, count, batch_size):
+                    index = order[i:i + batch_size]
+                    batch_y = y[index]
+                    loss, logits = step.on(x[index], batch_y)
+                    loss_sum = loss_sum + loss * len(index)
+                    correct = correct + (logits.argmax(axis=1) == batch_y).sum()
+                mx.eval(loss_sum, correct)
+                epoch_seconds.append(time.perf_counter() - t0)
+                losses.append(loss_sum.item() / count)
+                accuracies.append(correct.item() / count)
+            fit = mlp_spec.Fit(step, time.perf_counter() - start, epoch_seconds, losses,
+                               accuracies, count)
+            done += epochs
+            ctx.progress(done, total, f"{label}: measuring samples/s")
+            step.batches = [(x[i * batch_size:(i + 1) * batch_size],
+                             y[i * batch_size:(i + 1) * batch_size])
+                            for i in range(min(mlp_spec.ROTATING_BATCHES, count // batch_size))]
+            m = ctx.measure(step)
+            done += 1
+            point = mlp_spec.point_for(preset, widths)
+            shared.emit_throughput(ctx, m, batch_size, "img/s", point,
+                                   shared.mlp_train_flops(widths, batch_size), "float32",
+                                   flags, fit.rows(point, flags, preset == "3000-1000"))
+    ctx.progress(total, total, "done")

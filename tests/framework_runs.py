@@ -1,0 +1,50 @@
+"""What the Keras and MLX workload tests check alike: a run through the CLI in a subprocess
+(TensorFlow and MLX load only in child processes) and the rows torch's workloads give."""
+
+import json
+
+from tests.test_cli import sb
+
+TRAIN_METRICS = {"samples_per_s", "step_time", "tflops", "peak_memory"}
+MLP_METRICS = {"samples_per_s", "step_time", "tflops", "train_seconds", "epoch_seconds",
+               "us_per_sample", "final_loss", "final_accuracy"}
+TINY_BERT = ["--model", "distilbert", "--layers", "1", "--seq-len", "16", "--batch-size", "2"]
+TINY_MLP = ["--samples", "200", "--epochs", "1", "--depths", "2"]
+
+
+def run(home, *args: str) -> dict:
+    """`siliconbench run ARGS --quick --json` on the CPU: the record of a run that went well."""
+    r = sb("run", *args, "--device", "cpu", "--quick", "--json", home=home)
+    assert r.returncode == 0, r.stderr
+    rec = json.loads(r.stdout)
+    assert rec["status"] == "ok", rec.get("reason")
+    return rec
+
+
+def by_metric(rec: dict) -> dict:
+    return {row["metric"]: row for row in rec["rows"] if "epoch" not in row["params"]}
+
+
+def check_train(rec: dict, point: dict, unit: str, metrics=TRAIN_METRICS) -> dict:
+    """Every row at the published point; throughput with its per-block samples."""
+    rows = by_metric(rec)
+    assert set(rows) == metrics
+    assert all(row["params"] == point for row in rows.values())
+    speed = rows["samples_per_s"]
+    assert speed["unit"] == unit and speed["value"] > 0
+    assert len(speed["samples"]) == speed["stats"]["n"] >= 3
+    assert rows["step_time"]["unit"] == "ms"
+    return rows
+
+
+def check_mlp(rec: dict, preset: str) -> None:
+    """The torch mlp's rows, flagged synthetic (no CIFAR-10 in a test's home)."""
+    point = {"preset": preset, "depth": 2} if preset == "depth-sweep" else {"preset": preset}
+    rows = check_train(rec, point, "img/s", MLP_METRICS)
+    assert rec["settings"]["cifar"] == "synthetic" and rec["settings"]["samples"] == 200
+    assert all("synthetic" in row["flags"] for row in rec["rows"])
+    assert len(rows["train_seconds"]["samples"]) == 1                  # one epoch
+    assert 0 <= rows["final_accuracy"]["value"] <= 1 and rows["final_loss"]["value"] > 0
+    if preset == "3000-1000":
+        assert {(r["metric"], r["params"]["epoch"]) for r in rec["rows"]
+                if "epoch" in r["params"]} == {("loss", 1), ("accuracy", 1)}

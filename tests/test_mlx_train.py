@@ -1,0 +1,42 @@
+"""train (a one-layer DistilBERT-sized encoder) and mlp on MLX through the CLI on the CPU;
+the same rows as torch's, and CNNs refused in one sentence."""
+
+import importlib.util
+
+import pytest
+
+from tests.framework_runs import TINY_BERT, TINY_MLP, check_mlp, check_train, run
+from tests.test_cli import sb
+
+if importlib.util.find_spec("mlx") is None:
+    pytest.skip("MLX is not installed", allow_module_level=True)
+
+
+def test_transformer_training(tmp_path):
+    rec = run(tmp_path, "train", "--framework", "mlx", *TINY_BERT, "--precision", "mixed")
+    check_train(rec, {"model": "distilbert", "batch_size": 2, "precision": "fp32"}, "seq/s")
+    assert rec["framework"] == "mlx" and rec["settings"]["precision"] == "fp32"
+    assert any("--precision mixed is not available on MLX" in w for w in rec["warnings"])
+
+
+def test_cnn_is_a_usage_error(tmp_path):
+    r = sb("run", "train", "--framework", "mlx", "--device", "cpu", "--model", "resnet50",
+           "--quick", home=tmp_path)
+    assert r.returncode == 2
+    assert r.stderr.strip().endswith(
+        "resnet50 is not available on MLX; choose distilbert or bert-large.")
+
+
+@pytest.mark.parametrize("preset", ["depth-sweep", "3000-1000"])
+def test_mlp_presets(tmp_path, preset):
+    check_mlp(run(tmp_path, "mlp", "--framework", "mlx", "--preset", preset, *TINY_MLP),
+              preset)
+
+
+def test_sustained_mode(tmp_path):
+    rec = run(tmp_path, "train", "--framework", "mlx", *TINY_BERT, "--duration", "0.05")
+    assert rec["settings"]["duration_min"] == 0.05
+    metrics = {row["metric"] for row in rec["rows"]}
+    assert "throttle_ratio" in metrics and "samples_per_s" in metrics
+    per_minute = [r for r in rec["rows"] if "minute" in r["params"]]
+    assert per_minute and all(r["value"] > 0 for r in per_minute)
