@@ -341,7 +341,12 @@ def resolve_side(spec: str, store=None) -> Side:
 
 def resolve_sides(specs: list[str], store=None) -> list[Side]:
     """Sides for the arguments, with labels made unique (two runs of one machine, say)."""
-    sides = [resolve_side(s, store) for s in specs]
+    return unique_labels([resolve_side(s, store) for s in specs])
+
+
+def unique_labels(sides: list[Side]) -> list[Side]:
+    """Label two sides of one machine apart: by run id where a side is one run, else by
+    number. Relabels the sides in place and returns them."""
     seen: dict[str, int] = {}
     for side in sides:
         seen[side.label] = seen.get(side.label, 0) + 1

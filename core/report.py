@@ -126,7 +126,7 @@ def _e(value: Any) -> str:
     return html.escape("" if value is None else str(value))
 
 
-def _verdict_class(verdict: str | None) -> str:
+def verdict_class(verdict: str | None) -> str:
     if not verdict:
         return ""
     if verdict.startswith(("faster", "slower")):
@@ -187,7 +187,7 @@ def _comparison_table(cmp: Comparison, workload: str, rows: list[ComparedRow]) -
         for c in r.cells[1:]:
             p = f' title="Mann-Whitney p = {c.p_value:.2g}"' if c and c.p_value is not None else ""
             cells += (f"<td>{_e(fmt_ratio(c.ratio) if c else '')}</td>"
-                      f'<td class="l {_verdict_class(c.verdict if c else None)}"{p}>'
+                      f'<td class="l {verdict_class(c.verdict if c else None)}"{p}>'
                       f"{_e(c.verdict if c else '')}</td>")
         out.append(f"<tr>{cells}</tr>")
     out.append("</tbody></table>")

@@ -562,7 +562,9 @@ def sustained(block_end_s: list[float], rates: list[float],
         bucket = min(max(math.ceil(end / window - 1e-9) - 1, 0), last_bucket)
         buckets.setdefault(bucket, []).append(rate)
     per_window = [(k * window, median(v)) for k, v in sorted(buckets.items())]
-    first = median([r for e, r in zip(block_end_s, rates) if e <= window])
+    early = [r for e, r in zip(block_end_s, rates) if e <= window]
+    # One slow first block (a loaded machine) can end past the first window: it is the start.
+    first = median(early) if early else rates[0]
     last = median([r for e, r in zip(block_end_s, rates) if e > span - window])
     return Sustained(window, per_window, first, last, last / first if first else math.nan)
 

@@ -4,6 +4,7 @@ percentiles, progress in images, and one-sentence refusals of impossible paramet
 import pytest
 import torch
 
+from core.cli import main
 from core.runner import RunSpec, execute
 from core.store import Store
 from core.workloads import infer
@@ -72,3 +73,22 @@ def test_percentiles():
     assert infer.percentile(xs, 50) == pytest.approx(50.5)
     assert infer.percentile(xs, 99) == pytest.approx(99.01)
     assert infer.percentile([7.0], 90) == 7.0
+
+
+def test_sustained_mode_through_the_command_prints_minutes_and_throttle_ratio(capsys):
+    code = main(["run", "infer", "--model", "resnet18", "--image-size", "32", "--batch-size",
+                 "2", "--images", "2", "--duration", "0.05", "--quick"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "throttle_ratio" in out and "minute" in out
+    rec = Store().runs()[0]
+    assert rec.settings["duration_min"] == 0.05
+    minutes = [r for r in rec.rows if r.metric == "samples_per_s" and "minute" in r.params]
+    # A 3 s run (a little more where the last block overruns) is cut in halves.
+    assert len(minutes) == 2 and minutes[0].params["minute"] == 0.0
+    assert 0.025 <= minutes[1].params["minute"] < 0.05
+    assert all(r.params["data"] == "device" and r.value > 0 for r in minutes)
+    ratio = by_metric(rec.rows)["throttle_ratio"]
+    assert ratio.unit == "×" and ratio.value > 0
+    whole = [r for r in rec.rows if r.metric == "samples_per_s" and "minute" not in r.params]
+    assert len(whole) == 1 and whole[0].stats.n >= len(minutes)

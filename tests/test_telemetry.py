@@ -322,3 +322,8 @@ def test_nvml_source_reads_the_runs_gpu(monkeypatch):
     assert summary["power_source"] == "board (NVML)" and summary["power_w"] == 312.5
     assert summary["energy_j"] == pytest.approx(30.0 * (len(s["gpu_energy_j"]["v"]) - 1))
     assert summary["max_temperature_c"] == 71
+
+
+def test_sustained_with_a_first_block_longer_than_the_window():
+    s = sustained([2.0, 2.5, 3.0, 3.5], [10.0, 10.0, 8.0, 8.0])
+    assert s.first == 10.0 and s.last == 9.0 and s.ratio == pytest.approx(0.9)

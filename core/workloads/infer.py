@@ -11,6 +11,7 @@ from core.params import Param, ParamError
 from core.results import Row
 from core.stats import summarize
 from core.workloads import Workload
+from core.workloads.train import DURATION_PARAM
 
 ROTATING_BATCHES = 3
 PERCENTILES = (50, 90, 99)
@@ -40,6 +41,7 @@ WORKLOAD = Workload(
         Param("precision", "choice", "fp32", "fp32, or mixed: autocast to float16 or bfloat16 "
               "where the device supports it.", choices=("fp32", "mixed")),
         Param("channels_last", "bool", False, "NHWC memory layout."),
+        DURATION_PARAM,
     ),
 )
 
@@ -85,7 +87,8 @@ def run(ctx, params: dict) -> None:
                 HostImages(params["image_size"], dev, memory_format)
             ctx.progress(i * images, len(paths) * images, f"{path} data: measuring")
             ctx.adapter.reset_peak_memory(dev)
-            m = ctx.measure(Batches(forward, feed, batch_size))
+            m = models.measure_run(ctx, Batches(forward, feed, batch_size), params["duration"],
+                                   f"{path} data: ")
             latencies = latency_pass(ctx, forward, feed, batch_size, images, i, len(paths), path)
             here = {**point, "data": path}
             rows = models.throughput_rows(ctx, m, batch_size, "img/s", here, flops, amp,
@@ -96,6 +99,7 @@ def run(ctx, params: dict) -> None:
                                 {**here, "percentile": q}, summarize(latencies), watch.flags,
                                 watch.note, None, latencies))
             rows.append(models.memory_row(ctx, here, watch.flags))
+            rows += models.sustained_rows(m, batch_size, "img/s", here)
             for row in rows:
                 ctx.row(row)
     if len(rates) == 2:
