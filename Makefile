@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test devices bench clean
+.PHONY: run test devices bench app clean
 
 # Installs once; again only when pyproject.toml changes, so a second call is quick.
 $(STAMP): pyproject.toml
@@ -26,6 +26,15 @@ devices: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/gemm_fidelity.py
 	$(BIN)/python benchmarks/cli_speed.py
+
+# The Mac app, dist/SiliconBench.app (arm64): py2app bundles this venv's Python and torch.
+app:
+	@test "$$(uname -s)-$$(uname -m)" = Darwin-arm64 || { echo "make app builds the Mac app and needs a Mac with Apple Silicon; elsewhere use make run."; exit 2; }
+	$(MAKE) $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[app]'
+	rm -rf build dist/SiliconBench.app
+	$(BIN)/python setup_app.py py2app
+	@echo "Built dist/SiliconBench.app; drag it to Applications."
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

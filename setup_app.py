@@ -1,18 +1,67 @@
-"""py2app bundle for macOS: `make app` on a Mac builds dist/SiliconBench.app.
+"""py2app bundle for macOS: `make app` on a Mac builds dist/SiliconBench.app (arm64).
+Importing this file builds nothing: tests read APP, OPTIONS and PLIST from it on any OS."""
 
-A stub until the packaging work lands (icon, Info.plist document types, bundled torch)."""
+from __future__ import annotations
 
-from setuptools import setup
+import tomllib
+from pathlib import Path
 
-APP = ["gui/__main__.py"]
+ROOT = Path(__file__).resolve().parent
+VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+RESULT_UTI = "org.siliconbench.results"
+RESULT_EXTENSION = "sbresults"   # core.export.RESULT_SUFFIX without the dot
+
+# The main script; it also runs the worker child (`SiliconBench --worker run`), since the
+# bundle's Contents/MacOS/python cannot start on its own.
+APP = ["gui/bundle_main.py"]
+
+PLIST = {
+    "CFBundleName": "SiliconBench",
+    "CFBundleDisplayName": "SiliconBench",
+    "CFBundleIdentifier": "org.siliconbench.SiliconBench",
+    "CFBundleShortVersionString": VERSION,
+    "CFBundleVersion": VERSION,
+    "NSHumanReadableCopyright": "MIT License",
+    "NSRequiresAquaSystemAppearance": False,  # follow the system's dark mode
+    "NSHighResolutionCapable": True,
+    # MLX (an optional extra) needs macOS 14; torch's MPS backend needs 12.3.
+    "LSMinimumSystemVersion": "12.3",
+    "LSApplicationCategoryType": "public.app-category.developer-tools",
+    # Double-clicking a result file opens it in the app (a QFileOpenEvent, see gui/app.py).
+    "CFBundleDocumentTypes": [{
+        "CFBundleTypeName": "SiliconBench Results",
+        "CFBundleTypeRole": "Viewer",
+        "LSHandlerRank": "Owner",
+        "LSItemContentTypes": [RESULT_UTI],
+        "CFBundleTypeIconFile": "SiliconBench.icns",
+    }],
+    "UTExportedTypeDeclarations": [{
+        "UTTypeIdentifier": RESULT_UTI,
+        "UTTypeDescription": "SiliconBench Results",
+        "UTTypeConformsTo": ["public.json", "public.data"],  # JSON inside: any tool reads it
+        "UTTypeIconFile": "SiliconBench.icns",
+        "UTTypeTagSpecification": {"public.filename-extension": [RESULT_EXTENSION],
+                                   "public.mime-type": ["application/json"]},
+    }],
+}
+
 OPTIONS = {
     "arch": "arm64",  # torch and TensorFlow publish no Intel-Mac wheels any more
-    "packages": ["core", "gui", "resources"],
-    "plist": {
-        "CFBundleName": "SiliconBench",
-        "NSRequiresAquaSystemAppearance": False,  # follow the system's dark mode
-    },
+    "iconfile": "resources/SiliconBench.icns",  # from resources/icon.png (scripts/make_icon.py)
+    # Whole package folders (core/ with every workload and adapter, which only the worker
+    # imports, so the module finder would miss them), not zipped: resources/ is read with
+    # importlib.resources and torch loads its dylibs from its package directory.
+    "packages": ["core", "gui", "resources", "torch", "torchvision", "transformers", "numpy",
+                 "scipy", "jsonschema", "jsonschema_specifications", "rich", "platformdirs",
+                 "psutil", "pyqtgraph", "PySide6", "shiboken6"],
+    # Optional frameworks stay out: a bundle holding TensorFlow and MLX would be gigabytes;
+    # the devices panel says how to measure them (core.frameworks.FrameworkInfo).
+    "excludes": ["tensorflow", "tensorflow_metal", "keras", "mlx", "tkinter", "pytest"],
+    "plist": PLIST,
 }
 
 if __name__ == "__main__":
-    setup(app=APP, options={"py2app": OPTIONS}, setup_requires=["py2app"])
+    # Name, version and dependencies come from pyproject.toml (setuptools reads it); py2app
+    # comes from the `app` extra (make app), never from setup_requires.
+    from setuptools import setup
+    setup(app=APP, options={"py2app": OPTIONS})

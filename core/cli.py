@@ -75,12 +75,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     e = sub.add_parser("export", help="write runs to a CSV or JSON file")
     e.add_argument("--format", choices=("csv", "json"), default=None,
-                   help="default: from the file name's extension")
+                   help="default: from the file name's extension (.sbresults: json, "
+                   "which the Mac app opens on a double click)")
     e.add_argument("-o", "--output", required=True, help="file to write")
     e.add_argument("--run", action="append", default=[], metavar="ID",
                    help="a run id (or its first characters); repeat; default all runs")
 
-    i = sub.add_parser("import", help="add result files (JSON exports) to the store")
+    i = sub.add_parser("import", help="add result files (JSON or .sbresults exports) to the "
+                       "store")
     i.add_argument("files", nargs="+", metavar="FILE")
 
     c = sub.add_parser("compare", help="machines side by side: medians, 99%% intervals, "
@@ -220,13 +222,15 @@ def print_record(rec) -> None:
         keys += [k for k in row.params if k not in keys]
     t = Table(title=f"{rec.workload} on {rec.device_name or rec.device} "
                     f"({rec.framework}:{rec.device}) · run {rec.id[:8]}")
+    # A sustained run mixes metrics with the same unit (samples/s overall and per minute).
+    t.add_column("metric")
     for k in keys:
         t.add_column(k, justify="right")
     for col in ("value", "unit", "p25–p75", "95% CI", "n", "% peak", "flags"):
         t.add_column(col, justify="right" if col not in ("unit", "flags") else "left")
     for row in rec.rows:
         s = row.stats
-        cells = [str(row.params.get(k, "")) for k in keys]
+        cells = [row.metric] + [str(row.params.get(k, "")) for k in keys]
         if row.value is None:
             cells += ["—", row.unit, "", "", "", "", ", ".join(row.flags) + f": {row.note}"]
         elif s is None:  # a published figure or one derived from telemetry: a value only
@@ -312,12 +316,13 @@ def _find_runs(store, ids: list[str]):
 
 
 def cmd_export(args) -> int:
-    from core.export import to_csv, to_json
+    from core.export import FORMAT_BY_SUFFIX, RESULT_SUFFIX, to_csv, to_json
     from core.store import Store
     store = Store()
-    fmt = args.format or Path(args.output).suffix.lstrip(".").lower()
+    fmt = args.format or FORMAT_BY_SUFFIX.get(Path(args.output).suffix.lower())
     if fmt not in ("csv", "json"):
-        raise Usage("Say --format csv or --format json (or name the file .csv or .json).")
+        raise Usage(f"Say --format csv or --format json (or name the file .csv, .json or "
+                    f"{RESULT_SUFFIX}).")
     records = _find_runs(store, args.run) if args.run else list(reversed(store.runs()))
     if not records:
         raise Usage("There are no runs to export yet.")
@@ -484,11 +489,13 @@ COMMANDS = {"devices": cmd_devices, "workloads": cmd_workloads, "run": cmd_run,
 
 def main(argv: list[str] | None = None) -> int:
     from core.frameworks import UnknownFramework
+    from core.logs import log, setup_logging
     from core.params import ParamError
     from core.runner import UsageError
     from core.store import StoreError
     from core.workloads import UnknownWorkload
     argv = sys.argv[1:] if argv is None else argv
+    log_path = setup_logging()
     try:
         args = build_parser().parse_args(argv)
         if args.command is None:
@@ -503,11 +510,14 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("siliconbench: interrupted.", file=sys.stderr)
         return 130
-    except Exception as e:  # never a traceback for the user; the details go to stderr on demand
+    except Exception as e:  # never a traceback for the user; it goes to the log
         if os.environ.get("SILICONBENCH_DEBUG"):
             raise
-        print(f"siliconbench: internal error: {type(e).__name__}: {e} "
-              "(set SILICONBENCH_DEBUG=1 for the traceback)", file=sys.stderr)
+        log.exception("internal error in siliconbench %s", " ".join(argv))
+        where = f"the traceback is in {log_path}" if log_path else \
+            "set SILICONBENCH_DEBUG=1 for the traceback"
+        print(f"siliconbench: internal error: {type(e).__name__}: {e} ({where})",
+              file=sys.stderr)
         return EXIT_FAILED
 
 

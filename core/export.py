@@ -8,6 +8,11 @@ import io
 
 from core.results import RunRecord, records_to_json
 
+# SiliconBench's own result files: the JSON export under a name the Mac app registers for
+# (setup_app.py's document type), so a double click opens them in the app.
+RESULT_SUFFIX = ".sbresults"
+FORMAT_BY_SUFFIX = {".csv": "csv", ".json": "json", RESULT_SUFFIX: "json"}
+
 RUN_COLUMNS = ["run_id", "created_at", "machine", "device", "device_name", "framework",
                "workload", "status", "source"]
 ROW_COLUMNS = ["metric", "value", "unit"]

@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 from core import params as params_mod
 from core.frameworks import FRAMEWORKS, DeviceInfo, framework
+from core.logs import log
 from core.results import RunRecord, Row, now_iso
 from core.telemetry import TelemetrySampler
 from core.workloads import workload
@@ -74,6 +75,16 @@ def _child_env() -> dict:
     return env
 
 
+def worker_command(*args: str) -> list[str]:
+    """The command line of a worker child. In the Mac app, sys.executable is the bundle's
+    Contents/MacOS/python, which cannot start on its own (py2app issues #501, #561), so the
+    bundle's main executable runs the worker instead (gui/bundle_main.py reads the flag)."""
+    from core.bundle import WORKER_FLAG, bundle_executable, in_app_bundle
+    if in_app_bundle():
+        return [bundle_executable(), WORKER_FLAG, *args]
+    return [sys.executable, "-m", "core.worker", *args]
+
+
 def _describe_exit(code: int) -> str:
     if code == -signal.SIGKILL:
         return ("the run's process was killed (SIGKILL), most likely by the system for "
@@ -105,7 +116,7 @@ class ChildRun:
                                 label=self.spec.label, machine=probe().to_dict())
         self.record.software = dict(self.record.machine.get("frameworks") or {})
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "core.worker", "run"], stdin=subprocess.PIPE,
+            worker_command("run"), stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_child_env(),
             start_new_session=True)  # our own process group: a terminal's Ctrl-C is ours
         # Power, temperature and load, sampled here so the child's workload pays nothing;
@@ -205,6 +216,9 @@ class ChildRun:
             rec.status, rec.reason = "failed", error["message"]
         elif not finished or code != 0:
             rec.status, rec.reason = "failed", _describe_exit(code)
+        if rec.status == "failed":  # the record keeps the tail too; the log outlives deletes
+            log.warning("run %s (%s on %s:%s) failed: %s\nchild stderr:\n%s", rec.id,
+                        rec.workload, rec.framework, rec.device, rec.reason, rec.stderr_tail)
         return rec
 
     def _parse(self, line: str) -> dict | None:
@@ -248,7 +262,7 @@ def discover_devices(names: list[str] | None = None,
             return [DeviceInfo(name, "-", fw.title, "-", usable=False,
                                reason=fw.missing_reason())]
         try:
-            out = subprocess.run([sys.executable, "-m", "core.worker", "devices", name],
+            out = subprocess.run(worker_command("devices", name),
                                  capture_output=True, text=True, env=_child_env(), timeout=120)
         except subprocess.TimeoutExpired:
             return [DeviceInfo(name, "-", fw.title, "-", usable=False,

@@ -1,7 +1,8 @@
-"""Starts the desktop app: `siliconbench`, `siliconbench gui` and `python -m gui` end here.
-Shows the window before anything slow (no ML framework is imported in this process at all);
-with SILICONBENCH_GUI_EXIT_AFTER_SHOWN=1 it prints the time from launch to the shown window
-and quits (benchmarks/gui_startup.py)."""
+"""Starts the desktop app: `siliconbench`, `siliconbench gui`, `python -m gui [FILE...]` and the
+Mac app end here. Shows the window before anything slow (no ML framework is imported in this
+process at all), then imports the result files it was given (on the command line, or by Finder
+as QFileOpenEvents) and, on first launch, the welcome. With SILICONBENCH_GUI_EXIT_AFTER_SHOWN=1
+it prints the time from launch to the shown window and quits (benchmarks/gui_startup.py)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,23 @@ def _since_launch_s() -> float:
     return time.time() - psutil.Process().create_time()
 
 
+def file_opener(window):
+    """An application event filter that imports the files Finder opens with the app (a double
+    click on a .sbresults file, a drop on the Dock icon), like File > Import Results."""
+    from PySide6.QtCore import QEvent, QObject
+
+    class FileOpener(QObject):
+        def eventFilter(self, obj, event) -> bool:
+            if event.type() == QEvent.Type.FileOpen and event.file():
+                window.import_files([event.file()])
+                return True
+            return False
+    return FileOpener(window)
+
+
 def main(argv: list[str]) -> int:
+    from core.logs import log, setup_logging
+    setup_logging()
     from core.cli import has_display
     if not has_display():  # Qt would abort with a core dump instead
         print("SiliconBench: no display found (DISPLAY is not set): the desktop app cannot "
@@ -50,7 +67,18 @@ def main(argv: list[str]) -> int:
         QMessageBox.critical(None, "SiliconBench cannot start", str(e))
         return 1
     window = MainWindow(store)
-    sys.excepthook = excepthook_for(window)
+    show_error = excepthook_for(window)
+
+    def excepthook(kind, value, tb) -> None:
+        log.error("uncaught exception in the app", exc_info=(kind, value, tb))
+        show_error(kind, value, tb)
+    sys.excepthook = excepthook
+    # Installed before the event loop: Finder's open event for the file that launched the app
+    # arrives as the loop starts.
+    opener = file_opener(window)  # held here: the filter must outlive app.exec()
+    app.installEventFilter(opener)
+    # Files named on the command line; "-psn_..." is what old macOS versions add.
+    files = [a for a in argv if not a.startswith("-")]
     exit_after_shown = bool(os.environ.get(EXIT_AFTER_SHOWN))
 
     class FirstExpose(QObject):
@@ -73,6 +101,10 @@ def main(argv: list[str]) -> int:
             app.quit()
             return
         window.start_background()
+        if files:
+            window.import_files(files)
+        from gui.welcome import maybe_show_welcome
+        maybe_show_welcome(window)
 
     watcher = FirstExpose()
     window.show()

@@ -21,6 +21,8 @@ from core.params import ParamError
 from core.results import NotAResultFile, RunRecord, records_from_json
 from core.runner import RunSpec
 from core.workloads import Workload
+from gui.compare_view import CompareView
+from gui import help as gui_help
 from gui.device_list import DeviceList, device_key
 from gui.machine_card import MachineCard
 from gui.param_form import ParamForm
@@ -169,6 +171,8 @@ class MainWindow(QMainWindow):
         self.setup_pane.setMinimumWidth(SETUP_PANE_WIDTH)
 
         self.charts = ChartPanel()
+        self.compare = CompareView()
+        self.charts.addTab(self.compare, "Compare")
         self.queue_view = QueueView(self.queue)
         self.results = ResultsBrowser(self.store)
         self.bottom = QTabWidget()
@@ -231,6 +235,8 @@ class MainWindow(QMainWindow):
                                         lambda: self.choose_export_runs("csv"), SK.Save)
         self.export_json_action = action(file, "Export Selected Runs as JSON…",
                                          lambda: self.choose_export_runs("json"), SK.SaveAs)
+        self.export_send_action = action(file, "Export Selected Runs to Send…",
+                                         lambda: self.choose_export_runs("sbresults"))
         self.export_png_action = action(file, "Export Chart as PNG…",
                                         lambda: self.choose_export_chart("png"), "Ctrl+E")
         self.export_svg_action = action(file, "Export Chart as SVG…",
@@ -254,10 +260,13 @@ class MainWindow(QMainWindow):
         action(run, "Refresh Devices", self.devices.start, SK.Refresh)
 
         view = bar.addMenu("&View")
-        for i in range(self.charts.count()):
-            action(view, f"{self.charts.tabText(i)} Chart" if i < self.charts.count() - 1
+        last = self.charts.indexOf(self.charts.table)
+        for i in range(last + 1):
+            action(view, f"{self.charts.tabText(i)} Chart" if i < last
                    else "Result Rows Table", lambda _=False, i=i: self.charts.setCurrentIndex(i),
                    f"Ctrl+{i + 1}")
+        self.compare_action = action(view, "Compare Selected Runs",
+                                     lambda: self.charts.setCurrentWidget(self.compare), "Ctrl+K")
         view.addSeparator()
         action(view, "Run Queue", lambda: self.bottom.setCurrentWidget(self.queue_view),
                "Ctrl+Shift+Q")
@@ -265,6 +274,10 @@ class MainWindow(QMainWindow):
                "Ctrl+Shift+R")
 
         help_menu = bar.addMenu("&Help")
+        action(help_menu, "SiliconBench Help", gui_help.open_help, SK.HelpContents)
+        action(help_menu, "Show Data Folder", gui_help.show_data_folder)
+        action(help_menu, "How to Send Results…", lambda: gui_help.show_how_to_send(self))
+        help_menu.addSeparator()
         action(help_menu, "About SiliconBench", self.show_about, role=QAction.MenuRole.AboutRole)
         action(help_menu, "About Qt", QApplication.aboutQt, role=QAction.MenuRole.AboutQtRole)
 
@@ -377,6 +390,7 @@ class MainWindow(QMainWindow):
         live = [j.record for j in self.queue.jobs
                 if j.state == RUNNING and j.record.rows and j.record.id not in ids]
         self.charts.show_records(selected + live)
+        self.compare.set_records(selected)
 
     def _on_devices_found(self) -> None:
         usable = [d for d in self.devices.devices if d.usable]
@@ -431,7 +445,8 @@ class MainWindow(QMainWindow):
 
     def choose_import(self) -> None:
         paths, _ = QFileDialog.getOpenFileNames(self, "Import Results", self._last_dir(),
-                                                "SiliconBench results (*.json);;All files (*)")
+                                                "SiliconBench results (*.sbresults *.json);;"
+                                                "All files (*)")
         if paths:
             self._remember_dir(paths[0])
             self.import_files(paths)
@@ -471,18 +486,19 @@ class MainWindow(QMainWindow):
             self.show_message("Nothing to export", "Select runs under Results to export them.",
                               QMessageBox.Icon.Information)
             return
+        kind = "SiliconBench results" if fmt == "sbresults" else fmt.upper()
         path, _ = QFileDialog.getSaveFileName(
-            self, f"Export Runs as {fmt.upper()}",
+            self, f"Export Runs as {kind}",
             str(Path(self._last_dir()) / f"siliconbench-runs.{fmt}"),
-            f"{fmt.upper()} files (*.{fmt})")
+            f"{kind} files (*.{fmt})")
         if path:
             self._remember_dir(path)
             self.export_runs(path, records)
 
     def export_runs(self, path: str, records: list[RunRecord] | None = None) -> bool:
-        from core.export import to_csv, to_json
+        from core.export import FORMAT_BY_SUFFIX, to_csv, to_json
         records = records if records is not None else self.results.selected_records()
-        fmt = Path(path).suffix.lower().lstrip(".")
+        fmt = FORMAT_BY_SUFFIX.get(Path(path).suffix.lower(), "csv")
         text = to_json(records) if fmt == "json" else to_csv(records)
         try:
             Path(path).write_text(text, encoding="utf-8")
@@ -567,7 +583,7 @@ class MainWindow(QMainWindow):
             f"QLabel[role='error'] {{ color: {theme.error}; font-size: {font_pt(0.9)}pt; }}"
             f"QFrame#Separator {{ color: {theme.border}; }}")
         for panel in (self.machine_card, self.devices, self.catalogue, self.charts,
-                      self.queue_view, self.results):
+                      self.compare, self.queue_view, self.results):
             panel.apply_theme(theme)
 
     def changeEvent(self, event) -> None:

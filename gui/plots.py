@@ -628,6 +628,8 @@ class ChartPanel(QTabWidget):
 
     def current_chart(self) -> Chart | None:
         w = self.currentWidget()
+        if hasattr(w, "current_chart"):  # a composite tab (Compare) names its own chart
+            return w.current_chart()
         return w if isinstance(w, Chart) else None
 
     def apply_theme(self, theme: Theme) -> None:
@@ -637,15 +639,20 @@ class ChartPanel(QTabWidget):
 
     def export_chart(self, path: str, chart: Chart | None = None) -> None:
         """The chart (default: the one shown) to PNG or SVG, by the file's extension."""
-        from pyqtgraph.exporters import ImageExporter, SVGExporter
         chart = chart or self.current_chart()
         if chart is None:
             raise ValueError("Show a chart (not the table) to export it.")
-        if path.lower().endswith(".svg"):
-            with _closed_svg_paths_tolerated():
-                SVGExporter(chart.plot_item).export(path)
-            return
-        exporter = ImageExporter(chart.plot_item)
-        # Twice the on-screen size: crisp on Retina screens and in slides.
-        exporter.parameters()["width"] = int(max(chart.plot_item.width(), 640) * 2)
-        exporter.export(path)
+        export_chart(path, chart)
+
+
+def export_chart(path: str, chart: Chart) -> None:
+    """One chart to PNG or SVG, by the file's extension."""
+    from pyqtgraph.exporters import ImageExporter, SVGExporter
+    if path.lower().endswith(".svg"):
+        with _closed_svg_paths_tolerated():
+            SVGExporter(chart.plot_item).export(path)
+        return
+    exporter = ImageExporter(chart.plot_item)
+    # Twice the on-screen size: crisp on Retina screens and in slides.
+    exporter.parameters()["width"] = int(max(chart.plot_item.width(), 640) * 2)
+    exporter.export(path)

@@ -1,5 +1,5 @@
 """The run queue on screen: per run a progress bar, the current step, an ETA and a Cancel
-button, a failed run's reason inline; on top, the whole queue's progress."""
+button, a failed run's reason inline (its stderr on hover); on top, the whole queue's progress."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QProgressBar, QPushB
 from gui.run_queue import CANCELLED, FAILED, OK, QUEUED, RUNNING, RunJob, RunQueue
 from gui.row_text import flag_counts, value_with_spread
 from gui.theme import LIGHT, Theme, font_pt
+
+STDERR_TOOLTIP_LINES = 20
 
 
 def duration_text(seconds: float | None) -> str:
@@ -103,6 +105,9 @@ class JobRow(QFrame):
             color = {OK: self.theme.ok, FAILED: self.theme.error}.get(job.state,
                                                                       self.theme.warning)
         _set_text(self.step, step)
+        # A failed run's last stderr lines (kept with the run and in the log) on hover.
+        tail = job.record.stderr_tail if job.state == FAILED and job.record else ""
+        self.step.setToolTip("\n".join(tail.splitlines()[-STDERR_TOOLTIP_LINES:]))
         _set_style(self.step, f"color: {color}; font-size: {font_pt(0.92)}pt;")
         _set_text(self.eta, eta)
         _set_style(self.eta, f"color: {self.theme.muted}; font-size: {font_pt(0.92)}pt;")

@@ -40,6 +40,11 @@ class FrameworkInfo:
         return importlib.util.find_spec(self.module) is not None
 
     def missing_reason(self) -> str:
+        from core.bundle import in_app_bundle
+        if in_app_bundle():  # a signed bundle cannot take pip installs; a venv next to it can
+            return (f"{self.title} is not in the Mac app; to measure it, install SiliconBench "
+                    f"with pip install 'siliconbench[{self.extra}]' and run siliconbench "
+                    "(its runs land in the same results store as the app's).")
         return (f"{self.title} is not installed; add it with "
                 f"pip install 'siliconbench[{self.extra}]'.")
 

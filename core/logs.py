@@ -1,0 +1,49 @@
+"""SiliconBench's log: a rotating file in the platform's log dir (~/Library/Logs/SiliconBench on
+a Mac), or SILICONBENCH_HOME/logs when that is set (tests, portable installs)."""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+import os
+from pathlib import Path
+
+LOG_NAME = "siliconbench.log"
+MAX_BYTES = 1_000_000
+BACKUPS = 5
+log = logging.getLogger("siliconbench")
+
+
+def log_dir() -> Path:
+    env = os.environ.get("SILICONBENCH_HOME")
+    if env:
+        return Path(env).expanduser() / "logs"
+    import platformdirs
+    return Path(platformdirs.user_log_dir("SiliconBench", appauthor=False))
+
+
+def log_file() -> Path:
+    return log_dir() / LOG_NAME
+
+
+def setup_logging(level: int = logging.INFO) -> Path | None:
+    """Send the `siliconbench` logger to the rotating file (once per file); None when the file
+    cannot be opened (a read-only home must not stop the app)."""
+    path = log_file()
+    for handler in list(log.handlers):
+        if isinstance(handler, logging.handlers.RotatingFileHandler):
+            if handler.baseFilename == str(path):
+                return path
+            log.removeHandler(handler)  # SILICONBENCH_HOME changed (tests): one file at a time
+            handler.close()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handler = logging.handlers.RotatingFileHandler(path, maxBytes=MAX_BYTES,
+                                                       backupCount=BACKUPS, encoding="utf-8")
+    except OSError:
+        return None
+    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: "
+                                           "%(message)s"))
+    log.addHandler(handler)
+    log.setLevel(level)
+    return path

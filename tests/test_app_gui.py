@@ -1,0 +1,111 @@
+"""The desktop app as the Mac app uses it, offscreen (pytest-qt): a result file opened from
+Finder (QFileOpenEvent) is imported, the first-run welcome appears once and queues the quick
+suite, and the Help menu's entries."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest  # noqa: E402
+from PySide6.QtCore import QSettings, QUrl  # noqa: E402
+from PySide6.QtGui import QFileOpenEvent  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+from core.export import RESULT_SUFFIX  # noqa: E402
+from core.frameworks import DeviceInfo  # noqa: E402
+from core.results import records_from_json, records_to_json  # noqa: E402
+from core.store import Store, home  # noqa: E402
+from core.suites import expand  # noqa: E402
+from tests.sample_records import gemm_run  # noqa: E402
+
+CPU = DeviceInfo("torch", "cpu", "Test CPU", "cpu", 8 * 2**30)
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    from gui.main_window import MainWindow
+    store = Store(tmp_path / "sb-home" / "results.sqlite3")
+    w = MainWindow(store, QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat))
+    w.ask_before_closing = False
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitExposed(w)
+    yield w
+    w.queue.cancel_all()
+    qtbot.waitUntil(lambda: not w.queue.busy, timeout=60_000)
+    store.close()
+
+
+def test_a_file_opened_from_finder_is_imported(qtbot, window, tmp_path):
+    from gui.app import file_opener
+    rec = gemm_run("M1 Max", 10.0)
+    path = tmp_path / f"from-a-colleague{RESULT_SUFFIX}"
+    path.write_text(records_to_json([rec]))
+    app = QApplication.instance()
+    opener = file_opener(window)
+    app.installEventFilter(opener)
+    try:
+        QApplication.postEvent(app, QFileOpenEvent(str(path)))
+        qtbot.waitUntil(lambda: window.store.get(rec.id) is not None, timeout=5000)
+    finally:
+        app.removeEventFilter(opener)
+    assert window.last_message == "Imported 1 run."
+
+
+def test_the_window_exports_sbresults_as_json(window, tmp_path):
+    rec = gemm_run("M1 Max", 10.0)
+    path = tmp_path / f"runs{RESULT_SUFFIX}"
+    assert window.export_runs(str(path), [rec])
+    assert [r.id for r in records_from_json(path.read_text())] == [rec.id]
+
+
+def test_welcome_appears_once_and_queues_the_quick_suite(qtbot, window):
+    from gui.welcome import maybe_show_welcome
+    dialog = maybe_show_welcome(window)
+    assert dialog is not None and dialog.isVisible()
+    assert str(home()) in dialog.text.text() and "two minutes" in dialog.text.text()
+    assert maybe_show_welcome(window) is None  # the second launch
+    window.devices.set_devices([CPU], {"torch": "test"})
+    dialog.run_button.click()
+    assert not dialog.isVisible()
+    titles = [job.title for job in window.queue.jobs]
+    assert len(titles) == len(expand("quick", [CPU])) == 2
+    assert all(t.startswith("Quick suite · ") and "Test CPU" in t for t in titles)
+    window.queue.cancel_all()
+
+
+def test_the_quick_suite_waits_for_the_device_list(window):
+    from gui.welcome import queue_quick_suite
+    assert queue_quick_suite(window) == 0
+    assert window.queue.jobs == []
+    window.devices.set_devices([CPU], {"torch": "test"})  # discovery ends
+    assert len(window.queue.jobs) == 2
+    window.queue.cancel_all()
+    window.devices.set_devices([CPU], {"torch": "test"})  # a refresh queues nothing more
+    assert len(window.queue.jobs) == 2
+
+
+def test_help_menu_entries(window, monkeypatch):
+    from gui import help as gui_help
+    opened: list[QUrl] = []
+    monkeypatch.setattr(gui_help, "open_url", lambda url: opened.append(url) or True)
+    actions = {a.text(): a for a in window.menuBar().actions()[-1].menu().actions()}
+    assert {"SiliconBench Help", "Show Data Folder", "How to Send Results…",
+            "About SiliconBench"} <= set(actions)
+    actions["SiliconBench Help"].trigger()
+    actions["Show Data Folder"].trigger()
+    assert [u.toLocalFile() for u in opened] == [str(gui_help.help_page()), str(home())]
+    assert gui_help.help_page().is_file()
+    actions["How to Send Results…"].trigger()
+    assert RESULT_SUFFIX in window.last_message and "siliconbench import" in window.last_message
+
+
+@pytest.mark.usefixtures("fake_workloads")
+def test_a_failed_runs_stderr_shows_on_its_queue_row(qtbot, window):
+    from core.runner import RunSpec
+    (job,) = window.queue.enqueue([RunSpec("fake-raises")])
+    qtbot.waitUntil(lambda: job.ended, timeout=120_000)
+    tip = window.queue_view.row_for(job).step.toolTip()
+    assert "RuntimeError: the workload broke" in tip

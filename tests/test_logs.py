@@ -1,0 +1,49 @@
+"""The log: a rotating file under SILICONBENCH_HOME/logs in tests (the platform's log dir
+otherwise); the CLI's internal errors and failed runs' child stderr end up in it."""
+
+from __future__ import annotations
+
+import logging.handlers
+
+import pytest
+
+from core import cli
+from core.logs import BACKUPS, MAX_BYTES, log, log_dir, log_file, setup_logging
+
+
+def test_log_file_rotates_under_siliconbench_home(siliconbench_home):
+    path = setup_logging()
+    assert path == log_file() == siliconbench_home / "logs" / "siliconbench.log"
+    assert log_dir() == siliconbench_home / "logs"
+    (handler,) = [h for h in log.handlers
+                  if isinstance(h, logging.handlers.RotatingFileHandler)]
+    assert (handler.maxBytes, handler.backupCount) == (MAX_BYTES, BACKUPS) == (1_000_000, 5)
+    log.info("hello from the test")
+    handler.flush()
+    assert "hello from the test" in path.read_text()
+    assert setup_logging() == path  # twice: still one handler
+    assert len([h for h in log.handlers if isinstance(h, logging.FileHandler)]) == 1
+
+
+def test_internal_error_writes_the_traceback_to_the_log(monkeypatch, capsys):
+    def broken(args):
+        raise RuntimeError("something went wrong inside")
+    monkeypatch.setitem(cli.COMMANDS, "results", broken)
+    monkeypatch.delenv("SILICONBENCH_DEBUG", raising=False)
+    assert cli.main(["results"]) == cli.EXIT_FAILED
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1  # one sentence, naming the log
+    assert str(log_file()) in err
+    text = log_file().read_text()
+    assert "Traceback" in text and "RuntimeError: something went wrong inside" in text
+
+
+@pytest.mark.usefixtures("fake_workloads")
+def test_a_failed_run_logs_its_child_stderr():
+    from core.runner import RunSpec, execute
+    setup_logging()
+    rec = execute(RunSpec("fake-raises"))
+    assert rec.status == "failed" and rec.stderr_tail  # kept with the run
+    text = log_file().read_text()
+    assert f"run {rec.id}" in text and "child stderr" in text
+    assert rec.stderr_tail.splitlines()[-1] in text
