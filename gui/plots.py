@@ -173,6 +173,7 @@ class Chart(QWidget):
         super().__init__(parent)
         self.theme = LIGHT
         self._has_data = False
+        self.series: list = []
         self.plot = plot
         self.plot.showGrid(x=True, y=True, alpha=0.15)
         self.plot.setMenuEnabled(False)  # our File menu exports; pyqtgraph's menu confuses
@@ -215,6 +216,13 @@ class Chart(QWidget):
     def apply_theme(self, theme: Theme) -> None:
         self.theme = theme
         _style_plot(self.plot, theme)
+        self._redraw()
+
+    def _redraw(self) -> None:
+        """Draw self.series (or what the chart keeps) in the current theme."""
+
+    def point_count(self) -> int:
+        return sum(len(s.rows) for s in self.series)
 
 
 class CurveChart(Chart):
@@ -239,13 +247,6 @@ class CurveChart(Chart):
 
     def set_records(self, records: list[RunRecord]) -> None:
         self.series = curve_series(records, self.metric_name)
-        self._redraw()
-
-    def point_count(self) -> int:
-        return sum(len(s.rows) for s in self.series)
-
-    def apply_theme(self, theme: Theme) -> None:
-        super().apply_theme(theme)
         self._redraw()
 
     def _redraw(self) -> None:
@@ -386,13 +387,6 @@ class BarChart(Chart):
         self.models, self.series = bar_series(records)
         self._redraw()
 
-    def point_count(self) -> int:
-        return sum(len(s.rows) for s in self.series)
-
-    def apply_theme(self, theme: Theme) -> None:
-        super().apply_theme(theme)
-        self._redraw()
-
     def _redraw(self) -> None:
         plot = self.plot_item
         plot.clear()  # a handful of bars: redrawing beats bookkeeping
@@ -509,10 +503,9 @@ class TelemetryChart(Chart):
                              "cannot report (no sensor, no permission) is left out.")
 
     def apply_theme(self, theme: Theme) -> None:
-        super().apply_theme(theme)
-        for key in list(self._items):  # recolour
+        for key in list(self._items):  # recolour: drawn anew below
             self.plot_item.removeItem(self._items.pop(key))
-        self._redraw()
+        super().apply_theme(theme)
 
     def point_count(self) -> int:
         """Points of every series, whichever unit is shown."""
