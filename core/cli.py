@@ -45,6 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("devices", help="the devices each framework sees, and why one is unusable")
     d.add_argument("--json", action="store_true", help="machine-readable output")
+    d.add_argument("--refresh", action="store_true",
+                   help="ask every framework again (the answer is kept until an installed "
+                        "framework, the interpreter, the visible GPUs or the hardware change)")
 
     w = sub.add_parser("workloads", help="what each workload measures, and its parameters")
     w.add_argument("--json", action="store_true")
@@ -118,7 +121,7 @@ def _common_run_flags(p: argparse.ArgumentParser) -> None:
 
 def cmd_devices(args) -> int:
     from core.runner import discover_devices
-    found = discover_devices()
+    found = discover_devices(fresh=args.refresh)
     if args.json:
         print(json.dumps([d.to_dict() for d in found], indent=1))
         return EXIT_OK
@@ -258,7 +261,7 @@ def cmd_quick(args) -> int:
     from core.store import Store, home
     from core.suites import expand
     store = Store()
-    specs = expand("quick", discover_devices(), args.label)
+    specs = expand("quick", discover_devices(fresh=False), args.label)
     if not specs:
         raise Usage("No usable device was found for the quick suite.")
     records = []

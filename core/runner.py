@@ -247,37 +247,51 @@ def execute(spec: RunSpec, store=None, on_event: Callable[[dict], None] | None =
     return rec
 
 
+DEVICE_CACHE = "devices.json"
+
+
+def _installation_key() -> str:
+    """What the devices a framework sees depend on: the installed packages (versions of every
+    ML framework and plug-in), this interpreter, the visible GPUs and the hardware."""
+    import hashlib
+
+    from core.machine import framework_versions, probe
+    parts = [sys.executable, probe().key(), json.dumps(framework_versions(), sort_keys=True)]
+    parts += [f"{k}={v}" for k, v in sorted(os.environ.items())
+              if k.endswith("_VISIBLE_DEVICES") or k.startswith(("PYTORCH_", "MLX_", "TF_"))]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
 def discover_devices(names: list[str] | None = None,
-                     on_found: Callable[[list[DeviceInfo]], None] | None = None
-                     ) -> list[DeviceInfo]:
+                     on_found: Callable[[list[DeviceInfo]], None] | None = None,
+                     fresh: bool = True) -> list[DeviceInfo]:
     """Every framework's devices, each framework asked in its own child process, in parallel
     (they import heavy libraries, and TensorFlow and PyTorch never share a process).
     `on_found(devices so far)` is called as each framework answers (TensorFlow takes seconds
-    to import; the others need not wait for it)."""
+    to import; the others need not wait for it). fresh=False reuses an answer kept in the
+    store's folder while nothing it depends on (_installation_key) has changed."""
+    from core.store import home
     names = names or list(FRAMEWORKS)
+    cache_path = home() / DEVICE_CACHE
+    key = _installation_key()
+    try:
+        cached = json.loads(cache_path.read_text()) if not fresh else {}
+    except (OSError, ValueError):
+        cached = {}
+    if cached.get("key") != key:
+        cached = {"key": key, "frameworks": {}}
 
     def ask(name: str) -> list[DeviceInfo]:
         fw = framework(name)
         if not fw.installed():
             return [DeviceInfo(name, "-", fw.title, "-", usable=False,
                                reason=fw.missing_reason())]
-        try:
-            out = subprocess.run(worker_command("devices", name),
-                                 capture_output=True, text=True, env=_child_env(), timeout=120)
-        except subprocess.TimeoutExpired:
-            return [DeviceInfo(name, "-", fw.title, "-", usable=False,
-                               reason=f"{fw.title} did not list its devices within 120 s.")]
-        for line in out.stdout.splitlines():
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if event.get("event") == "devices":
-                return [DeviceInfo(**d) for d in event["devices"]]
-        last = (out.stderr.strip().splitlines() or ["no output"])[-1]
-        return [DeviceInfo(name, "-", fw.title, "-", usable=False,
-                           reason=f"{fw.title} failed to load: {last}")]
-
+        if name in cached["frameworks"]:
+            return [DeviceInfo(**d) for d in cached["frameworks"][name]]
+        found = _ask_child(name, fw)
+        if all(d.id != "-" for d in found):  # a failure to load is not worth keeping
+            cached["frameworks"][name] = [d.to_dict() for d in found]
+        return found
     answers: dict[str, list[DeviceInfo]] = {}
     lock = threading.Lock()
 
@@ -290,4 +304,29 @@ def discover_devices(names: list[str] | None = None,
 
     with ThreadPoolExecutor(max_workers=len(names)) as pool:
         list(pool.map(ask_and_report, names))
+    try:
+        cache_path.parent.mkdir(parents=True, exist_ok=True)
+        cache_path.write_text(json.dumps(cached))
+    except OSError:
+        pass  # a read-only data dir only costs the next call its speed
     return [d for n in names for d in answers[n]]
+
+def _ask_child(name: str, fw) -> list[DeviceInfo]:
+    """One framework's devices from a child process that imports it."""
+    try:
+        out = subprocess.run(worker_command("devices", name),
+                             capture_output=True, text=True, env=_child_env(), timeout=120)
+    except subprocess.TimeoutExpired:
+        return [DeviceInfo(name, "-", fw.title, "-", usable=False,
+                           reason=f"{fw.title} did not list its devices within 120 s.")]
+    for line in out.stdout.splitlines():
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if event.get("event") == "devices":
+            return [DeviceInfo(**d) for d in event["devices"]]
+    last = (out.stderr.strip().splitlines() or ["no output"])[-1]
+    return [DeviceInfo(name, "-", fw.title, "-", usable=False,
+                       reason=f"{fw.title} failed to load: {last}")]
+

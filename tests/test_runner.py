@@ -118,3 +118,24 @@ def test_discovery_reports_each_framework_as_it_answers(monkeypatch):
     assert seen == [["torch"], ["torch", "slow"]]
     assert [d.framework for d in found] == ["torch", "slow"]
     assert all(isinstance(d, DeviceInfo) and not d.usable for d in found)
+
+
+def test_device_lists_are_kept_until_the_installation_changes(monkeypatch):
+    from core import runner
+    from core.frameworks import DeviceInfo
+    asked = []
+
+    def child(name, fw):
+        asked.append(name)
+        return [DeviceInfo(name, "cpu", "a CPU", "cpu")]
+
+    monkeypatch.setattr(runner, "_ask_child", child)
+    monkeypatch.setattr(runner, "_installation_key", lambda: "install-1")
+    first = runner.discover_devices(["torch"], fresh=False)
+    again = runner.discover_devices(["torch"], fresh=False)
+    assert asked == ["torch"] and again == first
+    runner.discover_devices(["torch"], fresh=True)          # --refresh, the GUI
+    assert asked == ["torch", "torch"]
+    monkeypatch.setattr(runner, "_installation_key", lambda: "install-2")  # e.g. torch upgraded
+    runner.discover_devices(["torch"], fresh=False)
+    assert asked == ["torch", "torch", "torch"]
