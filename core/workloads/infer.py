@@ -11,9 +11,9 @@ from core.params import Param, ParamError
 from core.results import Row
 from core.stats import summarize
 from core.workloads import Workload
+from core.workloads.shared import ROTATING_BATCHES
 from core.workloads.train import DURATION_PARAM
 
-ROTATING_BATCHES = 3
 PERCENTILES = (50, 90, 99)
 # ImageNet normalisation, what a torchvision classifier's preprocessing does to every image.
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)

@@ -11,7 +11,8 @@ import numpy as np
 from core.params import ParamError
 from core.workloads import mlp as mlp_spec
 from core.workloads import shared
-from core.workloads.train import PUBLISHED_BATCH, ROTATING_BATCHES, TRANSFORMER_MODELS
+from core.workloads.shared import ROTATING_BATCHES
+from core.workloads.train import PUBLISHED_BATCH, TRANSFORMER_MODELS
 
 CNNS = {"resnet50": "ResNet50", "mobilenet_v2": "MobileNetV2"}
 IGNORED = {
@@ -178,13 +179,9 @@ def mlp(ctx, params: dict) -> None:
                                history["loss"], history["accuracy"], count)
             done += epochs
             ctx.progress(done, total, f"{label}: measuring samples/s")
-            batches = [(tf.constant(x[i * batch_size:(i + 1) * batch_size]),
-                        tf.constant(y[i * batch_size:(i + 1) * batch_size]))
-                       for i in range(min(mlp_spec.ROTATING_BATCHES, count // batch_size))]
+            batches = [(tf.constant(bx), tf.constant(by))
+                       for bx, by in mlp_spec.rotating_batches(x, y, count, batch_size)]
             m = ctx.measure(rotating_steps(model, batches))
             done += 1
-            point = mlp_spec.point_for(preset, widths)
-            shared.emit_throughput(ctx, m, batch_size, "img/s", point,
-                                   shared.mlp_train_flops(widths, batch_size), "float32",
-                                   flags, fit.rows(point, flags, preset == "3000-1000"))
+            shared.emit_mlp_point(ctx, m, preset, widths, batch_size, flags, fit)
     ctx.progress(total, total, "done")

@@ -10,13 +10,13 @@ from core.params import Param, ParamError
 from core.results import Row
 from core.stats import summarize
 from core.workloads import Workload
+from core.workloads.shared import ROTATING_BATCHES
 
 PRESETS = ("depth-sweep", "3000-1000")
 DEFAULT_EPOCHS = {"depth-sweep": 3, "3000-1000": 5}
 DEFAULT_DEPTHS = [5, 10, 15, 20]
 WIDE_WIDTHS = [3000, 1000]
 DEPTH_WIDTH = 1024
-ROTATING_BATCHES = 3
 
 WORKLOAD = Workload(
     name="mlp",
@@ -79,9 +79,7 @@ def run(ctx, params: dict) -> None:
             done += epochs
             ctx.progress(done, total, f"{label}: measuring samples/s")
             step = fit.step
-            step.batches = [(x[i * batch_size:(i + 1) * batch_size],
-                             y[i * batch_size:(i + 1) * batch_size])
-                            for i in range(min(ROTATING_BATCHES, count // batch_size))]
+            step.batches = rotating_batches(x, y, count, batch_size)
             flops = models.count_flops(step)
             m = ctx.measure(step)
             watch.check_output(step(), dev)
@@ -99,9 +97,7 @@ def run(ctx, params: dict) -> None:
             model = models.mlp(widths_list[0])
             cpu_x = torch.from_numpy(data.images[:count]).float().div_(255)
             cpu_y = torch.from_numpy(data.labels[:count])
-            batches = [(cpu_x[i * batch_size:(i + 1) * batch_size],
-                        cpu_y[i * batch_size:(i + 1) * batch_size])
-                       for i in range(min(ROTATING_BATCHES, count // batch_size))]
+            batches = rotating_batches(cpu_x, cpu_y, count, batch_size)
             row = models.compare_with_cpu(ctx, model, "sgd",
                                           models.sigmoid_categorical_crossentropy, batches,
                                           None, params["check_steps"],
@@ -147,6 +143,12 @@ def prepare(ctx, params: dict) -> tuple:
                         samples=count)
     extra_flags = ["synthetic"] if synthetic else []
     return data, count, epochs, widths_list, extra_flags
+
+
+def rotating_batches(x, y, count: int, batch_size: int) -> list[tuple]:
+    """The first few training batches, timed in turn (any framework's arrays slice alike)."""
+    return [(x[i * batch_size:(i + 1) * batch_size], y[i * batch_size:(i + 1) * batch_size])
+            for i in range(min(ROTATING_BATCHES, count // batch_size))]
 
 
 def point_for(preset: str, widths: list[int]) -> dict:

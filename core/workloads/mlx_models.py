@@ -10,7 +10,8 @@ from collections.abc import Callable
 from core.params import ParamError
 from core.workloads import mlp as mlp_spec
 from core.workloads import shared
-from core.workloads.train import PUBLISHED_BATCH, ROTATING_BATCHES, TRANSFORMER_MODELS
+from core.workloads.shared import ROTATING_BATCHES
+from core.workloads.train import PUBLISHED_BATCH, TRANSFORMER_MODELS
 
 IGNORED = {
     "compile": "is torch.compile and not available on MLX",
@@ -179,13 +180,8 @@ def mlp(ctx, params: dict) -> None:
                                accuracies, count)
             done += epochs
             ctx.progress(done, total, f"{label}: measuring samples/s")
-            step.batches = [(x[i * batch_size:(i + 1) * batch_size],
-                             y[i * batch_size:(i + 1) * batch_size])
-                            for i in range(min(mlp_spec.ROTATING_BATCHES, count // batch_size))]
+            step.batches = mlp_spec.rotating_batches(x, y, count, batch_size)
             m = ctx.measure(step)
             done += 1
-            point = mlp_spec.point_for(preset, widths)
-            shared.emit_throughput(ctx, m, batch_size, "img/s", point,
-                                   shared.mlp_train_flops(widths, batch_size), "float32",
-                                   flags, fit.rows(point, flags, preset == "3000-1000"))
+            shared.emit_mlp_point(ctx, m, preset, widths, batch_size, flags, fit)
     ctx.progress(total, total, "done")

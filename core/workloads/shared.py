@@ -17,6 +17,8 @@ from core.params import ParamError
 from core.results import Row
 from core.stats import summarize
 
+# Synthetic batches a timed step cycles through, so no single batch sits in a cache.
+ROTATING_BATCHES = 3
 NUM_CLASSES = 8          # the published TF-Metal training benchmark classified into 8 classes
 # Optimizer class (the same name in torch.optim, keras.optimizers and mlx.optimizers) and
 # learning rate: Keras's SGD rate; an Adam rate BERT trains with.
@@ -169,6 +171,16 @@ def emit_throughput(ctx, m: Measurement, batch_size: int, unit: str, point: dict
     for row in rows:
         ctx.row(row)
 
+
+
+def emit_mlp_point(ctx, m: Measurement, preset: str, widths: list[int], batch_size: int,
+                   flags: list[str], fit) -> None:
+    """A Keras or MLX MLP's rows at one depth: throughput, then the fit's timings and
+    accuracy (per epoch for 3000-1000), as torch's mlp sends them."""
+    from core.workloads.mlp import point_for
+    point = point_for(preset, widths)
+    emit_throughput(ctx, m, batch_size, "img/s", point, mlp_train_flops(widths, batch_size),
+                    "float32", flags, fit.rows(point, flags, preset == "3000-1000"))
 
 # ---------------------------------------------------------------- sustained mode
 
