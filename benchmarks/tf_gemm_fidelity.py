@@ -1,5 +1,6 @@
 """Fidelity of the TensorFlow GEMM: SiliconBench's TFLOPS (the real path: child process, the
-measure protocol, one eager product per call, a block closed by fetching one element) divided
+measure protocol, a tf.function chaining up to 10 products per call, a block closed by fetching
+one element) divided
 by the classic sweep's method measured in the same run: a tf.function chaining 10 matmuls,
 the result fetched once per call, timed over several calls. float32, N=2048, on the CPU.
 Target: at least 0.95. Each measurement runs in a fresh process (as a SiliconBench run does),

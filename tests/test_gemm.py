@@ -39,7 +39,29 @@ def test_rows_carry_tflops_with_spread():
         assert len(r.samples) == r.stats.n >= QUICK.floor_blocks
         assert r.pct_of_peak is None  # CPU peaks are unknown, and said to be
     assert events[-1] == {"event": "progress", "done": 4, "total": 4, "message": "done"}
-    assert {"event": "settings", "settings": {"tf32": False}} in events
+    assert {"event": "settings", "settings": {"tf32": False, "gemm_call": "one product"}} \
+        in events
+
+
+def test_tflops_count_every_product_of_a_chained_call(monkeypatch):
+    # A framework whose timed call chains k products (TensorFlow's) must count 2N^3 for each:
+    # with the protocol's seconds per call fixed, the TFLOPS are exactly k * 2N^3 / t.
+    from core.measure import Measurement
+    seconds = [0.5, 0.5, 0.5, 0.5, 0.5]
+    calls = []
+
+    def chained(self, a, b):
+        step = self.matmul(a, b)
+        return (lambda: [step() for _ in range(3)]), 3
+    monkeypatch.setattr(TorchOps, "gemm_step", chained)
+    monkeypatch.setattr(RunContext, "measure",
+                        lambda self, call, sync=None: (calls.append(call()),
+                                                       Measurement(seconds, 1, 1, True, True,
+                                                                   2.5))[1])
+    rows, _ = sweep({"sizes": [64]})
+    assert len(calls) == 1 and len(calls[0]) == 3
+    assert rows[0].value == pytest.approx(3 * 2 * 64**3 / 0.5 / 1e12)
+    assert rows[0].samples == [pytest.approx(rows[0].value)] * 5
 
 
 def test_unsupported_dtype_is_a_flagged_row_and_the_sweep_goes_on(monkeypatch):

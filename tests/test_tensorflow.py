@@ -32,6 +32,43 @@ def test_gemm_through_the_cli(tmp_path):
         assert "wrong_result" not in row["flags"]
     assert rec["software"]["tensorflow"] and "metal_plugin" in rec["software"]
     assert rec["settings"]["tf32"] is False
+    assert rec["settings"]["gemm_call"].startswith("a tf.function chaining up to 10")
+
+
+# The classic sweep's timed call: a tf.function chaining k dependent products x <- x @ b/sqrt(N).
+# Checked against float64 on the host, so a chain that merged or skipped products would fail.
+CHAIN = """
+import json
+import numpy as np
+from core.frameworks import isolate, tensorflow_adapter as adapter
+isolate("tensorflow")
+from core.context import RunContext
+from core.measure import QUICK
+from core.workloads.tensor_ops import TensorFlowOps
+
+cpu = adapter.resolve("cpu")
+ctx = RunContext(framework="tensorflow", device_id="cpu", adapter=adapter, device=cpu,
+                 device_name="cpu", emit=lambda e: None, settings=QUICK)
+ops = TensorFlowOps(ctx)
+a, b = ops.random((64, 64), "float64"), ops.random((64, 64), "float64")
+step, k = ops.gemm_step(a, b)
+expected = ops.to_numpy(a)
+for _ in range(k):
+    expected = expected @ (ops.to_numpy(b) / 8.0)
+out = ops.to_numpy(step())
+print(json.dumps({"k": k, "error": float(np.abs(out - expected).max() / np.abs(expected).max()),
+                  "scale": float(np.abs(out).mean())}))
+"""
+
+
+def test_a_timed_tensorflow_call_is_a_chain_of_real_products():
+    r = subprocess.run([sys.executable, "-c", CHAIN], capture_output=True, text=True, cwd=ROOT,
+                       timeout=240)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["k"] == 10           # a 64x64 product is far below the 0.25 s budget
+    assert out["error"] < 1e-12
+    assert 0.05 < out["scale"] < 20  # scaled by 1/sqrt(N): the values stay near 1
 
 
 def test_bandwidth_through_the_cli(tmp_path):
