@@ -2,6 +2,7 @@
 (TensorFlow and MLX load only in child processes) and the rows torch's workloads give."""
 
 import json
+import math
 
 from tests.test_cli import sb
 
@@ -48,3 +49,14 @@ def check_mlp(rec: dict, preset: str) -> None:
     if preset == "3000-1000":
         assert {(r["metric"], r["params"]["epoch"]) for r in rec["rows"]
                 if "epoch" in r["params"]} == {("loss", 1), ("accuracy", 1)}
+
+
+def check_loss_row(rec: dict, point: dict, steps: int = 5) -> dict:
+    """The --check row at the check's point, and both loss curves, finite, in the record."""
+    [row] = [r for r in rec["rows"] if r["metric"] == "loss_rel_diff"]
+    assert row["params"] == {**point, "check_steps": steps}
+    assert row["note"].startswith(f"largest relative difference of {steps} training losses")
+    losses = rec["settings"]["check_losses"]
+    assert len(losses["device"]) == len(losses["cpu"]) == steps
+    assert all(math.isfinite(v) for v in losses["device"] + losses["cpu"])
+    return row

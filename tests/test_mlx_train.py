@@ -5,7 +5,14 @@ import importlib.util
 
 import pytest
 
-from tests.framework_runs import TINY_BERT, TINY_MLP, check_mlp, check_train, run
+from tests.framework_runs import (
+    TINY_BERT,
+    TINY_MLP,
+    check_loss_row,
+    check_mlp,
+    check_train,
+    run,
+)
 from tests.test_cli import sb
 
 if importlib.util.find_spec("mlx") is None:
@@ -40,3 +47,16 @@ def test_sustained_mode(tmp_path):
     assert "throttle_ratio" in metrics and "samples_per_s" in metrics
     per_minute = [r for r in rec["rows"] if "minute" in r["params"]]
     assert per_minute and all(r["value"] > 0 for r in per_minute)
+
+
+@pytest.mark.parametrize("workload", ["train", "mlp"])
+def test_check_trains_a_cpu_twin_with_the_same_weights(tmp_path, workload):
+    args = [*TINY_BERT] if workload == "train" else ["--preset", "depth-sweep", *TINY_MLP]
+    rec = run(tmp_path, workload, "--framework", "mlx", *args, "--check")
+    point = {"model": "distilbert", "batch_size": 2, "precision": "fp32"} \
+        if workload == "train" else {"preset": "depth-sweep", "depth": 2}
+    row = check_loss_row(rec, point)
+    # Each build draws new random weights; only the copy makes the two curves one (on Linux
+    # the run's device is the CPU too).
+    assert row["value"] < 1e-6
+    assert "wrong_result" not in row["flags"]

@@ -22,7 +22,7 @@ from core.params import resolve
 from core.results import Row
 from core.store import Store
 from core.worker import error_kind
-from core.workloads import models, train
+from core.workloads import models, shared, train
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY_BERT = ["--model", "distilbert", "--layers", "1", "--seq-len", "16", "--batch-size", "2"]
@@ -218,7 +218,7 @@ def test_loss_curve_check_flags_a_difference_beyond_tolerance(monkeypatch):
     row = models.compare_with_cpu(context(events), model, "sgd", F.cross_entropy, batches,
                                   torch.bfloat16, 4, {"model": "tiny"})
     assert 0 < row.value < models.tolerance(torch.bfloat16) and row.flags == []
-    monkeypatch.setitem(models.MIXED_TOLERANCE, "bfloat16", 0.0)
+    monkeypatch.setitem(shared.MIXED_TOLERANCE, "bfloat16", 0.0)
     row = models.compare_with_cpu(context(events), model, "sgd", F.cross_entropy, batches,
                                   torch.bfloat16, 4, {"model": "tiny"})
     assert row.flags == ["wrong_result"] and len(row.samples) == 4

@@ -15,7 +15,6 @@ from core.workloads.train import PUBLISHED_BATCH, TRANSFORMER_MODELS
 
 IGNORED = {
     "compile": "is torch.compile and not available on MLX",
-    "check": "compares torch runs with the CPU and is not available on MLX",
     "channels_last": "applies to torch CNNs",
     "xla": "is TensorFlow's compiler",
 }
@@ -52,7 +51,7 @@ class TrainStep:
         return loss, logits
 
 
-def encoder(config: shared.EncoderConfig, classes: int):
+def encoder(config: shared.EncoderConfig, classes: int, dropout: float = 0.1):
     """Token and position embeddings, LayerNorm, post-norm encoder layers with GELU (BERT's
     and DistilBERT's layout), and a classifier on the first token."""
     import mlx.core as mx
@@ -65,7 +64,7 @@ def encoder(config: shared.EncoderConfig, classes: int):
             self.positions = nn.Embedding(config.max_positions, config.hidden)
             self.norm = nn.LayerNorm(config.hidden)
             self.layers = [nn.TransformerEncoderLayer(config.hidden, config.heads, config.ffn,
-                                                      dropout=0.1, activation=nn.gelu,
+                                                      dropout=dropout, activation=nn.gelu,
                                                       norm_first=False)
                            for _ in range(config.layers)]
             self.head = nn.Linear(config.hidden, classes)
@@ -97,8 +96,9 @@ def train(ctx, params: dict) -> None:
         ctx.warn("--precision mixed is not available on MLX (it has no autocast); this run is "
                  "fp32.")
     ctx.record_settings(precision="fp32")
+    total = 4 if params["check"] else 3
     with shared.out_of_memory_at(batch_size):
-        ctx.progress(0, 3, "building the model")
+        ctx.progress(0, total, "building the model")
         mx.random.seed(0)
         model = encoder(config, shared.NUM_CLASSES)
         mx.eval(model.parameters())
@@ -109,14 +109,45 @@ def train(ctx, params: dict) -> None:
         flops = shared.encoder_train_flops(config, batch_size, seq_len)
         ctx.record_settings(flops_per_step=flops, flops_counted="analytic: the encoder "
                             "layers' matmuls, backward twice the forward")
-        ctx.progress(1, 3, "measuring")
+        ctx.progress(1, total, "measuring")
         ctx.adapter.reset_peak_memory(ctx.device)
         m = shared.measure_run(ctx, step, params["duration"])
         point = {"model": name, "batch_size": batch_size, "precision": "fp32"}
         shared.emit_throughput(ctx, m, batch_size, "seq/s", point, flops, "float32", [],
                                memory=True,
                                more_after=shared.sustained_rows(m, batch_size, "seq/s", point))
-    ctx.progress(3, 3, "done")
+        del step, model, batches
+
+        if params["check"]:
+            ctx.progress(3, total, "comparing with the CPU")
+            size = min(batch_size, shared.CHECK_BATCH)
+            check_batches = [(mx.random.randint(0, config.vocab, (size, seq_len)),
+                              mx.random.randint(0, shared.NUM_CLASSES, (size,)))
+                             for _ in range(ROTATING_BATCHES)]
+            ctx.row(compare_with_cpu(ctx, lambda: encoder(config, shared.NUM_CLASSES, 0.0),
+                                     "adam", cross_entropy, check_batches,
+                                     params["check_steps"], {**point, "batch_size": size}))
+    ctx.progress(total, total, "done")
+
+
+def compare_with_cpu(ctx, build: Callable, optimizer: str, loss_fn: Callable, batches: list,
+                     steps: int, point: dict):
+    """--check on MLX: a model from `build()` (no dropout) trained for `steps` steps on the
+    run's device, and a twin given the same weights trained on the CPU, on the same batches;
+    the loss curves compared by shared.loss_check_row (MLX has no mixed precision: float32)."""
+    import mlx.core as mx
+    mx.random.seed(0)
+    weights = build().parameters()
+    curves = []
+    for device in (ctx.device.native, mx.cpu):
+        model = build()
+        model.update(weights)      # MLX arrays are immutable: training replaces, never edits
+        with mx.stream(device):
+            step = TrainStep(model, optimizer, loss_fn, batches)
+            curves.append([step.on(*batches[i % len(batches)])[0].item()
+                           for i in range(steps)])
+    ours, reference = curves
+    return shared.loss_check_row(ctx, ours, reference, shared.check_tolerance(None), point)
 
 
 def mlp_model(widths: list[int], inputs: int = 32 * 32 * 3, classes: int = 10):
@@ -145,12 +176,11 @@ def sigmoid_categorical_crossentropy(logits, labels):
 def mlp(ctx, params: dict) -> None:
     import mlx.core as mx
 
-    shared.warn_ignored(ctx, params, {"check": IGNORED["check"]})
     preset, batch_size = params["preset"], params["batch_size"]
     data, count, epochs, widths_list, flags = mlp_spec.prepare(ctx, params)
     x = mx.array(data.images[:count]).astype(mx.float32) / 255
     y = mx.array(data.labels[:count]).astype(mx.int32)
-    total = len(widths_list) * (epochs + 1)
+    total = len(widths_list) * (epochs + 1) + (1 if params["check"] else 0)
     done = 0
     with shared.out_of_memory_at(batch_size):
         for widths in widths_list:
@@ -184,4 +214,14 @@ def mlp(ctx, params: dict) -> None:
             m = ctx.measure(step)
             done += 1
             shared.emit_mlp_point(ctx, m, preset, widths, batch_size, flags, fit)
+
+        if params["check"]:
+            ctx.progress(done, total, "comparing with the CPU")
+            widths = widths_list[0]
+            row = compare_with_cpu(ctx, lambda: mlp_model(widths), "sgd",
+                                   sigmoid_categorical_crossentropy,
+                                   mlp_spec.rotating_batches(x, y, count, batch_size),
+                                   params["check_steps"], mlp_spec.point_for(preset, widths))
+            row.flags += flags
+            ctx.row(row)
     ctx.progress(total, total, "done")

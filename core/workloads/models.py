@@ -4,7 +4,6 @@ Imported only inside a run (it imports torch), never when the catalogue is liste
 
 from __future__ import annotations
 
-import math
 import re
 import warnings
 from collections.abc import Callable, Iterator
@@ -18,6 +17,7 @@ from torch import nn
 from core.measure import Measurement
 from core.params import ParamError
 from core.results import Row
+from core.workloads import shared
 from core.workloads.shared import (  # noqa: F401  (models.X for the workloads and tests)
     NUM_CLASSES,
     OPTIMIZERS,
@@ -26,10 +26,6 @@ from core.workloads.shared import (  # noqa: F401  (models.X for the workloads a
     out_of_memory_at,
     sustained_rows,
 )
-
-MIXED_TOLERANCE = {"float16": 3e-2, "bfloat16": 6e-2}
-FP32_TOLERANCE = 5e-3    # CUDA convolutions use TF32 by default, hence not 1e-5
-
 
 # ---------------------------------------------------------------- models and their data
 
@@ -192,7 +188,7 @@ def dtype_name(dtype: torch.dtype | None) -> str:
 
 def tolerance(dtype: torch.dtype | None) -> float:
     """Largest relative loss difference against a float32 CPU run that still counts as right."""
-    return FP32_TOLERANCE if dtype is None else MIXED_TOLERANCE[dtype_name(dtype)]
+    return shared.check_tolerance(None if dtype is None else dtype_name(dtype))
 
 
 def resolve_precision(ctx, precision: str) -> torch.dtype | None:
@@ -296,23 +292,7 @@ def compare_with_cpu(ctx, model: nn.Module, optimizer: str,
         curves.append([float(step()) for _ in range(steps)])
         ctx.sync()
     ours, reference = curves
-    tol = tolerance(amp_dtype)
-    point = {**point, "check_steps": steps}
-    what = (f"largest relative difference of {steps} training losses from a float32 CPU run "
-            f"(tolerance {tol:g})")
-    if not all(math.isfinite(v) for v in ours + reference):
-        ctx.warn(f"The correctness check's losses are not finite on {ctx.device}: {ours}.")
-        return Row("loss_rel_diff", None, "", point, None, ["wrong_result"],
-                   f"{what}: the losses were not finite")
-    diffs = [abs(a - b) / max(abs(b), 1e-12) for a, b in zip(ours, reference)]
-    worst = max(diffs)
-    flags = []
-    if worst > tol:
-        flags.append("wrong_result")
-        ctx.warn(f"Training on {ctx.device} differs from the CPU by {worst:.2e} in the loss "
-                 f"(tolerance {tol:g}): its results are wrong.")
-    ctx.record_settings(check_losses={"device": ours, "cpu": reference})
-    return Row("loss_rel_diff", worst, "", point, None, flags, what, None, diffs)
+    return shared.loss_check_row(ctx, ours, reference, tolerance(amp_dtype), point)
 
 
 # ---------------------------------------------------------------- trust checks
@@ -391,8 +371,7 @@ def _convolution_backward_flops(grad_out_shape, x_shape, w_shape, _bias, _stride
 
 
 def peak_memory(ctx) -> tuple[int | None, str]:
-    from core.workloads.shared import peak_memory as neutral
-    return neutral(ctx)
+    return shared.peak_memory(ctx)
 
 
 def throughput_rows(ctx, m: Measurement, batch_size: int, unit: str, point: dict,
@@ -400,11 +379,9 @@ def throughput_rows(ctx, m: Measurement, batch_size: int, unit: str, point: dict
                     flags: list[str], note: str | None,
                     time_metric: str = "step_time") -> list[Row]:
     """samples/s, time per call and TFLOPS (with % of peak) from one measurement."""
-    from core.workloads import shared
     return shared.throughput_rows(ctx, m, batch_size, unit, point, flops_per_call,
                                   dtype_name(dtype), flags, note, time_metric)
 
 
 def memory_row(ctx, point: dict, flags: list[str]) -> Row:
-    from core.workloads import shared
     return shared.memory_row(ctx, point, flags)

@@ -5,7 +5,8 @@ how a timed call is closed (each framework synchronises its own way)."""
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

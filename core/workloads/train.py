@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from core.params import Param
 from core.workloads import Workload
-from core.workloads.shared import ROTATING_BATCHES
+from core.workloads.shared import CHECK_BATCH, ROTATING_BATCHES
 
 TRANSFORMER_MODELS = ("distilbert", "bert-large")
 TRAIN_MODELS = ("resnet50", "mobilenet_v2") + TRANSFORMER_MODELS
 # The published M1 Max table's batch sizes (reference-results.md).
 PUBLISHED_BATCH = {"resnet50": 64, "mobilenet_v2": 128, "distilbert": 64, "bert-large": 32}
-CHECK_BATCH = 8          # the --check comparison trains on the CPU too: keep it affordable
 
 # What the model and its data are; the memory workload sweeps the batch size of the same.
 MODEL_PARAMS = (
