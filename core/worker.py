@@ -68,6 +68,9 @@ def run(spec: dict, emit: Callable[[dict], None]) -> int:
     emit({"event": "started", "device_name": name, "software": adapter.software(),
           "settings": {"measure": settings.to_dict(),
                        "peak": ctx.peak.name if ctx.peak else None}})
+    caveat = getattr(adapter, "caveat", None)   # a framework's own word on its numbers here
+    if caveat is not None and (words := caveat(dev)):
+        ctx.warn(words)
     try:
         w.run(ctx, spec["params"])
     except Exception as e:  # the parent turns this into a failed run with the rows so far

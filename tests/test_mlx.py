@@ -89,3 +89,36 @@ def test_unified_memory_comes_from_metal_device_info():
     assert mlx_adapter._device_info(mx, gpu)["memory_size"] == 64 * 2**30  # before mx.device_info
     mx.device_info = lambda device: {"memory_size": 32 * 2**30}
     assert mlx_adapter._device_info(mx, gpu)["memory_size"] == 32 * 2**30
+
+
+# /proc/self/maps lines (address, perms, offset, dev, inode, path) as an mlx-cpu process has them.
+MAPS = """\
+7f1d01200000-7f1d01a00000 r-xp 00000000 08:01 1234 /v/site-packages/mlx/lib/libmlx.so
+7f1d023db000-7f1d023f0000 r-xp 00000000 08:01 1240 /v/site-packages/mlx_cpu.libs/libblas-bd8a282c.so.3.10.0
+7f1d00600000-7f1d00900000 r-xp 00000000 08:01 1241 /v/site-packages/mlx_cpu.libs/liblapack-86b2c207.so.3.10.0
+7ffd5e1e0000-7ffd5e201000 rw-p 00000000 00:00 0 [stack]
+"""
+
+
+def test_which_blas_the_cpu_multiplies_with_is_read_from_the_process_maps():
+    assert mlx_adapter.blas_from_maps(MAPS) == "reference BLAS 3.10.0"
+    openblas = MAPS.replace("libblas-bd8a282c.so.3.10.0", "libopenblas64_p-r0-0cf96a72.3.23.so")
+    assert mlx_adapter.blas_from_maps(openblas) == "OpenBLAS"
+    assert mlx_adapter.blas_from_maps("7ffd5e1e0000-7ffd5e201000 rw-p 0 00:00 0 [stack]\n") == \
+        "unknown"
+
+
+def test_a_reference_blas_cpu_run_says_its_numbers_measure_the_library(tmp_path, monkeypatch):
+    from core.frameworks import Device
+    monkeypatch.setattr(mlx_adapter, "blas", lambda: "reference BLAS 3.10.0")
+    words = mlx_adapter.caveat(Device("cpu", 0, None))
+    assert "reference BLAS 3.10.0" in words and "far below this processor" in words
+    assert mlx_adapter.caveat(Device("gpu", 0, None)) is None
+    monkeypatch.setattr(mlx_adapter, "blas", lambda: "Accelerate")
+    assert mlx_adapter.caveat(Device("cpu", 0, None)) is None
+    # And a real run here carries the warning when this MLX build has the reference BLAS.
+    r = sb("run", "gemm", "--framework", "mlx", "--sizes", "16", "--dtypes", "float32",
+           "--quick", "--json", home=tmp_path)
+    rec = json.loads(r.stdout)
+    warned = any("measure that library" in w for w in rec["warnings"])
+    assert warned == rec["software"]["cpu_blas"].startswith("reference BLAS")

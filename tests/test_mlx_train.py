@@ -60,3 +60,45 @@ def test_check_trains_a_cpu_twin_with_the_same_weights(tmp_path, workload):
     # the run's device is the CPU too).
     assert row["value"] < 1e-6
     assert "wrong_result" not in row["flags"]
+
+
+# --compile on MLX is mx.compile of the whole step; it must train exactly as the eager step.
+COMPILED = """
+import json
+from core.frameworks import isolate
+isolate("mlx")
+import mlx.core as mx
+from core.workloads import mlx_models, shared
+
+config = shared.encoder_config("distilbert", 1, 16)
+mx.random.seed(0)
+weights = mlx_models.encoder(config, 8, 0.0).parameters()
+batches = [(mx.random.randint(0, config.vocab, (2, 16)), mx.random.randint(0, 8, (2,)))
+           for _ in range(3)]
+curves = {}
+for compiled in (False, True):
+    model = mlx_models.encoder(config, 8, 0.0)
+    model.update(weights)
+    step = mlx_models.TrainStep(model, "adam", mlx_models.cross_entropy, batches)
+    if compiled:
+        step.compile()
+    curves[str(compiled)] = [step.on(*batches[i % 3])[0].item() for i in range(4)]
+print(json.dumps(curves))
+"""
+
+
+def test_compile_is_mx_compile_and_trains_as_the_eager_step(tmp_path):
+    import subprocess
+    import sys
+
+    from tests.test_cli import ROOT
+    r = subprocess.run([sys.executable, "-c", COMPILED], capture_output=True, text=True,
+                       cwd=ROOT, timeout=300)
+    assert r.returncode == 0, r.stderr
+    import json
+    curves = json.loads(r.stdout.strip().splitlines()[-1])
+    assert curves["True"] == pytest.approx(curves["False"], rel=1e-4)
+    assert len(set(curves["True"])) > 1            # it trained: the loss moved
+    rec = run(tmp_path, "train", "--framework", "mlx", *TINY_BERT, "--compile")
+    assert rec["settings"]["compiled"] is True
+    assert not any("--compile" in w or "mx.compile" in w for w in rec["warnings"])

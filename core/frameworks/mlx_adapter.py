@@ -5,6 +5,7 @@ waited for)."""
 from __future__ import annotations
 
 import platform
+import re
 from functools import cache
 from typing import Callable
 
@@ -50,7 +51,44 @@ def version() -> str:
 
 def software() -> dict:
     mx = _mx()
-    return {"mlx": mx.__version__, "gpu_backend": _backend(mx) or "none"}
+    return {"mlx": mx.__version__, "gpu_backend": _backend(mx) or "none", "cpu_blas": blas()}
+
+
+def blas() -> str:
+    """The BLAS MLX's CPU multiplies with: Accelerate on macOS; elsewhere the library the
+    mlx-cpu wheel loaded into this process (read from /proc/self/maps)."""
+    if platform.system() == "Darwin":
+        return "Accelerate"
+    _mx()
+    try:
+        with open("/proc/self/maps") as f:
+            return blas_from_maps(f.read())
+    except OSError:
+        return "unknown"
+
+
+def blas_from_maps(maps: str) -> str:
+    """'OpenBLAS', 'MKL', 'reference BLAS X.Y.Z' or 'unknown' from a /proc/PID/maps text."""
+    paths = {line.split()[-1] for line in maps.splitlines() if "/" in line}
+    names = [p.rsplit("/", 1)[-1] for p in paths]
+    if any(n.startswith("libopenblas") for n in names):
+        return "OpenBLAS"
+    if any(n.startswith("libmkl") for n in names):
+        return "MKL"
+    for n in names:
+        match = re.match(r"libblas[-.].*?so\.(\d+\.\d+\.\d+)$", n)
+        if match:
+            return f"reference BLAS {match.group(1)}"
+    return "unknown"
+
+
+def caveat(dev: Device) -> str | None:
+    """What a run on `dev` must say about its numbers, or None."""
+    if dev.type != "cpu" or not blas().startswith("reference BLAS"):
+        return None
+    return (f"MLX's CPU here multiplies with the {blas()} bundled in the mlx-cpu wheel, not an "
+            "optimised BLAS: its CPU numbers measure that library, far below this processor "
+            "(on a Mac MLX uses Accelerate).")
 
 
 def unified_memory() -> int | None:

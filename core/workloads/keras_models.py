@@ -17,7 +17,7 @@ from core.workloads.train import PUBLISHED_BATCH, TRANSFORMER_MODELS
 
 CNNS = {"resnet50": "ResNet50", "mobilenet_v2": "MobileNetV2"}
 IGNORED = {
-    "compile": "is torch.compile (on TensorFlow, --xla compiles the step)",
+    "compile": "is torch.compile or mx.compile (on TensorFlow, --xla compiles the step)",
     "channels_last": "is a torch layout (Keras images are channels-last already)",
 }
 

@@ -14,7 +14,6 @@ from core.workloads.shared import ROTATING_BATCHES
 from core.workloads.train import PUBLISHED_BATCH, TRANSFORMER_MODELS
 
 IGNORED = {
-    "compile": "is torch.compile and not available on MLX",
     "channels_last": "applies to torch CNNs",
     "xla": "is TensorFlow's compiler",
 }
@@ -35,18 +34,31 @@ class TrainStep:
         def loss_and_logits(x, y):
             logits = model(x)
             return loss_fn(logits, y), logits
-        self._grad = nn.value_and_grad(model, loss_and_logits)
+        grad = nn.value_and_grad(model, loss_and_logits)
+
+        def train(x, y):
+            (loss, logits), grads = grad(x, y)
+            self.optimizer.update(model, grads)
+            return loss, logits
+        self._train = train
         self._turn = itertools.count()
 
     def __call__(self) -> None:
         self.on(*self.batches[next(self._turn) % len(self.batches)])
 
+    def compile(self) -> None:
+        """mx.compile the step (--compile): one traced graph, its element-wise ops fused. The
+        model's and optimizer's state and the random state (dropout) are the graph's implicit
+        inputs and outputs, as MLX's guide to compiling training steps has it."""
+        import mlx.core as mx
+        state = [self.model.state, self.optimizer.state, mx.random.state]
+        self._train = mx.compile(self._train, inputs=state, outputs=state)
+
     def on(self, x, y, *also):
         """Train on (x, y); (loss, logits), evaluated with the model, the optimizer state and
         anything in `also` (running sums)."""
         import mlx.core as mx
-        (loss, logits), grads = self._grad(x, y)
-        self.optimizer.update(self.model, grads)
+        loss, logits = self._train(x, y)
         mx.eval(loss, logits, self.model.parameters(), self.optimizer.state, *also)
         return loss, logits
 
@@ -106,6 +118,8 @@ def train(ctx, params: dict) -> None:
                     mx.random.randint(0, shared.NUM_CLASSES, (batch_size,)))
                    for _ in range(ROTATING_BATCHES)]
         step = TrainStep(model, "adam", cross_entropy, batches)
+        if params["compile"]:
+            compile_or_eager(ctx, step)
         flops = shared.encoder_train_flops(config, batch_size, seq_len)
         ctx.record_settings(flops_per_step=flops, flops_counted="analytic: the encoder "
                             "layers' matmuls, backward twice the forward")
@@ -128,6 +142,24 @@ def train(ctx, params: dict) -> None:
                                      "adam", cross_entropy, check_batches,
                                      params["check_steps"], {**point, "batch_size": size}))
     ctx.progress(total, total, "done")
+
+
+def compile_or_eager(ctx, step: TrainStep) -> bool:
+    """--compile: mx.compile the step and run it once (compiling happens at the first call; on
+    the CPU MLX builds its fused kernels with the system's C++ compiler). Where that fails the
+    run goes on eagerly and says so, as torch's --compile does."""
+    eager = step._train
+    try:
+        step.compile()
+        step()
+    except (RuntimeError, ValueError) as e:
+        step._train = eager
+        ctx.warn(f"mx.compile does not work on {ctx.device_id} here ({shared.first_line(e)}); "
+                 "this run is eager.")
+        ctx.record_settings(compiled=False)
+        return False
+    ctx.record_settings(compiled=True)
+    return True
 
 
 def compare_with_cpu(ctx, build: Callable, optimizer: str, loss_fn: Callable, batches: list,

@@ -43,8 +43,9 @@ WORKLOAD = Workload(
     metric="samples_per_s",
     module=__name__,
     params=MODEL_PARAMS[:1] + (BATCH_PARAM,) + MODEL_PARAMS[1:] + (
-        Param("compile", "bool", False, "torch.compile the model (the run says so where it "
-                                        "cannot)."),
+        Param("compile", "bool", False, "Compile the training step: torch.compile, or "
+                                        "mx.compile on MLX (on TensorFlow use --xla); the "
+                                        "run says so where it cannot."),
         Param("check", "bool", False, "Also train the same seeded model on the same data on the "
                                       "CPU and compare the loss curves."),
         Param("check_steps", "int", 5, "Training steps the --check comparison takes.", min=2,
