@@ -2,6 +2,7 @@
 out of memory, killed, other failure), the host-memory watch, and real probes in child
 processes through the command, one of them out of memory."""
 
+import importlib.util
 import json
 import sys
 import time
@@ -128,3 +129,25 @@ def test_out_of_memory_at_the_first_probe_fails_the_run_with_its_row(tmp_path):
 def test_start_above_the_limit_is_a_usage_error(capsys):
     code, _, err = run_cli(capsys, "memory", "--start-batch", "64", "--max-batch", "8")
     assert code == 2 and "--start-batch (64) must be at most --max-batch (8)." in err
+
+
+@pytest.mark.skipif(importlib.util.find_spec("tensorflow") is None,
+                    reason="TensorFlow is not installed")
+def test_the_search_runs_on_tensorflow_too(capsys):
+    code, rec, err = run_cli(capsys, "memory", "--framework", "tensorflow", "--model",
+                             "mobilenet_v2", "--image-size", "32", "--start-batch", "2",
+                             "--max-batch", "4")
+    assert code == 0, err
+    assert rec["framework"] == "tensorflow"
+    rates = [r for r in rec["rows"] if r["metric"] == "samples_per_s"]
+    assert [r["params"]["batch_size"] for r in rates] == [2, 4]
+    assert all(r["value"] > 0 for r in rates)
+    assert rec["rows"][-1]["metric"] == "max_batch_size" and rec["rows"][-1]["value"] == 4
+
+
+@pytest.mark.skipif(importlib.util.find_spec("mlx") is None, reason="MLX is not installed")
+def test_a_probe_the_framework_refuses_is_one_sentence_and_exit_2(capsys):
+    code, _, err = run_cli(capsys, "memory", "--framework", "mlx", "--model", "resnet50")
+    assert code == 2
+    assert err.strip() == "siliconbench: resnet50 is not available on MLX; choose distilbert " \
+                          "or bert-large."

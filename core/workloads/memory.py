@@ -25,7 +25,7 @@ WORKLOAD = Workload(
     title="Largest batch that trains",
     summary="The largest training batch that fits in the device's memory, with peak memory and "
             "throughput at every batch tried.",
-    frameworks=("torch",),
+    frameworks=("torch", "tensorflow", "mlx"),
     metric="max_batch_size",
     module=__name__,
     params=MODEL_PARAMS + (
@@ -169,20 +169,28 @@ def search(probe, start: int, limit: int, bisect_steps: int) -> tuple[int | None
 
 
 def run_probe(ctx, train_params: dict, params: dict, current: list) -> Probe:
-    """One `train` run at one batch size, in a child process with the quick measurement."""
-    from core.runner import ChildRun, RunSpec
+    """One `train` run at one batch size, in a child process with the quick measurement, on
+    the run's framework and device. A probe the framework refuses as a usage error (a CNN on
+    MLX, say) ends the search with that sentence."""
+    import platform
+
+    from core.runner import ChildRun, RunSpec, UsageError
     batch_size = train_params["batch_size"]
     spec = RunSpec("train", ctx.framework, ctx.device_id, train_params, quick=True,
                    time_limit_s=params["probe_time_limit"])
     child = ChildRun(spec).start()
     current[:] = [child]
-    host_memory = ctx.device.type in ("cpu", "mps")
+    # Every GPU of a Mac (MPS, TensorFlow's Metal, MLX) allocates from the host's memory.
+    host_memory = ctx.device.type == "cpu" or platform.system() == "Darwin"
     watch = HostMemoryWatch(child)
-    if host_memory:
-        with watch:
+    try:
+        if host_memory:
+            with watch:
+                rec = child.wait()
+        else:
             rec = child.wait()
-    else:
-        rec = child.wait()
+    except UsageError as e:
+        raise ParamError(str(e)) from None
     current.clear()
     return outcome(batch_size, rec, watch.reason)
 
