@@ -1,5 +1,6 @@
 """The run queue on screen: per run a progress bar, the current step, an ETA and a Cancel
-button, a failed run's reason inline (its stderr on hover); on top, the whole queue's progress."""
+button, a failed run's reason inline (its stderr on hover), a run's warnings counted (read on
+hover); on top, the whole queue's progress."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QProgressBar, QPushB
                                QScrollArea, QVBoxLayout, QWidget)
 
 from gui.run_queue import CANCELLED, FAILED, OK, QUEUED, RUNNING, RunJob, RunQueue
-from gui.row_text import flag_counts, value_with_spread
+from gui.row_text import flag_counts, value_with_spread, warning_count, warnings_tooltip
 from gui.theme import LIGHT, Theme, font_pt
 
 STDERR_TOOLTIP_LINES = 20
@@ -34,6 +35,8 @@ def outcome_text(job: RunJob) -> str:
         flagged = flag_counts(job.record.rows)
         if flagged:
             text += f" · {flagged}"
+        if job.record.warnings:
+            text += f" · {warning_count(job.record.warnings)} (hover to read)"
         return text
     kept = len(job.record.rows) if job.record else 0
     kept_text = f"{kept} result row{'s' * (kept != 1)} kept"
@@ -104,10 +107,17 @@ class JobRow(QFrame):
             step, eta = outcome_text(job), ""
             color = {OK: self.theme.ok, FAILED: self.theme.error}.get(job.state,
                                                                       self.theme.warning)
+            if job.state == OK and job.record.warnings:
+                color = self.theme.warning
         _set_text(self.step, step)
-        # A failed run's last stderr lines (kept with the run and in the log) on hover.
+        # The run's warnings, and a failed run's last stderr lines (kept with the run and in
+        # the log), on hover.
+        warned = warnings_tooltip(job.record.warnings) if job.record else ""
         tail = job.record.stderr_tail if job.state == FAILED and job.record else ""
-        self.step.setToolTip("\n".join(tail.splitlines()[-STDERR_TOOLTIP_LINES:]))
+        tip = "\n\n".join(t for t in (warned, "\n".join(
+            tail.splitlines()[-STDERR_TOOLTIP_LINES:])) if t)
+        if self.step.toolTip() != tip:
+            self.step.setToolTip(tip)
         _set_style(self.step, f"color: {color}; font-size: {font_pt(0.92)}pt;")
         _set_text(self.eta, eta)
         _set_style(self.eta, f"color: {self.theme.muted}; font-size: {font_pt(0.92)}pt;")

@@ -14,7 +14,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeade
 
 from core.results import RunRecord
 from gui.background import BackgroundCall
-from gui.row_text import flag_counts, spread_text, value_text
+from gui.row_text import (flag_counts, spread_text, value_text, warning_count,
+                           warnings_tooltip)
 from gui.theme import LIGHT, Theme
 
 # The result comes early so it stays in view; long names at the end are elided first.
@@ -69,7 +70,9 @@ def cell_text(rec: RunRecord, column: int) -> str:
     if column == DEVICE:
         return device_text(rec)
     if column == STATUS:
-        return rec.status if rec.status == "ok" else f"{rec.status}: {rec.reason or ''}"
+        if rec.status != "ok":
+            return f"{rec.status}: {rec.reason or ''}"
+        return f"ok · {warning_count(rec.warnings)}" if rec.warnings else "ok"
     return best_text(rec)
 
 
@@ -117,11 +120,14 @@ class RunTableModel(QAbstractTableModel):
             if role == Qt.ItemDataRole.ToolTipRole and index.column() == MACHINE:
                 text = rec.machine.get("model_name") or text
                 text += f"\nrun {rec.id}" + (f"\nsource: {rec.source}" if rec.source else "")
+            if role == Qt.ItemDataRole.ToolTipRole and index.column() == STATUS \
+                    and rec.warnings:
+                text += "\n" + warnings_tooltip(rec.warnings)
             return text
         if role == SORT_ROLE:
             return rec.created_at if index.column() == WHEN else self.cell(rec, index.column())
         if role == Qt.ItemDataRole.ForegroundRole and index.column() == STATUS \
-                and rec.status != "ok":
+                and (rec.status != "ok" or rec.warnings):
             return QColor(self.theme.error if rec.status == "failed" else self.theme.warning)
         if role == Qt.ItemDataRole.UserRole:
             return rec

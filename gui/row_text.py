@@ -95,3 +95,13 @@ def point_tip(series_name: str, row: Row) -> str:
     if row.note:
         lines.append(row.note)
     return "\n".join(line for line in lines if line)
+
+
+def warning_count(warnings: list[str]) -> str:
+    n = len(warnings)
+    return f"⚠ {n} warning{'s' * (n != 1)}"
+
+
+def warnings_tooltip(warnings: list[str]) -> str:
+    """A run's warnings, one per line: what the run itself said about its numbers."""
+    return "\n".join(f"⚠ {w}" for w in warnings)

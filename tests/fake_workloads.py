@@ -24,6 +24,11 @@ def ok(ctx, p):
     _rows(ctx, p["steps"])
 
 
+def warns(ctx, p):
+    _rows(ctx, p["steps"])
+    ctx.warn("These numbers measure a slow library, not the device.")
+
+
 def raises(ctx, p):
     _rows(ctx, p["steps"])
     raise RuntimeError("the workload broke")
@@ -54,4 +59,4 @@ def hang(ctx, p):
 WORKLOADS = [Workload(name=f"fake-{fn.__name__}", title=fn.__name__, summary="test workload",
                       frameworks=("torch",), params=STEPS, module=__name__, entry=fn.__name__,
                       hidden=True)
-             for fn in (ok, raises, oom, crash, killed, hang)]
+             for fn in (ok, warns, raises, oom, crash, killed, hang)]

@@ -9,7 +9,7 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest  # noqa: E402
-from PySide6.QtCore import QSettings, QUrl  # noqa: E402
+from PySide6.QtCore import QSettings, Qt, QUrl  # noqa: E402
 from PySide6.QtGui import QFileOpenEvent  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
@@ -109,3 +109,19 @@ def test_a_failed_runs_stderr_shows_on_its_queue_row(qtbot, window):
     qtbot.waitUntil(lambda: job.ended, timeout=120_000)
     tip = window.queue_view.row_for(job).step.toolTip()
     assert "RuntimeError: the workload broke" in tip
+
+
+@pytest.mark.usefixtures("fake_workloads")
+def test_a_runs_warnings_show_on_its_queue_row_and_in_the_results(qtbot, window):
+    from core.runner import RunSpec
+    from gui.results_browser import STATUS
+    (job,) = window.queue.enqueue([RunSpec("fake-warns")])
+    qtbot.waitUntil(lambda: job.ended, timeout=120_000)
+    step = window.queue_view.row_for(job).step
+    assert step.text().endswith("⚠ 1 warning (hover to read)")
+    assert step.toolTip() == "⚠ These numbers measure a slow library, not the device."
+    model = window.results.model
+    qtbot.waitUntil(lambda: model.rowCount() == 1, timeout=10_000)
+    index = model.index(0, STATUS)
+    assert model.data(index) == "ok · ⚠ 1 warning"
+    assert "slow library" in model.data(index, Qt.ItemDataRole.ToolTipRole)
