@@ -3,6 +3,8 @@ re-read every minute because a laptop gets unplugged mid-session."""
 
 from __future__ import annotations
 
+import sys
+
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
@@ -71,7 +73,7 @@ class MachineCard(QFrame):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(12, 10, 12, 10)
         layout.setSpacing(2)
-        self.title = QLabel("This Mac")
+        self.title = QLabel("This Mac" if sys.platform == "darwin" else "This machine")
         self.title.setObjectName("MachineTitle")
         self.details = QLabel("Reading the machine…")
         self.details.setWordWrap(True)
