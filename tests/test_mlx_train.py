@@ -102,3 +102,43 @@ def test_compile_is_mx_compile_and_trains_as_the_eager_step(tmp_path):
     rec = run(tmp_path, "train", "--framework", "mlx", *TINY_BERT, "--compile")
     assert rec["settings"]["compiled"] is True
     assert not any("--compile" in w or "mx.compile" in w for w in rec["warnings"])
+
+
+COMPILE_FAILS = """
+import json
+from core.frameworks import isolate
+isolate("mlx")
+import mlx.core as mx
+import mlx.nn  # compiles its activations at import, before the compiler breaks
+from core.workloads import mlx_models, shared
+
+def broken(*args, **kwargs):
+    raise RuntimeError("no C++ compiler found\\nmore")
+mx.compile = broken
+config = shared.encoder_config("distilbert", 1, 16)
+batches = [(mx.random.randint(0, config.vocab, (2, 16)), mx.random.randint(0, 8, (2,)))]
+step = mlx_models.TrainStep(mlx_models.encoder(config, 8), "adam", mlx_models.cross_entropy,
+                            batches)
+events = []
+ctx = type("Ctx", (), {"device_id": "cpu", "warn": lambda self, m: events.append(m),
+                       "record_settings": lambda self, **s: events.append(s)})()
+compiled = mlx_models.compile_or_eager(ctx, step)
+loss, _ = step.on(*batches[0])
+print(json.dumps({"compiled": compiled, "events": events, "loss": loss.item()}))
+"""
+
+
+def test_a_failing_mx_compile_is_said_and_the_run_stays_eager():
+    import json
+    import math
+    import subprocess
+    import sys
+
+    from tests.test_cli import ROOT
+    r = subprocess.run([sys.executable, "-c", COMPILE_FAILS], capture_output=True, text=True,
+                       cwd=ROOT, timeout=300)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    assert out["compiled"] is False and math.isfinite(out["loss"])
+    assert out["events"] == ["mx.compile does not work on cpu here (no C++ compiler found); "
+                             "this run is eager.", {"compiled": False}]

@@ -145,21 +145,15 @@ def train(ctx, params: dict) -> None:
 
 
 def compile_or_eager(ctx, step: TrainStep) -> bool:
-    """--compile: mx.compile the step and run it once (compiling happens at the first call; on
-    the CPU MLX builds its fused kernels with the system's C++ compiler). Where that fails the
-    run goes on eagerly and says so, as torch's --compile does."""
+    """--compile: mx.compile the step (on the CPU MLX builds its fused kernels with the
+    system's C++ compiler); where that fails the run says so and stays eager."""
     eager = step._train
-    try:
+
+    def attempt() -> None:
         step.compile()
         step()
-    except (RuntimeError, ValueError) as e:
-        step._train = eager
-        ctx.warn(f"mx.compile does not work on {ctx.device_id} here ({shared.first_line(e)}); "
-                 "this run is eager.")
-        ctx.record_settings(compiled=False)
-        return False
-    ctx.record_settings(compiled=True)
-    return True
+    return shared.compile_or_eager(ctx, "mx.compile", attempt,
+                                   lambda: setattr(step, "_train", eager))
 
 
 def compare_with_cpu(ctx, build: Callable, optimizer: str, loss_fn: Callable, batches: list,

@@ -250,24 +250,15 @@ class TrainStep:
 
 
 def compile_or_eager(ctx, step: TrainStep) -> bool:
-    """torch.compile the step's model; where compiling fails (a device the compiler does not
-    support, no C++ compiler) the run says so and stays eager."""
-    from core.worker import is_out_of_memory
+    """torch.compile the step's model; where compiling fails the run says so, stays eager."""
     eager = step.model
-    try:
+
+    def attempt() -> None:
         step.model = torch.compile(eager)
-        step()                                   # compiling happens at the first call
+        step()
         ctx.sync()
-    except Exception as e:
-        if is_out_of_memory(e):
-            raise
-        step.model = eager
-        ctx.warn(f"torch.compile does not work on {ctx.device} here ({first_line(e)}); "
-                 "this run is eager.")
-        ctx.record_settings(compiled=False)
-        return False
-    ctx.record_settings(compiled=True)
-    return True
+    return shared.compile_or_eager(ctx, "torch.compile", attempt,
+                                   lambda: setattr(step, "model", eager))
 
 
 def compare_with_cpu(ctx, model: nn.Module, optimizer: str,

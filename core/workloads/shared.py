@@ -113,6 +113,28 @@ def loss_check_row(ctx, ours: list[float], reference: list[float], tol: float,
     return Row("loss_rel_diff", worst, "", point, None, flags, what, None, diffs)
 
 
+# ---------------------------------------------------------------- --compile
+
+def compile_or_eager(ctx, compiler: str, attempt: Callable[[], None],
+                     undo: Callable[[], None]) -> bool:
+    """--compile: `attempt` compiles the step and runs it once (compilers work at the first
+    call). Where that fails for another reason than memory (a device the compiler does not
+    support, no C++ compiler), `undo` puts the eager step back and the run says so."""
+    from core.worker import is_out_of_memory
+    try:
+        attempt()
+    except Exception as e:
+        if is_out_of_memory(e):
+            raise
+        undo()
+        ctx.warn(f"{compiler} does not work on {ctx.device_id} here ({first_line(e)}); "
+                 "this run is eager.")
+        ctx.record_settings(compiled=False)
+        return False
+    ctx.record_settings(compiled=True)
+    return True
+
+
 # ---------------------------------------------------------------- parameters
 
 def warn_ignored(ctx, params: dict, why: dict[str, str]) -> None:
