@@ -84,9 +84,10 @@ def blas_from_maps(maps: str) -> str:
 
 def caveat(dev: Device) -> str | None:
     """What a run on `dev` must say about its numbers, or None."""
-    if dev.type != "cpu" or not blas().startswith("reference BLAS"):
+    which = blas() if dev.type == "cpu" else ""
+    if not which.startswith("reference BLAS"):
         return None
-    return (f"MLX's CPU here multiplies with the {blas()} bundled in the mlx-cpu wheel, not an "
+    return (f"MLX's CPU here multiplies with the {which} bundled in the mlx-cpu wheel, not an "
             "optimised BLAS: its CPU numbers measure that library, far below this processor "
             "(on a Mac MLX uses Accelerate).")
 

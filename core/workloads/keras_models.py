@@ -63,8 +63,8 @@ def train(ctx, params: dict) -> None:
             unit = "img/s"
             flops = batch_size * cnn_train_flops_per_image(model)
             counted = ("analytic: the Conv2D, DepthwiseConv2D and Dense layers' multiply-adds "
-                       "from the model's shapes, backward twice the forward (once where the "
-                       "layer reads the model's input)")
+                       "from the model's shapes, backward twice the forward (once where no "
+                       "weight lies upstream)")
         else:
             unit = "seq/s"
             flops = shared.encoder_train_flops(config, batch_size, params["seq_len"])
