@@ -68,8 +68,7 @@ def run(spec: dict, emit: Callable[[dict], None]) -> int:
     emit({"event": "started", "device_name": name, "software": adapter.software(),
           "settings": {"measure": settings.to_dict(),
                        "peak": ctx.peak.name if ctx.peak else None}})
-    caveat = getattr(adapter, "caveat", None)   # a framework's own word on its numbers here
-    if caveat is not None and (words := caveat(dev)):
+    if words := adapter.caveat(dev):            # the framework's own word on its numbers here
         ctx.warn(words)
     try:
         w.run(ctx, spec["params"])

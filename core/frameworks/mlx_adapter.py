@@ -54,9 +54,10 @@ def software() -> dict:
     return {"mlx": mx.__version__, "gpu_backend": _backend(mx) or "none", "cpu_blas": blas()}
 
 
+@cache
 def blas() -> str:
     """The BLAS MLX's CPU multiplies with: Accelerate on macOS; elsewhere the library the
-    mlx-cpu wheel loaded into this process (read from /proc/self/maps)."""
+    mlx-cpu wheel loaded into this process (read once from /proc/self/maps)."""
     if platform.system() == "Darwin":
         return "Accelerate"
     _mx()

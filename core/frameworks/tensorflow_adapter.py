@@ -229,3 +229,8 @@ def peak_memory(dev: Device) -> int | None:
 
 def empty_cache(dev: Device) -> None:
     """TensorFlow keeps its allocator's memory until the process ends, which a run's does."""
+
+
+def caveat(dev) -> None:
+    """What a run on `dev` must say about its numbers (see mlx_adapter): nothing here."""
+    return None

@@ -122,3 +122,8 @@ def empty_cache(dev) -> None:
         torch.cuda.empty_cache()
     elif dev.type == "mps":
         torch.mps.empty_cache()
+
+
+def caveat(dev) -> None:
+    """What a run on `dev` must say about its numbers (see mlx_adapter): nothing here."""
+    return None
