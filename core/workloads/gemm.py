@@ -124,15 +124,8 @@ def _relative_error(ops, dtype: str) -> float:
 
 def _seconds_per_product(ops, dtype: str) -> float:
     """One warmed, synchronised CHECK_SIZE product: a rough rate for predicting larger ones."""
-    import time
     a = ops.random((CHECK_SIZE, CHECK_SIZE), dtype)
-    call, sync = ops.timed(ops.matmul(a, a))
-    call()
-    sync()
-    t0 = time.perf_counter()
-    call()
-    sync()
-    return time.perf_counter() - t0
+    return ops.seconds_once(ops.matmul(a, a))
 
 
 def _measure_point(ctx, ops, n: int, point: dict, tf32: bool, wrong: bool) -> Row:

@@ -83,6 +83,14 @@ class TensorOps:
         call()
         sync()
 
+    def seconds_once(self, step: Step) -> float:
+        """One warmed, synchronised call of `step`, timed: a rough rate for planning, never a
+        result (the protocol measures those)."""
+        self.run_once(step)                     # warm: the first call allocates
+        t0 = time.perf_counter()
+        self.run_once(step)
+        return time.perf_counter() - t0
+
     def failure(self, attempt: Callable[[], None]) -> str | None:
         """None when `attempt` runs, else the framework's reason it cannot on this device."""
         try:
@@ -194,11 +202,7 @@ class TensorFlowOps(TensorOps):
         what fits in CHAIN_CALL_S by one timed eager product, so huge CPU products are not
         run ten times per call."""
         tf = self.tf
-        one = self.matmul(a, b)
-        self.run_once(one)                      # warm: the first product allocates
-        t0 = time.perf_counter()
-        self.run_once(one)
-        seconds = time.perf_counter() - t0
+        seconds = self.seconds_once(self.matmul(a, b))
         k = max(1, min(self.CHAIN_MAX, int(self.CHAIN_CALL_S / max(seconds, 1e-9))))
         with tf.device(self.device.native):
             scaled = b * tf.cast(1.0 / float(b.shape[0]) ** 0.5, b.dtype)
