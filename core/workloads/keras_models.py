@@ -37,6 +37,8 @@ def train(ctx, params: dict) -> None:
     # The policy is global and read when layers are built.
     keras.mixed_precision.set_global_policy("mixed_float16" if mixed else "float32")
     ctx.record_settings(precision="mixed-fp16" if mixed else "fp32", xla=params["xla"])
+    config = None if is_image else shared.encoder_config(name, params["layers"],
+                                                         params["seq_len"])
 
     def build(jit: bool, dropout: bool = True):
         """The model, compiled, and a maker of its inputs."""
@@ -54,8 +56,6 @@ def train(ctx, params: dict) -> None:
                       jit_compile=jit)
         return model, make_inputs
 
-    config = None if is_image else shared.encoder_config(name, params["layers"],
-                                                         params["seq_len"])
     with tf.device(ctx.device.native), shared.out_of_memory_at(batch_size):
         ctx.progress(0, total, "building the model")
         model, make_inputs = build(params["xla"])

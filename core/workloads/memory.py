@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import signal
 import threading
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Self
 
@@ -184,10 +185,7 @@ def run_probe(ctx, train_params: dict, params: dict, current: list) -> Probe:
     host_memory = ctx.device.type == "cpu" or platform.system() == "Darwin"
     watch = HostMemoryWatch(child)
     try:
-        if host_memory:
-            with watch:
-                rec = child.wait()
-        else:
+        with watch if host_memory else nullcontext():
             rec = child.wait()
     except UsageError as e:
         raise ParamError(str(e)) from None
