@@ -476,3 +476,26 @@ def test_about_lists_the_versions():
     from gui.main_window import about_text
     text = about_text()
     assert "SiliconBench" in text and "Qt " in text and "pyqtgraph" in text
+
+
+def test_export_dialogs_open_in_the_last_folder_and_remember_the_one_chosen(
+        window, store, settings, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QFileDialog
+    store.import_records([fake_record()])
+    window.results.reload()
+    window.results.select_ids({store.runs()[0].id})
+    asked = []
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir()
+    second.mkdir()
+    answers = iter([str(first / "runs.json"), str(second / "chart.png")])
+    monkeypatch.setattr(QFileDialog, "getSaveFileName",
+                        lambda parent, title, start, filt: (asked.append((title, start)),
+                                                            (next(answers), filt))[1])
+    window.choose_export_runs("json")
+    assert json.loads((first / "runs.json").read_text())["runs"]
+    window.choose_export_chart("png")
+    assert (second / "chart.png").stat().st_size > 0
+    assert asked[0][0] == "Export Runs as JSON"
+    assert asked[1] == ("Export Chart as PNG", str(first / "siliconbench-tflops.png"))
+    assert settings.value("files/last_dir") == str(second)
