@@ -487,12 +487,9 @@ class MainWindow(QMainWindow):
                               QMessageBox.Icon.Information)
             return
         kind = "SiliconBench results" if fmt == "sbresults" else fmt.upper()
-        path, _ = QFileDialog.getSaveFileName(
-            self, f"Export Runs as {kind}",
-            str(Path(self._last_dir()) / f"siliconbench-runs.{fmt}"),
-            f"{kind} files (*.{fmt})")
+        path = self._ask_save_path(f"Export Runs as {kind}", f"siliconbench-runs.{fmt}",
+                                   f"{kind} files (*.{fmt})")
         if path:
-            self._remember_dir(path)
             self.export_runs(path, records)
 
     def export_runs(self, path: str, records: list[RunRecord] | None = None) -> bool:
@@ -514,12 +511,9 @@ class MainWindow(QMainWindow):
                               "runs under Results, or run one).", QMessageBox.Icon.Information)
             return
         name = self.charts.tabText(self.charts.currentIndex()).lower()
-        path, _ = QFileDialog.getSaveFileName(
-            self, f"Export Chart as {fmt.upper()}",
-            str(Path(self._last_dir()) / f"siliconbench-{name}.{fmt}"),
-            f"{fmt.upper()} images (*.{fmt})")
+        path = self._ask_save_path(f"Export Chart as {fmt.upper()}", f"siliconbench-{name}.{fmt}",
+                                   f"{fmt.upper()} images (*.{fmt})")
         if path:
-            self._remember_dir(path)
             self.export_chart(path)
 
     def export_chart(self, path: str) -> bool:
@@ -530,6 +524,15 @@ class MainWindow(QMainWindow):
             return False
         self.statusBar().showMessage(f"Chart saved to {path}.", 8000)
         return True
+
+    def _ask_save_path(self, title: str, file_name: str, file_filter: str) -> str | None:
+        """A save dialog opened in the last folder used; the chosen folder is remembered."""
+        path, _ = QFileDialog.getSaveFileName(self, title,
+                                              str(Path(self._last_dir()) / file_name), file_filter)
+        if not path:
+            return None
+        self._remember_dir(path)
+        return path
 
     def _last_dir(self) -> str:
         return str(self.settings.value("files/last_dir", str(Path.home())))
