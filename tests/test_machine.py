@@ -340,14 +340,16 @@ INTEL = {"sysctl": "intel_ghrunner_macos15_sysctl.txt",
 
 def test_probe_m5_max_names_super_and_performance_tiers(monkeypatch):
     monkeypatch.setattr(machine, "run_command", mac_commands(**M5_MAX))
+    monkeypatch.setattr(machine.platform, "mac_ver", lambda: ("", ("", "", ""), ""))  # no sw_vers
     info = machine.probe_macos()
     assert info.cpu_tiers == tiers(("super", 6), ("performance", 12))
     assert info.sources["cpu_tiers"] == "sysctl"
     assert info.chip == "Apple M5 Max" and info.sources["chip"] == "system_profiler"
     # That sysctl listing has no hw.memsize: memory comes from system_profiler, and says so.
-    assert (info.memory_bytes, info.sources["memory_bytes"]) == (128 * 1024**3, "system_profiler")
-    assert info.summary() == "MacBook Pro · Apple M5 Max · 18-core CPU: 6 super + 12 performance" \
-        " · 128 GB · macOS"
+    assert info.memory_bytes == 128 * 1024**3
+    assert info.sources["memory_bytes"] == "system_profiler"
+    assert info.summary() == (
+        "MacBook Pro · Apple M5 Max · 18-core CPU: 6 super + 12 performance · 128 GB · macOS")
 
 
 def test_probe_m5_max_without_sysctl_reads_the_tiers_from_system_profiler(monkeypatch):
@@ -376,8 +378,8 @@ def test_probe_virtual_mac_has_one_unnamed_tier(monkeypatch):
     assert info.cpu_tiers == tiers((None, 3))
     assert info.chip == "Apple M1 (Virtual)" and info.model_identifier == "VirtualMac2,1"
     assert info.os_version == "26.6.2" and info.sources["os_version"] == "sw_vers"
-    assert info.summary() == ("Apple Virtual Machine 1 · Apple M1 (Virtual) · 3-core CPU · 7.0 GB"
-                              " · macOS 26.6.2")
+    assert info.summary() == (
+        "Apple Virtual Machine 1 · Apple M1 (Virtual) · 3-core CPU · 7.0 GB · macOS 26.6.2")
     assert machine.virtual_mac(info.to_dict())
 
 
@@ -388,8 +390,8 @@ def test_probe_intel_mac_has_one_unnamed_tier_and_no_chip(monkeypatch):
     assert info.cpu_model == "Intel(R) Core(TM) i7-8700B CPU @ 3.20GHz"
     assert info.gpu_name == "Apple Paravirtualized Graphics Device"
     assert info.summary() == (
-        "Mac mini · Intel(R) Core(TM) i7-8700B CPU @ 3.20GHz · 4-core CPU · 14 GB · macOS 15.7.9"
-        " · Apple Paravirtualized Graphics Device")
+        "Mac mini · Intel(R) Core(TM) i7-8700B CPU @ 3.20GHz · 4-core CPU · 14 GB"
+        " · macOS 15.7.9 · Apple Paravirtualized Graphics Device")
     assert not machine.virtual_mac(info.to_dict())
 
 
