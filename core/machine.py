@@ -24,17 +24,19 @@ COMMAND_TIMEOUT_S = 5.0
 # Performance); two more are asked for so that a further level is read, not dropped.
 MAX_PERF_LEVELS = 4
 
+# Keys every Mac knows come first: should a sysctl stop at a key it does not know rather than
+# skip it (not seen in any capture), the keys it has printed by then are still read.
 SYSCTL_KEYS = (
     "hw.memsize",
     "hw.ncpu",
     "hw.physicalcpu",
-    "hw.nperflevels",
-    *(f"hw.perflevel{n}.{key}" for n in range(MAX_PERF_LEVELS) for key in ("name", "physicalcpu")),
     "machdep.cpu.brand_string",
     "hw.model",
     # 1 when this Python is an x86_64 build running under Rosetta, which runs ML work far
     # slower than native and without the Apple GPU; results must say so.
     "sysctl.proc_translated",
+    "hw.nperflevels",
+    *(f"hw.perflevel{n}.{key}" for n in range(MAX_PERF_LEVELS) for key in ("physicalcpu", "name")),
 )
 
 # Where a fact is stated by more than one command, the most precise first: sysctl counts memory
