@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.machine import other_cpu_of_same_chip, virtual_mac
 from core.results import FLAGS, NotAResultFile, Row, RunRecord, records_from_json
 from core.stats import summarize
 
@@ -233,6 +234,9 @@ def _pair_warnings(a: str, ra: RunRecord, b: str, rb: RunRecord, point_keys: set
     # A published figure often names no OS version: that is unknown, not different.
     if (all(names) and names[0] != names[1]) or (all(versions) and versions[0] != versions[1]):
         out.append(f"other OS or OS version: {a} {_os(ra)}, {b} {_os(rb)}")
+    cpus = other_cpu_of_same_chip(ma_, mb_)
+    if cpus:
+        out.append(f"same chip, other CPU cores: {a} {cpus[0]}, {b} {cpus[1]}")
     params = _differences(ra.params, rb.params, point_keys)
     if params:
         out.append(f"other parameters ({w}): {', '.join(params)} ({a} vs {b})")
@@ -255,6 +259,8 @@ def _machine_warnings(label: str, rec: RunRecord) -> list[str]:
         out.append(f"{label} had Low Power Mode on")
     if m.get("rosetta"):
         out.append(f"{label} ran under Rosetta (x86 Python on Apple Silicon)")
+    if virtual_mac(m):
+        out.append(f"{label} ran in a virtual Mac, on the cores and memory its host lent it")
     return out
 
 

@@ -8,7 +8,6 @@ import functools
 import hashlib
 import importlib.metadata
 import importlib.resources
-import itertools
 import json
 import os
 import platform
@@ -21,18 +20,34 @@ from typing import Any, TypeVar
 
 COMMAND_TIMEOUT_S = 5.0
 
+# Apple silicon has two levels today (M1-M4: Performance and Efficiency; M5 Pro/Max: Super and
+# Performance); two more are asked for so that a further level is read, not dropped.
+MAX_PERF_LEVELS = 4
+
+# Keys every Mac knows come first: should a sysctl stop at a key it does not know rather than
+# skip it (not seen in any capture), the keys it has printed by then are still read.
 SYSCTL_KEYS = (
     "hw.memsize",
     "hw.ncpu",
     "hw.physicalcpu",
-    "hw.perflevel0.physicalcpu",
-    "hw.perflevel1.physicalcpu",
     "machdep.cpu.brand_string",
     "hw.model",
     # 1 when this Python is an x86_64 build running under Rosetta, which runs ML work far
     # slower than native and without the Apple GPU; results must say so.
     "sysctl.proc_translated",
+    "hw.nperflevels",
+    *(f"hw.perflevel{n}.{key}" for n in range(MAX_PERF_LEVELS) for key in ("physicalcpu", "name")),
 )
+
+# Where a fact is stated by more than one command, the most precise first: sysctl counts memory
+# in bytes (system_profiler in rounded GB) and names the CPU core tiers as the Mac does
+# (system_profiler's "proc 18:6:0:12" only numbers them); system_profiler's chip_type names
+# the chip where sysctl's brand string may be the generic "Apple processor". Facts not listed
+# come from whichever command states them.
+MAC_SOURCE_ORDER: dict[str, tuple[str, ...]] = {
+    "chip": ("system_profiler", "sysctl"),
+}
+DEFAULT_MAC_SOURCE_ORDER = ("sysctl", "system_profiler")
 
 # Distribution names to look for, per framework; the first one installed wins.
 FRAMEWORK_DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
@@ -64,8 +79,10 @@ class MachineInfo:
     model_name: str | None = None
     cpu_cores: int | None = None
     cpu_physical_cores: int | None = None
-    perf_cores: int | None = None
-    eff_cores: int | None = None
+    # The CPU's core tiers as the Mac names them, fastest first: [{"name": "super", "cores": 6},
+    # {"name": "performance", "cores": 12}]; one tier with name None where the machine has one
+    # kind of core (Intel Macs, virtual Macs). None where the tiers are unknown (Linux).
+    cpu_tiers: list[dict[str, Any]] | None = None
     gpu_name: str | None = None
     gpu_cores: int | None = None
     gpu_memory_bytes: int | None = None
@@ -76,6 +93,8 @@ class MachineInfo:
     rosetta: bool | None = None
     python_version: str | None = None
     frameworks: dict[str, str] = field(default_factory=dict)
+    # Which command or file each probed fact came from: {"cpu_tiers": "sysctl", ...}.
+    sources: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -85,8 +104,11 @@ class MachineInfo:
         # Records written by older or newer versions may lack fields or carry unknown ones.
         known = {f.name for f in dataclasses.fields(cls)}
         values = {key: value for key, value in data.items() if key in known}
-        if "frameworks" in values:
-            values["frameworks"] = dict(values["frameworks"] or {})
+        for name in ("frameworks", "sources"):
+            if name in values:
+                values[name] = dict(values[name] or {})
+        if values.get("cpu_tiers") is None:
+            values["cpu_tiers"] = _tiers_of_old_record(data)
         if values.get("power_source") is None:
             values.pop("power_source", None)
         return cls(**values)
@@ -99,9 +121,12 @@ class MachineInfo:
         processor = self.chip or self.cpu_model
         if processor:
             parts.append(processor)
+        cpu = self.cpu_summary()
+        if cpu:
+            parts.append(cpu)
         if self.gpu_cores:
             parts.append(f"{self.gpu_cores}-core GPU")
-        elif self.cpu_cores:
+        elif self.cpu_cores and not cpu:
             parts.append(f"{self.cpu_cores} cores")
         if self.memory_bytes:
             parts.append(_format_gib(self.memory_bytes))
@@ -123,6 +148,10 @@ class MachineInfo:
             parts.append("Low Power Mode")
         return " · ".join(parts) if parts else "unknown machine"
 
+    def cpu_summary(self) -> str | None:
+        """'18-core CPU: 6 super + 12 performance', '3-core CPU', or None without tiers."""
+        return describe_cpu_tiers(self.cpu_tiers)
+
     def key(self) -> str:
         """A short stable id of the hardware, to group runs made on the same machine."""
         identity = [
@@ -133,6 +162,9 @@ class MachineInfo:
             # Whole GiB: Linux's MemTotal moves by a few MB between kernels.
             round(self.memory_bytes / _GIB) if self.memory_bytes else None,
         ]
+        if self.cpu_tiers:
+            # Binned chips of one name differ in their cores ("Apple M3 Max", 14 or 16 cores).
+            identity.append([[tier.get("name"), tier.get("cores")] for tier in self.cpu_tiers])
         digest = hashlib.sha256(json.dumps(identity).encode("utf-8")).hexdigest()
         return digest[:12]
 
@@ -144,6 +176,24 @@ class MachineInfo:
         if self.os_name and self.os_version[:1].isdigit():
             return f"{self.os_name} {self.os_version}"
         return self.os_version
+
+
+def virtual_mac(machine: dict[str, Any]) -> bool:
+    """Whether a record's machine is a virtual Mac (CI runners, UTM, Tart): it has only the
+    cores and memory its host lends it."""
+    return str(machine.get("model_identifier") or "").startswith("VirtualMac") or str(
+        machine.get("chip") or ""
+    ).endswith("(Virtual)")
+
+
+def other_cpu_of_same_chip(a: dict[str, Any], b: dict[str, Any]) -> tuple[str, str] | None:
+    """The two CPUs, where two records' machines have one chip name but other core tiers
+    (binned chips: an M3 Max has 14 or 16 cores); None otherwise."""
+    first, second = MachineInfo.from_dict(a), MachineInfo.from_dict(b)
+    cpus = first.cpu_summary(), second.cpu_summary()
+    if first.chip and first.chip == second.chip and all(cpus) and cpus[0] != cpus[1]:
+        return cpus[0], cpus[1]
+    return None
 
 
 @dataclass
@@ -160,20 +210,26 @@ class PowerStatus:
 
 
 def parse_sysctl(text: str) -> dict[str, Any]:
-    """Parse macOS `sysctl KEY...` output ("key: value" lines) into MachineInfo fields."""
+    """Parse macOS `sysctl KEY...` output ("key: value" lines) into MachineInfo fields.
+
+    Reads any such listing, `sysctl hw` and `sysctl -a` included.
+    """
     raw: dict[str, str] = {}
     for line in text.splitlines():
         key, separator, value = line.partition(":")
-        if separator and key.strip() in SYSCTL_KEYS:
-            raw[key.strip()] = value.strip()
+        if separator:
+            raw.setdefault(key.strip(), value.strip())
     translated = _to_int(raw.get("sysctl.proc_translated"))
+    brand = raw.get("machdep.cpu.brand_string") or None
     return {
         "memory_bytes": _to_int(raw.get("hw.memsize")),
         "cpu_cores": _to_int(raw.get("hw.ncpu")),
         "cpu_physical_cores": _to_int(raw.get("hw.physicalcpu")),
-        "perf_cores": _to_int(raw.get("hw.perflevel0.physicalcpu")),
-        "eff_cores": _to_int(raw.get("hw.perflevel1.physicalcpu")),
-        "cpu_model": raw.get("machdep.cpu.brand_string") or None,
+        "cpu_tiers": _tiers_from_perflevels(raw),
+        "cpu_model": brand,
+        # The first macOS for Apple silicon (11.0) called every chip "Apple processor".
+        "chip": brand if brand and brand.startswith("Apple ") and brand != "Apple processor"
+        else None,
         "model_identifier": raw.get("hw.model") or None,
         "rosetta": None if translated is None else translated == 1,
     }
@@ -187,16 +243,17 @@ def parse_system_profiler(json_text: str | dict[str, Any]) -> dict[str, Any]:
     """
     data = json.loads(json_text) if isinstance(json_text, str) else json_text
     hardware = (data.get("SPHardwareDataType") or [{}])[0]
-    total, perf, eff = _parse_number_processors(hardware.get("number_processors"))
+    chip = hardware.get("chip_type") or None
+    cores, tiers = _parse_number_processors(hardware.get("number_processors"), chip)
     gpu = _pick_gpu(data.get("SPDisplaysDataType") or [])
     return {
-        "chip": hardware.get("chip_type") or None,
+        "chip": chip,
         "model_identifier": hardware.get("machine_model") or None,
         "model_name": hardware.get("machine_name") or None,
         "memory_bytes": _parse_size(hardware.get("physical_memory")),
-        "cpu_cores": total,
-        "perf_cores": perf,
-        "eff_cores": eff,
+        # "Total Number of Cores": physical cores (an 8-core Xeon with Hyper-Threading says 8).
+        "cpu_physical_cores": cores,
+        "cpu_tiers": tiers,
         "gpu_name": (gpu.get("sppci_model") or gpu.get("_name")) if gpu else None,
         "gpu_cores": _to_int(gpu.get("sppci_cores")) if gpu else None,
     }
@@ -435,25 +492,43 @@ def _power_status_linux() -> PowerStatus:
 def probe_macos() -> MachineInfo:
     """Describe this Mac from sysctl, system_profiler, pmset and sw_vers."""
     info = MachineInfo(os_name="macOS")
-    _fill(info, _attempt(lambda: parse_sysctl(run_command(["sysctl", *SYSCTL_KEYS]))))
-    _fill(
-        info,
-        _attempt(
+    readings = {
+        "sysctl": _attempt(lambda: parse_sysctl(run_command(["sysctl", *SYSCTL_KEYS]))),
+        "system_profiler": _attempt(
             lambda: parse_system_profiler(
                 run_command(
                     ["system_profiler", "-json", "SPHardwareDataType", "SPDisplaysDataType"]
                 )
             )
         ),
-    )
-    if info.chip is None and info.cpu_model and info.cpu_model.startswith("Apple "):
-        info.chip = info.cpu_model
-    info.model_name = mac_model_name(info.model_identifier) or info.model_name
-    info.os_version = _attempt(lambda: parse_sw_vers(run_command(["sw_vers"]))) or (
-        platform.mac_ver()[0] or None
-    )
+    }
+    _fill_by_precision(info, readings)
+    known_name = mac_model_name(info.model_identifier)
+    if known_name:
+        info.model_name = known_name
+        info.sources["model_name"] = "mac_models.json"
+    for source, read_version in (
+        ("sw_vers", lambda: parse_sw_vers(run_command(["sw_vers"]))),
+        ("platform.mac_ver", lambda: platform.mac_ver()[0] or None),
+    ):
+        info.os_version = _attempt(read_version)
+        if info.os_version:
+            info.sources["os_version"] = source
+            break
     _apply_power(info, _power_status_macos())
     return info
+
+
+def _fill_by_precision(info: MachineInfo, readings: dict[str, dict[str, Any] | None]) -> None:
+    """Set each field from the most precise command that states it, and record which one."""
+    names = {name for values in readings.values() for name in (values or {})}
+    for name in sorted(names):
+        for source in MAC_SOURCE_ORDER.get(name, DEFAULT_MAC_SOURCE_ORDER):
+            value = (readings.get(source) or {}).get(name)
+            if value is not None:
+                setattr(info, name, value)
+                info.sources[name] = source
+                break
 
 
 def probe_linux() -> MachineInfo:
@@ -554,20 +629,96 @@ def _parse_size(value: Any) -> int | None:
     return int(float(match.group(1)) * _SIZE_UNITS[match.group(2).upper()])
 
 
-def _parse_number_processors(value: Any) -> tuple[int | None, int | None, int | None]:
-    """'proc 10:8:2' -> (total, performance, efficiency); virtual Macs give a bare count.
+def _parse_number_processors(
+    value: Any, chip: str | None
+) -> tuple[int | None, list[dict[str, Any]] | None]:
+    """system_profiler's number_processors -> (physical cores, CPU tiers).
 
-    Newer macOS versions print four fields ('proc 24:16:8:0') and not always in the same order,
-    so the P and E counts are the first two neighbours that add up to the total, or None.
+    Apple silicon prints 'proc TOTAL:TOP:EFFICIENCY' and, from macOS 26, a fourth number: the
+    Performance tier of chips whose top tier is Super ('proc 18:6:0:12' on an M5 Max; 'proc
+    24:16:8:0' on an M2 Ultra). Intel and virtual Macs, and Rosetta, print a bare count. The
+    string names no tier: the top one is Super where a Performance tier follows it and on the
+    M5 generation on, Performance before (sysctl, which names them, is read first). A bare
+    count gives no tiers: under Rosetta an M1 prints 8 for its 4 + 4 cores.
     """
     numbers = [int(n) for n in re.findall(r"\d+", str(value if value is not None else ""))]
     if not numbers:
-        return None, None, None
-    total, tiers = numbers[0], numbers[1:]
-    for perf, eff in itertools.pairwise(tiers):
-        if perf and perf + eff == total:
-            return total, perf, eff
-    return total, None, None
+        return None, None
+    total, counts = numbers[0], numbers[1:]
+    if len(counts) < 2:
+        return total, None
+    top, efficiency, performance = counts[0], counts[1], (counts[2] if len(counts) > 2 else 0)
+    if top + efficiency + performance != total:
+        return total, None  # a layout this parser does not know
+    top_name = "super" if performance or _chip_generation(chip) >= 5 else "performance"
+    pairs = ((top_name, top), ("performance", performance), ("efficiency", efficiency))
+    return total, _named_tiers([_tier(name, cores) for name, cores in pairs if cores])
+
+
+def _tiers_from_perflevels(raw: dict[str, str]) -> list[dict[str, Any]] | None:
+    """CPU tiers from sysctl's hw.perflevelN keys, by the names the Mac gives them.
+
+    Level 0 is the fastest kind of core. macOS 12 printed the levels without names; every chip
+    it ran on had Performance and Efficiency levels, in that order.
+    """
+    levels = _to_int(raw.get("hw.nperflevels"))
+    if levels is None:
+        levels = sum(1 for n in range(MAX_PERF_LEVELS) if f"hw.perflevel{n}.physicalcpu" in raw)
+    tiers = []
+    for n in range(levels):
+        cores = _to_int(raw.get(f"hw.perflevel{n}.physicalcpu"))
+        if cores is None:
+            return None  # a partial listing: no tier split rather than a wrong one
+        name = raw.get(f"hw.perflevel{n}.name") or ("performance", "efficiency", None)[min(n, 2)]
+        tiers.append(_tier(name, cores))
+    return _named_tiers(tiers) if tiers else None
+
+
+def _tier(name: str | None, cores: int) -> dict[str, Any]:
+    return {"name": name.strip().lower() if name else None, "cores": cores}
+
+
+def _named_tiers(tiers: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    # One kind of core is no tier split, whatever macOS calls it ("Standard" on Intel and
+    # virtual Macs).
+    return [_tier(None, tiers[0]["cores"])] if len(tiers) == 1 else tiers
+
+
+def _chip_generation(chip: str | None) -> int:
+    """5 for 'Apple M5 Max', 0 where the name says none."""
+    match = re.match(r"Apple M(\d+)", chip or "")
+    return int(match.group(1)) if match else 0
+
+
+def _tiers_of_old_record(data: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """Tiers from the perf_cores/eff_cores of records written before tiers were named.
+
+    Those read hw.perflevel0 as performance and hw.perflevel1 as efficiency cores, which holds
+    for M1 to M4. On the M5 generation level 0 is Super, and level 1 Efficiency on the base chip
+    but Performance on the M5 Pro and Max. A single level (Intel and virtual Macs) was stored
+    as performance cores.
+    """
+    first, second = _to_int(data.get("perf_cores")), _to_int(data.get("eff_cores"))
+    if not first:
+        return None
+    if not second:
+        return [_tier(None, first)]
+    chip = str(data.get("chip") or "")
+    names = ("performance", "efficiency")
+    if _chip_generation(chip) >= 5:
+        names = ("super", "efficiency" if re.fullmatch(r"Apple M\d+", chip) else "performance")
+    return [_tier(names[0], first), _tier(names[1], second)]
+
+
+def describe_cpu_tiers(tiers: list[dict[str, Any]] | None) -> str | None:
+    """'18-core CPU: 6 super + 12 performance'; '3-core CPU' for one kind of core."""
+    if not tiers:
+        return None
+    total = sum(tier.get("cores") or 0 for tier in tiers)
+    if len(tiers) == 1 or not all(tier.get("name") for tier in tiers):
+        return f"{total}-core CPU"
+    split = " + ".join(f"{tier['cores']} {tier['name']}" for tier in tiers)
+    return f"{total}-core CPU: {split}"
 
 
 def _pick_gpu(entries: list[dict[str, Any]]) -> dict[str, Any] | None:

@@ -23,11 +23,8 @@ def describe(m) -> tuple[str, list[str], list[str]]:
     processor = m.chip or m.cpu_model or "Unknown processor"
     title = m.model_name or processor
     lines = []
-    cores = ""
-    if m.perf_cores and m.eff_cores:
-        cores = f"{m.cpu_cores}-core CPU ({m.perf_cores}P + {m.eff_cores}E)"
-    elif m.cpu_cores:
-        cores = f"{m.cpu_cores}-core CPU"
+    # The tiers as the Mac names them ("18-core CPU: 6 super + 12 performance").
+    cores = m.cpu_summary() or (f"{m.cpu_cores}-core CPU" if m.cpu_cores else "")
     lines.append(" · ".join(x for x in ((processor if m.model_name else ""), cores) if x))
     gpu = ""
     if m.gpu_cores:

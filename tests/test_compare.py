@@ -154,6 +154,9 @@ def test_the_same_setup_warns_nothing():
     ({"machine_kw": {"power_source": "battery"}}, "B ran on battery"),
     ({"machine_kw": {"low_power_mode": True}}, "B had Low Power Mode on"),
     ({"machine_kw": {"rosetta": True}}, "B ran under Rosetta"),
+    # What a GitHub macos-26 runner's sysctl and system_profiler say (tests/data/macos).
+    ({"machine_kw": {"model_identifier": "VirtualMac2,1", "chip": "Apple M1 (Virtual)"}},
+     "B ran in a virtual Mac"),
 ])
 def test_comparability_warnings(change, expected):
     change = dict(change)
@@ -163,6 +166,20 @@ def test_comparability_warnings(change, expected):
         b.framework = framework
     found = warnings_between(gemm_run("A", 8.0), b)
     assert any(w.startswith(expected) for w in found), found
+
+
+def test_same_chip_with_other_cpu_cores_warns():
+    # The two M3 Max sysctl captures in tests/data/macos: 12 + 4 and the binned 10 + 4 cores.
+    full = [{"name": "performance", "cores": 12}, {"name": "efficiency", "cores": 4}]
+    binned = [{"name": "performance", "cores": 10}, {"name": "efficiency", "cores": 4}]
+    a = gemm_run("A", 8.0, machine_kw={"chip": "Apple M3 Max", "cpu_tiers": full})
+    b = gemm_run("B", 9.0, machine_kw={"chip": "Apple M3 Max", "cpu_tiers": binned})
+    assert ("same chip, other CPU cores: A 16-core CPU: 12 performance + 4 efficiency, "
+            "B 14-core CPU: 10 performance + 4 efficiency") in warnings_between(a, b)
+    # A record written before tiers were named (perf_cores/eff_cores) matches its new twin.
+    old = gemm_run("B", 9.0, machine_kw={"chip": "Apple M3 Max", "perf_cores": 12,
+                                         "eff_cores": 4})
+    assert warnings_between(a, old) == []
 
 
 def test_battery_seen_by_telemetry_warns_too():
