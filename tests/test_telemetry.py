@@ -498,3 +498,15 @@ def test_a_linux_telemetry_session_starts_no_process_per_sample(monkeypatch):
     # The same check catches a source that runs a command every sample.
     _, seen, launched = _children_while_sampling(monkeypatch, [SpawnsPerPoll()])
     assert len(seen) >= 3 and launched >= 3
+
+
+def test_battery_state_from_psutil(monkeypatch):
+    import psutil
+    from psutil._common import sbattery    # what psutil.sensors_battery returns
+    states = iter([sbattery(80, 3600, False), sbattery(81, psutil.POWER_TIME_UNLIMITED, True),
+                   None])
+    monkeypatch.setattr(psutil, "sensors_battery", lambda: next(states, None))
+    source = telemetry.BatterySource()
+    source.open(lambda values: None)
+    assert [source.poll(), source.poll(), source.poll()] == [
+        {"on_battery": ("bool", 1.0)}, {"on_battery": ("bool", 0.0)}, {}]
