@@ -299,9 +299,10 @@ class ThermalPressureSource(Source):
         self._get_state = get_state
 
     def poll(self) -> Values:
-        if self._get_state is None or \
-                self._get_state(self._token, self._state_ptr) != NOTIFY_STATUS_OK:
+        if self._get_state is None:
             return {}
+        if self._get_state(self._token, self._state_ptr) != NOTIFY_STATUS_OK:
+            return {}   # thermald not answering this time: a gap, not a made-up level
         return {"thermal_pressure": ("level", float(self._state.value))}
 
     def close(self) -> None:

@@ -502,7 +502,11 @@ def test_a_linux_telemetry_session_starts_no_process_per_sample(monkeypatch):
 
 def test_battery_state_from_psutil(monkeypatch):
     import psutil
-    from psutil._common import sbattery    # what psutil.sensors_battery returns
+
+    def sbattery(percent, secsleft, power_plugged):   # psutil.sensors_battery's documented tuple
+        return types.SimpleNamespace(percent=percent, secsleft=secsleft,
+                                     power_plugged=power_plugged)
+
     states = iter([sbattery(80, 3600, False), sbattery(81, psutil.POWER_TIME_UNLIMITED, True),
                    None])
     monkeypatch.setattr(psutil, "sensors_battery", lambda: next(states, None))
