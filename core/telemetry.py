@@ -31,7 +31,8 @@ POWERMETRICS_HELP = (
     "GPU and CPU power on a Mac come from powermetrics, which needs root. To allow it once, "
     "run `sudo visudo -f /etc/sudoers.d/siliconbench` and add the line "
     f"`{SUDOERS_LINE}`; it lets administrators run powermetrics (and nothing else) without a "
-    "password. SiliconBench works without it, with no power figures.")
+    "password. On Apple Silicon, `pip install 'siliconbench[macpower]'` reads power without "
+    "root instead. SiliconBench works without either, with no power figures.")
 
 THROUGHPUT_METRICS = ("samples_per_s", "tflops")
 TEMPERATURE_SERIES = ("gpu_temperature_c", "cpu_temperature_c")
@@ -44,13 +45,10 @@ Values = dict[str, tuple[str, float | None]]   # series name -> (unit, value)
 
 # ---------------------------------------------------------------- parsers (pure)
 
-def parse_notifyutil_thermal(text: str) -> int | None:
-    """`notifyutil -g com.apple.system.thermalpressurelevel` -> the level 0..4 (no root)."""
-    for line in text.splitlines():
-        words = line.split()
-        if len(words) == 2 and words[0] == THERMAL_NOTIFICATION and words[1].isdigit():
-            return int(words[1])
-    return None
+def thermal_level(word: Any) -> int | None:
+    """powermetrics' `thermal_pressure` word ("Nominal", "Heavy", ...) -> the level 0..4."""
+    names = [name.lower() for name in THERMAL_LEVELS]
+    return names.index(word.lower()) if isinstance(word, str) and word.lower() in names else None
 
 
 def thermal_level_name(level: float | None) -> str | None:
@@ -116,6 +114,9 @@ def powermetrics_values(doc: dict) -> Values:
             out[name] = ("°C", float(smc[key]))
     if smc.get("fan") is not None:
         out["fan_rpm"] = ("rpm", float(smc["fan"]))
+    level = thermal_level(doc.get("thermal_pressure"))   # what the `thermal` sampler adds
+    if level is not None:
+        out["thermal_pressure"] = ("level", float(level))
     return out
 
 
@@ -236,22 +237,121 @@ class NvmlSource(Source):
             self._nvml.nvmlShutdown()
 
 
-class MacStateSource(Source):
-    """Thermal pressure (thermald's notification, read with notifyutil) and whether the Mac
-    runs on battery (pmset): both without admin rights."""
+class BatterySource(Source):
+    """Whether the machine runs on battery, read in-process by psutil (IOKit's power sources on
+    a Mac, /sys on Linux): no process per sample. A machine without a battery gives no series."""
 
-    name = "macos"
+    name = "battery"
+
+    def open(self, emit: Callable[[Values], None]) -> None:
+        import psutil
+        self._read = getattr(psutil, "sensors_battery", lambda: None)
 
     def poll(self) -> Values:
-        from core.machine import power_status, run_command
-        out: Values = {}
-        level = parse_notifyutil_thermal(run_command(["notifyutil", "-g", THERMAL_NOTIFICATION]))
-        if level is not None:
-            out["thermal_pressure"] = ("level", float(level))
-        source = power_status().power_source
-        if source in ("ac", "battery"):
-            out["on_battery"] = ("bool", 1.0 if source == "battery" else 0.0)
+        battery = self._read()
+        if battery is None or battery.power_plugged is None:
+            return {}
+        return {"on_battery": ("bool", 0.0 if battery.power_plugged else 1.0)}
+
+
+NOTIFY_STATUS_OK = 0
+
+
+def load_libsystem() -> Any:
+    """macOS's C library, which holds notify(3)."""
+    import ctypes
+    return ctypes.CDLL("/usr/lib/libSystem.B.dylib")
+
+
+class ThermalPressureSource(Source):
+    """thermald's thermal pressure level through notify(3) in this process: a token registered
+    once (notify_register_check), then one notify_get_state call per sample. No process, no
+    root; `load_library` is what tests replace, since only a Mac has the real one."""
+
+    name = "thermal pressure"
+
+    def __init__(self, load_library: Callable[[], Any] = load_libsystem) -> None:
+        super().__init__()
+        self._load_library = load_library
+        self._get_state: Callable[..., int] | None = None
+
+    def open(self, emit: Callable[[Values], None]) -> None:
+        import ctypes
+        try:
+            lib = self._load_library()
+            register, get_state = lib.notify_register_check, lib.notify_get_state
+        except (OSError, AttributeError) as e:
+            self.notes.append(f"thermal pressure unavailable: notify(3) not found ({e})")
+            return
+        register.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_int)]
+        register.restype = ctypes.c_uint32
+        get_state.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_uint64)]
+        get_state.restype = ctypes.c_uint32
+        token = ctypes.c_int(-1)
+        status = register(THERMAL_NOTIFICATION.encode(), ctypes.pointer(token))
+        if status != NOTIFY_STATUS_OK:
+            self.notes.append(f"thermal pressure unavailable: notify_register_check returned "
+                              f"status {status}")
+            return
+        self._lib, self._token = lib, token.value
+        self._state = ctypes.c_uint64(0)
+        self._state_ptr = ctypes.pointer(self._state)
+        self._get_state = get_state
+
+    def poll(self) -> Values:
+        if self._get_state is None:
+            return {}
+        if self._get_state(self._token, self._state_ptr) != NOTIFY_STATUS_OK:
+            return {}   # thermald not answering this time: a gap, not a made-up level
+        return {"thermal_pressure": ("level", float(self._state.value))}
+
+    def close(self) -> None:
+        if self._get_state is not None:
+            with contextlib.suppress(AttributeError):   # a library without notify_cancel
+                self._lib.notify_cancel(self._token)
+            self._get_state = None
+
+
+# zeus-apple-silicon's AppleEnergyMetrics fields (mJ; None where the chip has no such channel).
+IOREPORT_FIELDS = (("cpu_power_w", "cpu_total_mj"), ("gpu_power_w", "gpu_mj"),
+                   ("ane_power_w", "ane_mj"), ("dram_power_w", "dram_mj"))
+IOREPORT_EXTRA = "macpower"
+
+
+def ioreport_values(before: Any, after: Any, seconds: float) -> Values:
+    """Two cumulative energy readings (AppleEnergyMonitor.get_cumulative_energy) `seconds`
+    apart -> the mean power of each rail between them."""
+    out: Values = {}
+    if seconds <= 0:
         return out
+    for name, field in IOREPORT_FIELDS:
+        mj0, mj1 = getattr(before, field, None), getattr(after, field, None)
+        if mj0 is not None and mj1 is not None and mj1 >= mj0:
+            out[name] = ("W", (mj1 - mj0) / 1000 / seconds)
+    return out
+
+
+class IOReportSource(Source):
+    """CPU, GPU, ANE and DRAM power on Apple Silicon from IOReport's energy counters, read
+    in-process through zeus-apple-silicon (the `macpower` extra): no root, no process."""
+
+    name = "ioreport"
+    power_labels: ClassVar[dict[str, str]] = {
+        "gpu_power_w": "GPU (IOReport)", "cpu_power_w": "CPU (IOReport)"}
+
+    def __init__(self, monitor: Any) -> None:
+        super().__init__()
+        self._monitor = monitor
+        self.notes.append("power from IOReport energy counters (zeus-apple-silicon), "
+                          "without admin rights")
+
+    def open(self, emit: Callable[[Values], None]) -> None:
+        self._last = (time.monotonic(), self._monitor.get_cumulative_energy())
+
+    def poll(self) -> Values:
+        now, reading = time.monotonic(), self._monitor.get_cumulative_energy()
+        (then, before), self._last = self._last, (now, reading)
+        return ioreport_values(before, reading, now - then)
 
 
 class PowermetricsSource(Source):
@@ -307,15 +407,35 @@ class PowermetricsSource(Source):
                               f"{POWERMETRICS_HELP}")
 
 
+def mac_power_source(arch: str, interval_s: float = DEFAULT_INTERVAL_S,
+                     load_monitor: Callable[[], Any] | None = None) -> Source:
+    """Power on a Mac: IOReport when the `macpower` extra is installed and the chip answers
+    (no root needed), otherwise `sudo -n powermetrics`, with a note saying why."""
+    if arch == "arm64":
+        try:
+            if load_monitor is None:
+                from zeus_apple_silicon import AppleEnergyMonitor
+                load_monitor = AppleEnergyMonitor
+            return IOReportSource(load_monitor())
+        except ImportError:
+            why = (f"zeus-apple-silicon is not installed (`pip install "
+                   f"'siliconbench[{IOREPORT_EXTRA}]'` reads power without root)")
+        except Exception as e:  # an unsupported chip, IOReport refusing the subscription
+            why = f"IOReport energy counters unavailable ({e})"
+    source = PowermetricsSource(powermetrics_command(arch, interval_s))
+    if arch == "arm64":
+        source.notes.append(f"power from powermetrics: {why}")
+    return source
+
+
 def default_sources(device: str, interval_s: float = DEFAULT_INTERVAL_S) -> list[Source]:
     """What can be read on this machine for a run on `device`."""
-    sources: list[Source] = [PsutilSource()]
+    sources: list[Source] = [PsutilSource(), BatterySource()]
     # torch says cuda:N; TensorFlow says gpu:N, which off a Mac is an NVIDIA GPU too.
     if device.startswith("cuda") or (device.startswith("gpu") and platform.system() != "Darwin"):
         sources.append(NvmlSource(device))
     if platform.system() == "Darwin":
-        sources += [MacStateSource(),
-                    PowermetricsSource(powermetrics_command(platform.machine(), interval_s))]
+        sources += [ThermalPressureSource(), mac_power_source(platform.machine(), interval_s)]
     return sources
 
 

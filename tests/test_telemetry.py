@@ -1,10 +1,14 @@
-"""Telemetry: parsers on recorded powermetrics / notifyutil outputs, powermetrics without the
-sudoers rule, derived energy metrics with known answers, sustained-mode rows, and a sampler
-running in the parent during a real tiny run."""
+"""Telemetry: parsers on recorded powermetrics output, powermetrics without the sudoers rule,
+the in-process Mac sources (notify(3) through ctypes, IOReport through zeus-apple-silicon) as
+far as they run off a Mac, derived energy metrics with known answers, sustained-mode rows, and
+a sampler running in the parent during a real tiny run, starting no process per sample."""
 
 import json
+import shutil
+import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 from typing import ClassVar
 
@@ -20,10 +24,10 @@ from core.telemetry import (
     PlistStream,
     PowermetricsSource,
     Source,
+    ThermalPressureSource,
     TelemetrySampler,
     derived_rows,
     nvml_index,
-    parse_notifyutil_thermal,
     powermetrics_command,
     powermetrics_values,
     summarize_series,
@@ -86,11 +90,25 @@ def test_powermetrics_command_never_prompts_and_adds_smc_on_intel():
     assert "cpu_power,gpu_power,thermal,smc" in powermetrics_command("x86_64")
 
 
-def test_thermal_pressure_from_notifyutil():
-    assert parse_notifyutil_thermal((DATA / "notifyutil_nominal.txt").read_text()) == 0
-    assert parse_notifyutil_thermal((DATA / "notifyutil_heavy.txt").read_text()) == 2
-    assert parse_notifyutil_thermal("notifyutil: command not found") is None
-    assert telemetry.thermal_level_name(2) == "Heavy"
+def test_real_powermetrics_capture_gives_thermal_pressure_and_power():
+    # A whole sample a MacBook Pro 16 (Mac16,5, M4 Max, macOS 26.2) printed (README.md here).
+    [doc] = recorded_samples("m4max_pausemonitor.plist")
+    assert doc["thermal_pressure"] == "Nominal"
+    v = powermetrics_values(doc)
+    assert v["thermal_pressure"] == ("level", 0.0)
+    assert v["cpu_power_w"] == ("W", pytest.approx(2.97845))
+    assert v["gpu_power_w"] == ("W", pytest.approx(0.269614))
+    assert v["package_power_w"] == ("W", pytest.approx(3.24807))
+    assert v["gpu_active_percent"][1] == pytest.approx(12.2657)
+
+
+def test_thermal_pressure_words_map_to_levels():
+    words = ["Nominal", "Moderate", "Heavy", "Trapping", "Sleeping"]
+    assert [telemetry.thermal_level(w) for w in words] == [0, 1, 2, 3, 4]
+    assert telemetry.thermal_level("heavy") == 2
+    assert telemetry.thermal_level("Critical") is None and telemetry.thermal_level(None) is None
+    assert [telemetry.thermal_level_name(i) for i in range(5)] == words
+    assert telemetry.thermal_level_name(30) == "level 30"      # iOS-style numbers, unnamed
 
 
 @pytest.mark.parametrize("device, visible, index", [
@@ -327,3 +345,172 @@ def test_nvml_source_reads_the_runs_gpu(monkeypatch):
 def test_sustained_with_a_first_block_longer_than_the_window():
     s = sustained([2.0, 2.5, 3.0, 3.5], [10.0, 10.0, 8.0, 8.0])
     assert s.first == 10.0 and s.last == 9.0 and s.ratio == pytest.approx(0.9)
+
+
+# ---------------------------------------------------------------- Mac sources, off a Mac
+
+# notify(3) as libSystem declares it (notify.h), answering a fixed level: built with the C
+# compiler so the source's real ctypes calls (argument types, pointers) run here.
+FAKE_NOTIFY_C = r"""
+#include <stdint.h>
+#include <string.h>
+static int cancelled = 0;
+uint32_t notify_register_check(const char *name, int *out_token) {
+    if (strcmp(name, "com.apple.system.thermalpressurelevel") != 0) return 1;
+    *out_token = 42;
+    return 0;
+}
+uint32_t notify_get_state(int token, uint64_t *state64) {
+    if (token != 42) return 2;
+    *state64 = 2;   /* kOSThermalPressureLevelHeavy on macOS */
+    return 0;
+}
+uint32_t notify_cancel(int token) { cancelled = token; return 0; }
+int cancelled_token(void) { return cancelled; }
+"""
+
+
+@pytest.fixture(scope="module")
+def fake_libsystem(tmp_path_factory):
+    import ctypes
+    if shutil.which("cc") is None:
+        pytest.skip("no C compiler to build the stand-in for libSystem's notify(3)")
+    d = tmp_path_factory.mktemp("notify")
+    (d / "notify.c").write_text(FAKE_NOTIFY_C)
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(d / "libnotify.so"), str(d / "notify.c")],
+                   check=True)
+    return ctypes.CDLL(str(d / "libnotify.so"))
+
+
+def test_thermal_pressure_through_notify_in_process(fake_libsystem):
+    source = ThermalPressureSource(lambda: fake_libsystem)
+    t = TelemetrySampler("mps", 0.02, [source]).start()
+    time.sleep(0.1)
+    result = t.stop()
+    assert set(result["series"]["thermal_pressure"]["v"]) == {2.0}
+    assert result["summary"]["max_thermal_pressure"] == "Heavy"
+    assert fake_libsystem.cancelled_token() == 42               # the token was given back
+
+
+def test_thermal_pressure_without_libsystem_or_its_symbol_is_a_note():
+    import ctypes
+
+    def missing():
+        raise OSError("dlopen(/usr/lib/libSystem.B.dylib): image not found")
+
+    libc = ctypes.CDLL(None)             # a real C library, without notify(3)
+    for load, why in ((missing, "image not found"), (lambda: libc, "notify_register_check")):
+        t = TelemetrySampler("cpu", 0.02, [ThermalPressureSource(load)]).start()
+        time.sleep(0.05)
+        result = t.stop()
+        assert "thermal_pressure" not in result["series"]
+        note = next(n for n in result["notes"] if n.startswith("thermal pressure unavailable"))
+        assert why in note
+
+
+def _energy(cpu, gpu, ane=None, dram=None):
+    # zeus-apple-silicon's AppleEnergyMetrics as its bindings document it (energy_bindings.hpp:
+    # optional int64 mJ per rail, None where the chip has no channel; the 1.1.0 macOS wheel's
+    # extension names these attributes). The package is Mac-only, so this stands in for its
+    # result: the documented shape, not a measurement.
+    return types.SimpleNamespace(cpu_total_mj=cpu, gpu_mj=gpu, ane_mj=ane, dram_mj=dram,
+                                 gpu_sram_mj=None, efficiency_cores_mj=None)
+
+
+def test_ioreport_energy_readings_become_watts():
+    v = telemetry.ioreport_values(_energy(1_000, 50_000, 0), _energy(3_000, 80_000, 0), 0.5)
+    assert v == {"cpu_power_w": ("W", 4.0), "gpu_power_w": ("W", 60.0), "ane_power_w": ("W", 0.0)}
+    assert telemetry.ioreport_values(_energy(1, 1), _energy(2, 2), 0) == {}
+    # A counter that went backwards (a wrapped or reset channel) gives no figure, not a negative.
+    assert "gpu_power_w" not in telemetry.ioreport_values(_energy(1, 9), _energy(2, 3), 1.0)
+
+
+def test_power_source_choice_on_a_mac_is_recorded():
+    readings = iter(_energy(1000 * i, 20_000 * i) for i in range(1000))
+    monitor = types.SimpleNamespace(get_cumulative_energy=lambda: next(readings))
+    source = telemetry.mac_power_source("arm64", 0.02, lambda: monitor)
+    t = TelemetrySampler("mps", 0.02, [source]).start()
+    time.sleep(0.1)
+    result = t.stop()
+    assert result["summary"]["power_source"] == "GPU (IOReport)"
+    assert all(v > 0 for v in result["series"]["gpu_power_w"]["v"])
+    assert any("IOReport" in n and "without admin rights" in n for n in result["notes"])
+
+    def unsupported():
+        raise RuntimeError("IOReport subscription failed")
+
+    fallback = telemetry.mac_power_source("arm64", 1.0, unsupported)
+    assert isinstance(fallback, PowermetricsSource) and fallback.command[:2] == ["sudo", "-n"]
+    assert "IOReport subscription failed" in fallback.notes[0]
+    # Here zeus-apple-silicon is not installed: the note names the extra that adds it.
+    assert "siliconbench[macpower]" in telemetry.mac_power_source("arm64").notes[0]
+    assert telemetry.mac_power_source("x86_64").notes == []      # Intel: powermetrics only
+
+
+# ---------------------------------------------------------------- no process per sample
+
+class SpawnsPerPoll(Source):
+    """What the Mac sources used to do (notifyutil, pmset every second): the check must see it."""
+    name = "spawns"
+
+    def poll(self):
+        subprocess.run(["sleep", "0.05"], check=True)
+        return {}
+
+
+def _children_while_sampling(monkeypatch, sources, seconds=1.0) -> tuple[dict, set[int], int]:
+    """(the telemetry, the child pids seen, processes launched): psutil
+    lists this process's children throughout the window, and every way Python starts a process
+    is counted too, since a short-lived one can end between two listings."""
+    import os
+
+    import psutil
+    launched = []
+
+    def counted(real):
+        def launch(*args, **kwargs):
+            launched.append(real.__name__)
+            return real(*args, **kwargs)
+        return launch
+
+    for owner, name in ((subprocess.Popen, "_execute_child"), (os, "fork"),
+                        (os, "posix_spawn"), (os, "posix_spawnp")):
+        monkeypatch.setattr(owner, name, counted(getattr(owner, name)))
+    me = psutil.Process()
+    sampler = TelemetrySampler("cpu", 0.02, sources).start()
+    seen: set[int] = set()
+    listings = 0
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        seen |= {c.pid for c in me.children(recursive=True)}
+        listings += 1
+    result = sampler.stop()
+    monkeypatch.undo()
+    assert listings >= 10
+    return result, seen, len(launched)
+
+
+def test_a_linux_telemetry_session_starts_no_process_per_sample(monkeypatch):
+    result, seen, launched = _children_while_sampling(
+        monkeypatch, telemetry.default_sources("cpu", 0.02))
+    assert len(result["series"]["cpu_percent"]["v"]) >= 10      # it did sample meanwhile
+    assert seen == set() and launched == 0
+    # The same check catches a source that runs a command every sample.
+    _, seen, launched = _children_while_sampling(monkeypatch, [SpawnsPerPoll()])
+    assert len(seen) >= 3 and launched >= 3
+
+
+def test_battery_state_from_psutil(monkeypatch):
+    import psutil
+
+    def sbattery(percent, secsleft, power_plugged):   # psutil.sensors_battery's documented tuple
+        return types.SimpleNamespace(percent=percent, secsleft=secsleft,
+                                     power_plugged=power_plugged)
+
+    states = iter([sbattery(80, 3600, False), sbattery(81, psutil.POWER_TIME_UNLIMITED, True),
+                   None])
+    monkeypatch.setattr(psutil, "sensors_battery", lambda: next(states, None))
+    source = telemetry.BatterySource()
+    source.open(lambda values: None)
+    assert [source.poll(), source.poll(), source.poll()] == [
+        {"on_battery": ("bool", 1.0)}, {"on_battery": ("bool", 0.0)}, {}]
