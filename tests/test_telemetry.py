@@ -128,7 +128,9 @@ def test_without_the_sudoers_rule_power_is_unavailable_and_explained():
     source = PowermetricsSource(_fake_powermetrics(
         f"import sys; sys.stderr.write({stderr!r}); sys.exit(1)"))
     sampler = TelemetrySampler("mps", 0.05, [source]).start()
-    time.sleep(0.2)
+    # Stop only once sudo has answered: on a loaded machine the stand-in can take longer than
+    # any fixed sleep to start, and stopping earlier kills it before it says why.
+    source._proc.wait(timeout=60)
     t = sampler.stop()
     note = next(n for n in t["notes"] if n.startswith("power unavailable"))
     assert "sudo: a password is required" in note and SUDOERS_LINE in note
