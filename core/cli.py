@@ -363,21 +363,18 @@ def cmd_export(args) -> int:
 
 
 def cmd_import(args) -> int:
-    from core.results import NotAResultFile, records_from_json
+    from core.results import NotAResultFile, records_from_file
     from core.store import Store
     records = []
     for name in args.files:
-        path = Path(name)
         try:
-            text = path.read_text(encoding="utf-8")
+            records += records_from_file(name)
         except FileNotFoundError:
             raise Usage(f"{name}: no such file.") from None
         except IsADirectoryError:
             raise Usage(f"{name} is a folder, not a result file.") from None
-        except (OSError, UnicodeDecodeError) as e:
-            raise Usage(f"{name} cannot be read: {getattr(e, 'strerror', None) or e}.") from None
-        try:
-            records += records_from_json(text)
+        except OSError as e:
+            raise Usage(f"{name} cannot be read: {e.strerror}.") from None
         except NotAResultFile as e:
             raise Usage(f"{name} is not a SiliconBench result file: {e}; nothing was imported.")
     published = [r for r in records if r.source == "published"]

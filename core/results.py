@@ -7,7 +7,7 @@ import datetime as _dt
 import json
 import math
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -52,9 +52,11 @@ class Row:
     samples: list[float] = field(default_factory=list)  # per-block values, for comparisons
 
     def to_dict(self) -> dict:
-        d = asdict(self)
-        d["stats"] = self.stats.to_dict() if self.stats else None
-        return d
+        """The row as JSON-ready data; params is shared, not copied (see RunRecord.to_dict)."""
+        return {"metric": self.metric, "value": self.value, "unit": self.unit,
+                "params": self.params, "stats": self.stats.to_dict() if self.stats else None,
+                "flags": list(self.flags), "note": self.note, "pct_of_peak": self.pct_of_peak,
+                "samples": list(self.samples)}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Row":
@@ -101,8 +103,12 @@ class RunRecord:
         return m.get("model_name") or m.get("chip") or m.get("cpu_model") or "unknown machine"
 
     def to_dict(self) -> dict:
-        d = asdict(self)
+        """The record as JSON-ready data, for writing out: nested dicts (machine, settings,
+        telemetry, ...) are the record's own, not copies. dataclasses.asdict copied every
+        sample and telemetry point and made listing and exporting many runs slow."""
+        d = {name: getattr(self, name) for name in self.__dataclass_fields__}
         d["rows"] = [r.to_dict() for r in self.rows]
+        d["warnings"] = list(self.warnings)
         return d
 
     @classmethod
@@ -183,23 +189,27 @@ def _refuse_constant(name: str) -> float:
     raise NotAResultFile(f"it holds {name}, which is not a number JSON allows")
 
 
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise NotAResultFile("it holds a number too large to use")
-    return value
+_NUMBERS = {float, int}
+_TOO_LARGE = "it holds a number too large to use"
 
 
-def _bounded_int(text: str) -> int:
-    # Checked on the digits first: Python refuses to parse over 4,300 of them anyway.
-    if len(text) > 17 or abs(int(text)) > MAX_INT:
-        raise NotAResultFile("it holds a whole number too large to use")
-    return int(text)
+def _usable(value: float | int) -> bool:
+    return math.isfinite(value) if type(value) is float else abs(value) <= MAX_INT
+
+
+def _usable_numbers(values: list, ints: bool) -> bool:
+    """All finite, and integers within MAX_INT: checked in C, as samples run to thousands."""
+    try:
+        total = math.fsum(values)   # inf or nan if one is; OverflowError past float range
+    except OverflowError:
+        return False
+    return math.isfinite(total) and not (ints and max(map(abs, values)) > MAX_INT)
 
 
 def _clean(doc: Any) -> Any:
     """The document with control characters taken out of every string (keys too), in place;
-    NotAResultFile if it nests too deeply or holds text that is not valid Unicode."""
+    NotAResultFile if it nests too deeply, holds text that is not valid Unicode, or a number
+    that is not finite (1e999 parses as infinity) or an integer past MAX_INT."""
     stack = [(doc, 1)]
     while stack:
         node, depth = stack.pop()
@@ -212,6 +222,11 @@ def _clean(doc: Any) -> Any:
                 node.update(cleaned)
             items = node.items()
         elif isinstance(node, list):
+            types = set(map(type, node))
+            if types <= _NUMBERS:     # samples, series: checked in C
+                if node and not _usable_numbers(node, int in types):
+                    raise NotAResultFile(_TOO_LARGE)
+                continue
             items = enumerate(node)
         else:
             continue
@@ -221,6 +236,8 @@ def _clean(doc: Any) -> Any:
                     node[key] = without_controls(value)
             elif isinstance(value, (dict, list)):
                 stack.append((value, depth + 1))
+            elif type(value) in _NUMBERS and not _usable(value):
+                raise NotAResultFile(_TOO_LARGE)
     return doc
 
 
@@ -229,10 +246,13 @@ def parse(text: str) -> Any:
     Infinity), numbers SiliconBench can use, shallow nesting, control characters taken out."""
     text = text.removeprefix("\ufeff")   # a byte-order mark, as some editors on Windows write
     try:
-        doc = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float,
-                         parse_int=_bounded_int)
+        doc = json.loads(text, parse_constant=_refuse_constant)
+    except NotAResultFile:
+        raise
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise NotAResultFile("it is not JSON") from None
+    except ValueError:      # Python parses no integer of over 4,300 digits
+        raise NotAResultFile(_TOO_LARGE) from None
     except RecursionError:
         raise NotAResultFile("it is nested too deeply to be a run record") from None
     try:
@@ -251,6 +271,16 @@ def records_from_json(text: str) -> list[RunRecord]:
             raise NotAResultFile("it has no list of runs")
         return [RunRecord.from_dict(r) for r in runs]
     return [RunRecord.from_dict(doc)]
+
+
+def records_from_file(path) -> list[RunRecord]:
+    """The records in a result file; NotAResultFile if it is not one (OSError if it cannot be
+    read). Bytes are decoded here, so text that is not UTF-8 is refused like any foreign file."""
+    from pathlib import Path
+    try:
+        return records_from_json(Path(path).read_bytes().decode("utf-8"))
+    except UnicodeDecodeError:
+        raise NotAResultFile("it is not UTF-8 text") from None
 
 
 def dumps(obj: Any, **kwargs: Any) -> str:
