@@ -357,3 +357,95 @@ def test_a_hostile_field_is_inert_in_html_csv_and_the_terminal(text, tmp_path, c
     export = tmp_path / "runs.csv"
     assert sb(capsys, "export", "-o", export)[0] == 0
     assert_safe_csv(export.read_text(encoding="utf-8"))
+
+
+# ---------------------------------------------------------------- one item each
+
+def measured(**changes) -> "RunRecord":
+    """The real record as the app holds it (no import cleaning), with `changes`: what a
+    label typed in the app or a framework's message can put in."""
+    from core.results import RunRecord
+    d = fixture() | {k: v for k, v in changes.items() if k != "note"}
+    if "note" in changes:
+        d["rows"][0]["note"] = changes["note"]
+    return RunRecord.from_dict(d, validate_schema=False)
+
+
+def test_csv_exports_quote_a_cr_and_neutralise_formulas_after_whitespace_and_in_headers():
+    from core import export, report
+    from core.compare import Side, compare
+    a = measured(label="Lab Mac\r=cmd|' /C calc'!A0", note=" \t=1+1")
+    a.rows[0].params["=HYPERLINK(\"http://x\")"] = "@SUM(1)"
+    b = measured(id="other-run-0001", label="\x01-2+3")
+    b.rows[0].params = dict(a.rows[0].params)
+    for text in (export.to_csv([a, b]),
+                 report.to_csv(compare([Side("\r=1+1", [a]), Side("+1", [b])]))):
+        assert_safe_csv(text)
+        assert '"Lab Mac\r=cmd' in text or '"\'\r=1+1"' in text    # the CR is inside quotes
+        header = next(csv.reader(io.StringIO(text)))
+        assert "'=HYPERLINK(\"http://x\")" in header
+
+
+def test_the_html_report_links_http_addresses_only():
+    from core import report
+    from core.compare import Side, compare
+    a = measured()
+    for url, linked in (("javascript:alert(1)", False), ("data:text/html,x", False),
+                        ("  JAVASCRIPT:alert(1)", False), ("https://example.org/x", True)):
+        pub = measured(id="published-0001", source="published",
+                       provenance={"source": "a paper", "url": url})
+        page = report.to_html(compare([Side("us", [a]), Side("them", [pub])]))
+        assert_safe_html(page)
+        assert ('href="https://example.org/x"' in page) == linked
+        assert url.strip().split(":")[0].lower() in page.lower()      # still shown, as text
+
+
+@pytest.mark.parametrize("change", [
+    {"label": {"x": "A" * 1_000_000}},
+    {"status": "\x1b[31m" * 100_000},
+    {"machine": {"chip": ["\x1b]8;;https://evil.example\x1b\\" * 10_000]}},
+    {"rows": [{"metric": "tflops", "value": "9" * 100_000, "unit": "x", "params": {}}]},
+    {"params": {"\x1b[2J" * 1000: {"deep": 1}}},
+])
+def test_a_refusal_never_repeats_the_value(change):
+    with pytest.raises(NotAResultFile) as e:
+        records_from_json(json.dumps(fixture() | change))
+    message = str(e.value)
+    assert len(message) < 150 and not CONTROL.search(message), message[:300]
+
+
+@pytest.mark.parametrize("text, says", [
+    ('{"workload": "x", "rows": ' + "[" * 500 + "]" * 500 + "}", "nested too deeply"),
+    ("[" * 5000 + "]" * 5000, "nested too deeply"),
+    ('{"workload": "x", "rows": [], "n": ' + "1" * 5000 + "}", "number too large"),
+    ('{"workload": "x", "rows": [NaN]}', "NaN, which is not a number JSON allows"),
+    ('{"workload": "x", "rows": [1e999]}', "number too large"),
+    ('{"workload": "x", "rows": [], "label": "\\ud800"}', "lone surrogate"),
+])
+def test_what_python_cannot_hold_is_refused_in_a_sentence(text, says):
+    with pytest.raises(NotAResultFile, match=says):
+        records_from_json(text)
+
+
+def test_a_file_with_a_byte_order_mark_imports(tmp_path, capsys):
+    path = tmp_path / "bom.json"
+    path.write_bytes(b"\xef\xbb\xbf" + FIXTURE.read_bytes())
+    rc, out, err = sb(capsys, "import", path)
+    assert rc == 0 and "Imported 1 run" in out, err
+
+
+def test_every_json_siliconbench_prints_is_standard_even_from_a_broken_measurement(
+        tmp_path, capsys):
+    """A workload that divided by zero must not make `results --json` or the exports print
+    NaN: the store keeps what the run sent, the output says null."""
+    rec = measured(note="broken \ud800 note")
+    rec.rows[0].value = float("nan")
+    rec.rows[0].pct_of_peak = float("inf")
+    Store().save(rec)
+    rc, out, err = sb(capsys, "results", "--json")
+    assert rc == 0 and strict_json(out)[0]["rows"][0]["value"] is None
+    for name in ("all.json", "all.csv"):
+        rc, out, err = sb(capsys, "export", "-o", tmp_path / name)
+        assert rc == 0, err
+    strict_json((tmp_path / "all.json").read_text(encoding="utf-8"))
+    assert "broken ? note" in (tmp_path / "all.csv").read_text(encoding="utf-8")
