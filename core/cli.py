@@ -290,7 +290,7 @@ def cmd_quick(args) -> int:
         print_record(rec)
         records.append(rec)
     out = home() / f"quick-suite-{time.strftime('%Y%m%d-%H%M%S')}.csv"
-    out.write_text(to_csv(records))
+    out.write_text(to_csv(records), encoding="utf-8", errors="replace", newline="")
     print(f"\nResults kept in the store {store.path}\nand written to {out}.\n"
           f"List them with: siliconbench results")
     return EXIT_OK if all(r.status == "ok" for r in records) else EXIT_FAILED
@@ -355,7 +355,7 @@ def cmd_export(args) -> int:
     try:
         # Text that cannot be UTF-8 (a lone surrogate) becomes '?' rather than losing the file.
         out.write_text(to_csv(records) if fmt == "csv" else to_json(records),
-                       encoding="utf-8", errors="replace")
+                       encoding="utf-8", errors="replace", newline="")
     except OSError as e:
         raise Usage(f"Cannot write {out}: {e.strerror}.") from None
     print(f"Wrote {len(records)} run(s) to {out}.")
@@ -412,7 +412,8 @@ def cmd_compare(args) -> int:
     for name, render in ((args.html, to_html), (args.csv, to_csv)):
         if name:
             try:
-                Path(name).write_text(render(cmp), encoding="utf-8", errors="replace")
+                Path(name).write_text(render(cmp), encoding="utf-8", errors="replace",
+                                      newline="")   # the CSV's CRLF as written, on any OS
             except OSError as e:
                 raise Usage(f"Cannot write {name}: {e.strerror}.") from None
             print(f"Wrote {name}.", file=sys.stderr)
