@@ -13,7 +13,7 @@ from pathlib import Path
 from core import __version__
 from core.params import Param
 from core.results import dumps
-from core.text import clip
+from core.text import clip, one_line
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -187,14 +187,16 @@ class _Progress:
                 return
             from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                                        TimeElapsedColumn)
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(),
+            # The step names a workload's point (a model, a label): text, never markup.
+            self.bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(),
                                 MofNCompleteColumn(), TimeElapsedColumn(),
-                                TextColumn("{task.fields[step]}"), console=_console(True),
+                                TextColumn("{task.fields[step]}", markup=False),
+                                console=_console(True),
                                 transient=True)
             self.bar.start()
             self.task = self.bar.add_task(self.title, total=event["total"], step="")
         self.bar.update(self.task, completed=event["done"], total=event["total"],
-                        step=event.get("message", ""))
+                        step=one_line(str(event.get("message", ""))))
 
     def close(self) -> None:
         if self.bar is not None:
