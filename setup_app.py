@@ -52,7 +52,7 @@ OPTIONS = {
     # imports, so the module finder would miss them), not zipped: resources/ is read with
     # importlib.resources and torch loads its dylibs from its package directory.
     "packages": ["core", "gui", "resources", "torch", "torchvision", "transformers", "numpy",
-                 "scipy", "jsonschema", "jsonschema_specifications", "rich", "platformdirs",
+                 "scipy", "fastjsonschema", "rich", "platformdirs",
                  "psutil", "pyqtgraph", "PySide6", "shiboken6"],
     # Optional frameworks stay out: a bundle holding TensorFlow and MLX would be gigabytes;
     # the devices panel says how to measure them (core.frameworks.FrameworkInfo).

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from core.text import clip
+
 ARCHIVE_NAME = "cifar-10-python.tar.gz"
 URL = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
 MD5 = "c58f30108f718f92721af3b95e74349a"
@@ -24,6 +26,9 @@ TEST_BATCH = "test_batch"
 PIXELS = 32 * 32 * 3
 CLASSES = 10
 TRAIN_IMAGES = 50_000
+# Each batch of the real archive is 31,035,704 bytes (10,000 images, their labels and file
+# names): nothing larger is read, so a crafted archive cannot make us hold gigabytes.
+MAX_BATCH_BYTES = 32 * 2**20
 
 
 class CifarError(ValueError):
@@ -51,19 +56,36 @@ def md5sum(path: Path) -> str:
     return digest.hexdigest()
 
 
+class _NotCallable:
+    """What a pickle gets for numpy.ndarray: a name _reconstruct accepts, nothing it can call
+    (ndarray(shape) would allocate a size of the file's choosing)."""
+
+
+def _reconstruct(subtype, shape, dtype):
+    """numpy's _reconstruct for the empty array a pickle starts each array with; its real
+    shape and bytes follow in __setstate__, which checks them against each other."""
+    if subtype is not _NotCallable or tuple(shape) != (0,):
+        raise pickle.UnpicklingError("an array that is not in numpy's pickle form")
+    return np.ndarray.__new__(np.ndarray, (0,), dtype)
+
+
 class _BatchUnpickler(pickle.Unpickler):
     """A CIFAR batch is a dict of bytes, ints, lists and numpy arrays: refuse anything else,
-    so a crafted file cannot run code."""
-    ALLOWED = frozenset({("numpy", "ndarray"), ("numpy", "dtype"),
+    so a crafted file cannot run code or make numpy allocate a size of its choosing."""
+    ALLOWED = frozenset({("numpy", "dtype"),
                          ("_codecs", "encode"),   # bytes in a protocol-2 pickle from Python 3
-                         ("numpy.core.multiarray", "_reconstruct"),
-                         ("numpy._core.multiarray", "_reconstruct"),
                          ("numpy.core.numeric", "_frombuffer"),
                          ("numpy._core.numeric", "_frombuffer")})
+    GUARDED = {("numpy", "ndarray"): _NotCallable,
+               ("numpy.core.multiarray", "_reconstruct"): _reconstruct,
+               ("numpy._core.multiarray", "_reconstruct"): _reconstruct}
 
     def find_class(self, module: str, name: str):
+        if (module, name) in self.GUARDED:
+            return self.GUARDED[module, name]
         if (module, name) not in self.ALLOWED:
-            raise pickle.UnpicklingError(f"{module}.{name} has no place in a CIFAR-10 batch")
+            raise pickle.UnpicklingError(f"{clip(module)}.{clip(name)} has no place in a "
+                                         "CIFAR-10 batch")
         if module.startswith("numpy.core.") and hasattr(np, "_core"):
             module = "numpy._core." + module.removeprefix("numpy.core.")  # numpy 2's name
         return super().find_class(module, name)
@@ -72,15 +94,28 @@ class _BatchUnpickler(pickle.Unpickler):
 def _read_batch(data: bytes, name: str, where: Path) -> tuple[np.ndarray, np.ndarray]:
     try:
         batch = _BatchUnpickler(io.BytesIO(data), encoding="bytes").load()
+        if not isinstance(batch, dict):
+            raise TypeError(f"it holds a {type(batch).__name__}, not a dict")
         images = np.asarray(batch[b"data"], dtype=np.uint8)
         labels = np.asarray(batch[b"labels"], dtype=np.int64)
-    except (pickle.UnpicklingError, EOFError, KeyError, TypeError, ValueError) as e:
-        raise CifarError(f"{where} is not a CIFAR-10 python archive ({name}: {e}).") from None
-    if images.ndim != 2 or images.shape[1] != PIXELS or len(labels) != len(images) \
+    except KeyError as e:
+        raise CifarError(f"{where} is not a CIFAR-10 python archive ({name} has no "
+                         f"{clip(repr(e.args[0]))}).") from None
+    except (pickle.UnpicklingError, EOFError, TypeError, ValueError, IndexError,
+            AttributeError, OverflowError, MemoryError) as e:
+        raise CifarError(f"{where} is not a CIFAR-10 python archive ({name}: "
+                         f"{clip(str(e), 80)}).") from None
+    if images.ndim != 2 or images.shape[1] != PIXELS or labels.ndim != 1 \
+            or len(labels) != len(images) \
             or (len(labels) and (labels.min() < 0 or labels.max() >= CLASSES)):
         raise CifarError(f"{where} is not a CIFAR-10 python archive ({name} holds "
-                         f"{images.shape} pixels and {len(labels)} labels).")
+                         f"{images.shape} pixels and {labels.shape} labels).")
     return images, labels
+
+
+def _too_large(where: Path, name: str, size: int) -> CifarError:
+    return CifarError(f"{where} is not the CIFAR-10 python archive: its {name} is "
+                      f"{size / 2**20:,.0f} MB, larger than any CIFAR-10 batch.")
 
 
 def load(path: Path) -> Cifar10:
@@ -96,21 +131,27 @@ def load(path: Path) -> Cifar10:
             if not (folder / name).is_file():
                 raise CifarError(f"{folder} has no {name}: it is not an extracted CIFAR-10 "
                                  "python archive.")
+            size = (folder / name).stat().st_size
+            if size > MAX_BATCH_BYTES:
+                raise _too_large(folder, name, size)
             parts[name] = (folder / name).read_bytes()
         official = False
     else:
         try:
             with tarfile.open(path, "r:gz") as tar:
                 for name in TRAIN_BATCHES:
+                    member = tar.getmember(f"{FOLDER}/{name}")   # KeyError when absent
+                    if not member.isfile():     # a link or a folder: follow nothing
+                        raise CifarError(f"{path} is not the CIFAR-10 python archive: its "
+                                         f"{name} is not a regular file.")
+                    if member.size > MAX_BATCH_BYTES:
+                        raise _too_large(path, name, member.size)
                     # Read members in memory: nothing from the archive is written to disk.
-                    member = tar.extractfile(f"{FOLDER}/{name}")
-                    if member is None:
-                        raise KeyError(name)
-                    parts[name] = member.read()
+                    parts[name] = tar.extractfile(member).read(MAX_BATCH_BYTES)
         except (tarfile.TarError, OSError, EOFError) as e:
             raise CifarError(f"{path} is not a readable .tar.gz archive ({e}).") from None
-        except KeyError as e:
-            raise CifarError(f"{path} has no {FOLDER}/{e.args[0]}: it is not the CIFAR-10 "
+        except KeyError:
+            raise CifarError(f"{path} has no {FOLDER}/{name}: it is not the CIFAR-10 "
                              "python archive.") from None
         official = md5sum(path) == MD5
     batches = [_read_batch(parts[name], name, path) for name in TRAIN_BATCHES]

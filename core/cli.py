@@ -4,7 +4,6 @@ runs the quick suite headless. Exit codes: 0 ok, 1 a run failed, 2 bad usage."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import sys
@@ -12,6 +11,9 @@ import time
 from pathlib import Path
 
 from core import __version__
+from core.params import Param
+from core.results import dumps
+from core.text import clip, one_line
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -32,6 +34,18 @@ def _console(stderr: bool = False):
         c.width = max(c.width, 160)
     return c
 
+
+def _text(value, style: str | None = None):
+    """Data (a label, a reason, a workload or device name, a parameter) for a rich table or
+    line: a Text, which rich never reads as markup, on one line, with no control character,
+    so a received file's '[/]', '[link=...]' or escape sequence shows as the characters it is."""
+    from rich.text import Text
+    from core.text import one_line
+    return Text(one_line("" if value is None else str(value)), style=style or "")
+
+
+# Runs are listed newest first; SQLite's LIMIT takes a 64-bit integer at most.
+MAX_LIMIT = 1_000_000
 
 # ---------------------------------------------------------------- arguments
 
@@ -106,6 +120,9 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+TIME_LIMIT = Param("time_limit", "float", None, "Stop the run after this long.", min=0.001)
+
+
 def _common_run_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--framework", default="torch", help="torch (default), tensorflow, mlx")
     p.add_argument("--device", default="cpu",
@@ -113,8 +130,7 @@ def _common_run_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--label", help="your name for this machine, e.g. 'MacBook Pro 14'")
     p.add_argument("--json", action="store_true", help="print the run record as JSON")
     p.add_argument("--quick", action="store_true", help="shorter measurements (less precise)")
-    p.add_argument("--time-limit", type=float, default=None, metavar="SECONDS",
-                   help="stop the run after this long")
+    p.add_argument("--time-limit", default=None, metavar="SECONDS", help=TIME_LIMIT.help)
 
 
 # ---------------------------------------------------------------- commands
@@ -123,16 +139,17 @@ def cmd_devices(args) -> int:
     from core.runner import discover_devices
     found = discover_devices(fresh=args.refresh)
     if args.json:
-        print(json.dumps([d.to_dict() for d in found], indent=1))
+        print(dumps([d.to_dict() for d in found], indent=1))
         return EXIT_OK
-    from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
     t = Table("framework", "device", "name", "kind", "memory", "status")
     for d in found:
         mem = f"{d.memory_bytes / 2**30:.0f} GB" if d.memory_bytes else ""
-        # Reasons name pip extras ('siliconbench[mlx]'), which rich would take for markup.
-        t.add_row(d.framework, d.id, escape(d.name), d.kind, mem,
-                  "ready" if d.usable else f"[red]unusable[/]: {escape(d.reason or '')}")
+        # Reasons name pip extras ('siliconbench[mlx]'): text, never markup.
+        t.add_row(_text(d.framework), _text(d.id), _text(d.name), _text(d.kind), mem,
+                  "ready" if d.usable else Text.assemble(("unusable", "red"), ": ",
+                                                         _text(d.reason)))
     _console().print(t)
     return EXIT_OK
 
@@ -140,7 +157,7 @@ def cmd_devices(args) -> int:
 def cmd_workloads(args) -> int:
     from core.workloads import listed
     if args.json:
-        print(json.dumps([w.to_dict() for w in listed()], indent=1))
+        print(dumps([w.to_dict() for w in listed()], indent=1))
         return EXIT_OK
     c = _console()
     for w in listed():
@@ -170,14 +187,16 @@ class _Progress:
                 return
             from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
                                        TimeElapsedColumn)
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(),
+            # The step names a workload's point (a model, a label): text, never markup.
+            self.bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(),
                                 MofNCompleteColumn(), TimeElapsedColumn(),
-                                TextColumn("{task.fields[step]}"), console=_console(True),
+                                TextColumn("{task.fields[step]}", markup=False),
+                                console=_console(True),
                                 transient=True)
             self.bar.start()
             self.task = self.bar.add_task(self.title, total=event["total"], step="")
         self.bar.update(self.task, completed=event["done"], total=event["total"],
-                        step=event.get("message", ""))
+                        step=one_line(str(event.get("message", ""))))
 
     def close(self) -> None:
         if self.bar is not None:
@@ -205,30 +224,31 @@ def cmd_run(args) -> int:
         text = getattr(args, p.name)
         if text is not None:
             given[p.name] = p.parse(text)
+    time_limit = TIME_LIMIT.parse(args.time_limit) if args.time_limit is not None else None
     spec = RunSpec(w.name, args.framework, args.device, given, args.label, args.quick,
-                   args.time_limit)
+                   time_limit)
     store = Store()
     rec = _run_one(spec, store)
     if args.json:
-        print(json.dumps(rec.to_dict(), indent=1))
+        print(dumps(rec.to_dict(), indent=1))
     else:
         print_record(rec)
     return EXIT_OK if rec.status == "ok" else EXIT_FAILED
 
 
 def print_record(rec) -> None:
-    from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
     c = _console()
     keys: list[str] = []
     for row in rec.rows:
         keys += [k for k in row.params if k not in keys]
-    t = Table(title=f"{rec.workload} on {rec.device_name or rec.device} "
-                    f"({rec.framework}:{rec.device}) · run {rec.id[:8]}")
+    t = Table(title=_text(f"{rec.workload} on {rec.device_name or rec.device} "
+                          f"({rec.framework}:{rec.device}) · run {rec.id[:8]}"))
     # A sustained run mixes metrics with the same unit (samples/s overall and per minute).
     t.add_column("metric")
     for k in keys:
-        t.add_column(k, justify="right")
+        t.add_column(_text(k), justify="right")
     for col in ("value", "unit", "p25–p75", "95% CI", "n", "% peak", "flags"):
         t.add_column(col, justify="right" if col not in ("unit", "flags") else "left")
     for row in rec.rows:
@@ -244,13 +264,13 @@ def print_record(rec) -> None:
                       f"{s.ci_low:.4g}–{s.ci_high:.4g}", str(s.n),
                       f"{row.pct_of_peak:.0f}%" if row.pct_of_peak is not None else "unknown",
                       ", ".join(row.flags) + (f": {row.note}" if row.note else "")]
-        t.add_row(*(escape(cell) for cell in cells))  # notes quote framework errors: "[matmul] ..."
+        t.add_row(*(_text(cell) for cell in cells))  # notes quote framework errors: "[matmul]"
     c.print(t)
     for w in rec.warnings:
-        c.print(f"[yellow]warning:[/] {escape(w)}")
+        c.print(Text.assemble(("warning:", "yellow"), " ", _text(w)))
     if rec.status != "ok":
-        c.print(f"[red]The run {rec.status}:[/] {escape(rec.reason or '')}. "
-                f"{len(rec.rows)} result rows were kept.")
+        c.print(Text.assemble((f"The run {rec.status}:", "red"), " ", _text(rec.reason),
+                              f". {len(rec.rows)} result rows were kept."))
     if any(r.pct_of_peak is None and r.stats is not None for r in rec.rows):
         c.print("% peak unknown: SiliconBench has no physical peak for this device.")
 
@@ -272,7 +292,7 @@ def cmd_quick(args) -> int:
         print_record(rec)
         records.append(rec)
     out = home() / f"quick-suite-{time.strftime('%Y%m%d-%H%M%S')}.csv"
-    out.write_text(to_csv(records))
+    out.write_text(to_csv(records), encoding="utf-8", errors="replace", newline="")
     print(f"\nResults kept in the store {store.path}\nand written to {out}.\n"
           f"List them with: siliconbench results")
     return EXIT_OK if all(r.status == "ok" for r in records) else EXIT_FAILED
@@ -284,24 +304,26 @@ def cmd_results(args) -> int:
     if args.show:
         print_record(_find_runs(store, [args.show])[0])
         return EXIT_OK
-    if args.limit is not None and args.limit < 1:
-        raise Usage("--limit must be at least 1.")
+    if args.limit is not None and not 1 <= args.limit <= MAX_LIMIT:
+        raise Usage(f"--limit must be between 1 and {MAX_LIMIT:,}.")
     runs = store.runs(limit=args.limit)
     if args.json:
-        print(json.dumps([r.to_dict() for r in runs], indent=1))
+        print(dumps([r.to_dict() for r in runs], indent=1))
         return EXIT_OK
     if not runs:
         print(f"No runs yet in {store.path}. Try: siliconbench run gemm")
         return EXIT_OK
     from rich.table import Table
+    from rich.text import Text
     t = Table("id", "when (UTC)", "workload", "device", "machine", "status", "rows", "best")
     for r in runs:
         vals = [row for row in r.rows if row.value is not None]
         best = max(vals, key=lambda row: row.value, default=None)
-        t.add_row(r.id[:8], r.created_at[:19].replace("T", " "), r.workload,
-                  f"{r.framework}:{r.device}", r.machine_label, r.status
-                  if r.status == "ok" else f"[red]{r.status}[/]: {r.reason}", str(len(r.rows)),
-                  f"{best.value:.4g} {best.unit}" if best else "")
+        status = _text(r.status) if r.status == "ok" else \
+            Text.assemble((r.status, "red"), ": ", _text(r.reason))
+        t.add_row(_text(r.id[:8]), _text(r.created_at[:19].replace("T", " ")),
+                  _text(r.workload), _text(f"{r.framework}:{r.device}"), _text(r.machine_label),
+                  status, str(len(r.rows)), _text(f"{best.value:.4g} {best.unit}" if best else ""))
     _console().print(t)
     return EXIT_OK
 
@@ -311,9 +333,9 @@ def _find_runs(store, ids: list[str]):
     for run_id in ids:
         matches = store.find(run_id)
         if not matches:
-            raise Usage(f"No run with id {run_id!r} in the store.")
+            raise Usage(f"No run with id {clip(run_id)!r} in the store.")
         if len(matches) > 1:
-            raise Usage(f"{run_id!r} matches {len(matches)} runs; give more of the id.")
+            raise Usage(f"{clip(run_id)!r} matches {len(matches)} runs; give more of the id.")
         found.append(matches[0])
     return found
 
@@ -322,16 +344,20 @@ def cmd_export(args) -> int:
     from core.export import FORMAT_BY_SUFFIX, RESULT_SUFFIX, to_csv, to_json
     from core.store import Store
     store = Store()
-    fmt = args.format or FORMAT_BY_SUFFIX.get(Path(args.output).suffix.lower())
+    out = Path(args.output)
+    if out.is_dir():
+        raise Usage(f"{out} is a folder; name a file in it, e.g. {out / 'results.csv'}.")
+    fmt = args.format or FORMAT_BY_SUFFIX.get(out.suffix.lower())
     if fmt not in ("csv", "json"):
         raise Usage(f"Say --format csv or --format json (or name the file .csv, .json or "
                     f"{RESULT_SUFFIX}).")
     records = _find_runs(store, args.run) if args.run else list(reversed(store.runs()))
     if not records:
         raise Usage("There are no runs to export yet.")
-    out = Path(args.output)
     try:
-        out.write_text(to_csv(records) if fmt == "csv" else to_json(records))
+        # Text that cannot be UTF-8 (a lone surrogate) becomes '?' rather than losing the file.
+        out.write_text(to_csv(records) if fmt == "csv" else to_json(records),
+                       encoding="utf-8", errors="replace", newline="")
     except OSError as e:
         raise Usage(f"Cannot write {out}: {e.strerror}.") from None
     print(f"Wrote {len(records)} run(s) to {out}.")
@@ -339,19 +365,18 @@ def cmd_export(args) -> int:
 
 
 def cmd_import(args) -> int:
-    from core.results import NotAResultFile, records_from_json
+    from core.results import NotAResultFile, records_from_file
     from core.store import Store
     records = []
     for name in args.files:
-        path = Path(name)
         try:
-            text = path.read_text(encoding="utf-8")
+            records += records_from_file(name)
         except FileNotFoundError:
             raise Usage(f"{name}: no such file.") from None
-        except (OSError, UnicodeDecodeError) as e:
-            raise Usage(f"{name} cannot be read: {getattr(e, 'strerror', None) or e}.") from None
-        try:
-            records += records_from_json(text)
+        except IsADirectoryError:
+            raise Usage(f"{name} is a folder, not a result file.") from None
+        except OSError as e:
+            raise Usage(f"{name} cannot be read: {e.strerror}.") from None
         except NotAResultFile as e:
             raise Usage(f"{name} is not a SiliconBench result file: {e}; nothing was imported.")
     published = [r for r in records if r.source == "published"]
@@ -389,49 +414,49 @@ def cmd_compare(args) -> int:
     for name, render in ((args.html, to_html), (args.csv, to_csv)):
         if name:
             try:
-                Path(name).write_text(render(cmp), encoding="utf-8")
+                Path(name).write_text(render(cmp), encoding="utf-8", errors="replace",
+                                      newline="")   # the CSV's CRLF as written, on any OS
             except OSError as e:
                 raise Usage(f"Cannot write {name}: {e.strerror}.") from None
             print(f"Wrote {name}.", file=sys.stderr)
     if args.json:
-        print(json.dumps(cmp.to_dict(), indent=1))
+        print(dumps(cmp.to_dict(), indent=1))
     else:
         print_comparison(cmp)
     return EXIT_OK
 
 
 def print_comparison(cmp) -> None:
-    from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
     from core.report import by_workload, fmt_cell, fmt_ratio, legend, point_keys
     c = _console()
     verdict_style = {"faster": "green", "slower": "red"}
     for workload, rows in by_workload(cmp).items():
         keys = point_keys(rows)
-        # Labels, parameters and notes are the user's text: never rich markup.
-        t = Table(title=escape(f"{workload}: " + " vs ".join(s.label for s in cmp.sides)))
+        # Labels, parameters and notes are the user's text, or a received file's: never markup.
+        t = Table(title=_text(f"{workload}: " + " vs ".join(s.label for s in cmp.sides)))
         for k in keys:
-            t.add_column(escape(k), justify="right")
+            t.add_column(_text(k), justify="right")
         t.add_column("metric")
         for s in cmp.sides:
-            t.add_column(escape(s.label + (" (published)" if s.published and "published" not in
-                                           s.label else "")), justify="right")
+            t.add_column(_text(s.label + (" (published)" if s.published and "published" not in
+                                          s.label else "")), justify="right")
         for s in cmp.sides[1:]:
             t.add_column("ratio", justify="right")
             t.add_column("verdict")
         for r in rows:
             cells = [str(r.params.get(k, "")) for k in keys] + [f"{r.metric} ({r.unit})"]
             cells += [fmt_cell(cell, r.unit) for cell in r.cells]
-            cells = [escape(cell) for cell in cells]
+            cells = [_text(cell) for cell in cells]
             for cell in r.cells[1:]:
-                word = escape((cell.verdict or "") if cell else "")
-                style = verdict_style.get(word.split(" ")[0])
+                word = (cell.verdict or "") if cell else ""
                 cells += [fmt_ratio(cell.ratio) if cell else "",
-                          f"[{style}]{word}[/]" if style else word]
+                          _text(word, verdict_style.get(word.split(" ")[0]))]
             t.add_row(*cells)
         c.print(t)
     for w in cmp.warnings:
-        c.print(f"[yellow]not comparable:[/] {escape(w)}", soft_wrap=True)
+        c.print(Text.assemble(("not comparable:", "yellow"), " ", _text(w)), soft_wrap=True)
     if cmp.left_out:
         c.print(f"{cmp.left_out} result row(s) that only one of them has are left out.")
     c.print(legend(), soft_wrap=True)
@@ -448,9 +473,10 @@ def cmd_reference(args) -> int:
                         "siliconbench reference lists them.")
         rec = found[0]
         print_record(rec)
-        from rich.markup import escape
+        from rich.text import Text
         for key, value in (rec.provenance or {}).items():
-            _console().print(f"[bold]{key}:[/] {escape(str(value))}", soft_wrap=True)
+            _console().print(Text.assemble((f"{key}:", "bold"), " ", _text(value)),
+                             soft_wrap=True)
         return EXIT_OK
     if args.json:
         print(records_to_json(records))
@@ -458,10 +484,10 @@ def cmd_reference(args) -> int:
     from rich.table import Table
     t = Table("id", "workload", "machine", "framework:device", "rows", "source",
               title="Published results (compare with: siliconbench compare ID RUN)")
-    from rich.markup import escape
     for r in records:
-        t.add_row(r.id, r.workload, escape(r.machine_label), f"{r.framework}:{r.device}",
-                  str(len(r.rows)), escape((r.provenance or {}).get("source", "")))
+        t.add_row(_text(r.id), _text(r.workload), _text(r.machine_label),
+                  _text(f"{r.framework}:{r.device}"), str(len(r.rows)),
+                  _text((r.provenance or {}).get("source", "")))
     _console().print(t)
     return EXIT_OK
 

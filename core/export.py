@@ -19,14 +19,34 @@ ROW_COLUMNS = ["metric", "value", "unit"]
 STAT_COLUMNS = ["median", "p25", "p75", "ci_low", "ci_high", "n"]
 TAIL_COLUMNS = ["pct_of_peak", "flags", "note"]
 
-# Spreadsheets run a cell that starts with one of these as a formula (CSV injection).
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+# Spreadsheets run a cell that starts with one of these as a formula (CSV injection), also
+# after leading spaces or control characters, which they skip.
+_FORMULA_START = ("=", "+", "-", "@")
 
 
-def _safe(value):
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
+def csv_cell(value):
+    """A value as a CSV cell no spreadsheet runs (OWASP's advice): text that starts, once
+    whitespace and control characters are skipped, with = + - or @ gets a leading quote.
+    Numbers stay numbers; None is an empty cell."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        return value
+    start = next((ch for ch in value if ch.isprintable() and not ch.isspace()), "")
+    if start in _FORMULA_START or value[:1] in ("\t", "\r"):
         return "'" + value
     return value
+
+
+def csv_text(header: list, lines: list[list]) -> str:
+    """Header and lines as CSV, every cell (the header's too) through csv_cell. Lines end in
+    CRLF (RFC 4180): then the csv module quotes every cell holding a CR or an LF, so a CR in a
+    label cannot start a new row in a reader that takes a bare CR as a line break."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\r\n")
+    w.writerow([csv_cell(v) for v in header])
+    w.writerows([[csv_cell(v) for v in line] for line in lines])
+    return buf.getvalue()
 
 
 def csv_table(records: list[RunRecord]) -> tuple[list[str], list[list]]:
@@ -48,17 +68,12 @@ def csv_table(records: list[RunRecord]) -> tuple[list[str], list[list]]:
             line = (run_part + [row.params.get(k) for k in point_keys]
                     + [row.metric, row.value, row.unit] + stats
                     + [row.pct_of_peak, ";".join(row.flags), row.note])
-            lines.append([_safe(v) for v in line])
+            lines.append(line)
     return header, lines
 
 
 def to_csv(records: list[RunRecord]) -> str:
-    header, lines = csv_table(records)
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(header)
-    w.writerows([["" if v is None else v for v in line] for line in lines])
-    return buf.getvalue()
+    return csv_text(*csv_table(records))
 
 
 def to_json(records: list[RunRecord]) -> str:

@@ -3,6 +3,8 @@ GUI form and the validation, so a bad value is refused with one sentence before 
 
 from __future__ import annotations
 
+import difflib
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,8 +66,10 @@ class Param:
         if self.kind == "float":
             try:
                 v = float(value)
-            except (TypeError, ValueError):
-                raise ParamError(f"{self.flag} takes a number, not {value!r}.") from None
+            except (TypeError, ValueError, OverflowError):
+                raise ParamError(f"{self.flag} takes a number, not {_shown(value)}.") from None
+            if not math.isfinite(v):   # NaN passes every bound check: it compares false
+                raise ParamError(f"{self.flag} takes a finite number, not {_shown(value)}.")
             return self._number(v)
         if self.kind == "bool":
             if isinstance(value, bool):
@@ -124,6 +128,18 @@ class Param:
         return {"name": self.name, "flag": self.flag, "kind": self.kind, "default": self.default,
                 "help": self.help, "min": self.min, "max": self.max,
                 "choices": list(self.choices), "auto": self.auto, "title": self.label}
+
+
+def _shown(value: Any) -> str:
+    from core.text import clip
+    return repr(clip(str(value)))
+
+
+def closest(value: str, names: list[str] | tuple[str, ...], count: int = 3) -> str:
+    """'a, b or c': the names most like `value`, for a refusal that stays one short sentence
+    however many names there are; '' when none is close."""
+    found = difflib.get_close_matches(str(value), list(names), n=count, cutoff=0.5)
+    return ", ".join(found[:-1]) + " or " + found[-1] if len(found) > 1 else "".join(found)
 
 
 def resolve(declared: tuple[Param, ...], given: dict[str, Any]) -> dict[str, Any]:

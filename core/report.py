@@ -3,9 +3,7 @@ SVG charts, no script and nothing fetched from the network) or a tidy CSV."""
 
 from __future__ import annotations
 
-import csv
 import html
-import io
 import math
 from typing import Any
 
@@ -19,7 +17,7 @@ from core.compare import (
     Comparison,
     direction,
 )
-from core.export import _safe
+from core.export import csv_text
 from core.results import now_iso
 
 # Okabe-Ito: tells the machines apart for colour-blind readers too.
@@ -89,20 +87,17 @@ def to_csv(cmp: Comparison) -> str:
     fixed = {"workload", "metric", "unit", *CSV_TAIL}
     header = ["workload", "metric", "unit"] + [k if k not in fixed else f"param_{k}"
                                                for k in keys] + CSV_TAIL
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(header)
+    lines = []
     for r in cmp.rows:
         base = cmp.sides[r.baseline].label
         for side, c in zip(cmp.sides, r.cells):
             if c is None:
                 continue
-            line = ([r.workload, r.metric, r.unit] + [r.params.get(k) for k in keys]
-                    + [side.label, "published" if c.published else "measured", c.run_id,
-                       c.value, c.ci_low, c.ci_high, c.confidence, c.n, base, c.ratio,
-                       c.verdict, c.p_value, ";".join(c.flags), c.note])
-            w.writerow(["" if v is None else _safe(v) for v in line])
-    return buf.getvalue()
+            lines.append([r.workload, r.metric, r.unit] + [r.params.get(k) for k in keys]
+                         + [side.label, "published" if c.published else "measured", c.run_id,
+                            c.value, c.ci_low, c.ci_high, c.confidence, c.n, base, c.ratio,
+                            c.verdict, c.p_value, ";".join(c.flags), c.note])
+    return csv_text(header, lines)
 
 
 # ---------------------------------------------------------------- HTML
@@ -124,6 +119,16 @@ figcaption{color:#555;font-size:.9em} .chip{display:inline-block;width:.9em;heig
 
 def _e(value: Any) -> str:
     return html.escape("" if value is None else str(value))
+
+
+def _link(url: str | None) -> str:
+    """A clickable link for http(s) addresses only: a received file's javascript: or data:
+    address is shown as text, never followed."""
+    if not url:
+        return ""
+    if url.strip().lower().startswith(("https://", "http://")):
+        return f'<br><a href="{_e(url.strip())}" rel="noreferrer">{_e(url)}</a>'
+    return f"<br>{_e(url)}"
 
 
 def verdict_class(verdict: str | None) -> str:
@@ -155,8 +160,7 @@ def _machines_table(cmp: Comparison) -> str:
         hardware = prov.get("hardware") or MachineInfo.from_dict(rec.machine).summary()
         source = _e(prov.get("source")) if side.published else \
             f"{len(side.records)} run(s): " + ", ".join(_e(r.id[:8]) for r in side.records[:6])
-        if prov.get("url"):
-            source += f'<br><a href="{_e(prov["url"])}">{_e(prov["url"])}</a>'
+        source += _link(prov.get("url"))
         out.append(
             f'<tr><td class="l"><span class="chip" style="background:{PALETTE[i % 8]}"></span>'
             f'{_e(side.label)}</td><td class="l">{"published" if side.published else "measured"}'

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import math
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Any
 
 from core.stats import Stats
+from core.text import LoneSurrogate, clip, without_controls
 
 SCHEMA_VERSION = 1
 FILE_FORMAT = "siliconbench-results"
@@ -50,9 +52,11 @@ class Row:
     samples: list[float] = field(default_factory=list)  # per-block values, for comparisons
 
     def to_dict(self) -> dict:
-        d = asdict(self)
-        d["stats"] = self.stats.to_dict() if self.stats else None
-        return d
+        """The row as JSON-ready data; params is shared, not copied (see RunRecord.to_dict)."""
+        return {"metric": self.metric, "value": self.value, "unit": self.unit,
+                "params": self.params, "stats": self.stats.to_dict() if self.stats else None,
+                "flags": list(self.flags), "note": self.note, "pct_of_peak": self.pct_of_peak,
+                "samples": list(self.samples)}
 
     @classmethod
     def from_dict(cls, d: dict) -> "Row":
@@ -99,8 +103,12 @@ class RunRecord:
         return m.get("model_name") or m.get("chip") or m.get("cpu_model") or "unknown machine"
 
     def to_dict(self) -> dict:
-        d = asdict(self)
+        """The record as JSON-ready data, for writing out: nested dicts (machine, settings,
+        telemetry, ...) are the record's own, not copies. dataclasses.asdict copied every
+        sample and telemetry point and made listing and exporting many runs slow."""
+        d = {name: getattr(self, name) for name in self.__dataclass_fields__}
         d["rows"] = [r.to_dict() for r in self.rows]
+        d["warnings"] = list(self.warnings)
         return d
 
     @classmethod
@@ -115,34 +123,148 @@ class RunRecord:
         return cls(**{k: v for k, v in d.items() if k in known})
 
 
+# What a record from outside may hold: numbers SiliconBench can compute with (a float64 holds
+# every integer up to 2**53 exactly), and nesting far below Python's recursion limit.
+MAX_INT = 2 ** 53
+MAX_DEPTH = 32
+
+
 @cache
 def _schema() -> dict:
     text = resources.files("resources").joinpath("run_record.schema.json").read_text()
     return json.loads(text)
 
 
+@cache
+def _validator():
+    """The schema compiled once to Python code (fastjsonschema): checking a record costs well
+    under a millisecond, so importing a thousand runs takes seconds, not minutes."""
+    import fastjsonschema
+    # The $id is a name, not an address: without it refs resolve inside the document alone.
+    schema = {k: v for k, v in _schema().items() if k != "$id"}
+    return fastjsonschema.compile(schema, handlers={})
+
+
+# Why a value breaks a rule, in words; never the value itself (it may be a megabyte).
+_RULE_WORDS = {"type": "is of the wrong type", "enum": "is not an allowed value",
+               "required": "lacks a required field", "pattern": "is not in the expected form",
+               "minLength": "is empty", "maxLength": "is too long",
+               "minimum": "is out of range", "maximum": "is out of range",
+               "exclusiveMinimum": "is out of range", "exclusiveMaximum": "is out of range",
+               "minItems": "has too few items", "maxItems": "has too many items",
+               "oneOf": "is of the wrong kind",
+               "additionalProperties": "has a field of the wrong kind"}
+
+
 def validate(d: Any) -> None:
     """Raise NotAResultFile with one sentence unless `d` is a run record of a known schema."""
-    import jsonschema  # only needed for outside data; keeps the run path light
+    import fastjsonschema
 
     if not isinstance(d, dict) or "workload" not in d or "rows" not in d:
         raise NotAResultFile("it is not a SiliconBench run record")
-    if isinstance(d.get("schema"), int) and d["schema"] > SCHEMA_VERSION:
-        raise NotAResultFile(f"it was written by a newer SiliconBench (schema {d['schema']}); "
+    version = d.get("schema")
+    if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
+        raise NotAResultFile(f"it was written by a newer SiliconBench (schema {version}); "
                              "update SiliconBench to read it")
     try:
-        jsonschema.validate(d, _schema())
-    except jsonschema.ValidationError as e:
-        where = "/".join(str(p) for p in e.absolute_path) or "the record"
-        raise NotAResultFile(f"it is a damaged run record ({where}: {e.message})") from None
+        _validator()(d)
+    except fastjsonschema.JsonSchemaValueException as e:
+        where = "/".join(clip(str(p), 24) for p in (e.path or [])[1:]) or "the record"
+        if e.rule == "type":
+            why = "should be " + " or ".join(_listed(e.rule_definition))
+        elif e.rule == "required" and isinstance(e.value, dict):
+            # The names come from the schema, not from the file.
+            why = "lacks " + next((f for f in _listed(e.rule_definition) if f not in e.value),
+                                  "a required field")
+        else:
+            why = _RULE_WORDS.get(e.rule or "", "breaks the record format")
+        raise NotAResultFile(f"it is a damaged run record ({clip(where, 60)} {why})") from None
+
+
+def _listed(types: Any) -> list[str]:
+    return [str(t) for t in (types if isinstance(types, list) else [types])]
+
+
+def _refuse_constant(name: str) -> float:
+    raise NotAResultFile(f"it holds {name}, which is not a number JSON allows")
+
+
+_NUMBERS = {float, int}
+_TOO_LARGE = "it holds a number too large to use"
+
+
+def _usable(value: float | int) -> bool:
+    return math.isfinite(value) if type(value) is float else abs(value) <= MAX_INT
+
+
+def _usable_numbers(values: list, ints: bool) -> bool:
+    """All finite, and integers within MAX_INT: checked in C, as samples run to thousands."""
+    try:
+        total = math.fsum(values)   # inf or nan if one is; OverflowError past float range
+    except OverflowError:
+        return False
+    return math.isfinite(total) and not (ints and max(map(abs, values)) > MAX_INT)
+
+
+def _clean(doc: Any) -> Any:
+    """The document with control characters taken out of every string (keys too), in place;
+    NotAResultFile if it nests too deeply, holds text that is not valid Unicode, or a number
+    that is not finite (1e999 parses as infinity) or an integer past MAX_INT."""
+    stack = [(doc, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise NotAResultFile("it is nested too deeply to be a run record")
+        if isinstance(node, dict):
+            if not all(k.isprintable() for k in node):
+                cleaned = {without_controls(k): v for k, v in node.items()}
+                node.clear()
+                node.update(cleaned)
+            items = node.items()
+        elif isinstance(node, list):
+            types = set(map(type, node))
+            if types <= _NUMBERS:     # samples, series: checked in C
+                if node and not _usable_numbers(node, int in types):
+                    raise NotAResultFile(_TOO_LARGE)
+                continue
+            items = enumerate(node)
+        else:
+            continue
+        for key, value in items:
+            if isinstance(value, str):
+                if not value.isprintable():
+                    node[key] = without_controls(value)
+            elif isinstance(value, (dict, list)):
+                stack.append((value, depth + 1))
+            elif type(value) in _NUMBERS and not _usable(value):
+                raise NotAResultFile(_TOO_LARGE)
+    return doc
+
+
+def parse(text: str) -> Any:
+    """JSON from outside as Python data, or NotAResultFile: standard JSON only (no NaN or
+    Infinity), numbers SiliconBench can use, shallow nesting, control characters taken out."""
+    text = text.removeprefix("\ufeff")   # a byte-order mark, as some editors on Windows write
+    try:
+        doc = json.loads(text, parse_constant=_refuse_constant)
+    except NotAResultFile:
+        raise
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise NotAResultFile("it is not JSON") from None
+    except ValueError:      # Python parses no integer of over 4,300 digits
+        raise NotAResultFile(_TOO_LARGE) from None
+    except RecursionError:
+        raise NotAResultFile("it is nested too deeply to be a run record") from None
+    try:
+        return _clean(doc)
+    except LoneSurrogate:
+        raise NotAResultFile("it holds text that is not valid Unicode (a lone surrogate)") \
+            from None
 
 
 def records_from_json(text: str) -> list[RunRecord]:
     """Parse an export file (or a single run record) into records; NotAResultFile otherwise."""
-    try:
-        doc = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise NotAResultFile("it is not JSON") from None
+    doc = parse(text)
     if isinstance(doc, dict) and doc.get("format") == FILE_FORMAT:
         runs = doc.get("runs")
         if not isinstance(runs, list):
@@ -151,7 +273,36 @@ def records_from_json(text: str) -> list[RunRecord]:
     return [RunRecord.from_dict(doc)]
 
 
+def records_from_file(path) -> list[RunRecord]:
+    """The records in a result file; NotAResultFile if it is not one (OSError if it cannot be
+    read). Bytes are decoded here, so text that is not UTF-8 is refused like any foreign file."""
+    from pathlib import Path
+    try:
+        return records_from_json(Path(path).read_bytes().decode("utf-8"))
+    except UnicodeDecodeError:
+        raise NotAResultFile("it is not UTF-8 text") from None
+
+
+def dumps(obj: Any, **kwargs: Any) -> str:
+    """Standard JSON, which every reader takes: a value that is not finite (none should be
+    left, but a float division can make one) is written as null, never as NaN or Infinity."""
+    try:
+        return json.dumps(obj, allow_nan=False, **kwargs)
+    except ValueError:
+        return json.dumps(_finite(obj), allow_nan=False, **kwargs)
+
+
+def _finite(obj: Any) -> Any:
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
+
+
 def records_to_json(records: list[RunRecord]) -> str:
     doc = {"format": FILE_FORMAT, "schema": SCHEMA_VERSION, "exported_at": now_iso(),
            "runs": [r.to_dict() for r in records]}
-    return json.dumps(doc, indent=1, sort_keys=True)
+    return dumps(doc, indent=1, sort_keys=True)

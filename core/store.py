@@ -93,9 +93,12 @@ class Store:
         return RunRecord.from_dict(json.loads(row[0]), validate_schema=False) if row else None
 
     def find(self, prefix: str) -> list[RunRecord]:
-        """Runs whose id starts with `prefix` (users type the first few characters)."""
-        rows = self.db.execute("SELECT record FROM runs WHERE id LIKE ? ORDER BY created_at",
-                               (prefix.replace("%", "") + "%",)).fetchall()
+        """The run whose id is `prefix`, else the runs whose id starts with it (users type the
+        first few characters). Case counts, and _ is no wildcard: imported ids may differ
+        from each other in case alone, or be another id's first characters."""
+        rows = self.db.execute("SELECT record FROM runs WHERE id = ?", (prefix,)).fetchall() \
+            or self.db.execute("SELECT record FROM runs WHERE substr(id, 1, ?) = ? "
+                               "ORDER BY created_at", (len(prefix), prefix)).fetchall()
         return [RunRecord.from_dict(json.loads(r[0]), validate_schema=False) for r in rows]
 
     def runs(self, limit: int | None = None, workload: str | None = None,

@@ -133,3 +133,66 @@ def test_synthetic_data_has_the_real_shape():
     data = cifar.synthetic(100)
     assert data.images.shape == (100, 3072) and data.images.dtype == np.uint8
     assert 0 <= data.labels.min() and data.labels.max() < 10 and data.source == "synthetic"
+
+
+class Allocates:
+    """A pickle that asks numpy for an array of a size of its choosing before any check."""
+
+    def __init__(self, via_reconstruct: bool) -> None:
+        self.via_reconstruct = via_reconstruct
+
+    def __reduce__(self):
+        from numpy._core.multiarray import _reconstruct
+        if self.via_reconstruct:
+            return (_reconstruct, (np.ndarray, (10**12,), b"b"))
+        return (np.ndarray, ((10**12,),))
+
+
+@pytest.mark.parametrize("broken, says", [
+    (pickle.dumps(np.zeros((4, 3072), np.uint8), protocol=2), "holds a ndarray, not a dict"),
+    (pickle.dumps({b"data": Allocates(True), b"labels": []}, protocol=2),
+     "not in numpy's pickle form"),
+    (pickle.dumps({b"data": Allocates(False), b"labels": []}, protocol=2),
+     "is not a CIFAR-10 python archive"),
+    (pickle.dumps({b"data": np.zeros((4, 3072), np.uint8), b"labels": [2**70] * 4}),
+     "is not a CIFAR-10 python archive"),
+    (pickle.dumps({b"data": np.zeros((4, 3072), np.uint8), b"labels": [[0]] * 4}),
+     "labels"),
+])
+def test_a_batch_of_the_wrong_shape_is_refused_before_numpy_allocates(tmp_path, broken, says):
+    archive = make_archive(tmp_path / "bad.tar.gz", replace={"data_batch_4": broken})
+    with pytest.raises(cifar.CifarError, match=says) as e:
+        cifar.load(archive)
+    assert len(str(e.value)) < 250 and "\n" not in str(e.value)
+
+
+def test_members_larger_than_a_cifar_batch_are_not_read(tmp_path):
+    huge = bytes(cifar.MAX_BATCH_BYTES + 1)
+    archive = make_archive(tmp_path / "huge.tar.gz", replace={"data_batch_1": huge})
+    with pytest.raises(cifar.CifarError, match="its data_batch_1 is 32 MB, larger than any"):
+        cifar.load(archive)
+    with tarfile.open(make_archive(tmp_path / "tiny.tar.gz")) as tar:
+        tar.extractall(tmp_path / "x", filter="data")
+    (tmp_path / "x" / cifar.FOLDER / "data_batch_5").write_bytes(huge)
+    with pytest.raises(cifar.CifarError, match="its data_batch_5 is 32 MB"):
+        cifar.load(tmp_path / "x")
+
+
+def test_a_link_member_is_refused_in_our_words(tmp_path):
+    path = tmp_path / "link.tar.gz"
+    rng = np.random.default_rng(0)
+    with tarfile.open(path, "w:gz") as tar:
+        for name in cifar.TRAIN_BATCHES:
+            if name == "data_batch_2":
+                info = tarfile.TarInfo(f"{cifar.FOLDER}/{name}")
+                info.type, info.linkname = tarfile.SYMTYPE, "/etc/passwd"
+                tar.addfile(info)
+                continue
+            raw = batch_bytes(rng, name)[0]
+            info = tarfile.TarInfo(f"{cifar.FOLDER}/{name}")
+            info.size = len(raw)
+            tar.addfile(info, io.BytesIO(raw))
+    with pytest.raises(cifar.CifarError) as e:
+        cifar.load(path)
+    assert str(e.value) == (f"{path} is not the CIFAR-10 python archive: its data_batch_2 is "
+                            "not a regular file.")

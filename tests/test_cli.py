@@ -69,12 +69,23 @@ def test_human_output_has_table_and_spread(tmp_path):
     (["export", "-o", "x.txt"], "--format csv or --format json"),
     (["results", "--show", "ffffffff"], "No run with id"),
     (["frobnicate"], "invalid choice"),
+    (["results", "--limit", "99999999999999999999999"], "--limit must be between 1 and"),
+    (["run", "gemm", "--time-limit", "nan"], "--time-limit takes a finite number, not 'nan'."),
+    (["run", "gemm", "--time-limit", "inf"], "--time-limit takes a finite number, not 'inf'."),
+    (["export", "-o", "/tmp"], "/tmp is a folder; name a file in it"),
+    (["import", "/tmp"], "/tmp is a folder, not a result file."),
+    (["run", "infer", "--model", "nosuchmodel", "--images", "1", "--batch-size", "1"],
+     "Unknown model 'nosuchmodel'; try resnet50 (any of torchvision's"),
+    (["run", "infer", "--model", "resnt50", "--images", "1", "--batch-size", "1"],
+     "try resnet50, "),
 ])
 def test_bad_input_is_one_sentence_and_exit_2(tmp_path, args, says):
     r = sb(*args, home=tmp_path)
     assert r.returncode == 2, (r.stdout, r.stderr)
     assert says in r.stderr
     assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert len(r.stderr) < 200
+    assert json.loads(sb("results", "--json", home=tmp_path).stdout) == []   # nothing stored
 
 
 def test_foreign_file_is_refused_and_store_unchanged(tmp_path):

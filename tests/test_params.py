@@ -39,3 +39,15 @@ def test_resolve_fills_defaults_and_refuses_unknown_names():
         resolve((SIZES,), {"size": 3})
     with pytest.raises(ParamError):
         resolve((BATCH,), {"batch_size": True})  # a bool is not a batch size
+
+
+@pytest.mark.parametrize("text", ["nan", "NaN", "inf", "-inf", "Infinity", "1e999"])
+def test_every_float_parameter_refuses_what_is_not_finite(text):
+    """NaN passes every bound check (it compares false), and an infinite time limit is none."""
+    from core.cli import TIME_LIMIT
+    from core.workloads import catalogue
+    floats = [p for w in catalogue().values() for p in w.params if p.kind == "float"]
+    for p in floats + [TIME_LIMIT]:
+        with pytest.raises(ParamError, match="takes a finite number"):
+            p.parse(text)
+    assert TIME_LIMIT.parse("2.5") == 2.5

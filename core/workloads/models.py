@@ -15,8 +15,9 @@ import torch
 from torch import nn
 
 from core.measure import Measurement
-from core.params import ParamError
+from core.params import ParamError, closest
 from core.results import Row
+from core.text import clip
 from core.workloads import shared
 from core.workloads.shared import (  # noqa: F401  (models.X for the workloads and tests)
     NUM_CLASSES,
@@ -56,7 +57,9 @@ def vision_task(name: str, image_size: int, num_classes: int = NUM_CLASSES,
     """A torchvision classifier, untrained (weights=None: nothing is downloaded)."""
     names = vision_model_names()
     if name not in names:
-        raise ParamError(f"Unknown model {name!r}; choose one of {', '.join(names)}.")
+        near = closest(name, names)
+        raise ParamError(f"Unknown model {clip(name)!r}; try {near or 'resnet50'} (any of "
+                         f"torchvision's {len(names)} classification models works).")
 
     def build() -> nn.Module:
         import torchvision
