@@ -1,10 +1,11 @@
 """The `siliconbench` command. With no subcommand it opens the desktop app, or, with no display,
-runs the quick suite headless. Exit codes: 0 ok, 1 a run failed, 2 bad usage."""
+runs the quick suite headless. Exit codes: 0 ok, 1 a run failed, 2 bad usage, 130 Ctrl-C,
+143/129 ended by SIGTERM/SIGHUP (a run under way is kept as cancelled)."""
 
 from __future__ import annotations
 
+import _signal  # built in: no file to look for, so the handler is in place at once
 import os
-import signal
 import sys
 
 
@@ -15,9 +16,10 @@ def _end_quietly(signum, frame) -> None:
 
 # Ctrl-C while the command is still importing: one line, no traceback (main() takes over).
 if __name__ == "__main__" or os.path.basename(sys.argv[0]).startswith("siliconbench"):
-    signal.signal(signal.SIGINT, _end_quietly)
+    _signal.signal(_signal.SIGINT, _end_quietly)
 
 import argparse  # noqa: E402  (after the handler, on purpose)
+import signal  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
 import time  # noqa: E402
@@ -197,27 +199,20 @@ class _Progress:
             self.bar.stop()
 
 
-def _run_one(spec, store, store_problem: str | None = None):
+def _run_one(spec):
     """(record, None), or (record, the sentence saying where it went) when the store could
-    not keep it (store None: it could not be opened, for the reason `store_problem`)."""
-    from core.runner import RunNotStored, execute
-    from core.store import home, keep_elsewhere
+    not keep it."""
+    from core.runner import execute_kept
     progress = _Progress(f"{spec.workload} on {spec.framework}:{spec.device}")
     try:
-        rec = execute(spec, store, on_event=progress)
-    except RunNotStored as e:
-        return e.record, _not_stored(e)
+        rec, not_stored = execute_kept(spec, on_event=progress)
     finally:
         progress.close()
-    if store is None:
-        return rec, _not_stored(RunNotStored(rec, store_problem, keep_elsewhere(rec, home())))
-    return rec, None
-
-
-def _not_stored(e) -> str:
-    if e.path is None:  # no file could be written: the record goes where the user can see it
-        print(json.dumps(e.record.to_dict(), indent=1))
-    return str(e)
+    if not_stored is None:
+        return rec, None
+    if not_stored.path is None:  # no file could be written: the record goes to the screen
+        print(json.dumps(rec.to_dict(), indent=1))
+    return rec, str(not_stored)
 
 
 def cmd_run(args) -> int:
@@ -233,7 +228,7 @@ def cmd_run(args) -> int:
             given[p.name] = p.parse(text)
     spec = RunSpec(w.name, args.framework, args.device, given, args.label, args.quick,
                    args.time_limit)
-    rec, not_stored = _run_one(spec, *_open_store_for_runs())
+    rec, not_stored = _run_one(spec)
     if args.json:
         print(json.dumps(rec.to_dict(), indent=1))
     else:
@@ -242,18 +237,6 @@ def cmd_run(args) -> int:
         print(f"siliconbench: {not_stored}", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK if rec.status == "ok" else EXIT_FAILED
-
-
-def _open_store_for_runs():
-    """(store, None), or (None, why) when the store cannot be opened: the run goes ahead
-    (a full disk or a damaged store must not cost the measurement) and is kept in a file."""
-    from core.store import Store, StoreError
-    try:
-        return Store(), None
-    except StoreError as e:
-        print(f"siliconbench: {e} The run goes ahead and is kept in a result file.",
-              file=sys.stderr)
-        return None, str(e)
 
 
 def print_record(rec) -> None:
@@ -298,9 +281,8 @@ def print_record(rec) -> None:
 def cmd_quick(args) -> int:
     from core.export import to_csv
     from core.runner import discover_devices
-    from core.store import home
+    from core.store import default_path, home
     from core.suites import expand
-    store, store_problem = _open_store_for_runs()
     specs = expand("quick", discover_devices(fresh=False), args.label)
     if not specs:
         raise Usage("No usable device was found for the quick suite.")
@@ -308,7 +290,7 @@ def cmd_quick(args) -> int:
     for spec in specs:
         print(f"Quick suite: {spec.workload} on {spec.framework}:{spec.device} ...",
               file=sys.stderr)
-        rec, not_stored = _run_one(spec, store, store_problem)
+        rec, not_stored = _run_one(spec)
         print_record(rec)
         if not_stored:
             print(f"siliconbench: {not_stored}", file=sys.stderr)
@@ -319,7 +301,8 @@ def cmd_quick(args) -> int:
         write_atomic(out, to_csv(records))
     except OSError as e:
         raise Usage(f"Cannot write {out}: {e.strerror}.") from None
-    kept = f"kept in the store {store.path}" if store else "kept in the files named above"
+    kept = f"kept in the store {default_path()}" if all_stored else \
+        "kept in the store or the files named above"
     print(f"\nResults {kept}\nand written to {out}.\n"
           f"List them with: siliconbench results")
     return EXIT_OK if all_stored and all(r.status == "ok" for r in records) else EXIT_FAILED

@@ -16,6 +16,7 @@ import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 from core import params as params_mod
@@ -243,7 +244,7 @@ class RunNotStored(Exception):
         self.record, self.why, self.path = record, why, path
         where = (f"The run was written to {path} instead; add it to the store with: "
                  f"siliconbench import {path}") if path else \
-            "No file could be written either: the run's record is printed as JSON above."
+            "No file could be written either; export the run while it is on screen."
         super().__init__(f"{why} {where}")
 
 
@@ -316,6 +317,28 @@ def execute(spec: RunSpec, store=None, on_event: Callable[[dict], None] | None =
     if keeper is not None:
         keeper.finish()
     return rec
+
+
+def execute_kept(spec: RunSpec, store_path=None, on_event: Callable[[dict], None] | None = None,
+                 started: Callable[[ChildRun], None] | None = None
+                 ) -> tuple[RunRecord, RunNotStored | None]:
+    """execute() with a store connection of its own (the default store when no path): the
+    caller's thread may be any. A store that cannot be opened (a full disk, a damaged file)
+    or cannot keep the run does not cost the run: it goes to a result file, and the second
+    value says where."""
+    from core.store import Store, StoreError, home, keep_elsewhere
+    try:
+        store = Store(store_path)
+    except StoreError as e:
+        rec = execute(spec, None, on_event, started)
+        folder = Path(store_path).parent if store_path else home()
+        return rec, RunNotStored(rec, str(e), keep_elsewhere(rec, folder))
+    try:
+        return execute(spec, store, on_event, started), None
+    except RunNotStored as e:
+        return e.record, e
+    finally:
+        store.close()
 
 
 @contextlib.contextmanager

@@ -71,6 +71,10 @@ def home() -> Path:
     return Path(platformdirs.user_data_dir("SiliconBench", appauthor=False))
 
 
+def default_path() -> Path:
+    return home() / "results.sqlite3"
+
+
 def _say(message: str) -> None:
     print(f"siliconbench: {message}", file=sys.stderr, flush=True)
 
@@ -78,7 +82,7 @@ def _say(message: str) -> None:
 class Store:
     def __init__(self, path: Path | None = None,
                  notice: Callable[[str], None] = _say) -> None:
-        self.path = Path(path) if path else home() / "results.sqlite3"
+        self.path = Path(path) if path else default_path()
         self.notice = notice                 # a sentence while we wait for another process
         self.unreadable: list[tuple[str, str]] = []  # (run id, why) from the last read
         self.read_only = False
