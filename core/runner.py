@@ -269,6 +269,9 @@ class _Keeper:
         if event.get("event") in ("started", "row", "warning"):
             self._save(self.store.update_run)
 
+    def forget(self) -> None:
+        self._save(lambda rec: self.store.delete([rec.id]))
+
     def finish(self) -> None:
         from core.store import keep_elsewhere
         why = self._save(self.store.save)
@@ -301,6 +304,10 @@ def execute(spec: RunSpec, store=None, on_event: Callable[[dict], None] | None =
         if started is not None:
             started(child)
         rec = child.wait()
+    except UsageError:
+        if keeper is not None:
+            keeper.forget()  # nothing was run: the run was impossible as asked
+        raise
     except KeyboardInterrupt as e:
         if child._proc is None:
             raise  # nothing started, nothing to keep

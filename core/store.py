@@ -366,6 +366,7 @@ class Store:
 
     def delete(self, run_ids: list[str]) -> int:
         with self._transaction() as db:
+            db.executemany("DELETE FROM live_runs WHERE id = ?", [(i,) for i in run_ids])
             return sum(db.execute("DELETE FROM runs WHERE id = ?", (i,)).rowcount
                        for i in run_ids)
 
