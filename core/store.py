@@ -105,22 +105,29 @@ class Store:
         if self.read_only and not self.path.exists():
             raise StoreError(f"The results store cannot be created in {folder} (the folder is "
                              "read-only); set SILICONBENCH_HOME to a writable folder.")
+        self.db = self._connect()
         try:
-            self.db = self._connect()
             self._migrate()
             if not self.read_only:
                 self._sweep_vanished()
-        except sqlite3.DatabaseError as e:
-            raise self._error(e, "read") from None
+        except BaseException as e:
+            self.db.close()  # a store we refuse is left as it was, and not held open
+            if isinstance(e, sqlite3.DatabaseError):
+                raise self._error(e, "read") from None
+            raise
 
     # ------------------------------------------------------------ opening
 
     def _connect(self) -> sqlite3.Connection:
         if not self.read_only:
             db = sqlite3.connect(self.path, timeout=WAIT_FOREVER_S, check_same_thread=False)
-            self._wait_for_lock(lambda: db.execute("PRAGMA journal_mode=WAL"))
-            # After a big import the WAL shrinks back at its next checkpoint.
-            db.execute(f"PRAGMA journal_size_limit = {WAL_LIMIT_BYTES}")
+            try:
+                self._wait_for_lock(lambda: db.execute("PRAGMA journal_mode=WAL"))
+                # After a big import the WAL shrinks back at its next checkpoint.
+                db.execute(f"PRAGMA journal_size_limit = {WAL_LIMIT_BYTES}")
+            except sqlite3.DatabaseError as e:
+                db.close()
+                raise self._error(e, "read") from None
             return db
         # A read-only folder: WAL cannot make its side files, so read the file as it is.
         uri = "file:" + quote(str(self.path.resolve()))

@@ -10,6 +10,8 @@ import sys
 import textwrap
 import time
 
+from pathlib import Path
+
 import pytest
 
 from core.store import INTERRUPTED, Store
@@ -17,6 +19,14 @@ from tests.cli_processes import (processes_under, start_cli, wait_for_stored_row
                                  wait_until_gone)
 
 pytestmark = pytest.mark.usefixtures("fake_workloads")
+
+
+@pytest.fixture(autouse=True)
+def no_process_left_behind(siliconbench_home):
+    """Every process a test starts carries its SILICONBENCH_HOME, whatever session it is in."""
+    yield
+    for home in {siliconbench_home, Path(os.environ["SILICONBENCH_HOME"])}:  # or the test's own
+        assert wait_until_gone(home) == []
 
 
 def slow_run():

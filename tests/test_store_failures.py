@@ -29,6 +29,14 @@ from tests.cli_processes import run_cli, wait_until_gone
 
 # ---------------------------------------------------------------- helpers
 
+
+@pytest.fixture(autouse=True)
+def no_process_left_behind(siliconbench_home):
+    """Every process a test starts carries its SILICONBENCH_HOME, whatever session it is in."""
+    yield
+    for home in {siliconbench_home, Path(os.environ["SILICONBENCH_HOME"])}:  # or the test's own
+        assert wait_until_gone(home) == []
+
 @pytest.fixture(scope="module")
 def real_run(tmp_path_factory) -> RunRecord:
     """One record a real (test-workload) run wrote; tests store copies of it under new ids."""
