@@ -1,9 +1,7 @@
 """SiliconBench's core: measurement, runs, results and their store. No Qt here."""
 
-from importlib import metadata
-
-
 def _version() -> str:
+    from importlib import metadata
     try:
         return metadata.version("siliconbench")
     except metadata.PackageNotFoundError:
@@ -20,4 +18,10 @@ def _version() -> str:
     return "0+unknown"  # a source tree that was never installed
 
 
-__version__ = _version()
+def __getattr__(name: str):
+    # Computed on first use: `import core` must stay instant, so that the command's
+    # Ctrl-C handler (core.cli) is in place within milliseconds of the start.
+    if name == "__version__":
+        globals()["__version__"] = version = _version()
+        return version
+    raise AttributeError(f"module 'core' has no attribute {name!r}")

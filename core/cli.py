@@ -1,19 +1,33 @@
 """The `siliconbench` command. With no subcommand it opens the desktop app, or, with no display,
-runs the quick suite headless. Exit codes: 0 ok, 1 a run failed, 2 bad usage."""
+runs the quick suite headless. Exit codes: 0 ok, 1 a run failed, 2 bad usage, 130 Ctrl-C,
+143/129 ended by SIGTERM/SIGHUP (a run under way is kept as cancelled)."""
 
 from __future__ import annotations
 
-import argparse
+import _signal  # built in: no file to look for, so the handler is in place at once
 import os
-import platform
 import sys
-import time
-from pathlib import Path
 
-from core import __version__
-from core.params import Param
-from core.results import dumps
-from core.text import clip, one_line
+
+def _end_quietly(signum, frame) -> None:
+    os.write(2, b"siliconbench: interrupted.\n")
+    os._exit(130)
+
+
+# Ctrl-C while the command is still importing: one line, no traceback (main() takes over).
+if __name__ == "__main__" or os.path.basename(sys.argv[0]).startswith("siliconbench"):
+    _signal.signal(_signal.SIGINT, _end_quietly)
+
+import argparse  # noqa: E402  (after the handler, on purpose)
+import signal  # noqa: E402
+import platform  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from core.files import write_atomic  # noqa: E402
+from core.params import Param  # noqa: E402
+from core.results import dumps  # noqa: E402
+from core.text import clip, one_line  # noqa: E402
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -54,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = Parser(prog="siliconbench", description="Benchmarks for machine learning on Apple "
                "Silicon, NVIDIA GPUs and CPUs. With no command, opens the desktop app.")
+    from core import __version__
     p.add_argument("--version", action="version", version=f"SiliconBench {__version__}")
     sub = p.add_subparsers(dest="command", parser_class=Parser)
 
@@ -203,18 +218,24 @@ class _Progress:
             self.bar.stop()
 
 
-def _run_one(spec, store):
-    from core.runner import execute
+def _run_one(spec):
+    """(record, None), or (record, the sentence saying where it went) when the store could
+    not keep it."""
+    from core.runner import execute_kept
     progress = _Progress(f"{spec.workload} on {spec.framework}:{spec.device}")
     try:
-        return execute(spec, store, on_event=progress)
+        rec, not_stored = execute_kept(spec, on_event=progress)
     finally:
         progress.close()
+    if not_stored is None:
+        return rec, None
+    if not_stored.path is None:  # no file could be written: the record goes to the screen
+        print(dumps(rec.to_dict(), indent=1))
+    return rec, str(not_stored)
 
 
 def cmd_run(args) -> int:
     from core.runner import RunSpec
-    from core.store import Store
     from core.workloads import workload
     if not args.workload:
         raise Usage("Name a workload to run, e.g. siliconbench run gemm.")
@@ -227,12 +248,14 @@ def cmd_run(args) -> int:
     time_limit = TIME_LIMIT.parse(args.time_limit) if args.time_limit is not None else None
     spec = RunSpec(w.name, args.framework, args.device, given, args.label, args.quick,
                    time_limit)
-    store = Store()
-    rec = _run_one(spec, store)
+    rec, not_stored = _run_one(spec)
     if args.json:
         print(dumps(rec.to_dict(), indent=1))
     else:
         print_record(rec)
+    if not_stored:
+        print(f"siliconbench: {not_stored}", file=sys.stderr)
+        return EXIT_FAILED
     return EXIT_OK if rec.status == "ok" else EXIT_FAILED
 
 
@@ -278,24 +301,31 @@ def print_record(rec) -> None:
 def cmd_quick(args) -> int:
     from core.export import to_csv
     from core.runner import discover_devices
-    from core.store import Store, home
+    from core.store import default_path, home
     from core.suites import expand
-    store = Store()
     specs = expand("quick", discover_devices(fresh=False), args.label)
     if not specs:
         raise Usage("No usable device was found for the quick suite.")
-    records = []
+    records, all_stored = [], True
     for spec in specs:
         print(f"Quick suite: {spec.workload} on {spec.framework}:{spec.device} ...",
               file=sys.stderr)
-        rec = _run_one(spec, store)
+        rec, not_stored = _run_one(spec)
         print_record(rec)
+        if not_stored:
+            print(f"siliconbench: {not_stored}", file=sys.stderr)
+            all_stored = False
         records.append(rec)
     out = home() / f"quick-suite-{time.strftime('%Y%m%d-%H%M%S')}.csv"
-    out.write_text(to_csv(records), encoding="utf-8", errors="replace", newline="")
-    print(f"\nResults kept in the store {store.path}\nand written to {out}.\n"
+    try:
+        write_atomic(out, to_csv(records))
+    except OSError as e:
+        raise Usage(f"Cannot write {out}: {e.strerror}.") from None
+    kept = f"kept in the store {default_path()}" if all_stored else \
+        "kept in the store or the files named above"
+    print(f"\nResults {kept}\nand written to {out}.\n"
           f"List them with: siliconbench results")
-    return EXIT_OK if all(r.status == "ok" for r in records) else EXIT_FAILED
+    return EXIT_OK if all_stored and all(r.status == "ok" for r in records) else EXIT_FAILED
 
 
 def cmd_results(args) -> int:
@@ -307,6 +337,7 @@ def cmd_results(args) -> int:
     if args.limit is not None and not 1 <= args.limit <= MAX_LIMIT:
         raise Usage(f"--limit must be between 1 and {MAX_LIMIT:,}.")
     runs = store.runs(limit=args.limit)
+    _say_unreadable(store)
     if args.json:
         print(dumps([r.to_dict() for r in runs], indent=1))
         return EXIT_OK
@@ -352,16 +383,26 @@ def cmd_export(args) -> int:
         raise Usage(f"Say --format csv or --format json (or name the file .csv, .json or "
                     f"{RESULT_SUFFIX}).")
     records = _find_runs(store, args.run) if args.run else list(reversed(store.runs()))
+    left_out = _say_unreadable(store)
     if not records:
         raise Usage("There are no runs to export yet.")
     try:
-        # Text that cannot be UTF-8 (a lone surrogate) becomes '?' rather than losing the file.
-        out.write_text(to_csv(records) if fmt == "csv" else to_json(records),
-                       encoding="utf-8", errors="replace", newline="")
+        write_atomic(out, to_csv(records) if fmt == "csv" else to_json(records))
     except OSError as e:
-        raise Usage(f"Cannot write {out}: {e.strerror}.") from None
+        raise Usage(f"Cannot write {out}: {e.strerror}; the file was left as it was.") from None
     print(f"Wrote {len(records)} run(s) to {out}.")
-    return EXIT_OK
+    return EXIT_FAILED if left_out else EXIT_OK
+
+
+def _say_unreadable(store) -> int:
+    """Name the runs a damaged store could not give back (the rest were read)."""
+    if store.unreadable:
+        ids = ", ".join(run_id[:8] for run_id, _ in store.unreadable[:10])
+        more = f" and {len(store.unreadable) - 10} more" if len(store.unreadable) > 10 else ""
+        print(f"siliconbench: {len(store.unreadable)} run(s) in {store.path} are damaged and "
+              f"were left out ({ids}{more}; first problem: {store.unreadable[0][1]}); the "
+              "others are all here.", file=sys.stderr)
+    return len(store.unreadable)
 
 
 def cmd_import(args) -> int:
@@ -414,8 +455,7 @@ def cmd_compare(args) -> int:
     for name, render in ((args.html, to_html), (args.csv, to_csv)):
         if name:
             try:
-                Path(name).write_text(render(cmp), encoding="utf-8", errors="replace",
-                                      newline="")   # the CSV's CRLF as written, on any OS
+                write_atomic(name, render(cmp))
             except OSError as e:
                 raise Usage(f"Cannot write {name}: {e.strerror}.") from None
             print(f"Wrote {name}.", file=sys.stderr)
@@ -507,6 +547,8 @@ def cmd_gui(args) -> int:
         from gui.app import main as gui_main
     except ImportError as e:
         raise Usage(f"The desktop app cannot start: {e}.") from None
+    for sig in ENDING_SIGNALS:  # the app keeps its runs itself; Python would only defer these
+        signal.signal(sig, signal.SIG_DFL)
     return gui_main([])
 
 
@@ -516,14 +558,58 @@ COMMANDS = {"devices": cmd_devices, "workloads": cmd_workloads, "run": cmd_run,
             "gui": cmd_gui}
 
 
+class Ended(KeyboardInterrupt):
+    """SIGTERM or SIGHUP: handled like Ctrl-C (a run under way is cancelled and kept)."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        self.reason = f"cancelled: siliconbench was ended ({signal.Signals(signum).name})"
+        super().__init__(self.reason)
+
+
+def _raise_ended(signum, frame) -> None:
+    raise Ended(signum)
+
+
+ENDING_SIGNALS = [s for s in (signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s]
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Ctrl-C, `kill` and a closed terminal end the command with one line and keep any run
+    under way as cancelled (core.runner.execute)."""
+    before = {s: signal.getsignal(s) for s in [signal.SIGINT, *ENDING_SIGNALS]}
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    for sig in ENDING_SIGNALS:
+        signal.signal(sig, _raise_ended)
+    try:
+        return _main(sys.argv[1:] if argv is None else argv)
+    except KeyboardInterrupt as e:  # also one raised while another was being handled
+        return _interrupted(e)
+    finally:  # main() called in-process (tests) leaves the caller's handlers as they were
+        for sig, handler in before.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+
+
+def _interrupted(e: KeyboardInterrupt) -> int:
+    rec = getattr(e, "record", None)
+    kept = (f" The run {rec.id[:8]} was cancelled and kept in the store with its "
+            f"{len(rec.rows)} result row(s).") if rec is not None else ""
+    try:
+        print("siliconbench: " + (f"ended by {signal.Signals(e.signum).name}."
+                                  if isinstance(e, Ended) else "interrupted.") + kept,
+              file=sys.stderr)
+    except OSError:
+        pass  # the terminal that would show it is gone (SIGHUP)
+    return 128 + e.signum if isinstance(e, Ended) else 130
+
+
+def _main(argv: list[str]) -> int:
     from core.frameworks import UnknownFramework
     from core.logs import log, setup_logging
     from core.params import ParamError
     from core.runner import UsageError
     from core.store import StoreError
     from core.workloads import UnknownWorkload
-    argv = sys.argv[1:] if argv is None else argv
     log_path = setup_logging()
     try:
         args = build_parser().parse_args(argv)
@@ -536,9 +622,8 @@ def main(argv: list[str] | None = None) -> int:
     except (Usage, UsageError, ParamError, StoreError, UnknownWorkload, UnknownFramework) as e:
         print(f"siliconbench: {e}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("siliconbench: interrupted.", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:
+        return _interrupted(e)
     except Exception as e:  # never a traceback for the user; it goes to the log
         if os.environ.get("SILICONBENCH_DEBUG"):
             raise

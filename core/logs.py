@@ -14,6 +14,14 @@ BACKUPS = 5
 log = logging.getLogger("siliconbench")
 
 
+class QuietFileHandler(logging.handlers.RotatingFileHandler):
+    """A log that cannot be written (a full disk) is given up for that record, silently: the
+    default prints a traceback on the user's stderr for every record."""
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        pass
+
+
 def log_dir() -> Path:
     env = os.environ.get("SILICONBENCH_HOME")
     if env:
@@ -38,9 +46,12 @@ def setup_logging(level: int = logging.INFO) -> Path | None:
             handler.close()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handler = logging.handlers.RotatingFileHandler(path, maxBytes=MAX_BYTES,
-                                                       backupCount=BACKUPS, encoding="utf-8")
+        handler = QuietFileHandler(path, maxBytes=MAX_BYTES, backupCount=BACKUPS,
+                                   encoding="utf-8")
     except OSError:
+        # Without this, logging's last resort prints records (tracebacks too) on stderr.
+        if not any(isinstance(h, logging.NullHandler) for h in log.handlers):
+            log.addHandler(logging.NullHandler())
         return None
     handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: "
                                            "%(message)s"))

@@ -4,6 +4,7 @@ out-of-memory or a time-out as a failed run with its reason and the rows that al
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -15,6 +16,7 @@ import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 from core import params as params_mod
@@ -25,6 +27,7 @@ from core.telemetry import TelemetrySampler
 from core.workloads import workload
 
 KILL_GRACE_S = 5.0
+PARENT_PID_ENV = "SILICONBENCH_PARENT_PID"
 STDERR_LINES = 200
 
 
@@ -69,6 +72,7 @@ def prepare(spec: RunSpec) -> RunSpec:
 def _child_env() -> dict:
     env = dict(os.environ)
     env["PYTHONUNBUFFERED"] = "1"
+    env[PARENT_PID_ENV] = str(os.getpid())  # the worker ends itself if we vanish
     # The child must find this copy of core/ even when run from elsewhere (tests, bundles).
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
@@ -105,6 +109,7 @@ class ChildRun:
         self.spec = prepare(spec)
         self.on_event = on_event or (lambda e: None)
         self._cancelled = threading.Event()
+        self._cancel_reason = "cancelled by the user"
         self._proc: subprocess.Popen | None = None
         self._lines: queue.Queue = queue.Queue()
         self._stderr: deque[str] = deque(maxlen=STDERR_LINES)
@@ -138,7 +143,8 @@ class ChildRun:
         for line in self._proc.stderr:
             self._stderr.append(line.rstrip("\n"))
 
-    def cancel(self) -> None:
+    def cancel(self, reason: str = "cancelled by the user") -> None:
+        self._cancel_reason = reason
         self._cancelled.set()
 
     def _stop(self) -> None:
@@ -208,7 +214,7 @@ class ChildRun:
         if error is not None and error.get("kind") == "usage":
             raise UsageError(error["message"])
         if ended_by == "cancelled":
-            rec.status, rec.reason = "cancelled", "cancelled by the user"
+            rec.status, rec.reason = "cancelled", self._cancel_reason
         elif ended_by == "timeout":
             rec.status = "failed"
             rec.reason = f"stopped at the time limit of {self.spec.time_limit_s:g} s"
@@ -230,21 +236,131 @@ class ChildRun:
         return event if isinstance(event, dict) else None
 
 
+class RunNotStored(Exception):
+    """The run ended but the store could not keep it; `path` is the result file it went to
+    instead (None if none could be written). The message is one sentence for the user."""
+
+    def __init__(self, record: RunRecord, why: str, path) -> None:
+        self.record, self.why, self.path = record, why, path
+        where = (f"The run was written to {path} instead; add it to the store with: "
+                 f"siliconbench import {path}") if path else \
+            "No file could be written either; export the run while it is on screen."
+        super().__init__(f"{why} {where}")
+
+
+class _Keeper:
+    """Keeps a run in the store from its start: a kill at any moment loses nothing measured.
+    Progress saves that fail (a lock held elsewhere, a full disk) wait for the next row;
+    only the final save decides."""
+
+    def __init__(self, store, rec: RunRecord) -> None:
+        self.store, self.rec = store, rec
+        self._save(store.begin_run)
+
+    def _save(self, write) -> str | None:
+        from core.store import StoreError
+        try:
+            write(self.rec)
+            return None
+        except StoreError as e:
+            return str(e)
+
+    def on_event(self, event: dict) -> None:
+        if event.get("event") in ("started", "row", "warning"):
+            self._save(self.store.update_run)
+
+    def forget(self) -> None:
+        self._save(lambda rec: self.store.delete([rec.id]))
+
+    def finish(self) -> None:
+        from core.store import keep_elsewhere
+        why = self._save(self.store.save)
+        if why is not None:
+            path = keep_elsewhere(self.rec, self.store.path.parent)
+            log.error("run %s could not be stored (%s); kept in %s", self.rec.id, why, path)
+            raise RunNotStored(self.rec, why, path)
+
+
 def execute(spec: RunSpec, store=None, on_event: Callable[[dict], None] | None = None,
             started: Callable[[ChildRun], None] | None = None) -> RunRecord:
-    """Run to the end and keep the record in `store` (when given), whatever the outcome."""
-    child = ChildRun(spec, on_event).start()
-    if started is not None:
-        started(child)
+    """Run to the end and keep the record in `store` (when given), whatever the outcome:
+    written when the run starts, again as each row arrives, and at the end. RunNotStored when
+    the final save fails (the record is then in a result file). A KeyboardInterrupt (Ctrl-C,
+    or SIGTERM/SIGHUP turned into one by the command line) cancels the run, keeps it, and is
+    raised again once the record is safe."""
+    user_on_event = on_event or (lambda e: None)
+    keeper: _Keeper | None = None
+
+    def follow(event: dict) -> None:
+        if keeper is not None:
+            keeper.on_event(event)
+        user_on_event(event)
+    child = ChildRun(spec, follow)
+    interrupted: KeyboardInterrupt | None = None
     try:
+        child.start()
+        if store is not None:
+            keeper = _Keeper(store, child.record)
+        if started is not None:
+            started(child)
         rec = child.wait()
-    except KeyboardInterrupt:
-        child.cancel()
-        child._stop()
-        rec = child.wait()
-    if store is not None:
-        store.save(rec)
+    except UsageError:
+        if keeper is not None:
+            keeper.forget()  # nothing was run: the run was impossible as asked
+        raise
+    except KeyboardInterrupt as e:
+        if child._proc is None:
+            raise  # nothing started, nothing to keep
+        interrupted = e
+        with _signals_held():  # a second Ctrl-C must not lose the record being saved
+            child.cancel(getattr(e, "reason", None) or "cancelled by the user (Ctrl-C)")
+            child._stop()
+            rec = child.wait()
+            if keeper is not None:
+                keeper.finish()
+    if interrupted is not None:
+        interrupted.record = rec  # what was kept, for the sentence that ends the command
+        raise interrupted
+    if keeper is not None:
+        keeper.finish()
     return rec
+
+
+def execute_kept(spec: RunSpec, store_path=None, on_event: Callable[[dict], None] | None = None,
+                 started: Callable[[ChildRun], None] | None = None
+                 ) -> tuple[RunRecord, RunNotStored | None]:
+    """execute() with a store connection of its own (the default store when no path): the
+    caller's thread may be any. A store that cannot be opened (a full disk, a damaged file)
+    or cannot keep the run does not cost the run: it goes to a result file, and the second
+    value says where."""
+    from core.store import Store, StoreError, home, keep_elsewhere
+    try:
+        store = Store(store_path)
+    except StoreError as e:
+        rec = execute(spec, None, on_event, started)
+        folder = Path(store_path).parent if store_path else home()
+        return rec, RunNotStored(rec, str(e), keep_elsewhere(rec, folder))
+    try:
+        return execute(spec, store, on_event, started), None
+    except RunNotStored as e:
+        return e.record, e
+    finally:
+        store.close()
+
+
+@contextlib.contextmanager
+def _signals_held():
+    """Hold back Ctrl-C, SIGTERM and SIGHUP (main thread only) until the block is done."""
+    held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+    if threading.current_thread() is not threading.main_thread() or \
+            not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 DEVICE_CACHE = "devices.json"
@@ -270,6 +386,7 @@ def discover_devices(names: list[str] | None = None,
     `on_found(devices so far)` is called as each framework answers (TensorFlow takes seconds
     to import; the others need not wait for it). fresh=False reuses an answer kept in the
     store's folder while nothing it depends on (_installation_key) has changed."""
+    from core.files import write_atomic
     from core.store import home
     names = names or list(FRAMEWORKS)
     cache_path = home() / DEVICE_CACHE
@@ -306,7 +423,7 @@ def discover_devices(names: list[str] | None = None,
         list(pool.map(ask_and_report, names))
     try:
         cache_path.parent.mkdir(parents=True, exist_ok=True)
-        cache_path.write_text(json.dumps(cached))
+        write_atomic(cache_path, json.dumps(cached))  # two discoveries at once: one wins whole
     except OSError:
         pass  # a read-only data dir only costs the next call its speed
     return [d for n in names for d in answers[n]]

@@ -1,19 +1,31 @@
 """The local results store: SQLite (WAL) in the user data directory, one row per run with the
-full record as JSON. Every run is kept, failed and cancelled ones too; imports dedup by run id."""
+full record as JSON. Every run is kept, failed and cancelled ones too; imports dedup by run id.
+
+A run is written when it starts and again as its rows arrive, marked in `live_runs` with the
+process that owns it; a run whose process vanished (killed, the machine stopped) reads as
+failed with the reason INTERRUPTED and the rows measured until then. A damaged row costs only
+that run: the others are read, and `unreadable` says which were not."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
+import socket
 import sqlite3
+import sys
+import threading
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Callable, Iterator
+from urllib.parse import quote
 
-from core.results import RunRecord
+from core.results import RunRecord, records_to_json
 
 # Each entry upgrades the database by one version; PRAGMA user_version says where it is.
-MIGRATIONS: list[str] = [
-    """
-    CREATE TABLE runs (
+# Statements, not scripts: executescript would commit the migration's lock away.
+MIGRATIONS: list[list[str]] = [
+    ["""CREATE TABLE runs (
         id TEXT PRIMARY KEY,
         created_at TEXT NOT NULL,
         workload TEXT NOT NULL,
@@ -24,11 +36,25 @@ MIGRATIONS: list[str] = [
         source TEXT NOT NULL,
         imported INTEGER NOT NULL DEFAULT 0,
         record TEXT NOT NULL
-    );
-    CREATE INDEX runs_by_time ON runs(created_at);
-    """,
+    )""",
+     "CREATE INDEX runs_by_time ON runs(created_at)"],
+    # Runs under way: the process writing each (pid and start time, against pid reuse).
+    ["""CREATE TABLE live_runs (
+        id TEXT PRIMARY KEY,
+        host TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        started REAL NOT NULL
+    )"""],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
+
+# What a run's record says while it runs, so that a kill at any moment leaves it true.
+INTERRUPTED = ("interrupted: SiliconBench ended before the run did (it was killed or the "
+               "machine stopped); the rows measured until then are kept")
+WAIT_NOTICE_S = 3.0        # waiting this long for another process's write: say so
+WAIT_FOREVER_S = 86_400.0  # sqlite's busy timeout: a record is never dropped for a lock
+DISK_FULL_BYTES = 1 << 20
+WAL_LIMIT_BYTES = 8 << 20
 
 
 class StoreError(RuntimeError):
@@ -45,66 +71,287 @@ def home() -> Path:
     return Path(platformdirs.user_data_dir("SiliconBench", appauthor=False))
 
 
+def default_path() -> Path:
+    return home() / "results.sqlite3"
+
+
+def _say(message: str) -> None:
+    print(f"siliconbench: {message}", file=sys.stderr, flush=True)
+
+
 class Store:
-    def __init__(self, path: Path | None = None) -> None:
-        self.path = Path(path) if path else home() / "results.sqlite3"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(self.path, check_same_thread=False)
+    def __init__(self, path: Path | None = None,
+                 notice: Callable[[str], None] = _say) -> None:
+        self.path = Path(path) if path else default_path()
+        self.notice = notice                 # a sentence while we wait for another process
+        self.unreadable: list[tuple[str, str]] = []  # (run id, why) from the last read
+        self.read_only = False
+        folder = self.path.parent
         try:
-            self.db.execute("PRAGMA journal_mode=WAL")
+            folder.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):
+            raise StoreError(f"{_first_file(folder)} is a file, but SiliconBench keeps its "
+                             "results in a folder there; move the file aside or set "
+                             "SILICONBENCH_HOME to a folder.") from None
+        except OSError as e:
+            raise StoreError(f"The folder {folder} for the results store cannot be created "
+                             f"({e.strerror}); set SILICONBENCH_HOME to a writable folder.") \
+                from None
+        if self.path.is_dir():
+            raise StoreError(f"The results store {self.path} is a folder, not a database; "
+                             "move it aside and SiliconBench will start a new store.")
+        self.read_only = not os.access(folder, os.W_OK) or (
+            self.path.exists() and not os.access(self.path, os.W_OK))
+        if self.read_only and not self.path.exists():
+            raise StoreError(f"The results store cannot be created in {folder} (the folder is "
+                             "read-only); set SILICONBENCH_HOME to a writable folder.")
+        self.db = self._connect()
+        try:
             self._migrate()
-        except sqlite3.DatabaseError as e:
-            raise StoreError(f"The results store {self.path} cannot be read ({e}).") from None
+            if not self.read_only:
+                self._sweep_vanished()
+        except BaseException as e:
+            self.db.close()  # a store we refuse is left as it was, and not held open
+            if isinstance(e, sqlite3.DatabaseError):
+                raise self._error(e, "read") from None
+            raise
+
+    # ------------------------------------------------------------ opening
+
+    def _connect(self) -> sqlite3.Connection:
+        if not self.read_only:
+            db = sqlite3.connect(self.path, timeout=WAIT_FOREVER_S, check_same_thread=False)
+            try:
+                self._wait_for_lock(lambda: db.execute("PRAGMA journal_mode=WAL"))
+                # After a big import the WAL shrinks back at its next checkpoint.
+                db.execute(f"PRAGMA journal_size_limit = {WAL_LIMIT_BYTES}")
+            except sqlite3.DatabaseError as e:
+                db.close()
+                raise self._error(e, "read") from None
+            return db
+        # A read-only folder: WAL cannot make its side files, so read the file as it is.
+        uri = "file:" + quote(str(self.path.resolve()))
+        for mode in ("?mode=ro", "?mode=ro&immutable=1"):
+            db = sqlite3.connect(uri + mode, uri=True, timeout=WAIT_FOREVER_S,
+                                 check_same_thread=False)
+            try:
+                db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+                return db
+            except sqlite3.OperationalError:
+                db.close()
+        raise StoreError(f"The results store {self.path} cannot be opened read-only; copy it "
+                         "to a writable folder and set SILICONBENCH_HOME there.")
 
     def _migrate(self) -> None:
-        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        version = self._user_version()
         if version > SCHEMA_VERSION:
             raise StoreError(f"The results store {self.path} was written by a newer "
                              "SiliconBench; update SiliconBench to use it.")
-        for target in range(version + 1, SCHEMA_VERSION + 1):
-            with self.db:
-                self.db.executescript(MIGRATIONS[target - 1])
-                self.db.execute(f"PRAGMA user_version = {target}")
+        if version < SCHEMA_VERSION and not self.read_only:
+            # Under the write lock, looking again: another process may have just done it.
+            with self._transaction():
+                version = self._user_version()
+                for target in range(version + 1, SCHEMA_VERSION + 1):
+                    for statement in MIGRATIONS[target - 1]:
+                        self.db.execute(statement)
+                    self.db.execute(f"PRAGMA user_version = {target}")
+        if not self._has_table("runs"):
+            raise StoreError(f"The results store {self.path} is damaged (it has no table of "
+                             "runs); move it aside and SiliconBench will start a new store.")
+
+    def _user_version(self) -> int:
+        return self.db.execute("PRAGMA user_version").fetchone()[0]
+
+    def _has_table(self, name: str) -> bool:
+        return self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                               (name,)).fetchone() is not None
 
     def close(self) -> None:
         self.db.close()
 
-    def _row_values(self, rec: RunRecord, imported: bool) -> tuple:
-        return (rec.id, rec.created_at, rec.workload, rec.framework, rec.device, rec.status,
-                rec.label, rec.source, int(imported), json.dumps(rec.to_dict()))
+    # ------------------------------------------------------------ writing
+
+    def _wait_for_lock(self, acquire: Callable[[], object]) -> None:
+        """acquire() under sqlite's (long) busy timeout, with a sentence if it takes a while."""
+        timer = threading.Timer(WAIT_NOTICE_S, self.notice, args=(
+            f"waiting for another SiliconBench process to finish writing to {self.path}…",))
+        timer.daemon = True
+        timer.start()
+        try:
+            acquire()
+        finally:
+            timer.cancel()
+
+    @contextmanager
+    def _transaction(self, wait: bool = True) -> Iterator[sqlite3.Connection]:
+        """One short write transaction. wait=False gives up at once when another process
+        holds the lock (a run's progress saves: the final save waits)."""
+        if self.read_only:
+            raise StoreError(f"The results store {self.path} is read-only (its folder or file "
+                             "cannot be written); nothing can be added to it.")
+        if not wait:
+            self.db.execute("PRAGMA busy_timeout = 100")
+        try:
+            self._wait_for_lock(lambda: self.db.execute("BEGIN IMMEDIATE"))
+        except sqlite3.DatabaseError as e:
+            raise self._error(e, "written") from None
+        finally:
+            if not wait:
+                self.db.execute(f"PRAGMA busy_timeout = {int(WAIT_FOREVER_S * 1000)}")
+        try:
+            yield self.db
+            self.db.commit()
+        except BaseException as e:
+            self.db.rollback()
+            if isinstance(e, sqlite3.DatabaseError):
+                raise self._error(e, "written") from None
+            raise
+        self._shrink_wal()
+
+    def _shrink_wal(self) -> None:
+        """After a big write (an import), give the WAL's space back now: left alone it keeps
+        its size until some later write, and it can fill a disk (journal_size_limit only
+        trims it then). A reader in another process may hold it; then the next write tries."""
+        try:
+            if os.path.getsize(f"{self.path}-wal") <= WAL_LIMIT_BYTES:
+                return
+        except OSError:
+            return
+        self.db.execute("PRAGMA busy_timeout = 1000")
+        try:
+            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.DatabaseError:
+            pass  # busy or failing: the data is safe in the WAL meanwhile
+        finally:
+            self.db.execute(f"PRAGMA busy_timeout = {int(WAIT_FOREVER_S * 1000)}")
+
+    def _error(self, e: sqlite3.DatabaseError, action: str) -> StoreError:
+        """One sentence for what went wrong, saying what to do."""
+        text = str(e)
+        if "disk is full" in text or self._disk_full():
+            return StoreError(f"The disk holding the results store {self.path} is full ({text});"
+                              " free some space and try again.")
+        if "readonly" in text:
+            return StoreError(f"The results store {self.path} is read-only ({text}); nothing "
+                              "can be added to it.")
+        if isinstance(e, sqlite3.DatabaseError) and any(
+                w in text for w in ("malformed", "not a database", "no such table")):
+            return StoreError(f"The results store {self.path} is damaged ({text}); move it "
+                              "aside and SiliconBench will start a new store (siliconbench "
+                              "export may rescue what can still be read from it).")
+        return StoreError(f"The results store {self.path} cannot be {action} ({text}).")
+
+    def _disk_full(self) -> bool:
+        try:
+            return shutil.disk_usage(self.path.parent).free < DISK_FULL_BYTES
+        except OSError:
+            return False
+
+    def _row_values(self, rec: RunRecord, imported: bool, record: dict | None = None) -> tuple:
+        d = record or rec.to_dict()
+        return (rec.id, rec.created_at, rec.workload, rec.framework, rec.device, d["status"],
+                rec.label, rec.source, int(imported), json.dumps(d))
 
     def save(self, rec: RunRecord) -> None:
-        with self.db:
-            self.db.execute("INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?)",
-                            self._row_values(rec, False))
+        """Keep a finished run (or a run's final word: it is no longer under way)."""
+        with self._transaction() as db:
+            db.execute("INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?)",
+                       self._row_values(rec, False))
+            db.execute("DELETE FROM live_runs WHERE id = ?", (rec.id,))
+
+    def begin_run(self, rec: RunRecord) -> None:
+        """The run has started in this process: keep it now, as INTERRUPTED until it ends."""
+        host, pid, started = _this_process()
+        with self._transaction() as db:
+            db.execute("INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?)",
+                       self._row_values(rec, False, _interrupted(rec)))
+            db.execute("INSERT OR REPLACE INTO live_runs VALUES (?,?,?,?)",
+                       (rec.id, host, pid, started))
+
+    def update_run(self, rec: RunRecord) -> None:
+        """The rows so far of a run under way. Gives up (StoreError) rather than wait for
+        another process's lock: the next row or the final save tries again."""
+        with self._transaction(wait=False) as db:
+            db.execute("UPDATE runs SET record = ? WHERE id = ?",
+                       (json.dumps(_interrupted(rec)), rec.id))
+
+    def _sweep_vanished(self) -> None:
+        """Forget the owners of runs whose process has ended: they read as INTERRUPTED."""
+        live = self.db.execute("SELECT id, host, pid, started FROM live_runs").fetchall()
+        gone = [row[0] for row in live if not _alive(*row[1:])]
+        if gone:
+            with self._transaction() as db:
+                db.executemany("DELETE FROM live_runs WHERE id = ?", [(i,) for i in gone])
+
+    def _under_way(self) -> set[str]:
+        """Runs another process (or this one) is still measuring: not listed until they end."""
+        if not self._has_table("live_runs"):
+            return set()
+        return {row[0] for row in self.db.execute("SELECT id, host, pid, started FROM live_runs")
+                if _alive(*row[1:])}
 
     def import_records(self, records: list[RunRecord]) -> tuple[int, int]:
         """Add records not already here (by id), all in one transaction: (added, skipped)."""
         added = 0
-        with self.db:
+        with self._transaction():
             for rec in records:
                 cur = self.db.execute("INSERT OR IGNORE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?)",
                                       self._row_values(rec, True))
                 added += cur.rowcount
         return added, len(records) - added
 
+    # ------------------------------------------------------------ reading
+
+    def _read(self, sql: str, args=()) -> list[RunRecord]:
+        """The records a query selects (id, record), leaving out, and naming in `unreadable`,
+        those that cannot be read; a damaged page costs the runs on it, not the store."""
+        self.unreadable = []
+        try:
+            rows = self.db.execute(sql, args).fetchall()
+        except sqlite3.DatabaseError as e:
+            rows = self._read_row_by_row(sql, args, e)
+        hidden = self._under_way() if rows else set()
+        found = []
+        for run_id, text in rows:
+            if run_id in hidden:
+                continue
+            try:
+                found.append(RunRecord.from_dict(json.loads(text), validate_schema=False))
+            except (ValueError, TypeError, KeyError, AttributeError) as e:
+                self.unreadable.append((run_id, f"{type(e).__name__}: {e}"))
+        return found
+
+    def _read_row_by_row(self, sql: str, args, error: sqlite3.DatabaseError) -> list:
+        try:
+            rowids = [r[0] for r in self.db.execute(
+                sql.replace("SELECT id, record", "SELECT rowid", 1), args)]
+        except sqlite3.DatabaseError:
+            raise self._error(error, "read") from None
+        rows = []
+        for rowid in rowids:
+            try:
+                rows.append(self.db.execute("SELECT id, record FROM runs WHERE rowid = ?",
+                                            (rowid,)).fetchone())
+            except sqlite3.DatabaseError as e:
+                self.unreadable.append((f"row {rowid}", str(e)))
+        return [r for r in rows if r is not None]
+
     def get(self, run_id: str) -> RunRecord | None:
-        row = self.db.execute("SELECT record FROM runs WHERE id = ?", (run_id,)).fetchone()
-        return RunRecord.from_dict(json.loads(row[0]), validate_schema=False) if row else None
+        found = self._read("SELECT id, record FROM runs WHERE id = ?", (run_id,))
+        return found[0] if found else None
 
     def find(self, prefix: str) -> list[RunRecord]:
         """The run whose id is `prefix`, else the runs whose id starts with it (users type the
         first few characters). Case counts, and _ is no wildcard: imported ids may differ
         from each other in case alone, or be another id's first characters."""
-        rows = self.db.execute("SELECT record FROM runs WHERE id = ?", (prefix,)).fetchall() \
-            or self.db.execute("SELECT record FROM runs WHERE substr(id, 1, ?) = ? "
-                               "ORDER BY created_at", (len(prefix), prefix)).fetchall()
-        return [RunRecord.from_dict(json.loads(r[0]), validate_schema=False) for r in rows]
+        return self._read("SELECT id, record FROM runs WHERE id = ?", (prefix,)) \
+            or self._read("SELECT id, record FROM runs WHERE substr(id, 1, ?) = ? "
+                          "ORDER BY created_at", (len(prefix), prefix))
 
     def runs(self, limit: int | None = None, workload: str | None = None,
              status: str | None = None) -> list[RunRecord]:
         """Newest first."""
-        sql, args = "SELECT record FROM runs WHERE 1=1", []
+        sql, args = "SELECT id, record FROM runs WHERE 1=1", []
         if workload:
             sql += " AND workload = ?"
             args.append(workload)
@@ -115,19 +362,66 @@ class Store:
         if limit is not None:
             sql += " LIMIT ?"
             args.append(limit)
-        return [RunRecord.from_dict(json.loads(r[0]), validate_schema=False) for r in self.db.execute(sql, args)]
+        return self._read(sql, args)
 
     def set_label(self, run_ids: list[str], label: str | None) -> None:
-        with self.db:
+        with self._transaction() as db:
             for run_id in run_ids:
                 rec = self.get(run_id)
                 if rec is None:
                     continue
                 rec.label = label or None
-                self.db.execute("UPDATE runs SET label = ?, record = ? WHERE id = ?",
-                                (rec.label, json.dumps(rec.to_dict()), run_id))
+                db.execute("UPDATE runs SET label = ?, record = ? WHERE id = ?",
+                           (rec.label, json.dumps(rec.to_dict()), run_id))
 
     def delete(self, run_ids: list[str]) -> int:
-        with self.db:
-            return sum(self.db.execute("DELETE FROM runs WHERE id = ?", (i,)).rowcount
+        with self._transaction() as db:
+            db.executemany("DELETE FROM live_runs WHERE id = ?", [(i,) for i in run_ids])
+            return sum(db.execute("DELETE FROM runs WHERE id = ?", (i,)).rowcount
                        for i in run_ids)
+
+
+def _first_file(folder: Path) -> Path:
+    """The part of `folder` that exists as a file (SILICONBENCH_HOME=a file, say)."""
+    for p in [folder, *folder.parents]:
+        if p.exists():
+            return p
+    return folder
+
+
+def _interrupted(rec: RunRecord) -> dict:
+    return rec.to_dict() | {"status": "failed", "reason": INTERRUPTED}
+
+
+def _this_process() -> tuple[str, int, float]:
+    import psutil
+    return socket.gethostname(), os.getpid(), psutil.Process().create_time()
+
+
+def _alive(host: str, pid: int, started: float) -> bool:
+    """Another machine's process (a store on a shared drive) cannot be asked: it counts as
+    alive, as does this process itself."""
+    if host != socket.gethostname():
+        return True
+    import psutil
+    try:
+        return abs(psutil.Process(pid).create_time() - started) < 1.0
+    except psutil.AccessDenied:
+        return True   # someone else's process, but it exists
+    except (psutil.NoSuchProcess, ValueError):
+        return False
+
+
+def keep_elsewhere(rec: RunRecord, near: Path) -> Path | None:
+    """Write a run the store could not keep as a result file (`siliconbench import` reads
+    it): beside the store, else in the working folder, else the temporary folder."""
+    from core.files import write_atomic
+    import tempfile
+    name = f"siliconbench-unsaved-run-{rec.id[:8]}.json"
+    for folder in (near, Path.cwd(), Path(tempfile.gettempdir())):
+        try:
+            write_atomic(folder / name, records_to_json([rec]))
+            return folder / name
+        except OSError:
+            continue
+    return None

@@ -96,7 +96,46 @@ def devices(framework_name: str) -> list[dict]:
     return [d.to_dict() for d in framework(framework_name).load().devices()]
 
 
+def end_with_parent() -> None:
+    """Die with the parent: a killed `siliconbench run` must not leave its run computing in
+    the background (the worker has its own session, so no terminal signal reaches it).
+    Linux: the kernel sends SIGKILL when the parent goes (PR_SET_PDEATHSIG; it follows the
+    thread that started us, which waits for us). Elsewhere (macOS has no such call): a
+    thread that watches for the parent to change."""
+    parent = os.environ.get("SILICONBENCH_PARENT_PID")
+    if not parent:
+        return  # started by hand
+    parent_pid = int(parent)
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+        PR_SET_PDEATHSIG = 1
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0:
+            if os.getppid() != parent_pid:  # it died before the call took effect
+                _end_group()
+            return
+    import threading
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(0.5)
+        _end_group()
+    threading.Thread(target=watch, daemon=True, name="parent-watch").start()
+
+
+def _end_group() -> None:
+    """This process and its helpers (data loaders, compilers): our session's group."""
+    import signal
+    try:
+        os.killpg(os.getpgrp(), signal.SIGKILL)
+    finally:
+        os._exit(1)
+
+
 def main(argv: list[str]) -> int:
+    end_with_parent()
     emit = _event_stream()
     if argv[:1] == ["devices"] and len(argv) == 2:
         emit({"event": "devices", "devices": devices(argv[1])})

@@ -350,7 +350,8 @@ class CompareView(QWidget):
             raise ValueError("Nothing to compare yet.")
         text = to_csv(self.comparison) if path.lower().endswith(".csv") else \
             to_html(self.comparison)
-        Path(path).write_text(text, encoding="utf-8")
+        from core.files import write_atomic
+        write_atomic(path, text)  # a full disk leaves the old file as it was
 
     def choose_export_report(self) -> None:
         path, chosen = QFileDialog.getSaveFileName(

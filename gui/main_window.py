@@ -498,7 +498,8 @@ class MainWindow(QMainWindow):
         fmt = FORMAT_BY_SUFFIX.get(Path(path).suffix.lower(), "csv")
         text = to_json(records) if fmt == "json" else to_csv(records)
         try:
-            Path(path).write_text(text, encoding="utf-8")
+            from core.files import write_atomic
+            write_atomic(path, text)  # a full disk leaves the old file as it was
         except OSError as e:
             self.show_message("Export failed", f"Cannot write {path}: {e.strerror or e}.")
             return False

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from PySide6.QtCore import QObject, QThread, Signal
 
 from core.results import RunRecord, Row
-from core.runner import ChildRun, RunSpec, UsageError, execute
+from core.runner import ChildRun, RunSpec, UsageError, execute, execute_kept
 
 QUEUED, RUNNING, OK, FAILED, CANCELLED = "queued", "running", "ok", "failed", "cancelled"
 ENDED = (OK, FAILED, CANCELLED)
@@ -68,9 +68,12 @@ class RunThread(QThread):
     event = Signal(object)          # a runner event dict
     ended = Signal(object, str)     # (RunRecord, "") or (None, reason: nothing was run)
 
-    def __init__(self, spec: RunSpec, parent: QObject | None = None) -> None:
+    def __init__(self, spec: RunSpec, parent: QObject | None = None,
+                 store_path=None) -> None:
         super().__init__(parent)
         self.spec = spec
+        self.store_path = store_path      # where the run is kept as it goes (core.runner)
+        self.not_stored: str | None = None  # why the store could not keep it, if it could not
         self._lock = threading.Lock()
         self._child: ChildRun | None = None
         self._cancel = False
@@ -78,7 +81,14 @@ class RunThread(QThread):
 
     def run(self) -> None:
         try:
-            rec = execute(self.spec, None, on_event=self.event.emit, started=self._started)
+            if self.store_path is None:
+                rec = execute(self.spec, None, on_event=self.event.emit, started=self._started)
+            else:
+                # The run is in the store from its start, so quitting or a crash of the app
+                # loses nothing; a store that cannot keep it leaves a result file instead.
+                rec, not_stored = execute_kept(self.spec, self.store_path,
+                                               on_event=self.event.emit, started=self._started)
+                self.not_stored = str(not_stored) if not_stored else None
             self.outcome = (rec, "")
         except UsageError as e:
             self.outcome = (None, str(e))
@@ -201,7 +211,8 @@ class RunQueue(QObject):
         job = next((j for j in self.jobs if j.state == QUEUED), None)
         if job is None:
             return
-        thread = RunThread(job.spec, self)
+        thread = RunThread(job.spec, self,
+                           store_path=self.store.path if self.store is not None else None)
         thread.attached.connect(lambda run_id, j=job: self._on_attached(j, run_id))
         thread.event.connect(lambda event, j=job: self._on_event(j, event))
         thread.ended.connect(lambda rec, reason, j=job: self._on_ended(j, rec, reason))
@@ -250,13 +261,12 @@ class RunQueue(QObject):
             job.state, job.reason = FAILED, reason
         else:
             job.record, job.state, job.reason = rec, rec.status, rec.reason
-            if self.store is not None:
-                try:
-                    self.store.save(rec)
-                    job.saved = True
-                except Exception as e:  # keep the record on screen; say it was not kept
-                    job.reason = ((job.reason + "; ") if job.reason else "") + \
-                        f"the result could not be saved: {e}"
+            thread = self._running[1] if self._running and self._running[0] is job else None
+            not_stored = thread.not_stored if thread is not None else None
+            if self.store is not None and not_stored is None:
+                job.saved = True  # the run's thread kept it as it went
+            elif not_stored:  # keep the record on screen; say where it was kept instead
+                job.reason = ((job.reason + "; ") if job.reason else "") + not_stored
         job.step = {OK: "done", CANCELLED: "cancelled"}.get(job.state, "failed")
         self.job_changed.emit(job)
         self.job_ended.emit(job)

@@ -49,6 +49,12 @@ def killed(ctx, p):
     os.kill(os.getpid(), signal.SIGKILL)  # what the kernel's OOM killer does
 
 
+def slow(ctx, p):
+    _rows(ctx, p["steps"])
+    while True:  # a long point: only a signal ends it
+        time.sleep(0.1)
+
+
 def hang(ctx, p):
     _rows(ctx, p["steps"])
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a stubborn child: needs SIGKILL
@@ -59,4 +65,4 @@ def hang(ctx, p):
 WORKLOADS = [Workload(name=f"fake-{fn.__name__}", title=fn.__name__, summary="test workload",
                       frameworks=("torch",), params=STEPS, module=__name__, entry=fn.__name__,
                       hidden=True)
-             for fn in (ok, warns, raises, oom, crash, killed, hang)]
+             for fn in (ok, warns, raises, oom, crash, killed, slow, hang)]

@@ -47,3 +47,35 @@ def test_a_failed_run_logs_its_child_stderr():
     text = log_file().read_text()
     assert f"run {rec.id}" in text and "child stderr" in text
     assert rec.stderr_tail.splitlines()[-1] in text
+
+
+def test_a_log_that_cannot_be_written_stays_off_the_users_screen(siliconbench_home, capfd):
+    """SILICONBENCH_HOME a file: no log file; a full disk: the log's writes fail. Either way
+    the user's stderr gets no traceback from the logging machinery."""
+    import logging
+    import logging.handlers
+
+    from core.logs import QuietFileHandler, log, setup_logging
+
+    class FullDisk:
+        def write(self, text):
+            raise OSError(28, "No space left on device")
+
+        def flush(self):
+            pass
+    record = logging.makeLogRecord({"msg": "a run failed", "levelno": logging.WARNING})
+    for cls in (logging.handlers.RotatingFileHandler, QuietFileHandler):
+        handler = cls(siliconbench_home.parent / f"{cls.__name__}.log", delay=True)
+        handler.stream = FullDisk()
+        handler.emit(record)
+        handler.stream = None
+        handler.close()
+        err = capfd.readouterr().err
+        if cls is QuietFileHandler:
+            assert err == ""
+        else:  # what users saw before, for every record written on a full disk
+            assert "No space left on device" in err and "Traceback" in err
+    siliconbench_home.write_text("a file, not a folder")
+    assert setup_logging() is None
+    log.exception("an internal error with nowhere to go")
+    assert capfd.readouterr().err == ""

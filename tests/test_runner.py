@@ -8,6 +8,7 @@ import pytest
 
 from core.runner import ChildRun, RunSpec, UsageError, execute
 from core.store import Store
+from tests.cli_processes import stored_records
 
 pytestmark = pytest.mark.usefixtures("fake_workloads")
 
@@ -81,6 +82,8 @@ def test_unknown_device_is_a_usage_error_and_not_stored():
     with pytest.raises(UsageError, match="no device 'tpu'"):
         run("ok", device="tpu")
     assert Store().runs() == []
+    # Not even as a run under way (kept from its start), which a later start would list.
+    assert stored_records(Store().path) == []
 
 
 @pytest.mark.parametrize("spec, message", [

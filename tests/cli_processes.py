@@ -1,0 +1,71 @@
+"""Starting `siliconbench` as a real process (its own session, as a terminal would), and
+finding any process a test left behind: every process started under a test's
+SILICONBENCH_HOME carries it in its environment, whatever session it moved to."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+
+
+def start_cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "core.cli", *args], cwd=cwd,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, env=env)
+
+
+def run_cli(*args: str, cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "core.cli", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def processes_under(home: Path) -> list[psutil.Process]:
+    """Live processes whose environment names this SILICONBENCH_HOME (not this one)."""
+    found = []
+    for p in psutil.process_iter():
+        if p.pid == os.getpid():
+            continue
+        try:
+            if p.environ().get("SILICONBENCH_HOME") == str(home) and \
+                    p.status() != psutil.STATUS_ZOMBIE:
+                found.append(p)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return found
+
+
+def wait_until_gone(home: Path, timeout: float = 10) -> list[psutil.Process]:
+    deadline = time.monotonic() + timeout
+    while (left := processes_under(home)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return left
+
+
+def stored_records(path: Path) -> list[dict]:
+    """The records as they are on disk, live runs included (Store.runs hides those)."""
+    con = sqlite3.connect(path)
+    try:
+        return [json.loads(r[0]) for r in con.execute("SELECT record FROM runs")]
+    finally:
+        con.close()
+
+
+def wait_for_stored_rows(path: Path, n: int, timeout: float = 90) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists():
+            try:
+                recs = stored_records(path)
+            except sqlite3.OperationalError:
+                recs = []
+            if recs and len(recs[0]["rows"]) >= n:
+                return recs[0]
+        time.sleep(0.1)
+    raise AssertionError(f"no run with {n} rows reached {path} within {timeout} s")

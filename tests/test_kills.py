@@ -1,0 +1,122 @@
+"""A `siliconbench run` ended from outside (kill, a closed terminal, SIGKILL, Ctrl-C at any
+moment) loses nothing measured: the run is in the store from its start, its rows as they
+arrive, and the worker ends with its parent. Each test is the failure that showed it."""
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+from pathlib import Path
+
+import pytest
+
+from core.store import INTERRUPTED, Store
+from tests.cli_processes import (processes_under, start_cli, wait_for_stored_rows,
+                                 wait_until_gone)
+
+pytestmark = pytest.mark.usefixtures("fake_workloads")
+
+
+@pytest.fixture(autouse=True)
+def no_process_left_behind(siliconbench_home):
+    """Every process a test starts carries its SILICONBENCH_HOME, whatever session it is in."""
+    yield
+    for home in {siliconbench_home, Path(os.environ["SILICONBENCH_HOME"])}:  # or the test's own
+        assert wait_until_gone(home) == []
+
+
+def slow_run():
+    return start_cli("run", "fake-slow", "--steps", "2")
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGHUP, 129),
+                                       (signal.SIGINT, 130)])
+def test_a_signal_cancels_the_run_and_keeps_it_with_its_rows(siliconbench_home, sig, code):
+    cli = slow_run()
+    wait_for_stored_rows(siliconbench_home / "results.sqlite3", 2)
+    cli.send_signal(sig)
+    out, err = cli.communicate(timeout=30)
+    assert cli.returncode == code, err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert "was cancelled and kept in the store with its 2 result row(s)" in err
+    [rec] = Store().runs()
+    assert rec.status == "cancelled" and len(rec.rows) == 2
+    assert rec.reason == ("cancelled by the user (Ctrl-C)" if sig == signal.SIGINT else
+                          f"cancelled: siliconbench was ended ({signal.Signals(sig).name})")
+    assert wait_until_gone(siliconbench_home) == []
+
+
+def test_sigkill_of_the_command_ends_the_worker_and_keeps_the_rows(siliconbench_home):
+    cli = slow_run()
+    wait_for_stored_rows(siliconbench_home / "results.sqlite3", 2)
+    workers = [p for p in processes_under(siliconbench_home) if p.pid != cli.pid]
+    assert workers, "the worker should be running"
+    t0 = time.monotonic()
+    cli.kill()
+    cli.communicate(timeout=10)
+    assert wait_until_gone(siliconbench_home, timeout=10) == []
+    gone_after = time.monotonic() - t0
+    assert gone_after < 5, f"the orphaned worker lived {gone_after:.1f} s"
+    # The next start finds a run whose process vanished: interrupted, rows kept.
+    [rec] = Store().runs()
+    assert rec.status == "failed" and rec.reason == INTERRUPTED and len(rec.rows) == 2
+    assert Store().db.execute("SELECT count(*) FROM live_runs").fetchone()[0] == 0
+
+
+def test_a_run_under_way_is_not_listed_as_interrupted(siliconbench_home):
+    cli = slow_run()
+    try:
+        wait_for_stored_rows(siliconbench_home / "results.sqlite3", 2)
+        assert Store().runs() == []  # it is being measured, not lost
+    finally:
+        cli.send_signal(signal.SIGTERM)
+        cli.communicate(timeout=30)
+    assert [r.status for r in Store().runs()] == ["cancelled"]
+
+
+PARENT = textwrap.dedent("""
+    import os, subprocess, sys, time
+    child = subprocess.Popen([sys.executable, "-c", sys.argv[1]], start_new_session=True,
+                             env=dict(os.environ, SILICONBENCH_PARENT_PID=str(os.getpid())))
+    print(child.pid, flush=True)
+    time.sleep(120)
+""")
+WORKER = "import sys, time; sys.platform = {platform!r}; from core.worker import " \
+         "end_with_parent; end_with_parent(); time.sleep(120)"
+
+
+@pytest.mark.parametrize("platform", ["linux", "darwin"])  # prctl, and the watchdog macOS uses
+def test_the_worker_ends_when_its_parent_dies(siliconbench_home, platform):
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, WORKER.format(platform=platform)],
+                              stdout=subprocess.PIPE, text=True, start_new_session=True)
+    worker_pid = int(parent.stdout.readline())
+    time.sleep(0.5)   # let the worker arm its watch
+    os.kill(worker_pid, 0)  # alive
+    parent.kill()
+    parent.wait()
+    assert wait_until_gone(siliconbench_home, timeout=5) == []
+
+
+def test_ctrl_c_at_any_moment_is_one_line(siliconbench_home):
+    """From the command's first line on, never a KeyboardInterrupt traceback. Before it, the
+    interpreter itself is starting (site, encodings, finding the package): a signal there is
+    Python's own affair, told apart by a traceback with no frame in SiliconBench's files."""
+    outcomes = []
+    for delay_ms in range(10, 310, 10):
+        cli = start_cli("results", "--json")
+        time.sleep(delay_ms / 1000)
+        cli.send_signal(signal.SIGINT)
+        out, err = cli.communicate(timeout=30)
+        outcomes.append((delay_ms, cli.returncode, err))
+    ours = re.compile(r'File ".*[/\\\\](core|gui)[/\\\\]')
+    assert not [(d, err) for d, rc, err in outcomes if ours.search(err)]
+    started = [(d, rc, err) for d, rc, err in outcomes if "Traceback" not in err
+               and "Fatal Python error" not in err]
+    assert {rc for _, rc, _ in started} <= {0, 130, -signal.SIGINT}  # -2: before Python's handler
+    assert all(err.strip() == "siliconbench: interrupted." for _, rc, err in started
+               if rc == 130)
+    assert sum(rc == 130 for _, rc, _ in started) >= 5  # the signal did land in the command
