@@ -660,3 +660,16 @@ def test_other_cpu_of_same_chip():
     assert machine.other_cpu_of_same_chip(binned, binned) is None
     m4_max = machine.parse_sysctl(capture("m4max_sequoia_archspec_sysctl.txt"))
     assert machine.other_cpu_of_same_chip(big, m4_max) is None  # other chips: no warning
+
+
+@pytest.mark.parametrize("commands", [M5_MAX, VM, INTEL], ids=["m5max", "vm", "intel"])
+def test_a_probed_mac_travels_in_a_result_file(commands, monkeypatch):
+    """What a Mac's probe records (tiers, sources) must pass the import schema, or a run
+    kept in a file when the store failed could never be imported."""
+    from core.results import RunRecord, records_from_json, records_to_json
+    monkeypatch.setattr(machine, "run_command", mac_commands(**commands))
+    info = machine.probe_macos()
+    rec = RunRecord("gemm", "torch", "mps", {}, machine=info.to_dict())
+    back = records_from_json(records_to_json([rec]))[0]
+    assert machine.MachineInfo.from_dict(back.machine).cpu_tiers == info.cpu_tiers
+    assert back.machine["sources"] == info.sources
