@@ -184,18 +184,19 @@ def test_a_damaged_page_costs_only_its_runs(tmp_path, real_run):
     s.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     page = s.db.execute("PRAGMA page_size").fetchone()[0]
     # A leaf page of the table in its middle (dbstat lists the table's pages).
-    pages = s.db.execute("SELECT pageno FROM dbstat WHERE name = 'runs' AND pagetype = 'leaf'"
-                         ).fetchall()
+    pages = s.db.execute("SELECT pageno, ncell FROM dbstat WHERE name = 'runs' AND "
+                         "pagetype = 'leaf'").fetchall()
     s.close()
     if not pages:
         pytest.skip("this SQLite has no dbstat table")
-    target = pages[len(pages) // 2][0]
+    target, on_page = pages[len(pages) // 2]
     with open(path, "r+b") as f:
         f.seek((target - 1) * page)
         f.write(b"\xff" * page)
     s = Store(path)
     found = s.runs()
-    assert 0 < len(recs) - len(found) <= 5, (len(found), s.unreadable)
+    # The runs lost are those whose cells were on that page, however many a page holds.
+    assert 0 < len(recs) - len(found) <= on_page, (len(found), on_page, s.unreadable)
     assert s.unreadable and len(found) + len(s.unreadable) >= len(recs) - 5
 
 
