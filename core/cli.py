@@ -259,7 +259,7 @@ def cmd_quick(args) -> int:
     from core.export import to_csv
     from core.runner import discover_devices
     from core.store import Store, home
-    from core.suites import expand
+    from core.suites import expand, summary_lines
     store = Store()
     specs = expand("quick", discover_devices(fresh=False), args.label)
     if not specs:
@@ -268,13 +268,15 @@ def cmd_quick(args) -> int:
     for spec in specs:
         print(f"Quick suite: {spec.workload} on {spec.framework}:{spec.device} ...",
               file=sys.stderr)
-        rec = _run_one(spec, store)
-        print_record(rec)
-        records.append(rec)
+        records.append(_run_one(spec, store))
     out = home() / f"quick-suite-{time.strftime('%Y%m%d-%H%M%S')}.csv"
     out.write_text(to_csv(records))
-    print(f"\nResults kept in the store {store.path}\nand written to {out}.\n"
-          f"List them with: siliconbench results")
+    # A short summary, not every row: `siliconbench results --show ID` has those.
+    print("\nQuick suite: the best point of each workload (headline metric)")
+    print("\n".join(summary_lines(records)))
+    print(f"\nAll rows are kept in the store {store.path}\nand written to {out}.\n"
+          f"List the runs with: siliconbench results; one run's rows: siliconbench results "
+          f"--show ID")
     return EXIT_OK if all(r.status == "ok" for r in records) else EXIT_FAILED
 
 
@@ -294,10 +296,10 @@ def cmd_results(args) -> int:
         print(f"No runs yet in {store.path}. Try: siliconbench run gemm")
         return EXIT_OK
     from rich.table import Table
+    from core.workloads import headline
     t = Table("id", "when (UTC)", "workload", "device", "machine", "status", "rows", "best")
     for r in runs:
-        vals = [row for row in r.rows if row.value is not None]
-        best = max(vals, key=lambda row: row.value, default=None)
+        best = headline(r)
         t.add_row(r.id[:8], r.created_at[:19].replace("T", " "), r.workload,
                   f"{r.framework}:{r.device}", r.machine_label, r.status
                   if r.status == "ok" else f"[red]{r.status}[/]: {r.reason}", str(len(r.rows)),
