@@ -225,12 +225,19 @@ class CompareView(QWidget):
         self._stale = False
 
         self.reference_combo = QComboBox()
+        self.device_combo = QComboBox()
+        self.device_combo.setToolTip("The device to measure the reference's workload on")
         self.reference_combo.setToolTip("Published figures (resources/reference) to compare "
                                         "with; they carry no samples, so no verdict.")
         self._published = reference.references()
         for rec in self._published:
             self.reference_combo.addItem(reference_title(rec), rec.id)
         self.reference_combo.currentIndexChanged.connect(self._show_reference)
+        # Long reference titles must not widen the window: the combo elides them.
+        for combo in (self.reference_combo, self.device_combo):
+            combo.setSizeAdjustPolicy(
+                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(16)
         self.add_reference_button = QPushButton("Add Reference")
         self.add_reference_button.clicked.connect(
             lambda: self.add_reference(self.reference_combo.currentData()))
@@ -248,8 +255,6 @@ class CompareView(QWidget):
         self.reference_info.setProperty("role", "hint")
         self.reference_info.setTextInteractionFlags(
             Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.device_combo = QComboBox()
-        self.device_combo.setToolTip("The device to measure the reference's workload on")
         self.run_reference_button = QPushButton("Run It Here")
         self.run_reference_button.setToolTip("Queue the reference's workload with its "
                                              "parameters on the chosen device")

@@ -261,6 +261,7 @@ class CurveChart(Chart):
         self._peak_lines: list[pg.InfiniteLine] = []
         self._peak_keys: list[tuple] = []
         self._ranges: tuple | None = None
+        self.plot_item.vb.sigResized.connect(self._on_view_resized)
 
     def set_records(self, records: list[RunRecord]) -> None:
         self.series = curve_series(records, self.metric_name)
@@ -294,9 +295,8 @@ class CurveChart(Chart):
         plot.legend.setVisible(bool(self.series))  # an empty legend is a stray box
         plot.legend.setColumnCount(2 if len(self.series) > 4 else 1)
         if xs_all:
-            # Headroom above the highest point or peak for the legend in the top corner.
-            headroom = 1.12 + 0.06 * min(len(self.series), 4)
-            ranges = (min(xs_all) - 0.4, max(xs_all) + 0.4, top * headroom if top > 0 else 1)
+            ranges = (min(xs_all) - 0.4, max(xs_all) + 0.4,
+                      top * self._headroom() if top > 0 else 1)
             if ranges != self._ranges:
                 self._ranges = ranges
                 plot.setXRange(ranges[0], ranges[1], padding=0)
@@ -305,11 +305,29 @@ class CurveChart(Chart):
         if caption != self.caption.text():
             self.caption.setText(caption)
 
+    def _headroom(self) -> float:
+        """How far above the highest point or peak the y axis ends: room for the legend in
+        the top corner, so that no point hides under it (long run identities make it wide)."""
+        plot = self.plot_item
+        view_h = plot.vb.height()
+        if view_h < 80:  # not laid out yet: a guess by the number of legend lines
+            return 1.12 + 0.06 * min(len(self.series), 4)
+        legend_h = plot.legend.boundingRect().height() + 16
+        return max(1.1, 1 / (1 - min(0.6, legend_h / view_h)))
+
+    def _on_view_resized(self) -> None:
+        # The legend's share of the height changed: the headroom follows.
+        if self.series:
+            self._ranges = None
+            self._redraw()
+
     def _new_items(self, s: Series) -> dict:
         plot = self.plot_item
         line = pg.PlotDataItem(name=s.name)
         bars = pg.ErrorBarItem(beam=0.08)
         dots = pg.ScatterPlotItem(hoverable=True, tip=lambda x, y, data: data, size=9)
+        # Points above everything (peak labels, the legend): each can always be hovered.
+        dots.setZValue(2000)
         for item in (bars, line, dots):
             plot.addItem(item)
         # Clicking the legend entry hides the line; the points and error bars follow it.
