@@ -13,7 +13,8 @@ def queue_quick_suite(window) -> int:
     the moment it arrives. Returns the number of runs queued now."""
     from core.suites import expand
     found = [d for d in window.devices.devices if d.usable]
-    if not found:
+    # Every framework's devices, not those of the first to answer (MLX loads fastest).
+    if not found or not window.devices.complete:
         window.statusBar().showMessage("The quick suite starts once the devices are found.")
         window.devices.discovered.connect(_queue_once(window))
         return 0

@@ -222,3 +222,29 @@ def test_a_real_run_end_to_end_through_the_real_window(qtbot, tmp_path):
         assert "GB/s [" in cell_text(bandwidth.record, BEST)
     finally:
         store.close()
+
+
+def test_the_quick_suite_waits_for_every_framework_not_the_first_to_answer(qtbot, tmp_path):
+    """MLX answers first; the suite queued then ran on MLX alone and never reached the
+    inference run that ends in a comparison."""
+    from core.frameworks import DeviceInfo
+    from core.store import Store
+    from gui.main_window import MainWindow
+    from gui.welcome import queue_quick_suite
+    store = Store()
+    w = MainWindow(store, QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat))
+    w.ask_before_closing = False
+    qtbot.addWidget(w)
+    mlx, torch = DeviceInfo("mlx", "cpu", "CPU", "cpu"), DeviceInfo("torch", "cpu", "CPU", "cpu")
+    w.devices.set_devices([mlx], {"mlx": "test"}, final=False)   # the first framework's answer
+    assert queue_quick_suite(w) == 0 and not w.queue.jobs
+    w.devices.set_devices([mlx, torch], {"mlx": "test", "torch": "test"})  # discovery ends
+    try:
+        jobs = w.queue.jobs
+        assert {(j.spec.workload, j.spec.framework) for j in jobs} == {
+            ("gemm", "mlx"), ("gemm", "torch"), ("infer", "torch")}
+        assert {j.batch for j in jobs} <= w._compare_batches
+    finally:
+        w.queue.cancel_all()
+        qtbot.waitUntil(lambda: not w.queue.busy, timeout=60_000)
+        store.close()
