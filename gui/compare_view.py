@@ -39,6 +39,7 @@ from core.compare import (
 from core.report import (
     fmt_cell,
     fmt_ratio,
+    fmt_value,
     legend,
     point_label,
     to_csv,
@@ -102,6 +103,14 @@ def reference_details(rec: RunRecord) -> str:
              f"Source: {prov.get('source', 'unknown')}"
              + (f" ({prov['software']})" if prov.get("software") else "")]
     return "\n".join(lines)
+
+
+def reference_line(rec: RunRecord) -> str:
+    """The reference in one line: what it measured and whose figure it is."""
+    params = point_label(rec.params) if rec.params else "defaults"
+    source = (rec.provenance or {}).get("source", "unknown source")
+    return f"Measured {rec.workload} ({params}) on {rec.framework} {rec.device}, " \
+        f"{rec.machine_label}; source: {source}. Hover for its rows."
 
 
 def spec_params(rec: RunRecord) -> dict:
@@ -361,7 +370,9 @@ class CompareView(QWidget):
     def _show_reference(self) -> None:
         from core.workloads import workload
         rec = self.current_reference()
-        self.reference_info.setText(reference_details(rec) if rec else "")
+        # One line in view; everything it says on hover.
+        self.reference_info.setText(reference_line(rec) if rec else "")
+        self.reference_info.setToolTip(reference_details(rec) if rec else "")
         self.device_combo.clear()
         if rec is not None:
             runs_on = workload(rec.workload).frameworks
@@ -461,7 +472,9 @@ class CompareView(QWidget):
         for i, r in enumerate(rows):
             cells = [r.workload, f"{metric_title(r.metric)} ({r.unit or 'no unit'})",
                      point_label(r.params)]
-            cells += [fmt_cell(c, r.unit) for c in r.cells]
+            # The medians only: their intervals are in the tooltip and the chart's whiskers,
+            # so the verdicts fit beside them without scrolling.
+            cells += [fmt_value(c.value, r.unit) if c else "" for c in r.cells]
             verdicts: list[int] = []
             for k, c in enumerate(r.cells[1:], start=1):
                 text = ""
@@ -481,8 +494,13 @@ class CompareView(QWidget):
                                         f"{cell.n or 0} blocks")
                 elif len(FIXED) <= j < len(FIXED) + len(r.cells):
                     c = r.cells[j - len(FIXED)]
-                    if c is not None and (c.flags or c.note):
-                        item.setToolTip("; ".join(c.flags + ([c.note] if c.note else [])))
+                    if c is not None:
+                        tip = [f"{cmp.sides[j - len(FIXED)].label}: {fmt_cell(c, r.unit)}"]
+                        if c.n:
+                            tip.append(f"{c.n} blocks; [ ]: {CONFIDENCE:.0%} interval of the "
+                                       "median")
+                        tip += c.flags + ([c.note] if c.note else [])
+                        item.setToolTip("\n".join(tip))
                 self.table.setItem(i, j, item)
         head = self.table.horizontalHeader()
         head.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)

@@ -50,8 +50,11 @@ def test_runs_of_one_machine_side_by_side_under_their_identities(view):
     # The sides are named by identity (machine · framework device · time), never a hash.
     for letter, rec in zip("ABC", recs, strict=True):
         assert f"{letter} = {rec.identity}" in view.summary.text()
-    for r in rows:
-        assert "[" in r["A"]                           # the median with its interval
+    for i, r in enumerate(rows):
+        # The median in view, its interval and block count on hover.
+        assert "[" not in r["A"] and float(r["A"]) > 0
+        assert "[" in view.table.item(i, 3).toolTip() and "blocks" in \
+            view.table.item(i, 3).toolTip()
         for col in ("B vs A: ratio · verdict", "C vs A: ratio · verdict"):
             assert "×" in r[col] and not r[col].startswith("no significant")
     # The table fits: no sideways scrolling at 1440 wide.
@@ -123,9 +126,10 @@ def test_a_reference_says_what_it_measured_and_can_be_run_here(view, qtbot):
     ref = infer_reference()
     view.reference_combo.setCurrentIndex(view.reference_combo.findData(ref.id))
     text = view.reference_info.text()
-    assert "infer on torch mps" in text and "batch_size=64" in text and "model=resnet50" in text
+    assert "infer (batch_size=64 data=host model=resnet50) on torch mps" in text
     assert ref.machine_label in text and ref.provenance["source"] in text
-    assert text == reference_details(ref)
+    details = view.reference_info.toolTip()
+    assert details == reference_details(ref) and "Throughput (img/s) at" in details
     # No device yet: nothing to run on.
     assert not view.run_reference_button.isEnabled()
     view.set_devices([DeviceInfo("torch", "cpu", "CPU", "cpu"),
