@@ -248,3 +248,14 @@ def test_the_quick_suite_waits_for_every_framework_not_the_first_to_answer(qtbot
         w.queue.cancel_all()
         qtbot.waitUntil(lambda: not w.queue.busy, timeout=60_000)
         store.close()
+
+
+def test_exports_name_each_run_by_its_identity():
+    import csv
+    import io
+
+    from core.export import to_csv
+    runs = [recorded("gemm-torch"), recorded("gemm-torch-second")]
+    lines = list(csv.DictReader(io.StringIO(to_csv(runs))))
+    assert {line["run"] for line in lines} == {r.identity for r in runs}
+    assert len({r.identity for r in runs}) == 2
