@@ -130,8 +130,8 @@ def verdict(base: list[float], other: list[float], better: str) -> tuple[str, fl
     if p < ALPHA:
         return word, p, ratio
     if far_apart(base, other):
-        return f"{FAR_APART}: {fmt_times(ratio)} {word}, the ranges do not overlap " \
-               f"({_too_few_or_spread(base, other)})", p, ratio
+        return f"{FAR_APART}: {fmt_times(ratio)} {word}, ranges do not overlap; " \
+               f"{_too_few_or_spread(base, other)}", p, ratio
     return f"{INCONCLUSIVE}: {_too_few_or_spread(base, other)}", p, ratio
 
 
