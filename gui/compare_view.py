@@ -502,6 +502,15 @@ class CompareView(QWidget):
                         tip += c.flags + ([c.note] if c.note else [])
                         item.setToolTip("\n".join(tip))
                 self.table.setItem(i, j, item)
+        # A side that shares no row (a reference of another workload) takes no room.
+        n = len(cmp.sides) if cmp else 0
+        for j in range(len(header)):
+            self.table.setColumnHidden(j, False)
+        for k in range(n):
+            if not any(r.cells[k] is not None for r in rows):
+                self.table.setColumnHidden(len(FIXED) + k, True)
+                if k:
+                    self.table.setColumnHidden(len(FIXED) + n + k - 1, True)
         head = self.table.horizontalHeader()
         head.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         # The verdicts take the room that is left, wrapping rather than scrolling sideways.

@@ -59,6 +59,11 @@ def test_runs_of_one_machine_side_by_side_under_their_identities(view):
             assert "×" in r[col] and not r[col].startswith("no significant")
     # The table fits: no sideways scrolling at 1440 wide.
     assert view.table.horizontalScrollBar().maximum() == 0
+    # A reference of another workload adds a side that shares no row: it takes no column.
+    view.add_reference(infer_reference().id)
+    assert view.headers()[6] == "D" and view.table.isColumnHidden(6)
+    assert view.table.isColumnHidden(9) and not view.table.isColumnHidden(5)
+    view.clear_references()
     # A size sweep is drawn as overlaid curves, one per run, named apart.
     chart = view.current_chart()
     assert chart is view.curves["tflops"] and chart.has_data()
