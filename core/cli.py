@@ -302,7 +302,7 @@ def cmd_quick(args) -> int:
     from core.export import to_csv
     from core.runner import discover_devices
     from core.store import default_path, home
-    from core.suites import expand
+    from core.suites import expand, summary_lines
     specs = expand("quick", discover_devices(fresh=False), args.label)
     if not specs:
         raise Usage("No usable device was found for the quick suite.")
@@ -321,10 +321,14 @@ def cmd_quick(args) -> int:
         write_atomic(out, to_csv(records))
     except OSError as e:
         raise Usage(f"Cannot write {out}: {e.strerror}.") from None
+    # A short summary, not every row: `siliconbench results --show ID` has those.
+    print("\nQuick suite: the best point of each workload (headline metric)")
+    print("\n".join(summary_lines(records)))
     kept = f"kept in the store {default_path()}" if all_stored else \
         "kept in the store or the files named above"
-    print(f"\nResults {kept}\nand written to {out}.\n"
-          f"List them with: siliconbench results")
+    print(f"\nAll rows are {kept}\nand written to {out}.\n"
+          f"List the runs with: siliconbench results; one run's rows: siliconbench results "
+          f"--show ID")
     return EXIT_OK if all_stored and all(r.status == "ok" for r in records) else EXIT_FAILED
 
 
@@ -346,10 +350,10 @@ def cmd_results(args) -> int:
         return EXIT_OK
     from rich.table import Table
     from rich.text import Text
+    from core.workloads import headline
     t = Table("id", "when (UTC)", "workload", "device", "machine", "status", "rows", "best")
     for r in runs:
-        vals = [row for row in r.rows if row.value is not None]
-        best = max(vals, key=lambda row: row.value, default=None)
+        best = headline(r)
         status = _text(r.status) if r.status == "ok" else \
             Text.assemble((r.status, "red"), ": ", _text(r.reason))
         t.add_row(_text(r.id[:8]), _text(r.created_at[:19].replace("T", " ")),

@@ -30,6 +30,11 @@ SUSPECT_FLAGS = ("fallback", "above_peak", "wrong_result", "noisy")
 PUBLISHED_VERDICT = "no statistics: published figure"
 NO_SAMPLES_VERDICT = "no statistics: no per-block samples"
 SAME = "no significant difference"
+INCONCLUSIVE = "inconclusive"
+FAR_APART = "far apart"
+TOO_FEW = "too few samples (run without Quick)"
+FEW_SAMPLES = 10                 # fewer blocks than the full protocol's minimum: a quick run
+FAR_FACTOR = 2.0                 # disjoint ranges this far apart are a difference plain to see
 
 
 class UnknownSide(ValueError):
@@ -112,21 +117,49 @@ def smallest_p(n1: int, n2: int) -> float:
 def verdict(base: list[float], other: list[float], better: str) -> tuple[str, float, float]:
     """(verdict, p-value, ratio of medians other/base) for two sets of per-block samples.
     A difference counts when Mann-Whitney rejects equality at ALPHA and the medians differ
-    by at least MIN_EFFECT; `better` is direction()'s answer for the metric."""
+    by at least MIN_EFFECT; `better` is direction()'s answer for the metric. Where the test
+    cannot tell, the verdict says so and never reads as equality."""
     from scipy.stats import mannwhitneyu
 
     ratio = summarize(other).median / summarize(base).median
     p = float(mannwhitneyu(other, base, alternative="two-sided").pvalue)
     if math.isnan(p):    # both sets constant and equal
         p = 1.0
-    if p >= ALPHA or abs(ratio - 1) < MIN_EFFECT:
-        if smallest_p(len(base), len(other)) >= ALPHA:
-            return f"{SAME} (too few samples to tell)", p, ratio
+    if abs(ratio - 1) < MIN_EFFECT:
         return SAME, p, ratio
+    word = _word(ratio, better)
+    if p < ALPHA:
+        return word, p, ratio
+    if far_apart(base, other):
+        return f"{FAR_APART}: {fmt_times(ratio)} {word}, ranges do not overlap; " \
+               f"{_too_few_or_spread(base, other)}", p, ratio
+    return f"{INCONCLUSIVE}: {_too_few_or_spread(base, other)}", p, ratio
+
+
+def _word(ratio: float, better: str) -> str:
     higher = ratio > 1
     if better == "neutral":
-        return ("higher" if higher else "lower"), p, ratio
-    return ("faster" if higher == (better == "higher") else "slower"), p, ratio
+        return "higher" if higher else "lower"
+    return "faster" if higher == (better == "higher") else "slower"
+
+
+def _too_few_or_spread(base: list[float], other: list[float]) -> str:
+    if smallest_p(len(base), len(other)) >= ALPHA or min(len(base), len(other)) < FEW_SAMPLES:
+        return TOO_FEW
+    return "the spread is too wide to tell"
+
+
+def far_apart(base: list[float], other: list[float]) -> bool:
+    """Every sample of one side beyond every sample of the other, by FAR_FACTOR or more: a
+    difference plain to see even where the test has too few samples to count it."""
+    lo, hi = sorted((base, other), key=lambda xs: summarize(xs).median)
+    return min(hi) >= FAR_FACTOR * max(lo) > 0
+
+
+def fmt_times(ratio: float) -> str:
+    """How many times apart, always >= 1: 36x for 36.0 and for 1/36."""
+    r = ratio if ratio >= 1 else 1 / ratio
+    return f"{r:.0f}×" if r >= 10 else f"{r:.1f}×"
 
 
 def _cell(rec: RunRecord, row: Row) -> Cell:

@@ -14,7 +14,7 @@ RESULT_SUFFIX = ".sbresults"
 FORMAT_BY_SUFFIX = {".csv": "csv", ".json": "json", RESULT_SUFFIX: "json"}
 
 RUN_COLUMNS = ["run_id", "created_at", "machine", "device", "device_name", "framework",
-               "workload", "status", "source"]
+               "workload", "status", "source", "run"]
 ROW_COLUMNS = ["metric", "value", "unit"]
 STAT_COLUMNS = ["median", "p25", "p75", "ci_low", "ci_high", "n"]
 TAIL_COLUMNS = ["pct_of_peak", "flags", "note"]
@@ -61,7 +61,7 @@ def csv_table(records: list[RunRecord]) -> tuple[list[str], list[list]]:
     lines = []
     for rec in records:
         run_part = [rec.id, rec.created_at, rec.machine_label, rec.device, rec.device_name,
-                    rec.framework, rec.workload, rec.status, rec.source]
+                    rec.framework, rec.workload, rec.status, rec.source, rec.identity]
         for row in rec.rows:
             s = row.stats
             stats = [getattr(s, c) for c in STAT_COLUMNS] if s else [None] * len(STAT_COLUMNS)

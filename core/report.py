@@ -11,6 +11,8 @@ from core import __version__
 from core.compare import (
     ALPHA,
     CONFIDENCE,
+    FAR_APART,
+    INCONCLUSIVE,
     MIN_EFFECT,
     Cell,
     ComparedRow,
@@ -75,7 +77,9 @@ def legend() -> str:
             "with the first machine that has the row (the ratio divides by it); faster, "
             f"slower, higher or lower only when a Mann-Whitney test on the per-block samples "
             f"says so at the {ALPHA:.0%} level and the medians differ by at least "
-            f"{MIN_EFFECT:.0%}. Published figures carry no samples: they compare by value only.")
+            f"{MIN_EFFECT:.0%}; inconclusive where the samples cannot tell (quick runs time too few "
+            "blocks), far apart where the ranges do not overlap by 2× or more. Published "
+            "figures carry no samples: they compare by value only.")
 
 
 # ---------------------------------------------------------------- CSV
@@ -134,8 +138,13 @@ def _link(url: str | None) -> str:
 def verdict_class(verdict: str | None) -> str:
     if not verdict:
         return ""
-    if verdict.startswith(("faster", "slower")):
-        return verdict.split()[0]
+    words = verdict.replace(",", " ").split()
+    if words[0] in ("faster", "slower"):
+        return words[0]
+    if verdict.startswith(FAR_APART) and words[3] in ("faster", "slower"):
+        return words[3]     # "far apart: 36× faster, ...": a difference plain to see
+    if verdict.startswith(INCONCLUSIVE):
+        return "inconclusive"
     return "pub" if verdict.startswith("no statistics") else "same"
 
 

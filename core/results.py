@@ -102,6 +102,22 @@ class RunRecord:
         m = self.machine
         return m.get("model_name") or m.get("chip") or m.get("cpu_model") or "unknown machine"
 
+    @property
+    def identity(self) -> str:
+        """The run's one name everywhere (legends, Compare columns, reports, exports):
+        'machine · framework device · when' ('published' for a published figure)."""
+        return f"{self.machine_label} · {self.framework} {self.device} · {self.when}"
+
+    @property
+    def when(self) -> str:
+        if self.source == "published":
+            return "published"
+        try:
+            t = _dt.datetime.fromisoformat(self.created_at).astimezone()
+        except (TypeError, ValueError):
+            return str(self.created_at)
+        return t.strftime("%d %b %H:%M:%S")
+
     def to_dict(self) -> dict:
         """The record as JSON-ready data, for writing out: nested dicts (machine, settings,
         telemetry, ...) are the record's own, not copies. dataclasses.asdict copied every

@@ -116,9 +116,12 @@ class ChildRun:
 
     def start(self) -> "ChildRun":
         from core.machine import probe
+        from core.machine_names import name_for
+        machine = probe().to_dict()
+        # The name given to this machine (Name Machine) labels its new runs too.
         self.record = RunRecord(workload=self.spec.workload, framework=self.spec.framework,
                                 device=self.spec.device, params=self.spec.params,
-                                label=self.spec.label, machine=probe().to_dict())
+                                label=self.spec.label or name_for(machine), machine=machine)
         self.record.software = dict(self.record.machine.get("frameworks") or {})
         self._proc = subprocess.Popen(
             worker_command("run"), stdin=subprocess.PIPE,

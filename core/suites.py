@@ -7,7 +7,8 @@ from importlib import resources
 
 from core.frameworks import DeviceInfo
 from core.runner import RunSpec
-from core.workloads import workload
+from core.results import RunRecord
+from core.workloads import headline, workload
 
 
 def load_suites() -> dict:
@@ -30,3 +31,29 @@ def expand(name: str, devices: list[DeviceInfo], label: str | None = None) -> li
                                      dict(entry.get("params", {})), label,
                                      quick=suite.get("quick_measure", False)))
     return specs
+
+
+def summary_lines(records: list[RunRecord]) -> list[str]:
+    """A suite's outcome in a few lines: per device, each workload's headline (its best point,
+    with % of the device's peak where known) or why the run has none."""
+    devices: dict[str, list[RunRecord]] = {}
+    for rec in records:
+        where = f"{rec.device_name or rec.device} ({rec.framework} {rec.device})"
+        devices.setdefault(where, []).append(rec)
+    lines: list[str] = []
+    for where, recs in devices.items():
+        lines.append(where)
+        for rec in recs:
+            title = workload(rec.workload).title
+            row = headline(rec)
+            if rec.status != "ok":
+                text = f"{rec.status}: {rec.reason or 'no reason given'}"
+            elif row is None:
+                text = "nothing measured"
+            else:
+                point = ", ".join(f"{k} {v}" for k, v in row.params.items())
+                peak = "peak unknown" if row.pct_of_peak is None else \
+                    f"{row.pct_of_peak:.0f}% of peak"
+                text = f"{row.value:.3g} {row.unit} ({point}; {peak})"
+            lines.append(f"  {title}: {text}")
+    return lines

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -17,9 +17,11 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QPushButton,
+    QSplitter,
     QStackedWidget,
     QTableWidget,
     QTableWidgetItem,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -31,11 +33,13 @@ from core.compare import (
     Comparison,
     Side,
     compare,
+    row_key,
     unique_labels,
 )
 from core.report import (
     fmt_cell,
     fmt_ratio,
+    fmt_value,
     legend,
     point_label,
     to_csv,
@@ -43,32 +47,98 @@ from core.report import (
     verdict_class,
 )
 from core.results import RunRecord
-from gui.plots import CURVE_METRICS, CategoryAxis, Chart, CurveChart, export_chart
+from core.runner import RunSpec
+from gui.plots import CURVE_METRICS, CategoryAxis, Chart, CurveChart, export_chart, x_param
+from gui.row_text import metric_title
 from gui.theme import LIGHT, Theme, series_color
 
-FIXED = ["Workload", "Metric", "Point", "Unit"]
+FIXED = ["Workload", "Metric", "Point"]
 
 
 def sides_for(records: list[RunRecord]) -> list[Side]:
-    """One side per machine; runs of a single machine are compared run by run."""
+    """One side per machine; runs of a single machine are compared run by run, each under
+    its identity (machine · framework device · time)."""
     machines: dict[str, list[RunRecord]] = {}
     for rec in records:
         machines.setdefault(rec.machine_label, []).append(rec)
     if len(machines) >= 2:
         sides = [Side(label, recs) for label, recs in machines.items()]
     else:
-        sides = [Side(rec.machine_label, [rec]) for rec in records]
+        sides = [Side(rec.identity, [rec]) for rec in records]
     return sides
 
 
 def reference_side(rec: RunRecord) -> Side:
-    return Side(f"{rec.machine_label} (published)", [rec])
+    return Side(rec.identity, [rec])
 
 
 def reference_title(rec: RunRecord) -> str:
     source = (rec.provenance or {}).get("source", "")
-    return f"{rec.machine_label} · {rec.workload} ({rec.framework})" + \
+    return f"{rec.machine_label} · {rec.workload} ({rec.framework} {rec.device})" + \
         (f" · {source}" if source else "")
+
+
+def side_letter(i: int) -> str:
+    return chr(ord("A") + i) if i < 26 else str(i + 1)
+
+
+def measured_points(rec: RunRecord) -> str:
+    """What a published record measured, in words: 'samples_per_s at batch_size=64, ...'."""
+    seen: list[str] = []
+    for row in rec.rows:
+        text = f"{metric_title(row.metric)} ({row.unit or 'no unit'})" + \
+            (f" at {point_label(row.params)}" if row.params else "")
+        if text not in seen:
+            seen.append(text)
+    return "; ".join(seen[:4]) + (f"; and {len(seen) - 4} more" if len(seen) > 4 else "")
+
+
+def reference_details(rec: RunRecord) -> str:
+    """A published reference at a glance: what, with which parameters, on what, from where."""
+    prov = rec.provenance or {}
+    params = point_label(rec.params) if rec.params else "its defaults"
+    lines = [f"Measured: {rec.workload} on {rec.framework} {rec.device}, parameters {params}",
+             f"Rows: {measured_points(rec)}",
+             f"Machine: {rec.machine_label} — {prov.get('hardware', '')}".rstrip(" —"),
+             f"Source: {prov.get('source', 'unknown')}"
+             + (f" ({prov['software']})" if prov.get("software") else "")]
+    return "\n".join(lines)
+
+
+def reference_line(rec: RunRecord) -> str:
+    """The reference in one line: what it measured and whose figure it is."""
+    params = point_label(rec.params) if rec.params else "defaults"
+    source = (rec.provenance or {}).get("source", "unknown source")
+    return f"Measured {rec.workload} ({params}) on {rec.framework} {rec.device}, " \
+        f"{rec.machine_label}; source: {source}. Hover for its rows."
+
+
+def spec_params(rec: RunRecord) -> dict:
+    """The workload parameters that repeat a reference: its own, and the point parameters
+    of its rows that are parameters too (a row's 'size' is the 'sizes' parameter)."""
+    from core.workloads import workload
+    names = {p.name for p in workload(rec.workload).params}
+    params: dict = {}
+    for row in rec.rows:
+        for k, v in row.params.items():
+            if k in names:
+                params.setdefault(k, v)
+            elif f"{k}s" in names:
+                params.setdefault(f"{k}s", [])
+                if v not in params[f"{k}s"]:
+                    params[f"{k}s"].append(v)
+    params.update({k: v for k, v in rec.params.items() if k in names})
+    return params
+
+
+def matches(rec: RunRecord, ref: RunRecord) -> bool:
+    """Whether a run and a published reference share at least one row to compare."""
+    keys = {row_key(ref.workload, r) for r in ref.rows}
+    return any(row_key(rec.workload, r) in keys for r in rec.rows if r.value is not None)
+
+
+def matching_references(records: list[RunRecord]) -> list[RunRecord]:
+    return [ref for ref in reference.references() if any(matches(r, ref) for r in records)]
 
 
 def chart_groups(cmp: Comparison) -> list[tuple[str, str, str]]:
@@ -82,9 +152,9 @@ def chart_groups(cmp: Comparison) -> list[tuple[str, str, str]]:
 
 
 def is_curve(rows: list[ComparedRow]) -> bool:
-    """GEMM and bandwidth sweeps read better as curves over size than as bars."""
-    return bool(rows) and rows[0].metric in CURVE_METRICS and \
-        all("size" in r.params for r in rows)
+    """GEMM and bandwidth sweeps read better as curves over their x than as bars."""
+    x = x_param(rows[0].workload) if rows else ""
+    return bool(x) and rows[0].metric in CURVE_METRICS and all(x in r.params for r in rows)
 
 
 class CompareBarChart(Chart):
@@ -126,7 +196,8 @@ class CompareBarChart(Chart):
             brush = QBrush(color, Qt.BrushStyle.BDiagPattern) if side.published else \
                 QBrush(color)
             plot.addItem(pg.BarGraphItem(x=xs, height=ys, width=width * 0.9, brush=brush,
-                                         pen=pg.mkPen(color), name=side.label))
+                                         pen=pg.mkPen(color),
+                                         name=f"{side_letter(i)}: {side.label}"))
             low = np.array([c.value - (c.ci_low if c.ci_low is not None else c.value)
                             for _, c in cells])
             high = np.array([(c.ci_high if c.ci_high is not None else c.value) - c.value
@@ -136,7 +207,7 @@ class CompareBarChart(Chart):
             top = max(top, float((ys + high).max()))
         if self.rows:
             r = self.rows[0]
-            plot.getAxis("left").setLabel(f"{r.metric} ({r.unit})")
+            plot.getAxis("left").setLabel(f"{metric_title(r.metric)} ({r.unit})")
             plot.getAxis("bottom").setLabel(r.workload)
             plot.setXRange(-0.6, len(self.rows) - 0.4, padding=0)
             plot.setYRange(0, top * 1.12 if top > 0 else 1, padding=0)
@@ -147,8 +218,12 @@ class CompareBarChart(Chart):
 
 
 class CompareView(QWidget):
-    """Warnings, the comparison table and its chart for the selected runs and references.
-    Recomputed only while in view: a comparison runs a test per row."""
+    """The verdict table first, then its chart; the warnings folded under one line; published
+    references explained and repeatable here. Recomputed only while in view: a comparison
+    runs a test per row."""
+
+    # RunSpecs to queue: repeat a reference's workload and parameters on a chosen device.
+    run_requested = Signal(object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -159,11 +234,19 @@ class CompareView(QWidget):
         self._stale = False
 
         self.reference_combo = QComboBox()
+        self.device_combo = QComboBox()
+        self.device_combo.setToolTip("The device to measure the reference's workload on")
         self.reference_combo.setToolTip("Published figures (resources/reference) to compare "
                                         "with; they carry no samples, so no verdict.")
         self._published = reference.references()
         for rec in self._published:
             self.reference_combo.addItem(reference_title(rec), rec.id)
+        self.reference_combo.currentIndexChanged.connect(self._show_reference)
+        # Long reference titles must not widen the window: the combo elides them.
+        for combo in (self.reference_combo, self.device_combo):
+            combo.setSizeAdjustPolicy(
+                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(16)
         self.add_reference_button = QPushButton("Add Reference")
         self.add_reference_button.clicked.connect(
             lambda: self.add_reference(self.reference_combo.currentData()))
@@ -176,17 +259,36 @@ class CompareView(QWidget):
         self.chart_combo = QComboBox()
         self.chart_combo.currentIndexChanged.connect(self._draw_chart)
 
+        self.reference_info = QLabel()
+        self.reference_info.setWordWrap(True)
+        self.reference_info.setProperty("role", "hint")
+        self.reference_info.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.run_reference_button = QPushButton("Run It Here")
+        self.run_reference_button.setToolTip("Queue the reference's workload with its "
+                                             "parameters on the chosen device")
+        self.run_reference_button.clicked.connect(self.run_reference)
+        self._devices: list = []
+
         self.summary = QLabel()
         self.summary.setWordWrap(True)
         self.summary.setProperty("role", "hint")
+        self.summary.setToolTip(legend())
+        self.warnings_button = QToolButton()
+        self.warnings_button.setCheckable(True)
+        self.warnings_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.warnings_button.setAutoRaise(True)
+        self.warnings_button.toggled.connect(self._fold_warnings)
         self.warnings = QLabel()
         self.warnings.setWordWrap(True)
         self.warnings.setTextFormat(Qt.TextFormat.PlainText)
         self.warnings.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.warnings.hide()
         self.table = QTableWidget()
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setAlternatingRowColors(True)
+        self.table.setWordWrap(True)
         self.table.verticalHeader().hide()
         self.bars = CompareBarChart()
         self.curves = {m: CurveChart(m) for m in CURVE_METRICS}
@@ -195,29 +297,46 @@ class CompareView(QWidget):
             self.chart_stack.addWidget(chart)
 
         tools = QHBoxLayout()
+        tools.addWidget(QLabel("Reference:"))
         tools.addWidget(self.reference_combo, 1)
         tools.addWidget(self.add_reference_button)
         tools.addWidget(self.clear_references_button)
         tools.addSpacing(12)
         tools.addWidget(self.export_report_button)
         tools.addWidget(self.export_chart_button)
+        repeat = QHBoxLayout()
+        repeat.addWidget(self.reference_info, 1)
+        repeat.addWidget(QLabel("Run on:"))
+        repeat.addWidget(self.device_combo)
+        repeat.addWidget(self.run_reference_button)
+        head = QHBoxLayout()
+        head.addWidget(self.summary, 1)
+        head.addWidget(self.warnings_button)
+        chart_box = QWidget()
+        chart_col = QVBoxLayout(chart_box)
+        chart_col.setContentsMargins(0, 0, 0, 0)
         chart_bar = QHBoxLayout()
         chart_bar.addWidget(QLabel("Chart:"))
         chart_bar.addWidget(self.chart_combo, 1)
-        body = QHBoxLayout()
-        table_col = QVBoxLayout()
-        table_col.addWidget(self.warnings)
-        table_col.addWidget(self.table, 1)
-        chart_col = QVBoxLayout()
         chart_col.addLayout(chart_bar)
         chart_col.addWidget(self.chart_stack, 1)
-        body.addLayout(table_col, 3)
-        body.addLayout(chart_col, 2)
+        # The verdicts come first; the chart takes what is left below them.
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.splitter.addWidget(self.table)
+        self.splitter.addWidget(chart_box)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
+        self.splitter.setSizes([3000, 2000])  # 3:2 from the start, whatever the hints
+        self.splitter.setChildrenCollapsible(False)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 6, 8, 6)
+        layout.setSpacing(4)
         layout.addLayout(tools)
-        layout.addWidget(self.summary)
-        layout.addLayout(body, 1)
+        layout.addLayout(repeat)
+        layout.addLayout(head)
+        layout.addWidget(self.warnings)
+        layout.addWidget(self.splitter, 1)
+        self._show_reference()
         self._refresh()
 
     # ------------------------------------------------------------------ input
@@ -239,6 +358,47 @@ class CompareView(QWidget):
         self.references = []
         self._refresh()
 
+    def set_devices(self, devices: list) -> None:
+        """The usable devices (core.frameworks.DeviceInfo) a reference can be repeated on."""
+        self._devices = [d for d in devices if d.usable]
+        self._show_reference()
+
+    def current_reference(self) -> RunRecord | None:
+        ref_id = self.reference_combo.currentData()
+        return next((r for r in self._published if r.id == ref_id), None)
+
+    def _show_reference(self) -> None:
+        from core.workloads import workload
+        rec = self.current_reference()
+        # One line in view; everything it says on hover.
+        self.reference_info.setText(reference_line(rec) if rec else "")
+        self.reference_info.setToolTip(reference_details(rec) if rec else "")
+        self.device_combo.clear()
+        if rec is not None:
+            runs_on = workload(rec.workload).frameworks
+            # The reference's own framework first: that is the like-for-like comparison.
+            devices = sorted((d for d in self._devices if d.framework in runs_on),
+                             key=lambda d: d.framework != rec.framework)
+            for d in devices:
+                self.device_combo.addItem(f"{d.name} ({d.framework} {d.id})",
+                                          (d.framework, d.id))
+        self.device_combo.setEnabled(self.device_combo.count() > 0)
+        self.run_reference_button.setEnabled(self.device_combo.count() > 0)
+
+    def reference_spec(self) -> RunSpec | None:
+        """The run that repeats the chosen reference on the chosen device."""
+        rec, where = self.current_reference(), self.device_combo.currentData()
+        if rec is None or where is None:
+            return None
+        return RunSpec(rec.workload, where[0], where[1], spec_params(rec))
+
+    def run_reference(self) -> None:
+        spec = self.reference_spec()
+        if spec is not None:
+            # Compared with the reference as soon as the run is selected.
+            self.add_reference(self.reference_combo.currentData())
+            self.run_requested.emit([spec])
+
     def showEvent(self, event) -> None:
         super().showEvent(event)
         if self._stale:
@@ -255,31 +415,49 @@ class CompareView(QWidget):
         sides = self.sides()
         self.comparison = compare(sides) if len(sides) >= 2 else None
         cmp = self.comparison
-        if cmp is None:
-            self.summary.setText("Select two or more runs under Results (from one machine or "
-                                 "several), or one run and a published reference.")
-        else:
-            left = (f" {cmp.left_out} row(s) only one side has are left out." if cmp.left_out
-                    else "")
-            self.summary.setText(f"{len(cmp.rows)} row(s) compared across "
-                                 f"{len(cmp.sides)} sides.{left} {legend()}")
+        self.summary.setText(self._summary_text())
         warnings = cmp.warnings if cmp else []
         self.warnings.setText("\n".join(f"⚠ {w[:1].upper()}{w[1:]}." for w in warnings))
-        self.warnings.setVisible(bool(warnings))
+        self.warnings_button.setText(f"⚠ {len(warnings)} warning{'s' * (len(warnings) != 1)}")
+        self.warnings_button.setVisible(bool(warnings))
+        self._fold_warnings(self.warnings_button.isChecked())
         self._fill_table()
         self.chart_combo.blockSignals(True)
         self.chart_combo.clear()
         for workload, metric, unit in (chart_groups(cmp) if cmp else []):
-            self.chart_combo.addItem(f"{workload}: {metric} ({unit})", (workload, metric, unit))
+            self.chart_combo.addItem(f"{workload}: {metric_title(metric)} ({unit})",
+                                     (workload, metric, unit))
         self.chart_combo.blockSignals(False)
         self._draw_chart()
         for button in (self.export_report_button, self.export_chart_button):
             button.setEnabled(cmp is not None and bool(cmp.rows))
 
+    def _summary_text(self) -> str:
+        cmp = self.comparison
+        if cmp is None:
+            return ("Select two or more runs under Results (from one machine or several), or "
+                    "one run and a published reference.")
+        sides = "   ".join(f"{side_letter(i)} = {s.label}" for i, s in enumerate(cmp.sides))
+        if not cmp.rows:
+            missing = [r for r in self.references if not any(matches(x, r)
+                                                             for x in self.records)]
+            if missing:
+                ref = missing[0]
+                return (f"Nothing to compare: no selected run measured what {ref.identity} "
+                        f"did ({ref.workload} with {point_label(spec_params(ref))}). Choose a "
+                        "device under “Run on” and press Run It Here, then select that run."
+                        f"\n{sides}")
+            return f"Nothing to compare: the selected runs share no workload and point.\n{sides}"
+        left = f" · {cmp.left_out} row(s) only one side has left out" if cmp.left_out else ""
+        return f"{len(cmp.rows)} row(s) compared{left}. {sides}"
+
+    def _fold_warnings(self, shown: bool) -> None:
+        self.warnings.setVisible(shown and self.warnings_button.isVisible())
+
     def headers(self) -> list[str]:
         sides = self.comparison.sides if self.comparison else []
-        return FIXED + [s.label for s in sides] + [
-            f"{s.label}: {what}" for s in sides[1:] for what in ("ratio", "verdict")]
+        return FIXED + [side_letter(i) for i in range(len(sides))] + [
+            f"{side_letter(i)} vs A: ratio · verdict" for i in range(1, len(sides))]
 
     def _fill_table(self) -> None:
         cmp = self.comparison
@@ -287,29 +465,61 @@ class CompareView(QWidget):
         self.table.clear()
         self.table.setColumnCount(len(header))
         self.table.setHorizontalHeaderLabels(header)
+        for i, side in enumerate(cmp.sides if cmp else []):
+            self.table.horizontalHeaderItem(len(FIXED) + i).setToolTip(side.label)
         rows = cmp.rows if cmp else []
         self.table.setRowCount(len(rows))
         for i, r in enumerate(rows):
-            cells = [r.workload, r.metric, point_label(r.params), r.unit]
-            cells += [fmt_cell(c, r.unit) for c in r.cells]
+            cells = [r.workload, f"{metric_title(r.metric)} ({r.unit or 'no unit'})",
+                     point_label(r.params)]
+            # The medians only: their intervals are in the tooltip and the chart's whiskers,
+            # so the verdicts fit beside them without scrolling.
+            cells += [fmt_value(c.value, r.unit) if c else "" for c in r.cells]
             verdicts: list[int] = []
-            for c in r.cells[1:]:
-                cells += [fmt_ratio(c.ratio) if c else "", (c.verdict or "") if c else ""]
+            for k, c in enumerate(r.cells[1:], start=1):
+                text = ""
+                if c is not None and c.verdict:
+                    # A row another side is the baseline of says so.
+                    vs = f" (vs {side_letter(r.baseline)})" if r.baseline != 0 else ""
+                    text = f"{fmt_ratio(c.ratio)} · {c.verdict}{vs}"
+                cells.append(text)
                 verdicts.append(len(cells) - 1)
             for j, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 if j in verdicts:
-                    self._style_verdict(item, text)
-                elif j >= len(FIXED) and j < len(FIXED) + len(r.cells):
+                    cell = r.cells[verdicts.index(j) + 1]
+                    self._style_verdict(item, cell.verdict if cell else None)
+                    if cell is not None and cell.p_value is not None:
+                        item.setToolTip(f"{text}\nMann-Whitney p = {cell.p_value:.3g}, "
+                                        f"{cell.n or 0} blocks")
+                elif len(FIXED) <= j < len(FIXED) + len(r.cells):
                     c = r.cells[j - len(FIXED)]
-                    if c is not None and (c.flags or c.note):
-                        item.setToolTip("; ".join(c.flags + ([c.note] if c.note else [])))
+                    if c is not None:
+                        tip = [f"{cmp.sides[j - len(FIXED)].label}: {fmt_cell(c, r.unit)}"]
+                        if c.n:
+                            tip.append(f"{c.n} blocks; [ ]: {CONFIDENCE:.0%} interval of the "
+                                       "median")
+                        tip += c.flags + ([c.note] if c.note else [])
+                        item.setToolTip("\n".join(tip))
                 self.table.setItem(i, j, item)
-        self.table.horizontalHeader().setSectionResizeMode(
-            QHeaderView.ResizeMode.ResizeToContents)
-        self.table.horizontalHeader().setStretchLastSection(True)
+        # A side that shares no row (a reference of another workload) takes no room.
+        n = len(cmp.sides) if cmp else 0
+        for j in range(len(header)):
+            self.table.setColumnHidden(j, False)
+        for k in range(n):
+            if not any(r.cells[k] is not None for r in rows):
+                self.table.setColumnHidden(len(FIXED) + k, True)
+                if k:
+                    self.table.setColumnHidden(len(FIXED) + n + k - 1, True)
+        head = self.table.horizontalHeader()
+        head.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        # The verdicts take the room that is left, wrapping rather than scrolling sideways.
+        for j in range(len(FIXED) + len(cmp.sides) if cmp else 0, len(header)):
+            head.setSectionResizeMode(j, QHeaderView.ResizeMode.Stretch)
+        head.setStretchLastSection(True)
+        self.table.resizeRowsToContents()
 
-    def _style_verdict(self, item: QTableWidgetItem, verdict: str) -> None:
+    def _style_verdict(self, item: QTableWidgetItem, verdict: str | None) -> None:
         kind = verdict_class(verdict)
         color = {"faster": self.theme.ok, "slower": self.theme.error}.get(kind, self.theme.muted)
         item.setForeground(QColor(color))

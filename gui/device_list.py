@@ -35,6 +35,7 @@ class DeviceList(QWidget):
         super().__init__(parent)
         self.theme = LIGHT
         self.devices: list = []
+        self.complete = False           # set_devices(final=True) has run
         self.boxes: dict[str, QCheckBox] = {}
         self._status_labels: list[tuple[QLabel, str]] = []
         self._wanted: set[str] = set()       # ticks to restore once discovery ends
@@ -96,6 +97,7 @@ class DeviceList(QWidget):
         versions = versions or {}
         self._clear()
         self.devices = devices
+        self.complete = final   # every framework has answered
         self.busy.setVisible(not final)
         self.refresh_button.setEnabled(final)
         by_fw: dict[str, list] = {}

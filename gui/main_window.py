@@ -172,6 +172,7 @@ class MainWindow(QMainWindow):
 
         self.charts = ChartPanel()
         self.compare = CompareView()
+        self._compare_batches: set[int] = set()   # RunQueue batches to compare when done
         self.charts.addTab(self.compare, "Compare")
         self.queue_view = QueueView(self.queue)
         self.results = ResultsBrowser(self.store)
@@ -285,6 +286,7 @@ class MainWindow(QMainWindow):
         self.catalogue.chosen.connect(self._on_workload)
         self.devices.checked_changed.connect(self._update_run_button)
         self.devices.discovered.connect(self._on_devices_found)
+        self.compare.run_requested.connect(self._queue_reference_run)
         self.run_button.clicked.connect(self.run_clicked)
         self.queue.row_arrived.connect(self._on_row)
         self.queue.job_ended.connect(self._on_job_ended)
@@ -381,9 +383,36 @@ class MainWindow(QMainWindow):
             self.charts.update_telemetry(job.record)
 
     def _on_job_ended(self, job: RunJob) -> None:
+        batch = [j for j in self.queue.jobs if j.batch == job.batch]
         if job.saved:
-            self.results.add_record(job.record, select=True)  # draws it via the selection
+            # Drawn with the runs queued with it, never added to an older selection.
+            together = {j.record.id for j in batch if j.saved}
+            self.results.add_record(job.record, select=True, together=together)
+        if job.batch in self._compare_batches and all(j.ended for j in batch):
+            self._compare_batches.discard(job.batch)
+            self.show_comparison([j.record for j in batch if j.saved])
         self._update_status()
+
+    def compare_when_done(self, jobs: list[RunJob]) -> None:
+        """When these runs have ended, compare them with the published references they match
+        (the quick suite, a reference repeated here)."""
+        self._compare_batches.update(j.batch for j in jobs)
+
+    def show_comparison(self, records: list[RunRecord]) -> None:
+        from gui.compare_view import matches, matching_references
+        refs = matching_references(records)
+        if not refs:
+            return
+        matched = [r for r in records if any(matches(r, ref) for ref in refs)]
+        self.results.select_ids({r.id for r in matched})
+        self.compare.clear_references()
+        for ref in refs:
+            self.compare.add_reference(ref.id)
+        self.charts.setCurrentWidget(self.compare)
+
+    def _queue_reference_run(self, specs: list[RunSpec]) -> None:
+        titles = [f"{s.workload} · {s.framework} {s.device} (as the reference)" for s in specs]
+        self.compare_when_done(self.queue.enqueue(specs, titles))
 
     def _draw_selection(self, selected: list[RunRecord]) -> None:
         ids = {r.id for r in selected}
@@ -394,6 +423,7 @@ class MainWindow(QMainWindow):
 
     def _on_devices_found(self) -> None:
         usable = [d for d in self.devices.devices if d.usable]
+        self.compare.set_devices(usable)
         self.statusBar().showMessage(f"{len(usable)} usable device"
                                      f"{'s' * (len(usable) != 1)} found.", 5000)
         if not self.devices.checked_keys() and usable:

@@ -1,7 +1,7 @@
-"""Live charts (pyqtgraph). Which chart a row belongs to follows from its metric and point
-parameters, so new workloads slot in: a "size" with tflops or gb_per_s -> a curve over a log2
-size axis (p25/p75 error bars, the device's peak dashed); a "model" -> throughput bars grouped
-by model; telemetry -> a time series."""
+"""Live charts (pyqtgraph). Which chart a row belongs to follows from its workload's own
+declaration (core.workloads: `metric` and `x`), so new workloads slot in: the headline metric
+over a swept `x` -> a curve over a log2 axis (p25/p75 error bars, the device's peak dashed); a
+rate per "model" -> throughput bars grouped by model; telemetry -> a time series."""
 
 from __future__ import annotations
 
@@ -24,19 +24,30 @@ from gui.theme import LIGHT, Theme, series_color
 # metric -> (tab title, y axis label, unit, x axis label)
 CURVE_METRICS = {
     "tflops": ("TFLOPS", "Throughput", "TFLOPS", "Matrix size N (log₂ scale)"),
-    "gb_per_s": ("Bandwidth", "Bandwidth", "GB/s", "Size (log₂ scale)"),
+    "gb_per_s": ("Bandwidth", "Bandwidth", "GB/s", "Array size in MB (log₂ scale)"),
 }
 BARS = "throughput"
 TELEMETRY = "telemetry"
 
 
-def chart_of(row: Row) -> str | None:
-    """The chart a row is drawn on (CURVE_METRICS key or BARS), or None: table only (e.g.
-    a latency in ms, which does not belong among rates)."""
-    if "model" in row.params:
-        return BARS if row.metric.endswith("_per_s") else None
-    if "size" in row.params and row.metric in CURVE_METRICS:
+def x_param(workload_name: str) -> str:
+    """The point parameter the workload's curve sweeps ("" for none or an unknown workload)."""
+    from core.workloads import catalogue
+    w = catalogue().get(workload_name)
+    return w.x if w is not None else ""
+
+
+def chart_of(workload_name: str, row: Row) -> str | None:
+    """The chart a row of this workload is drawn on (CURVE_METRICS key or BARS), or None:
+    table only (a latency in ms, a peak memory in bytes: they do not belong among rates)."""
+    from core.workloads import catalogue
+    w = catalogue().get(workload_name)
+    if w is None or row.metric != w.metric:
+        return None
+    if w.x and w.x in row.params and row.metric in CURVE_METRICS:
         return row.metric
+    if "model" in row.params and row.metric.endswith("_per_s"):
+        return BARS
     return None
 
 
@@ -48,13 +59,12 @@ def size_label(n: float) -> str:
     return str(n)
 
 
-def series_title(rec: RunRecord, point: dict, multi_machine: bool) -> str:
-    """'AMD EPYC (torch cpu) · float32', with the machine in front when runs span machines."""
-    device = f"{rec.device_name or rec.device} ({rec.framework} {rec.device})"
+def series_title(rec: RunRecord, point: dict) -> str:
+    """The run's identity ('AMD EPYC · torch cpu · 23 Nov 05:41:07') and what sets the
+    series apart within the run ('float32'): no two runs share a legend name."""
     # Words speak for themselves ("float32"); bare numbers and booleans need their name.
     extra = " · ".join(v if isinstance(v, str) else f"{k}={v}" for k, v in point.items())
-    title = f"{device} · {extra}" if extra else device
-    return f"{rec.machine_label}: {title}" if multi_machine else title
+    return f"{rec.identity} · {extra}" if extra else rec.identity
 
 
 @cache
@@ -89,26 +99,34 @@ class Series:
     rows: list[Row] = field(default_factory=list)   # measured rows, in x order
     missing: list[Row] = field(default_factory=list)  # unsupported points (no value)
     peak: float | None = None
+    x: str = ""                                        # the point parameter on the x axis
+
+    def x_of(self, row: Row) -> float:
+        return float(row.params[self.x])
+
+    def log_xs(self) -> list[float]:
+        return [math.log2(self.x_of(r)) for r in self.rows]
 
 
 def curve_series(records: list[RunRecord], metric: str) -> list[Series]:
-    """One series per (run, device, framework, the point's other parameters, e.g. dtype)."""
-    multi = len({r.machine_label for r in records}) > 1
+    """One series per (run, the point's other parameters, e.g. dtype); x is the workload's
+    declared parameter (Series.x)."""
     out: list[Series] = []
     for rec in records:
         groups: dict[tuple, Series] = {}
+        x = x_param(rec.workload)
         for row in rec.rows:
-            if chart_of(row) != metric:
+            if chart_of(rec.workload, row) != metric:
                 continue
-            point = {k: v for k, v in row.params.items() if k != "size"}
+            point = {k: v for k, v in row.params.items() if k != x}
             key = (rec.id, tuple(point.items()))
             s = groups.get(key)
             if s is None:
-                s = groups[key] = Series(key, series_title(rec, point, multi),
-                                         rec.device_name or rec.device)
+                s = groups[key] = Series(key, series_title(rec, point),
+                                         rec.device_name or rec.device, x=x)
             (s.rows if row.value is not None else s.missing).append(row)
         for s in groups.values():
-            s.rows.sort(key=lambda r: float(r.params["size"]))
+            s.rows.sort(key=s.x_of)
             point = dict(s.key[1])
             s.peak = peak_of(rec, metric, point, s.rows)
             out.append(s)
@@ -117,12 +135,11 @@ def curve_series(records: list[RunRecord], metric: str) -> list[Series]:
 
 def bar_series(records: list[RunRecord]) -> tuple[list[str], list[Series]]:
     """(models in first-seen order, one series per run and non-model parameters)."""
-    multi = len({r.machine_label for r in records}) > 1
     models: list[str] = []
     out: dict[tuple, Series] = {}
     for rec in records:
         for row in rec.rows:
-            if chart_of(row) != BARS:
+            if chart_of(rec.workload, row) != BARS:
                 continue
             model = str(row.params["model"])
             if model not in models:
@@ -130,7 +147,7 @@ def bar_series(records: list[RunRecord]) -> tuple[list[str], list[Series]]:
             point = {k: v for k, v in row.params.items() if k != "model"}
             key = (rec.id, tuple(point.items()))
             if key not in out:
-                out[key] = Series(key, series_title(rec, point, multi),
+                out[key] = Series(key, series_title(rec, point),
                                   rec.device_name or rec.device)
             (out[key].rows if row.value is not None else out[key].missing).append(row)
     return models, list(out.values())
@@ -244,6 +261,7 @@ class CurveChart(Chart):
         self._peak_lines: list[pg.InfiniteLine] = []
         self._peak_keys: list[tuple] = []
         self._ranges: tuple | None = None
+        self.plot_item.vb.sigResized.connect(self._on_view_resized)
 
     def set_records(self, records: list[RunRecord]) -> None:
         self.series = curve_series(records, self.metric_name)
@@ -261,7 +279,7 @@ class CurveChart(Chart):
             color = series_color(self.theme, i)
             items = self._items.get(s.key) or self._new_items(s)
             self._draw(items, s, color)
-            xs_all += [math.log2(float(r.params["size"])) for r in s.rows]
+            xs_all += s.log_xs()
             top = max([top] + [r.stats.p75 if r.stats else r.value for r in s.rows])
             if s.peak:
                 peaks.setdefault((s.device, s.peak), (s, color))
@@ -277,9 +295,8 @@ class CurveChart(Chart):
         plot.legend.setVisible(bool(self.series))  # an empty legend is a stray box
         plot.legend.setColumnCount(2 if len(self.series) > 4 else 1)
         if xs_all:
-            # Headroom above the highest point or peak for the legend in the top corner.
-            headroom = 1.12 + 0.06 * min(len(self.series), 4)
-            ranges = (min(xs_all) - 0.4, max(xs_all) + 0.4, top * headroom if top > 0 else 1)
+            ranges = (min(xs_all) - 0.4, max(xs_all) + 0.4,
+                      top * self._headroom() if top > 0 else 1)
             if ranges != self._ranges:
                 self._ranges = ranges
                 plot.setXRange(ranges[0], ranges[1], padding=0)
@@ -288,11 +305,29 @@ class CurveChart(Chart):
         if caption != self.caption.text():
             self.caption.setText(caption)
 
+    def _headroom(self) -> float:
+        """How far above the highest point or peak the y axis ends: room for the legend in
+        the top corner, so that no point hides under it (long run identities make it wide)."""
+        plot = self.plot_item
+        view_h = plot.vb.height()
+        if view_h < 80:  # not laid out yet: a guess by the number of legend lines
+            return 1.12 + 0.06 * min(len(self.series), 4)
+        legend_h = plot.legend.boundingRect().height() + 16
+        return max(1.1, 1 / (1 - min(0.6, legend_h / view_h)))
+
+    def _on_view_resized(self) -> None:
+        # The legend's share of the height changed: the headroom follows.
+        if self.series:
+            self._ranges = None
+            self._redraw()
+
     def _new_items(self, s: Series) -> dict:
         plot = self.plot_item
         line = pg.PlotDataItem(name=s.name)
         bars = pg.ErrorBarItem(beam=0.08)
         dots = pg.ScatterPlotItem(hoverable=True, tip=lambda x, y, data: data, size=9)
+        # Points above everything (peak labels, the legend): each can always be hovered.
+        dots.setZValue(2000)
         for item in (bars, line, dots):
             plot.addItem(item)
         # Clicking the legend entry hides the line; the points and error bars follow it.
@@ -303,7 +338,7 @@ class CurveChart(Chart):
         return items
 
     def _draw(self, items: dict, s: Series, color: str) -> None:
-        xs = [math.log2(float(r.params["size"])) for r in s.rows]
+        xs = s.log_xs()
         ys = [r.value for r in s.rows]
         items["line"].setData(xs, ys, pen=pg.mkPen(color, width=2))
         low = [r.value - (r.stats.p25 if r.stats else r.value) for r in s.rows]
@@ -349,7 +384,8 @@ class CurveChart(Chart):
         flagged = [r for s in self.series for r in s.rows if r.flags]
         if flagged:
             parts.append("Hollow: noisy; ✕: above peak or wrong result.")
-        missing = [f"{s.name} N={r.params.get('size')}" for s in self.series for r in s.missing]
+        missing = [f"{s.name} {s.x}={r.params.get(s.x)}" for s in self.series
+                   for r in s.missing]
         if missing:
             more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
             parts.append(f"Not measured (unsupported): {'; '.join(missing[:3])}{more}.")
@@ -463,8 +499,7 @@ class TelemetryChart(Chart):
                 unit, scale = (s.get("unit") or "", 1.0)
                 if unit == "bytes":
                     unit, scale = "GB", 1e-9
-                label = f"{rec.device_name or rec.device} ({rec.framework} {rec.device}) · " \
-                        f"{name}" if multi else name
+                label = f"{rec.identity} · {name}" if multi else name
                 pairs = [(t, v * scale) for t, v in zip(s.get("t", []), s.get("v", []),
                                                         strict=False) if v is not None]
                 if pairs:
@@ -580,7 +615,7 @@ class ChartPanel(QTabWidget):
     def update_record(self, rec: RunRecord, follow: bool = True) -> None:
         """Add or redraw one run (a live run after each row); `follow` brings its chart up."""
         self._records[rec.id] = rec
-        kinds = {chart_of(r) for r in rec.rows} - {None}
+        kinds = {chart_of(rec.workload, r) for r in rec.rows} - {None}
         self._refresh(kinds)
         if follow:
             current = self.currentWidget()

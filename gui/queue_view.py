@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QProgressBar, QPushButton,
                                QScrollArea, QVBoxLayout, QWidget)
 
+from core.workloads import headline
 from gui.run_queue import CANCELLED, FAILED, OK, QUEUED, RUNNING, RunJob, RunQueue
 from gui.row_text import flag_counts, value_with_spread, warning_count, warnings_tooltip
 from gui.theme import LIGHT, Theme, font_pt
@@ -26,10 +27,9 @@ def duration_text(seconds: float | None) -> str:
 def outcome_text(job: RunJob) -> str:
     """What a finished run came to, in a line."""
     if job.state == OK:
-        measured = [r for r in job.record.rows if r.value is not None]
-        best = max(measured, key=lambda r: r.value, default=None)
-        n = len(measured)
+        n = len([r for r in job.record.rows if r.value is not None])
         text = f"Done · {n} point{'s' * (n != 1)}"
+        best = headline(job.record)
         if best is not None:
             text += f" · best {value_with_spread(best)}"
         flagged = flag_counts(job.record.rows)

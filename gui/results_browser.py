@@ -14,12 +14,11 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeade
 
 from core.results import RunRecord
 from gui.background import BackgroundCall
-from gui.row_text import (flag_counts, spread_text, value_text, warning_count,
-                           warnings_tooltip)
+from gui.row_text import flag_counts, headline_text, warning_count, warnings_tooltip
 from gui.theme import LIGHT, Theme
 
 # The result comes early so it stays in view; long names at the end are elided first.
-COLUMNS = ("When", "Status", "Workload", "Best [p25–p75]", "Device", "Machine")
+COLUMNS = ("When", "Status", "Workload", "Headline [p25–p75]", "Device", "Machine")
 WHEN, STATUS, WORKLOAD, BEST, DEVICE, MACHINE = range(len(COLUMNS))
 COLUMN_WIDTHS = (118, 60, 160, 235, 190)
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -45,13 +44,9 @@ def workload_title(name: str) -> str:
 
 
 def best_text(rec: RunRecord) -> str:
-    measured = [r for r in rec.rows if r.value is not None]
-    best = max(measured, key=lambda r: r.value, default=None)
-    if best is None:
-        return "no results" if not rec.rows else "nothing measured"
+    """The headline with its spread and the run's flags: '0.178 TFLOPS [0.17–0.18] · 1 noisy'."""
     flagged = flag_counts(rec.rows)
-    spread = f" [{spread_text(best)}]" if best.stats else " [no spread]"
-    return value_text(best) + spread + (f" · {flagged}" if flagged else "")
+    return headline_text(rec) + (f" · {flagged}" if flagged else "")
 
 
 def machine_key(rec: RunRecord) -> str:
@@ -258,8 +253,10 @@ class ResultsBrowser(QWidget):
         self._fill_combos()
         self.select_ids(ids)
 
-    def add_record(self, rec: RunRecord, select: bool = True) -> None:
-        """A run that just ended: no need to reread the store."""
+    def add_record(self, rec: RunRecord, select: bool = True,
+                   together: set[str] = frozenset()) -> None:
+        """A run that just ended: no need to reread the store. `select` draws it alone, with
+        the runs `together` (those queued with it), never added to an older selection."""
         if any(r.id == rec.id for r in self.model.records):
             self.model.records = [rec if r.id == rec.id else r for r in self.model.records]
             self.model.set_records(self.model.records)
@@ -267,7 +264,7 @@ class ResultsBrowser(QWidget):
             self.model.add(rec)
         self._fill_combos()
         if select:
-            self.select_ids({r.id for r in self.selected_records()} | {rec.id})
+            self.select_ids(set(together) | {rec.id})
 
     def _fill_combos(self) -> None:
         for column, _, anything in self.FILTERS:
@@ -330,8 +327,13 @@ class ResultsBrowser(QWidget):
     # ------------------------------------------------------------ changing the store
 
     def rename_machine(self, label: str, records: list[RunRecord] | None = None) -> int:
-        """Name the machine(s) of these runs (default: the selection) on all their runs."""
+        """Name the machine(s) of these runs (default: the selection) on all their runs, and
+        for their future runs (core.machine_names)."""
+        from core.machine_names import set_name
         records = records if records is not None else self.selected_records()
+        for rec in {machine_key(r): r for r in records if r.machine}.values():
+            if rec.source != "published":
+                set_name(rec.machine, label)
         keys = {machine_key(r) for r in records}
         ids = [r.id for r in self.model.records if machine_key(r) in keys]
         self.store.set_label(ids, label.strip() or None)

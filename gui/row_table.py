@@ -8,8 +8,8 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
 from core.results import RunRecord
-from gui.row_text import (ci_text, flags_explained, flags_text, is_serious, peak_text,
-                          spread_text, value_text)
+from gui.row_text import (ci_text, flags_explained, flags_text, is_serious, metric_title,
+                          peak_text, spread_text, value_text)
 from gui.theme import LIGHT, Theme
 
 FIXED = ["Run", "Device"]
@@ -39,10 +39,10 @@ class RowTable(QTableWidget):
         self.setColumnCount(len(header))
         self.setHorizontalHeaderLabels(header)
         for i, (rec, row) in enumerate(lines):
-            cells = [rec.id[:8], f"{rec.device_name or rec.device} ({rec.framework} "
-                                 f"{rec.device})"]
+            cells = [rec.identity, f"{rec.device_name or rec.device} ({rec.framework} "
+                                   f"{rec.device})"]
             cells += [str(row.params.get(k, "")) for k in point_keys]
-            cells += [row.metric, value_text(row), spread_text(row), ci_text(row),
+            cells += [metric_title(row.metric), value_text(row), spread_text(row), ci_text(row),
                       str(row.stats.n) if row.stats and row.value is not None else "",
                       peak_text(row), flags_text(row), row.note or ""]
             for j, text in enumerate(cells):

@@ -3,10 +3,42 @@
 
 from __future__ import annotations
 
-from core.results import FLAGS, Row
+from core.results import FLAGS, Row, RunRecord
 
 # Flags that mean the number itself cannot be trusted, as opposed to "read with care".
 SERIOUS_FLAGS = ("above_peak", "wrong_result", "fallback")
+
+
+# Metric names as a person reads them; others lose their underscores.
+METRIC_TITLES = {
+    "tflops": "Throughput", "gb_per_s": "Bandwidth", "samples_per_s": "Throughput",
+    "step_time": "Step time", "batch_time": "Batch time", "batch_latency": "Batch latency",
+    "train_seconds": "Time to train", "epoch_seconds": "Epoch time",
+    "us_per_sample": "Time per sample", "final_loss": "Final loss",
+    "final_accuracy": "Final accuracy", "peak_memory": "Peak memory",
+    "max_batch_size": "Largest batch", "host_device_ratio": "Host/device ratio",
+    "loss_rel_diff": "Loss difference vs CPU", "samples_per_watt": "Samples per watt",
+    "max_temperature": "Highest temperature", "power": "Power",
+}
+
+
+def metric_title(metric: str) -> str:
+    return METRIC_TITLES.get(metric) or metric.replace("_", " ").capitalize()
+
+
+def headline_text(rec: RunRecord, spread: bool = True) -> str:
+    """The run's headline (its workload's metric, best point) with its unit: '0.178 TFLOPS
+    [0.170–0.181]'; what it lacks otherwise."""
+    from core.workloads import headline
+    row = headline(rec)
+    if row is None:
+        if not rec.rows:
+            return "no results"
+        return "nothing measured" if all(r.value is None for r in rec.rows) else \
+            "no headline figure"
+    if not spread:
+        return value_text(row)
+    return value_text(row) + (f" [{spread_text(row)}]" if row.stats else " [no spread]")
 
 
 def number(value: float) -> str:

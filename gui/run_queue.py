@@ -35,6 +35,7 @@ class RunJob:
     saved: bool = False                    # the record is in the store
     started_at: float | None = None
     measuring_since: float | None = None   # first progress event: the framework is loaded
+    batch: int = 0                         # runs queued together share it (RunQueue.enqueue)
 
     def __post_init__(self) -> None:
         s = self.spec
@@ -64,7 +65,7 @@ class RunJob:
 class RunThread(QThread):
     """Drives one core.runner run; everything it learns goes out as signals."""
 
-    attached = Signal(str)          # the run record's id, before any event
+    attached = Signal(object)       # the child's run record (id, machine, name), before any event
     event = Signal(object)          # a runner event dict
     ended = Signal(object, str)     # (RunRecord, "") or (None, reason: nothing was run)
 
@@ -100,7 +101,7 @@ class RunThread(QThread):
         with self._lock:
             self._child = child
             cancel = self._cancel
-        self.attached.emit(child.record.id)
+        self.attached.emit(child.record)
         if cancel:
             child.cancel()
 
@@ -137,7 +138,9 @@ class RunQueue(QObject):
 
     def enqueue(self, specs: list[RunSpec], titles: list[str] | None = None) -> list[RunJob]:
         titles = titles or [f"{s.workload} on {s.framework}:{s.device}" for s in specs]
-        jobs = [RunJob(spec, title) for spec, title in zip(specs, titles, strict=True)]
+        batch = next(_job_ids)
+        jobs = [RunJob(spec, title, batch=batch)
+                for spec, title in zip(specs, titles, strict=True)]
         for job in jobs:
             self.jobs.append(job)
             self.job_added.emit(job)
@@ -213,7 +216,7 @@ class RunQueue(QObject):
             return
         thread = RunThread(job.spec, self,
                            store_path=self.store.path if self.store is not None else None)
-        thread.attached.connect(lambda run_id, j=job: self._on_attached(j, run_id))
+        thread.attached.connect(lambda rec, j=job: self._on_attached(j, rec))
         thread.event.connect(lambda event, j=job: self._on_event(j, event))
         thread.ended.connect(lambda rec, reason, j=job: self._on_ended(j, rec, reason))
         thread.finished.connect(lambda t=thread: self._on_thread_finished(t))
@@ -223,9 +226,11 @@ class RunQueue(QObject):
         self.changed.emit()
         thread.start()
 
-    def _on_attached(self, job: RunJob, run_id: str) -> None:
-        # The live record takes the real record's id, so a plot keeps its series at the end.
-        job.record.id = run_id
+    def _on_attached(self, job: RunJob, rec: RunRecord) -> None:
+        # The live record takes the real record's id, so a plot keeps its series at the end,
+        # and its machine, name and time, so its legend reads as it will when it is stored.
+        job.record.id, job.record.created_at = rec.id, rec.created_at
+        job.record.machine, job.record.label = dict(rec.machine), rec.label
         job.step = "loading the framework…"
         self.job_changed.emit(job)
 

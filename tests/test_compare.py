@@ -10,7 +10,10 @@ from core import cli
 from core.compare import (
     NO_SAMPLES_VERDICT,
     PUBLISHED_VERDICT,
+    FAR_APART,
+    INCONCLUSIVE,
     SAME,
+    TOO_FEW,
     Side,
     UnknownSide,
     compare,
@@ -71,14 +74,22 @@ def test_too_few_samples_never_make_a_difference():
     assert smallest_p(10, 10) == pytest.approx(2 / 184756)
     word, p, ratio = verdict([100.0, 101, 102], [120.0, 121, 122], "higher")
     assert ratio == pytest.approx(1.19, abs=0.01) and p == pytest.approx(0.1)
-    assert word == f"{SAME} (too few samples to tell)"
+    assert word == f"{INCONCLUSIVE}: {TOO_FEW}"
+
+
+def test_far_apart_ranges_say_so_plainly_even_with_too_few_samples():
+    # Two quick runs 30x apart: the test cannot reach 1%, the ranges still do not overlap.
+    word, p, _ = verdict([0.170, 0.178, 0.181], [0.005, 0.0052, 0.0049], "higher")
+    assert p >= 0.01
+    assert word.startswith(f"{FAR_APART}: 36× slower") and TOO_FEW in word
 
 
 def test_overlapping_noisy_samples_are_no_difference():
     base = [100, 130, 90, 120, 95, 125, 105, 110, 85, 115]
     other = [x * 1.06 for x in [120, 95, 130, 90, 110, 100, 125, 85, 105, 115]]
     word, p, _ = verdict(base, other, "higher")
-    assert p > 0.01 and word == SAME
+    # Medians 6% apart that the test cannot separate: not "no difference", inconclusive.
+    assert p > 0.01 and word == f"{INCONCLUSIVE}: the spread is too wide to tell"
 
 
 # ---------------------------------------------------------------- matching

@@ -1,5 +1,7 @@
-"""The Compare tab, offscreen: constructed runs of two machines side by side with verdicts and
-warnings, report and chart export, published references, and the window's menu action."""
+"""The Compare tab, offscreen, on run records real runs wrote (tests/recorded.py): runs side by
+side under their identities with verdicts that never read as equality when the samples cannot
+tell, warnings folded away, report and chart export, published references explained and
+repeatable, and the window's menu action."""
 
 from __future__ import annotations
 
@@ -10,24 +12,24 @@ import pytest
 from PySide6.QtCore import QSettings
 
 from core import reference
+from core.frameworks import DeviceInfo
 from core.store import Store
-from gui.compare_view import CompareView
-from tests.sample_records import gemm_run, infer_run
+from gui.compare_view import CompareView, reference_details
+from tests.recorded import recorded
 
 
 @pytest.fixture
 def view(qtbot):
     v = CompareView()
     qtbot.addWidget(v)
-    v.resize(1200, 600)
+    v.resize(1440, 700)
     v.show()
     return v
 
 
 def runs():
-    """A fast machine and one at half its speed with another torch version."""
-    return [gemm_run("Studio", 10.0, created_at="2024-06-01T10:00:00+00:00"),
-            gemm_run("Air", 5.0, torch="2.5.0", created_at="2024-06-02T10:00:00+00:00")]
+    """Two quick GEMM runs of this machine on torch and one on MLX."""
+    return [recorded("gemm-torch"), recorded("gemm-torch-second"), recorded("gemm-mlx")]
 
 
 def table(view: CompareView) -> list[dict[str, str]]:
@@ -36,32 +38,62 @@ def table(view: CompareView) -> list[dict[str, str]]:
             for i in range(view.table.rowCount())]
 
 
-def test_two_machines_side_by_side_with_verdicts_warnings_and_curves(view):
-    view.set_records(runs())
+def test_runs_of_one_machine_side_by_side_under_their_identities(view):
+    recs = runs()
+    view.set_records(recs)
     rows = table(view)
     assert [(r["Metric"], r["Point"]) for r in rows] == [
-        ("tflops", "size=1024 dtype=float32"), ("tflops", "size=2048 dtype=float32")]
-    assert view.headers()[4:] == ["Studio", "Air", "Air: ratio", "Air: verdict"]
-    for r in rows:
-        assert r["Air: verdict"] == "slower"
-        assert r["Air: ratio"] == "0.500×"
-        assert "[" in r["Studio"]                       # the median with its interval
-    assert "Other torch version (gemm): Studio 2.4.1, Air 2.5.0." in view.warnings.text()
-    assert view.warnings.isVisible()
-    # A size sweep is drawn as overlaid curves, one per machine.
-    assert view.current_chart() is view.curves["tflops"]
-    assert view.current_chart().has_data() and len(view.current_chart().series) == 2
+        ("Throughput (TFLOPS)", "dtype=float32 size=64"),
+        ("Throughput (TFLOPS)", "dtype=float32 size=128")]
+    assert view.headers()[3:] == ["A", "B", "C", "B vs A: ratio · verdict",
+                                  "C vs A: ratio · verdict"]
+    # The sides are named by identity (machine · framework device · time), never a hash.
+    for letter, rec in zip("ABC", recs, strict=True):
+        assert f"{letter} = {rec.identity}" in view.summary.text()
+    for i, r in enumerate(rows):
+        # The median in view, its interval and block count on hover.
+        assert "[" not in r["A"] and float(r["A"]) > 0
+        assert "[" in view.table.item(i, 3).toolTip() and "blocks" in \
+            view.table.item(i, 3).toolTip()
+        for col in ("B vs A: ratio · verdict", "C vs A: ratio · verdict"):
+            assert "×" in r[col] and not r[col].startswith("no significant")
+    # The table fits: no sideways scrolling at 1440 wide.
+    assert view.table.horizontalScrollBar().maximum() == 0
+    # A reference of another workload adds a side that shares no row: it takes no column.
+    view.add_reference(infer_reference().id)
+    assert view.headers()[6] == "D" and view.table.isColumnHidden(6)
+    assert view.table.isColumnHidden(9) and not view.table.isColumnHidden(5)
+    view.clear_references()
+    # A size sweep is drawn as overlaid curves, one per run, named apart.
+    chart = view.current_chart()
+    assert chart is view.curves["tflops"] and chart.has_data()
+    assert len({s.name for s in chart.series}) == 3
+
+
+def test_warnings_fold_away_under_one_line(view):
+    view.set_records(runs())
+    assert view.comparison.warnings           # torch vs mlx at least
+    assert view.warnings_button.isVisible() and not view.warnings.isVisible()
+    assert view.warnings_button.text().startswith(f"⚠ {len(view.comparison.warnings)} warning")
+    view.warnings_button.setChecked(True)
+    assert view.warnings.isVisible() and "Other framework" in view.warnings.text()
+    # The verdict table comes before the chart and takes the larger share.
+    sizes = view.splitter.sizes()
+    assert view.splitter.widget(0) is view.table and sizes[0] > sizes[1]
 
 
 def test_report_and_chart_export(view, tmp_path):
-    view.set_records(runs())
+    recs = runs()[:2]
+    view.set_records(recs)
     html, table_csv = tmp_path / "cmp.html", tmp_path / "cmp.csv"
     view.export_report(str(html))
     view.export_report(str(table_csv))
+    verdicts = [r.cells[1].verdict for r in view.comparison.rows]
     text = html.read_text(encoding="utf-8")
-    assert "Studio vs Air" in text and "slower" in text and "other torch version" in text
+    assert recs[0].identity in text and all(v in text for v in verdicts)
     lines = list(csv.DictReader(io.StringIO(table_csv.read_text(encoding="utf-8"))))
-    assert {(r["machine"], r["verdict"]) for r in lines} == {("Studio", ""), ("Air", "slower")}
+    assert {r["machine"] for r in lines} == {rec.identity for rec in recs}
+    assert {r["verdict"] for r in lines} == {""} | set(verdicts)
     png, svg = tmp_path / "c.png", tmp_path / "c.svg"
     from gui.plots import export_chart
     export_chart(str(png), view.current_chart())
@@ -69,31 +101,60 @@ def test_report_and_chart_export(view, tmp_path):
     assert png.read_bytes()[:4] == b"\x89PNG" and "<svg" in svg.read_text(encoding="utf-8")
 
 
+def infer_reference():
+    return next(r for r in reference.references()
+                if r.workload == "infer" and r.machine_label.startswith("MacBook Pro 14"))
+
+
 def test_published_reference_compares_by_value_with_no_verdict(view):
-    mine = infer_run("Mine", 300.0)
+    """The quick suite's inference run matches the published PyTorch figures."""
+    mine = recorded("infer-torch-reference")
     view.set_records([mine])
     assert view.comparison is None and "two or more runs" in view.summary.text()
-    ref = next(r for r in reference.references()
-               if r.workload == "infer" and r.machine_label.startswith("MacBook Pro 14"))
+    ref = infer_reference()
     view.add_reference(ref.id)
     rows = table(view)
-    label = f"{ref.machine_label} (published)"
-    throughput = next(r for r in rows if r["Metric"] == "samples_per_s")
-    verdict = throughput[f"{label}: verdict"]
+    throughput = next(r for r in rows if r["Metric"] == "Throughput (img/s)")
+    verdict = throughput["B vs A: ratio · verdict"]
     assert "published" in verdict
-    assert not verdict.startswith(("faster", "slower", "no significant"))
-    assert "[" not in throughput[label]                # a published figure has no interval
+    assert not verdict.startswith(("faster", "slower", "no significant", "inconclusive"))
+    assert "[" not in throughput["B"]                # a published figure has no interval
+    assert f"B = {ref.identity}" in view.summary.text()
+    view.warnings_button.setChecked(True)
     assert "figure from" in view.warnings.text()
-    # Bars for a model point; the published side is drawn without whiskers.
     assert view.current_chart() is view.bars and view.bars.has_data()
     view.clear_references()
     assert view.comparison is None
 
 
+def test_a_reference_says_what_it_measured_and_can_be_run_here(view, qtbot):
+    ref = infer_reference()
+    view.reference_combo.setCurrentIndex(view.reference_combo.findData(ref.id))
+    text = view.reference_info.text()
+    assert "infer (batch_size=64 data=host model=resnet50) on torch mps" in text
+    assert ref.machine_label in text and ref.provenance["source"] in text
+    details = view.reference_info.toolTip()
+    assert details == reference_details(ref) and "Throughput (img/s) at" in details
+    # No device yet: nothing to run on.
+    assert not view.run_reference_button.isEnabled()
+    view.set_devices([DeviceInfo("torch", "cpu", "CPU", "cpu"),
+                      DeviceInfo("mlx", "cpu", "CPU", "cpu")])
+    assert view.device_combo.count() == 1          # infer runs on torch only
+    with qtbot.waitSignal(view.run_requested) as sent:
+        view.run_reference_button.click()
+    (spec,) = sent.args[0]
+    assert (spec.workload, spec.framework, spec.device) == ("infer", "torch", "cpu")
+    assert spec.params == {"model": "resnet50", "batch_size": 64, "data": "host"}
+    # A run that matches nothing says what to do, not what the user just did.
+    view.set_records([recorded("infer-torch")])
+    assert "Nothing to compare" in view.summary.text() and "Run It Here" in \
+        view.summary.text()
+
+
 def test_window_compare_tab_follows_the_results_selection(qtbot, tmp_path):
     from gui.main_window import MainWindow
     store = Store(tmp_path / "home" / "results.sqlite3")
-    for rec in runs():
+    for rec in runs()[:2]:
         store.save(rec)
     w = MainWindow(store, QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat))
     w.ask_before_closing = False
@@ -106,4 +167,12 @@ def test_window_compare_tab_follows_the_results_selection(qtbot, tmp_path):
     assert w.compare.table.rowCount() == 2
     assert w.charts.current_chart() is w.compare.current_chart()   # File > Export Chart
     assert w.export_chart(str(tmp_path / "compare.png"))
+    # The quick suite ends here: its run beside the published machines it matches.
+    store.save(recorded("infer-torch-reference"))
+    w.results.reload()
+    w.show_comparison(store.runs())
+    assert w.charts.currentWidget() is w.compare
+    assert [r.workload for r in w.results.selected_records()] == ["infer"]
+    assert {r.id for r in w.compare.references} >= {infer_reference().id}
+    assert any(r.metric == "samples_per_s" for r in w.compare.comparison.rows)
     store.close()

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from core.params import Param
+from core.results import Row
 
 # Workload modules, in the order the catalogue shows them.
 _MODULES = tuple(f"core.workloads.{m}"
@@ -23,7 +24,9 @@ class Workload:
     frameworks: tuple[str, ...]
     params: tuple[Param, ...]
     module: str                     # holds the entry function, run(ctx, params) by default
-    metric: str = ""                # the headline metric, for plots and tables
+    metric: str = ""                # the headline metric: charts, "best", summaries
+    x: str = ""                     # the point parameter a curve of `metric` sweeps (log2
+                                    # axis); empty: the metric is drawn as bars or tabled
     entry: str = "run"
     hidden: bool = False            # test workloads stay out of listings
 
@@ -32,7 +35,7 @@ class Workload:
 
     def to_dict(self) -> dict:
         return {"name": self.name, "title": self.title, "summary": self.summary,
-                "frameworks": list(self.frameworks), "metric": self.metric,
+                "frameworks": list(self.frameworks), "metric": self.metric, "x": self.x,
                 "params": [p.to_dict() for p in self.params]}
 
 
@@ -63,3 +66,18 @@ def workload(name: str) -> Workload:
     except KeyError:
         names = ", ".join(w.name for w in listed())
         raise UnknownWorkload(f"Unknown workload {name!r}; choose one of {names}.") from None
+
+
+def headline(rec) -> "Row | None":
+    """A run's headline: the best measured row of its workload's declared metric (the
+    highest rate, the shortest time), or None when it measured none (or the workload is
+    unknown here, e.g. imported from a newer SiliconBench)."""
+    from core.compare import direction
+
+    w = catalogue().get(rec.workload)
+    rows = [r for r in rec.rows if w is not None and r.metric == w.metric
+            and r.value is not None]
+    if not rows:
+        return None
+    lower = direction(rows[0].metric, rows[0].unit) == "lower"
+    return (min if lower else max)(rows, key=lambda r: r.value)

@@ -22,6 +22,7 @@ WORKLOAD = Workload(
     summary="Device copy and a*b+c over arrays past the caches: the device's memory ceiling.",
     frameworks=("torch", "tensorflow", "mlx"),
     metric="gb_per_s",
+    x="size_mb",
     module=__name__,
     params=(
         Param("sizes_mb", "int_list", None, "Size of each array in MB (2^20 bytes).", min=1,

@@ -28,6 +28,7 @@ WORKLOAD = Workload(
     summary="Square matrix products over sizes and dtypes: the device's arithmetic ceiling.",
     frameworks=("torch", "tensorflow", "mlx"),
     metric="tflops",
+    x="size",
     module=__name__,
     params=(
         Param("sizes", "int_list", None, "Matrix sizes N (N x N times N x N).", min=1,

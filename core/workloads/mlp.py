@@ -24,7 +24,7 @@ WORKLOAD = Workload(
     summary="Time to train the published CIFAR-10 MLPs: the depth sweep and the 3000-1000 "
             "network.",
     frameworks=("torch", "tensorflow", "mlx"),
-    metric="samples_per_s",
+    metric="train_seconds",
     module=__name__,
     params=(
         Param("preset", "choice", "depth-sweep", "depth-sweep: Flatten -> depth x Dense(1024, "

@@ -1,0 +1,64 @@
+"""Record the run records the view tests replay: real, tiny runs of every workload on every
+framework installed here, made by the real `siliconbench run` command (CPU). Run it again
+when a workload's rows change:
+
+    PYTHONPATH=. python tests/data/records/make_records.py [FILE-STEM ...]
+
+(with stems such as gemm-torch, only those). It writes one JSON file per run into this folder, named <workload>-<framework>[-<tag>].json."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).parent
+
+# (workload, frameworks, tag, tiny parameters): seconds each on a laptop CPU.
+RUNS = [
+    ("gemm", ("torch", "tensorflow", "mlx"), "", ["--sizes", "64,128", "--dtypes", "float32"]),
+    ("bandwidth", ("torch", "tensorflow", "mlx"), "", ["--sizes-mb", "1,4"]),
+    ("train", ("torch", "tensorflow", "mlx"), "",
+     ["--model", "distilbert", "--layers", "1", "--seq-len", "16", "--batch-size", "2"]),
+    ("infer", ("torch",), "", ["--model", "resnet18", "--batch-size", "2", "--images", "4",
+                               "--image-size", "32"]),
+    ("mlp", ("torch", "tensorflow", "mlx"), "",
+     ["--depths", "1,2", "--epochs", "1", "--samples", "256", "--batch-size", "64"]),
+    ("memory", ("torch", "tensorflow", "mlx"), "", ["--model", "distilbert", "--layers", "1", "--seq-len", "16",
+                                "--max-batch", "4", "--bisect-steps", "0"]),
+    # A second quick GEMM run for the comparison tests: quick runs time few blocks, so the
+    # verdict between two of them must read "inconclusive", never "no difference".
+    ("gemm", ("torch",), "second", ["--sizes", "64,128", "--dtypes", "float32"]),
+    # The quick suite's inference run: the published PyTorch figures' model, batch and data
+    # path, so a comparison with them has rows (about a minute on a laptop CPU).
+    ("infer", ("torch",), "reference", ["--model", "resnet50", "--batch-size", "64",
+                                        "--data", "host", "--images", "64"]),
+]
+
+
+def main() -> int:
+    env = dict(os.environ, SILICONBENCH_HOME=tempfile.mkdtemp(prefix="sb-records-"))
+    only = set(sys.argv[1:])
+    for name, frameworks, tag, params in RUNS:
+        for framework in frameworks:
+            stem = f"{name}-{framework}{'-' + tag if tag else ''}"
+            if only and stem not in only:
+                continue
+            cmd = [sys.executable, "-m", "core.cli", "run", name, "--framework", framework,
+                   "--device", "cpu", "--quick", "--json", *params]
+            done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+            if done.returncode != 0:
+                print(f"{' '.join(cmd)} failed:\n{done.stderr[-2000:]}", file=sys.stderr)
+                return 1
+            rec = json.loads(done.stdout)
+            out = HERE / f"{stem}.json"
+            out.write_text(json.dumps(rec, indent=1, sort_keys=True) + "\n")
+            print(f"{out.name}: {len(rec['rows'])} rows, status {rec['status']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

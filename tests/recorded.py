@@ -1,0 +1,24 @@
+"""Run records that real runs wrote (tests/data/records, made by make_records.py there):
+what the view tests replay instead of rows typed by hand."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from core.results import RunRecord
+
+FOLDER = Path(__file__).parent / "data" / "records"
+
+
+def recorded(stem: str) -> RunRecord:
+    """A fresh copy of one recorded run (callers may change it)."""
+    return RunRecord.from_dict(json.loads((FOLDER / f"{stem}.json").read_text("utf-8")))
+
+
+def stems() -> list[str]:
+    return sorted(p.stem for p in FOLDER.glob("*.json"))
+
+
+def every_run() -> list[RunRecord]:
+    return [recorded(s) for s in stems()]

@@ -1,0 +1,268 @@
+"""Every view on what real runs produce: run records that real, tiny runs of each workload on
+each framework wrote (tests/recorded.py) through the charts, the row table, Results, the
+queue and Compare; and one real run end to end through the real window. Asserts what a
+person sees: the chart holds the run's points, legend names differ, the headline carries the
+workload's unit, the verdict text matches the statistics."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QSettings
+
+from core.compare import (ALPHA, FAR_APART, INCONCLUSIVE, NO_SAMPLES_VERDICT, SAME, Side, compare,
+                          smallest_p)
+from core.suites import summary_lines
+from core.workloads import catalogue, headline
+from gui.plots import BARS, ChartPanel, chart_of
+from gui.row_text import headline_text, metric_title
+from tests.recorded import every_run, recorded, stems
+
+# What a person reads as each workload's headline unit.
+HEADLINE_UNITS = {"gemm": "TFLOPS", "bandwidth": "GB/s", "train": ("img/s", "seq/s"),
+                  "infer": "img/s", "mlp": "s", "memory": "samples"}
+
+
+def test_the_records_cover_every_workload_on_every_framework_it_runs_here():
+    made = {(r.workload, r.framework) for r in every_run()}
+    for w in catalogue().values():
+        for framework in w.frameworks:
+            assert (w.name, framework) in made, f"record {w.name} on {framework}"
+    assert all(r.status == "ok" and r.rows for r in every_run())
+
+
+@pytest.mark.parametrize("stem", stems())
+def test_each_run_has_one_headline_of_its_workloads_metric_with_its_unit(stem):
+    rec = recorded(stem)
+    row = headline(rec)
+    assert row is not None and row.metric == catalogue()[rec.workload].metric
+    units = HEADLINE_UNITS[rec.workload]
+    assert row.unit in (units if isinstance(units, tuple) else (units,))
+    text = headline_text(rec)
+    assert f" {row.unit} [" in text and "bytes" not in text and "_" not in text
+    # The best of the headline metric: the highest rate, the shortest time to train.
+    values = [r.value for r in rec.rows if r.metric == row.metric and r.value is not None]
+    assert row.value == (min(values) if rec.workload == "mlp" else max(values))
+
+
+@pytest.mark.parametrize("stem", stems())
+def test_every_chart_row_is_drawn_on_its_chart(qtbot, stem):
+    """A finished run's headline points all appear: the bandwidth curve over size_mb too."""
+    rec = recorded(stem)
+    panel = ChartPanel()
+    qtbot.addWidget(panel)
+    panel.show_records([rec])
+    kinds = {chart_of(rec.workload, r) for r in rec.rows} - {None}
+    expected = {"gemm": {"tflops"}, "bandwidth": {"gb_per_s"}, "train": {BARS},
+                "infer": {BARS}, "mlp": set(), "memory": set()}[rec.workload]
+    assert kinds == expected
+    for kind in kinds:
+        chart = panel.charts[kind]
+        measured = [r for r in rec.rows if chart_of(rec.workload, r) == kind
+                    and r.value is not None]
+        assert chart.has_data() and chart.point_count() == len(measured) > 0
+        assert not chart.empty.isVisible() or not panel.isVisible()
+    # Every row is in the table, its metric in words.
+    panel.setCurrentWidget(panel.table)
+    assert panel.table.rowCount() == len(rec.rows)
+    metric_col = [panel.table.horizontalHeaderItem(j).text()
+                  for j in range(panel.table.columnCount())].index("Metric")
+    shown = {panel.table.item(i, metric_col).text() for i in range(len(rec.rows))}
+    assert shown == {metric_title(r.metric) for r in rec.rows}
+    assert not any("_" in m for m in shown)
+
+
+def test_bandwidth_draws_one_curve_per_op_over_the_array_size(qtbot):
+    rec = recorded("bandwidth-torch")
+    panel = ChartPanel()
+    qtbot.addWidget(panel)
+    panel.show_records([rec])
+    chart = panel.curves["gb_per_s"]
+    assert sorted(s.name.split(" · ")[-1] for s in chart.series) == ["copy", "triad"]
+    assert [r.params["size_mb"] for r in chart.series[0].rows] == [1, 4]
+    assert "MB" in chart.plot.getAxis("bottom").labelText
+
+
+def test_runs_on_one_device_have_distinct_legend_names(qtbot):
+    runs = [recorded(s) for s in ("gemm-torch", "gemm-torch-second", "gemm-tensorflow",
+                                  "gemm-mlx")]
+    panel = ChartPanel()
+    qtbot.addWidget(panel)
+    panel.show_records(runs)
+    names = [s.name for s in panel.curves["tflops"].series]
+    assert len(names) == len(set(names)) == 4
+    legend = [label.text for _, label in panel.curves["tflops"].plot_item.legend.items]
+    assert sorted(legend) == sorted(names)
+    assert not any("unknown machine" in n for n in names)
+    # One identity per run, everywhere: legend, table, Compare.
+    assert all(n.startswith(r.identity) for n, r in zip(names, runs, strict=True))
+
+
+def test_results_and_queue_show_the_headline_not_the_largest_number(qtbot):
+    from gui.queue_view import outcome_text
+    from gui.results_browser import BEST, cell_text
+    from gui.run_queue import OK, RunJob
+    from core.runner import RunSpec
+    rec = recorded("infer-torch")  # its largest number is a peak memory in bytes
+    assert max(r.value for r in rec.rows if r.value) > 1e6
+    assert cell_text(rec, BEST).startswith(headline_text(rec))
+    assert "img/s" in cell_text(rec, BEST) and "bytes" not in cell_text(rec, BEST)
+    job = RunJob(RunSpec("infer"), "infer")
+    job.record, job.state = rec, OK
+    text = outcome_text(job)
+    assert "img/s" in text and "bytes" not in text
+
+
+def _verdicts(runs):
+    cmp = compare([Side(r.identity, [r]) for r in runs])
+    return cmp, [(r, r.cells[1]) for r in cmp.rows]
+
+
+def test_two_real_quick_runs_get_verdicts_that_match_their_statistics():
+    """Quick runs time few blocks: where the test cannot reach 1% the verdict says so, and
+    never reads as equality for medians 5% or more apart."""
+    pairs = [("gemm-torch", "gemm-torch-second"), ("gemm-torch", "gemm-mlx"),
+             ("memory-mlx", "memory-torch"), ("memory-mlx", "memory-tensorflow")]
+    seen = set()
+    for pair in ([recorded(a), recorded(b)] for a, b in pairs):
+        cmp, cells = _verdicts(pair)
+        assert cells
+        for row, cell in cells:
+            base = row.cells[0]
+            if not base.samples or not cell.samples:   # a peak memory: one number a run
+                assert cell.verdict == NO_SAMPLES_VERDICT
+                continue
+            reachable = smallest_p(len(base.samples), len(cell.samples)) < ALPHA
+            apart = abs(cell.ratio - 1) >= 0.05
+            if apart:
+                assert not cell.verdict.startswith(SAME)
+            if cell.verdict.startswith(("faster", "slower")):
+                assert reachable and cell.p_value < ALPHA and apart
+            if not reachable and apart:
+                assert cell.verdict.startswith((INCONCLUSIVE, FAR_APART))
+                assert "run without Quick" in cell.verdict
+            seen.add(cell.verdict.split(":")[0])
+    # Quick probes of the memory workload time 3 blocks: too few for the test, so the real
+    # runs give both the inconclusive and the far-apart wording, beside tested verdicts.
+    assert {"faster", "slower", INCONCLUSIVE, FAR_APART} <= seen
+
+
+def test_the_quick_suite_summary_is_one_headline_per_workload_and_device():
+    runs = [recorded("gemm-torch"), recorded("infer-torch"), recorded("gemm-mlx")]
+    lines = summary_lines(runs)
+    assert lines[0].endswith("(torch cpu)") and lines[3].endswith("(mlx cpu)")
+    assert lines[1].startswith("  Matrix multiply (TFLOPS): ") and " TFLOPS (dtype " in lines[1]
+    assert lines[2].startswith("  Inference throughput: ") and " img/s (" in lines[2]
+    assert all("peak" in line for line in lines if line.startswith("  "))
+    assert len(lines) == 5
+
+
+def test_naming_a_machine_names_its_future_runs_too(qtbot, tmp_path):
+    """Name Machine on a stored run; the next CLI run on this machine comes out under it."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from core.store import Store
+    from gui.results_browser import ResultsBrowser
+    store = Store()
+    earlier = recorded("gemm-torch")
+    from core.machine import probe
+    earlier.machine = probe().to_dict()   # a run of this machine
+    store.save(earlier)
+    browser = ResultsBrowser(store)
+    qtbot.addWidget(browser)
+    browser.reload()
+    assert browser.rename_machine("Lab box", [earlier]) == 1
+    r = subprocess.run([sys.executable, "-m", "core.cli", "run", "gemm", "--sizes", "16",
+                        "--dtypes", "float32", "--quick", "--json"],
+                       capture_output=True, text=True, env=dict(os.environ), timeout=120)
+    assert r.returncode == 0, r.stderr
+    new = json.loads(r.stdout)
+    assert new["label"] == "Lab box"
+    store.close()
+
+
+def test_a_real_run_end_to_end_through_the_real_window(qtbot, tmp_path):
+    """Two real tiny runs queued together (GEMM and bandwidth, torch on the CPU) after an
+    older run was selected: each chart holds its run's points under a legend that names this
+    machine, the queue and Results read each workload's headline with its unit, and the
+    finished runs are drawn together, without the older selection."""
+    from core.runner import RunSpec
+    from core.store import Store
+    from gui.main_window import MainWindow
+    store = Store()
+    older = recorded("gemm-mlx")
+    store.save(older)
+    w = MainWindow(store, QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat))
+    w.ask_before_closing = False
+    qtbot.addWidget(w)
+    w.resize(1600, 1000)
+    w.show()
+    w.results.reload()
+    w.results.select_ids({older.id})
+    assert [r.id for r in w.results.selected_records()] == [older.id]
+    specs = [RunSpec("gemm", "torch", "cpu", {"sizes": [32, 64], "dtypes": ["float32"]},
+                     quick=True),
+             RunSpec("bandwidth", "torch", "cpu", {"sizes_mb": [1, 2], "ops": ["copy"]},
+                     quick=True)]
+    gemm, bandwidth = w.queue.enqueue(specs)
+    live_names = []
+    w.queue.row_arrived.connect(
+        lambda job: live_names.extend(s.name for c in w.charts.curves.values()
+                                      for s in c.series))
+    qtbot.waitUntil(lambda: gemm.ended and bandwidth.ended, timeout=180_000)
+    try:
+        assert gemm.state == bandwidth.state == "ok"
+        assert live_names and not any("unknown machine" in n for n in live_names)
+        qtbot.waitUntil(lambda: len(w.results.selected_records()) == 2, timeout=10_000)
+        assert {r.id for r in w.results.selected_records()} == {gemm.record.id,
+                                                                  bandwidth.record.id}
+        for job, metric, unit in ((gemm, "tflops", "TFLOPS"), (bandwidth, "gb_per_s", "GB/s")):
+            chart = w.charts.curves[metric]
+            assert chart.has_data() and chart.point_count() == 2
+            (series,) = chart.series
+            assert series.name.startswith(job.record.identity)
+            assert job.record.machine_label in series.name
+            assert f" {unit} " in w.queue_view.row_for(job).step.text()
+        from gui.results_browser import BEST, cell_text
+        assert "GB/s [" in cell_text(bandwidth.record, BEST)
+    finally:
+        store.close()
+
+
+def test_the_quick_suite_waits_for_every_framework_not_the_first_to_answer(qtbot, tmp_path):
+    """MLX answers first; the suite queued then ran on MLX alone and never reached the
+    inference run that ends in a comparison."""
+    from core.frameworks import DeviceInfo
+    from core.store import Store
+    from gui.main_window import MainWindow
+    from gui.welcome import queue_quick_suite
+    store = Store()
+    w = MainWindow(store, QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat))
+    w.ask_before_closing = False
+    qtbot.addWidget(w)
+    mlx, torch = DeviceInfo("mlx", "cpu", "CPU", "cpu"), DeviceInfo("torch", "cpu", "CPU", "cpu")
+    w.devices.set_devices([mlx], {"mlx": "test"}, final=False)   # the first framework's answer
+    assert queue_quick_suite(w) == 0 and not w.queue.jobs
+    w.devices.set_devices([mlx, torch], {"mlx": "test", "torch": "test"})  # discovery ends
+    try:
+        jobs = w.queue.jobs
+        assert {(j.spec.workload, j.spec.framework) for j in jobs} == {
+            ("gemm", "mlx"), ("gemm", "torch"), ("infer", "torch")}
+        assert {j.batch for j in jobs} <= w._compare_batches
+    finally:
+        w.queue.cancel_all()
+        qtbot.waitUntil(lambda: not w.queue.busy, timeout=60_000)
+        store.close()
+
+
+def test_exports_name_each_run_by_its_identity():
+    import csv
+    import io
+
+    from core.export import to_csv
+    runs = [recorded("gemm-torch"), recorded("gemm-torch-second")]
+    lines = list(csv.DictReader(io.StringIO(to_csv(runs))))
+    assert {line["run"] for line in lines} == {r.identity for r in runs}
+    assert len({r.identity for r in runs}) == 2
