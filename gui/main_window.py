@@ -428,18 +428,32 @@ class MainWindow(QMainWindow):
             n = self.results.rename_machine(label, records)
             self.statusBar().showMessage(f"Named the machine on {n} runs.", 5000)
 
-    def confirm_delete(self) -> None:
+    def confirm_delete(self) -> QMessageBox | None:
+        """Ask in a sheet (window-modal, not blocking the event loop); delete on its Delete
+        button. Returns the open box (None with nothing selected)."""
         records = self.results.selected_records()
         if not records:
-            return
-        answer = QMessageBox.question(
-            self, "Delete Runs", f"Delete {len(records)} run{'s' * (len(records) != 1)} from "
-            "the results store? This cannot be undone; export them first to keep a copy.",
-            QMessageBox.StandardButton.Delete | QMessageBox.StandardButton.Cancel,
-            QMessageBox.StandardButton.Cancel)
-        if answer == QMessageBox.StandardButton.Delete:
-            n = self.results.delete(records)
-            self.statusBar().showMessage(f"Deleted {n} runs.", 5000)
+            self.show_message("Delete Runs", "Select the runs to delete under Results first.",
+                              QMessageBox.Icon.Information)
+            return None
+        n = len(records)
+        box = QMessageBox(QMessageBox.Icon.Warning, "Delete Runs",
+                          f"Delete {n} run{'s' * (n != 1)} from the results store?",
+                          QMessageBox.StandardButton.Cancel, self)
+        box.setInformativeText("This cannot be undone; export them first to keep a copy.")
+        delete = box.addButton("Delete", QMessageBox.ButtonRole.DestructiveRole)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.setWindowModality(Qt.WindowModality.WindowModal)
+
+        def done() -> None:
+            if box.clickedButton() is delete:
+                deleted = self.results.delete(records)
+                self.statusBar().showMessage(f"Deleted {deleted} run{'s' * (deleted != 1)}.",
+                                             5000)
+        box.finished.connect(done)
+        self._message_box = box
+        box.open()
+        return box
 
     # ------------------------------------------------------------------ import and export
 
@@ -490,12 +504,15 @@ class MainWindow(QMainWindow):
         path = self._ask_save_path(f"Export Runs as {kind}", f"siliconbench-runs.{fmt}",
                                    f"{kind} files (*.{fmt})")
         if path:
-            self.export_runs(path, records)
+            self.export_runs(path, records, "json" if fmt == "sbresults" else fmt)
 
-    def export_runs(self, path: str, records: list[RunRecord] | None = None) -> bool:
+    def export_runs(self, path: str, records: list[RunRecord] | None = None,
+                    fmt: str | None = None) -> bool:
+        """Writes the format the file name says; without a known extension, `fmt` (the one
+        the menu entry chose), so "runs" from the JSON entry is JSON, not CSV."""
         from core.export import FORMAT_BY_SUFFIX, to_csv, to_json
         records = records if records is not None else self.results.selected_records()
-        fmt = FORMAT_BY_SUFFIX.get(Path(path).suffix.lower(), "csv")
+        fmt = FORMAT_BY_SUFFIX.get(Path(path).suffix.lower()) or fmt or "csv"
         text = to_json(records) if fmt == "json" else to_csv(records)
         try:
             Path(path).write_text(text, encoding="utf-8")
