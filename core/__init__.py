@@ -1,9 +1,8 @@
 """SiliconBench's core: measurement, runs, results and their store. No Qt here."""
 
-from importlib import metadata
-
 
 def _version() -> str:
+    from importlib import metadata  # a tenth of a second: only when the version is asked
     try:
         return metadata.version("siliconbench")
     except metadata.PackageNotFoundError:
@@ -20,4 +19,9 @@ def _version() -> str:
     return "0+unknown"  # a source tree that was never installed
 
 
-__version__ = _version()
+def __getattr__(name: str):
+    # core.__version__ is worked out on first use: the app's window must not wait for it.
+    if name == "__version__":
+        globals()[name] = version = _version()
+        return version
+    raise AttributeError(f"module 'core' has no attribute {name!r}")

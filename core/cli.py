@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -466,14 +465,8 @@ def cmd_reference(args) -> int:
     return EXIT_OK
 
 
-def has_display() -> bool:
-    if platform.system() in ("Darwin", "Windows"):
-        return True
-    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
-                or os.environ.get("QT_QPA_PLATFORM") in ("offscreen", "minimal"))
-
-
 def cmd_gui(args) -> int:
+    from core.display import has_display
     if not has_display():
         raise Usage("No display found (DISPLAY is not set): the desktop app cannot open; use "
                     "the siliconbench subcommands, e.g. siliconbench quick.")
@@ -502,6 +495,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         if args.command is None:
+            from core.display import has_display
             if has_display():
                 return cmd_gui(args)
             print("No display found: running the quick suite headless.", file=sys.stderr)

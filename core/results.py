@@ -121,6 +121,15 @@ def _schema() -> dict:
     return json.loads(text)
 
 
+@cache
+def _validator():
+    """One validator for the schema: jsonschema.validate() checks the schema itself on every
+    call, which made loading the 14 published references take seconds."""
+    import jsonschema  # only needed for outside data; keeps the run path light
+    cls = jsonschema.validators.validator_for(_schema())
+    return cls(_schema())
+
+
 def validate(d: Any) -> None:
     """Raise NotAResultFile with one sentence unless `d` is a run record of a known schema."""
     import jsonschema  # only needed for outside data; keeps the run path light
@@ -130,9 +139,8 @@ def validate(d: Any) -> None:
     if isinstance(d.get("schema"), int) and d["schema"] > SCHEMA_VERSION:
         raise NotAResultFile(f"it was written by a newer SiliconBench (schema {d['schema']}); "
                              "update SiliconBench to read it")
-    try:
-        jsonschema.validate(d, _schema())
-    except jsonschema.ValidationError as e:
+    e = jsonschema.exceptions.best_match(_validator().iter_errors(d))  # as validate() picks
+    if e is not None:
         where = "/".join(str(p) for p in e.absolute_path) or "the record"
         raise NotAResultFile(f"it is a damaged run record ({where}: {e.message})") from None
 

@@ -21,12 +21,10 @@ from core.params import ParamError
 from core.results import NotAResultFile, RunRecord, records_from_json
 from core.runner import RunSpec
 from core.workloads import Workload
-from gui.compare_view import CompareView
 from gui import help as gui_help
 from gui.device_list import DeviceList, device_key
 from gui.machine_card import MachineCard
 from gui.param_form import ParamForm
-from gui.plots import ChartPanel
 from gui.queue_view import QueueView
 from gui.results_browser import ResultsBrowser
 from gui.run_queue import RUNNING, RunJob, RunQueue
@@ -36,6 +34,8 @@ from gui.workload_catalogue import WorkloadCatalogue
 TELEMETRY_REFRESH_MS = 1000
 DEVICE_PANE_WIDTH = 290
 SETUP_PANE_WIDTH = 330
+MIN_PANE_WIDTH = 220       # the sidebars' narrowest, when the window is small
+MIN_WINDOW = (900, 560)    # a 13-inch laptop's half screen
 
 
 def app_settings() -> QSettings:
@@ -83,7 +83,9 @@ def section_title(text: str, button: QPushButton | None = None) -> QWidget:
 
 class MainWindow(QMainWindow):
     def __init__(self, store=None, settings: QSettings | None = None,
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None, defer_charts: bool = False) -> None:
+        """defer_charts: build the charts (pyqtgraph, the published references) only after
+        the window is shown (start_background) or first needed, so it appears at once."""
         super().__init__(parent)
         if store is None:
             from core.store import Store
@@ -101,9 +103,13 @@ class MainWindow(QMainWindow):
         self.setAcceptDrops(True)
         self.setUnifiedTitleAndToolBarOnMac(True)
         self.resize(1440, 900)
-        self.setMinimumSize(1180, 680)
+        self.setMinimumSize(*MIN_WINDOW)
+        self._charts = None
+        self.compare = None
         self._build()
         self._build_menus()
+        if not defer_charts:
+            self.build_charts()
         self._connect()
         self._restore_settings()
         self.apply_theme(theme_for())
@@ -143,7 +149,7 @@ class MainWindow(QMainWindow):
         col.addWidget(self.devices)
         col.addStretch(1)
         self.device_pane = self._scrolling(where)
-        self.device_pane.setMinimumWidth(DEVICE_PANE_WIDTH)
+        self.device_pane.setMinimumWidth(MIN_PANE_WIDTH)
 
         what = QWidget()
         col = QVBoxLayout(what)
@@ -168,11 +174,13 @@ class MainWindow(QMainWindow):
         setup_col.addWidget(self._scrolling(what), 1)
         setup_col.addWidget(self._separator())
         setup_col.addWidget(run_area)
-        self.setup_pane.setMinimumWidth(SETUP_PANE_WIDTH)
+        self.setup_pane.setMinimumWidth(MIN_PANE_WIDTH)
 
-        self.charts = ChartPanel()
-        self.compare = CompareView()
-        self.charts.addTab(self.compare, "Compare")
+        self.chart_slot = QStackedWidget()  # "Loading charts…" until build_charts
+        loading = QLabel("Loading charts…")
+        loading.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        loading.setProperty("role", "hint")
+        self.chart_slot.addWidget(loading)
         self.queue_view = QueueView(self.queue)
         self.results = ResultsBrowser(self.store)
         self.bottom = QTabWidget()
@@ -181,7 +189,7 @@ class MainWindow(QMainWindow):
         self.bottom.addTab(self.results, "Results")
 
         self.right_split = QSplitter(Qt.Orientation.Vertical)
-        self.right_split.addWidget(self.charts)
+        self.right_split.addWidget(self.chart_slot)
         self.right_split.addWidget(self.bottom)
         self.right_split.setStretchFactor(0, 3)
         self.right_split.setStretchFactor(1, 2)
@@ -191,8 +199,7 @@ class MainWindow(QMainWindow):
         for pane in (self.device_pane, self.setup_pane, self.right_split):
             self.main_split.addWidget(pane)
         self.main_split.setStretchFactor(2, 1)
-        self.main_split.setCollapsible(0, False)
-        self.main_split.setCollapsible(1, False)
+        self.main_split.setCollapsible(2, False)
         self.main_split.setSizes([DEVICE_PANE_WIDTH, SETUP_PANE_WIDTH, 800])
         self.setCentralWidget(self.main_split)
         self.statusBar().showMessage("Looking for devices…")
@@ -203,6 +210,7 @@ class MainWindow(QMainWindow):
         scroll.setWidget(inner)
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # Tab goes to the controls inside
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         return scroll
 
@@ -213,20 +221,20 @@ class MainWindow(QMainWindow):
         line.setObjectName("Separator")
         return line
 
+    def _action(self, menu, text, slot, shortcut=None, role=None, before=None) -> QAction:
+        a = QAction(text, self)
+        if shortcut is not None:
+            a.setShortcut(QKeySequence(shortcut))
+        if role is not None:
+            a.setMenuRole(role)
+        a.triggered.connect(slot)
+        menu.insertAction(before, a) if before is not None else menu.addAction(a)
+        return a
+
     def _build_menus(self) -> None:
         bar = self.menuBar()
         SK = QKeySequence.StandardKey
-
-        def action(menu, text, slot, shortcut=None, role=None) -> QAction:
-            a = QAction(text, self)
-            if shortcut is not None:
-                a.setShortcut(QKeySequence(shortcut) if isinstance(shortcut, (SK, str))
-                              else shortcut)
-            if role is not None:
-                a.setMenuRole(role)
-            a.triggered.connect(slot)
-            menu.addAction(a)
-            return a
+        action = self._action
 
         file = bar.addMenu("&File")
         self.import_action = action(file, "Import Results…", self.choose_import, SK.Open)
@@ -259,19 +267,17 @@ class MainWindow(QMainWindow):
         run.addSeparator()
         action(run, "Refresh Devices", self.devices.start, SK.Refresh)
 
-        view = bar.addMenu("&View")
-        last = self.charts.indexOf(self.charts.table)
-        for i in range(last + 1):
-            action(view, f"{self.charts.tabText(i)} Chart" if i < last
-                   else "Result Rows Table", lambda _=False, i=i: self.charts.setCurrentIndex(i),
-                   f"Ctrl+{i + 1}")
-        self.compare_action = action(view, "Compare Selected Runs",
-                                     lambda: self.charts.setCurrentWidget(self.compare), "Ctrl+K")
-        view.addSeparator()
+        self.view_menu = view = bar.addMenu("&View")
+        # The chart entries go before this separator once the charts exist (build_charts).
+        self._chart_entries_end = view.addSeparator()
+        # Not Ctrl+Shift+Q: on a Mac that is Log Out.
         action(view, "Run Queue", lambda: self.bottom.setCurrentWidget(self.queue_view),
-               "Ctrl+Shift+Q")
+               "Ctrl+Alt+Q")
         action(view, "Results", lambda: self.bottom.setCurrentWidget(self.results),
-               "Ctrl+Shift+R")
+               "Ctrl+Alt+R")
+        view.addSeparator()
+        # The Mac's own key for it (⌃⌘S); Meta is Control there.
+        self.sidebar_action = action(view, "Hide Sidebar", self.toggle_sidebar, "Ctrl+Meta+S")
 
         help_menu = bar.addMenu("&Help")
         action(help_menu, "SiliconBench Help", gui_help.open_help, SK.HelpContents)
@@ -280,6 +286,51 @@ class MainWindow(QMainWindow):
         help_menu.addSeparator()
         action(help_menu, "About SiliconBench", self.show_about, role=QAction.MenuRole.AboutRole)
         action(help_menu, "About Qt", QApplication.aboutQt, role=QAction.MenuRole.AboutQtRole)
+
+    @property
+    def charts(self):
+        """The chart tabs (gui.plots.ChartPanel), built on first use."""
+        if self._charts is None:
+            self.build_charts()
+        return self._charts
+
+    def build_charts(self) -> None:
+        """The charts and Compare: pyqtgraph and the published references load here, after the
+        window is on screen when it was built with defer_charts."""
+        if self._charts is not None:
+            return
+        from gui.compare_view import CompareView
+        from gui.plots import ChartPanel
+        self._charts = charts = ChartPanel()
+        self.compare = CompareView()
+        charts.addTab(self.compare, "Compare")
+        self.chart_slot.addWidget(charts)
+        self.chart_slot.setCurrentWidget(charts)
+        last = charts.indexOf(charts.table)
+        for i in range(last + 1):
+            self._action(self.view_menu, f"{charts.tabText(i)} Chart" if i < last
+                         else "Result Rows Table", lambda _=False, i=i: charts.setCurrentIndex(i),
+                         f"Ctrl+{i + 1}", before=self._chart_entries_end)
+        self.compare_action = self._action(
+            self.view_menu, "Compare Selected Runs",
+            lambda: charts.setCurrentWidget(self.compare), "Ctrl+K",
+            before=self._chart_entries_end)
+        if self.theme is not None:
+            charts.apply_theme(self.theme)
+            self.compare.apply_theme(self.theme)
+        self._draw_selection(self.results.selected_records())
+
+    def sidebar_shown(self) -> bool:
+        return not self.main_split.widget(0).isHidden()
+
+    def toggle_sidebar(self) -> None:
+        self.show_sidebar(not self.sidebar_shown())
+
+    def show_sidebar(self, shown: bool) -> None:
+        """View > Hide Sidebar: the devices and workload panes go, the charts take the room."""
+        for pane in (self.device_pane, self.setup_pane):
+            pane.setVisible(shown)
+        self.sidebar_action.setText("Hide Sidebar" if shown else "Show Sidebar")
 
     def _connect(self) -> None:
         self.catalogue.chosen.connect(self._on_workload)
@@ -296,10 +347,12 @@ class MainWindow(QMainWindow):
         self.results.store_changed.connect(self._update_status)
 
     def start_background(self) -> None:
-        """After the window is shown: probe the machine, discover devices, load results."""
+        """After the window is shown: probe the machine, discover devices, load results, then
+        build the charts (a second of pyqtgraph) once those are under way."""
         self.machine_card.start()
         self.devices.start()
         self.results.load_in_background()
+        QTimer.singleShot(0, self.build_charts)
 
     # ------------------------------------------------------------------ workloads and runs
 
@@ -602,9 +655,10 @@ class MainWindow(QMainWindow):
             f"QLabel[role='hint'] {{ color: {theme.muted}; font-size: {font_pt(0.9)}pt; }}"
             f"QLabel[role='error'] {{ color: {theme.error}; font-size: {font_pt(0.9)}pt; }}"
             f"QFrame#Separator {{ color: {theme.border}; }}")
-        for panel in (self.machine_card, self.devices, self.catalogue, self.charts,
+        for panel in (self.machine_card, self.devices, self.catalogue, self._charts,
                       self.compare, self.queue_view, self.results):
-            panel.apply_theme(theme)
+            if panel is not None:  # the charts may not be built yet
+                panel.apply_theme(theme)
 
     def changeEvent(self, event) -> None:
         # Without colorSchemeChanged (older desktops) a palette change is the only signal.
@@ -624,6 +678,7 @@ class MainWindow(QMainWindow):
             state = s.value(key)
             if isinstance(state, QByteArray):
                 split.restoreState(state)
+        self.show_sidebar(str(s.value("window/sidebar", "true")).lower() == "true")
         self.quick_box.setChecked(str(s.value("run/quick", "false")).lower() == "true")
         self.catalogue.select(s.value("run/workload"))
         devices = s.value("run/devices")
@@ -649,6 +704,7 @@ class MainWindow(QMainWindow):
         s.setValue("window/geometry", self.saveGeometry())
         s.setValue("window/main_split", self.main_split.saveState())
         s.setValue("window/right_split", self.right_split.saveState())
+        s.setValue("window/sidebar", "true" if self.sidebar_shown() else "false")
         s.sync()
 
     def _quit(self) -> None:
