@@ -159,6 +159,10 @@ class CompareView(QWidget):
         self._stale = False
 
         self.reference_combo = QComboBox()
+        # Long titles are elided: the window must shrink below the longest title's width.
+        self.reference_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.reference_combo.setMinimumContentsLength(10)
         self.reference_combo.setToolTip("Published figures (resources/reference) to compare "
                                         "with; they carry no samples, so no verdict.")
         self._published = reference.references()

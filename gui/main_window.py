@@ -35,7 +35,7 @@ TELEMETRY_REFRESH_MS = 1000
 DEVICE_PANE_WIDTH = 290
 SETUP_PANE_WIDTH = 330
 MIN_PANE_WIDTH = 220       # the sidebars' narrowest, when the window is small
-MIN_WINDOW = (900, 560)    # a 13-inch laptop's half screen
+MIN_WINDOW = (720, 520)    # with the sidebar hidden; the panes ask for more when shown
 
 
 def app_settings() -> QSettings:
@@ -319,6 +319,27 @@ class MainWindow(QMainWindow):
             charts.apply_theme(self.theme)
             self.compare.apply_theme(self.theme)
         self._draw_selection(self.results.selected_records())
+        self._update_tab_order()
+
+    def focus_chain(self) -> list[QWidget]:
+        """What Tab visits, in reading order: the devices, the workload, its parameters,
+        Run; then the charts' tabs, the queue and the results."""
+        chain: list[QWidget] = [*self.devices.boxes.values(), self.devices.refresh_button,
+                                self.catalogue]
+        form = self.form
+        if form is not None:
+            chain += [w for w in form.findChildren(QWidget)
+                      if w.focusPolicy() & Qt.FocusPolicy.TabFocus and not w.isHidden()]
+        chain += [self.quick_box, self.run_button]
+        if self._charts is not None:
+            chain.append(self._charts.tabBar())
+        chain += [self.bottom.tabBar(), self.results.search, self.results.view]
+        return chain
+
+    def _update_tab_order(self, *_) -> None:
+        chain = self.focus_chain()
+        for first, second in zip(chain, chain[1:]):
+            QWidget.setTabOrder(first, second)
 
     def sidebar_shown(self) -> bool:
         return not self.main_split.widget(0).isHidden()
@@ -335,6 +356,7 @@ class MainWindow(QMainWindow):
     def _connect(self) -> None:
         self.catalogue.chosen.connect(self._on_workload)
         self.devices.checked_changed.connect(self._update_run_button)
+        self.devices.checked_changed.connect(self._update_tab_order)
         self.devices.discovered.connect(self._on_devices_found)
         self.run_button.clicked.connect(self.run_clicked)
         self.queue.row_arrived.connect(self._on_row)
@@ -371,6 +393,7 @@ class MainWindow(QMainWindow):
         self.form_stack.setCurrentWidget(form)
         self.devices.restrict_to(w.frameworks)
         self._update_run_button()
+        self._update_tab_order()
 
     @property
     def form(self) -> ParamForm | None:
