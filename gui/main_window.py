@@ -440,7 +440,35 @@ class MainWindow(QMainWindow):
             self.show_message("Check the parameters", str(e))
             return []
         self._save_run_choices()
+        warnings = self.run_warnings(specs)
+        if warnings:
+            self._confirm_big_run(warnings, specs, titles)
+            return []
         return self.queue.enqueue(specs, titles)
+
+    def run_warnings(self, specs: list[RunSpec]) -> list[str]:
+        """Why these runs deserve a second thought (core.estimate), one sentence each."""
+        from core.estimate import estimate
+        out = []
+        for spec, device in zip(specs, self.devices.checked(), strict=True):
+            est = estimate(spec.workload, spec.params, device, spec.quick)
+            out += est.warnings(device.name, device.memory_bytes)
+        return out
+
+    def _confirm_big_run(self, warnings: list[str], specs, titles) -> QMessageBox:
+        box = QMessageBox(QMessageBox.Icon.Warning, "Run Anyway?",
+                          "This is a big run.", QMessageBox.StandardButton.Cancel, self)
+        box.setInformativeText("\n\n".join(warnings) + "\n\nSmaller sizes or Quick "
+                               "measurement give a first look sooner.")
+        run = box.addButton("Run Anyway", QMessageBox.ButtonRole.AcceptRole)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.setWindowModality(Qt.WindowModality.WindowModal)
+        box.finished.connect(lambda _: box.clickedButton() is run
+                             and self.queue.enqueue(specs, titles))
+        self.last_message = "\n".join(warnings)
+        self._message_box = box
+        box.open()
+        return box
 
     def cancel_current(self) -> None:
         if self.queue.current is not None:

@@ -132,3 +132,56 @@ def test_the_sidebar_hides_and_the_window_shrinks(qtbot, window, tmp_path):
     window.show_sidebar(False)            # the charts alone fit half a 13-inch screen
     window.resize(720, 520)
     qtbot.waitUntil(lambda: window.width() <= 760)
+
+
+def this_cpu():
+    import psutil
+
+    from core.frameworks import DeviceInfo
+    return DeviceInfo("torch", "cpu", "This CPU", "cpu", psutil.virtual_memory().total)
+
+
+def test_a_huge_run_is_questioned_before_it_starts(qtbot, window):
+    window.devices.set_devices([this_cpu()], {"torch": "test"})
+    window.devices.set_checked(["torch:cpu"])
+    window.catalogue.select("gemm")
+    form = window.form
+    form.fields["sizes"].editor.setText("16384,32768")
+    for dtype, box in form.fields["dtypes"].choice_boxes.items():
+        box.setChecked(dtype == "float64")
+    assert window.run_clicked() == []                      # not queued yet
+    box = window._message_box
+    assert box.isVisible() and "N=32768 in float64" in box.informativeText()
+    assert "may take about" in box.informativeText()
+    click_button(qtbot, box, "Cancel")
+    assert window.queue.jobs == []
+
+    form.fields["sizes"].editor.setText("64")              # a small run goes straight in
+    assert window.run_warnings(window.build_specs()[0]) == []
+
+
+def test_a_mistyped_model_is_marked_before_running(qtbot, window):
+    window.catalogue.select("infer")
+    field = window.form.fields["model"]
+    combo = field.editor
+    assert combo.isEditable() and combo.findText("mobilenet_v3_small") >= 0
+    combo.setCurrentText("resnet5")
+    assert field.error.startswith("Model does not know 'resnet5'; did you mean resnet50")
+    assert "--" not in field.error
+    assert not window.run_button.isEnabled()
+    combo.setCurrentText("resnet18")
+    assert field.error == "" and window.form.values()["model"] == "resnet18"
+
+
+def test_path_parameters_have_a_choose_button(qtbot, window, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QFileDialog
+    window.catalogue.select("mlp")
+    field = window.form.fields["cifar"]
+    assert field.choose_button is not None and field.choose_button.text() == "Choose…"
+    archive = tmp_path / "cifar-10-python.tar.gz"
+    monkeypatch.setattr(QFileDialog, "getOpenFileName",
+                        lambda *a, **k: (str(archive), ""))
+    qtbot.mouseClick(field.choose_button, Qt.MouseButton.LeftButton)
+    assert field.text() == str(archive)
+    labels = [p.label for p in window.catalogue.current().params]
+    assert "CIFAR-10 data" in labels and not [x for x in labels if x.endswith(" mb")]
