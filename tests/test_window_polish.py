@@ -185,3 +185,24 @@ def test_path_parameters_have_a_choose_button(qtbot, window, tmp_path, monkeypat
     assert field.text() == str(archive)
     labels = [p.label for p in window.catalogue.current().params]
     assert "CIFAR-10 data" in labels and not [x for x in labels if x.endswith(" mb")]
+
+
+def test_the_help_page_explains_every_parameter_flag_and_verdict(window, monkeypatch):
+    from html import escape
+
+    from core.results import FLAGS
+    from core.workloads import listed
+    from gui import help as gui_help
+    opened = []
+    monkeypatch.setattr(gui_help, "open_url", lambda url: opened.append(url) or True)
+    gui_help.open_help()
+    page = Path(opened[0].toLocalFile()).read_text()
+    assert "<!--" not in page
+    for w in listed():
+        assert escape(w.title) in page
+        for p in w.params:
+            assert f"<b>{escape(p.label)}</b> <code>{p.flag}</code>" in page, p.name
+    for name in FLAGS:
+        assert f"<b>{name.replace('_', ' ')}</b>" in page
+    for word in ("Quick measurement", "faster", "same", "Mann-Whitney", "TFLOPS"):
+        assert word in page
