@@ -13,7 +13,7 @@ from pathlib import Path
 from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QApplication, QCheckBox, QFileDialog, QFrame, QHBoxLayout,
-                               QInputDialog, QLabel, QMainWindow, QMessageBox, QPushButton,
+                               QInputDialog, QLabel, QMainWindow, QMenu, QMessageBox, QPushButton,
                                QScrollArea, QSplitter, QStackedWidget, QTabWidget, QVBoxLayout,
                                QWidget)
 
@@ -255,7 +255,10 @@ class MainWindow(QMainWindow):
         action(file, "Quit SiliconBench", self._quit, SK.Quit, QAction.MenuRole.QuitRole)
 
         edit = bar.addMenu("&Edit")
+        self.copy_action = action(edit, "Copy", self.copy_selection, SK.Copy)
         action(edit, "Select All Runs", self.select_all_runs, SK.SelectAll)
+        edit.addSeparator()
+        self.details_action = action(edit, "Show Run Details…", self.show_run_details, "Ctrl+I")
         self.rename_action = action(edit, "Name Machine…", self.choose_machine_name)
         self.delete_action = action(edit, "Delete Selected Runs…", self.confirm_delete,
                                     SK.Delete)
@@ -367,6 +370,10 @@ class MainWindow(QMainWindow):
         self.results.rename_button.clicked.connect(self.choose_machine_name)
         self.results.delete_button.clicked.connect(self.confirm_delete)
         self.results.store_changed.connect(self._update_status)
+        view = self.results.view
+        view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        view.customContextMenuRequested.connect(self._results_context_menu)
+        view.doubleClicked.connect(lambda _: self.show_run_details())
 
     def start_background(self) -> None:
         """After the window is shown: probe the machine, discover devices, load results, then
@@ -517,6 +524,39 @@ class MainWindow(QMainWindow):
     def select_all_runs(self) -> None:
         self.bottom.setCurrentWidget(self.results)
         self.results.view.selectAll()
+
+    def _results_context_menu(self, pos) -> QMenu:
+        menu = QMenu(self)
+        for a in (self.details_action, self.copy_action, self.export_json_action,
+                  self.export_send_action, self.rename_action, self.delete_action):
+            menu.addAction(a)
+        self._context_menu = menu  # kept alive while open (tests read it)
+        menu.popup(self.results.view.viewport().mapToGlobal(pos))
+        return menu
+
+    def copy_selection(self) -> int:
+        """Edit > Copy: the selected rows of the table with the focus (the results when no
+        table has it) as tab-separated text; returns how many."""
+        from PySide6.QtWidgets import QAbstractItemView
+
+        from gui.run_detail import copy_selected_rows
+        focus = QApplication.focusWidget()
+        view = focus if isinstance(focus, QAbstractItemView) else self.results.view
+        n = copy_selected_rows(view)
+        self.statusBar().showMessage(f"Copied {n} row{'s' * (n != 1)}." if n else
+                                     "Select rows to copy first.", 4000)
+        return n
+
+    def show_run_details(self):
+        records = self.results.selected_records()
+        if not records:
+            self.show_message("Run details", "Select a run under Results first.",
+                              QMessageBox.Icon.Information)
+            return None
+        from gui.run_detail import RunDetail
+        self.run_detail = RunDetail(records[0], self)
+        self.run_detail.show()
+        return self.run_detail
 
     def choose_machine_name(self) -> None:
         records = self.results.selected_records()

@@ -206,3 +206,30 @@ def test_the_help_page_explains_every_parameter_flag_and_verdict(window, monkeyp
         assert f"<b>{name.replace('_', ' ')}</b>" in page
     for word in ("Quick measurement", "faster", "same", "Mann-Whitney", "TFLOPS"):
         assert word in page
+
+
+def test_run_details_context_menu_and_copy(qtbot, window, imported):
+    from PySide6.QtCore import QPoint
+    from PySide6.QtGui import QGuiApplication
+    from core.results import records_from_json
+    runs = {r.id: r for r in records_from_json(REAL_RUNS.read_text())}
+    gemm = next(r for r in runs.values() if r.workload == "gemm")
+    window.results.select_ids({gemm.id})
+    menu = window._results_context_menu(QPoint(10, 10))
+    assert [a.text() for a in menu.actions()][:2] == ["Show Run Details…", "Copy"]
+    menu.close()
+
+    detail = window.show_run_details()
+    assert detail.rows.rowCount() == len(gemm.rows)
+    text = detail.text.toPlainText()
+    for part in (gemm.id, "Machine", "Software", "Settings", "Parameters", "tflops"):
+        assert part in text
+    qtbot.mouseClick(detail.copy_button, Qt.MouseButton.LeftButton)
+    assert QGuiApplication.clipboard().text() == text
+    detail.close()
+
+    window.select_all_runs()
+    window.results.view.setFocus()
+    assert window.copy_selection() == 2
+    lines = QGuiApplication.clipboard().text().splitlines()
+    assert lines[0].startswith("When\tStatus\tWorkload") and len(lines) == 3
