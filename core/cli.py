@@ -206,6 +206,8 @@ def cmd_run(args) -> int:
             given[p.name] = p.parse(text)
     spec = RunSpec(w.name, args.framework, args.device, given, args.label, args.quick,
                    args.time_limit)
+    for line in _estimate_warnings(spec):
+        print(f"siliconbench: warning: {line}", file=sys.stderr)
     store = Store()
     rec = _run_one(spec, store)
     if args.json:
@@ -213,6 +215,20 @@ def cmd_run(args) -> int:
     else:
         print_record(rec)
     return EXIT_OK if rec.status == "ok" else EXIT_FAILED
+
+
+def _estimate_warnings(spec) -> list[str]:
+    """core.estimate's warnings for a run on the CPU (a GPU's memory and peak need the device
+    list, which the run itself asks for)."""
+    if spec.device != "cpu":
+        return []
+    import psutil
+
+    from core.estimate import estimate
+    from core.frameworks import DeviceInfo, cpu_name
+    cpu = DeviceInfo(spec.framework, "cpu", cpu_name(), "cpu", psutil.virtual_memory().total)
+    return estimate(spec.workload, spec.params, cpu, spec.quick).warnings(cpu.name,
+                                                                          cpu.memory_bytes)
 
 
 def print_record(rec) -> None:

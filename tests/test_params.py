@@ -1,5 +1,7 @@
 """Parameter declarations: parsing what users type, bounds, choices, one-sentence errors."""
 
+import math
+
 import pytest
 
 from core.params import Param, ParamError, resolve
@@ -75,3 +77,14 @@ def test_estimates_question_huge_runs_and_pass_small_ones():
     h100 = DeviceInfo("torch", "cuda:0", "NVIDIA H100 80GB HBM3", "gpu", 80 * 2**30)
     assert estimate("gemm", {"sizes": [8192], "dtypes": ["float32"]}, h100).seconds < 60
     assert estimate("infer", {}, laptop).seconds is None       # unknown work: no guess
+
+
+def test_the_command_line_warns_before_a_huge_cpu_run():
+    import psutil
+
+    from core.cli import _estimate_warnings
+    from core.runner import RunSpec
+    too_big = 2 ** int(math.log2(math.sqrt(psutil.virtual_memory().total / 8 / 3)) + 1)
+    spec = RunSpec("gemm", "torch", "cpu", {"sizes": [too_big], "dtypes": ["float64"]})
+    assert f"N={too_big} in float64" in _estimate_warnings(spec)[0]
+    assert _estimate_warnings(RunSpec("gemm", "torch", "cpu", {"sizes": [64]}, quick=True)) == []
