@@ -177,6 +177,7 @@ class DeviceList(QWidget):
         while self.body.count():
             w = self.body.takeAt(0).widget()
             if w is not None:
+                w.hide()  # gone now, not when the event loop gets to deleting it
                 w.deleteLater()
         self.boxes.clear()
         self._status_labels.clear()

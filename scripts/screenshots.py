@@ -1,7 +1,7 @@
 """Screenshots of the real app for the README: opens the main window (offscreen, or on the
 display in DISPLAY), runs the quick suite and a small bandwidth run on this machine's devices
 through the window's own run queue, then writes one PNG per chart tab and per bottom tab to
-docs/screenshots/. Uses a fresh results store; nothing of the user's is touched.
+docs/screenshots/, and one of a run's details. Uses a fresh results store; nothing of the user's is touched.
 
     python scripts/screenshots.py [--devices torch:cpu,...] [--out docs/screenshots]
 """
@@ -97,6 +97,15 @@ def main() -> int:
         if charts.widget(i) is window.compare:
             window.compare.add_reference(window.compare.reference_combo.itemData(0))
         shot(charts.tabText(i).lower().replace(" ", "-"))
+    gemm = [r for r in window.results.selected_records() if r.workload == "gemm"]
+    window.results.select_ids({gemm[0].id} if gemm else set())
+    detail = window.show_run_details()
+    if detail is not None:
+        for _ in range(10):
+            app.processEvents()
+        detail.grab().save(str(out / "run-details.png"))
+        print(f"wrote {out / 'run-details.png'}", flush=True)
+        detail.close()
     window.close()
     return 0
 
