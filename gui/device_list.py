@@ -189,6 +189,11 @@ class DeviceList(QWidget):
         self._wanted = (self._wanted - set(self.boxes)) | set(self.checked_keys())
         self.checked_changed.emit()
 
+    def wanted(self) -> set[str]:
+        """Devices to tick once listed: restored from settings, or ticked while a framework
+        was still answering."""
+        return set(self._wanted)
+
     def checked_keys(self) -> list[str]:
         return [k for k, box in self.boxes.items() if box.isChecked() and box.isEnabled()]
 

@@ -361,6 +361,8 @@ class MainWindow(QMainWindow):
         self.devices.checked_changed.connect(self._update_run_button)
         self.devices.checked_changed.connect(self._update_tab_order)
         self.devices.discovered.connect(self._on_devices_found)
+        # Kept answers arrive first: the first launch's sensible choice need not wait for them all.
+        self.devices.partly_found.connect(lambda _: self._pick_first_device())
         self.run_button.clicked.connect(self.run_clicked)
         self.queue.row_arrived.connect(self._on_row)
         self.queue.job_ended.connect(self._on_job_ended)
@@ -507,8 +509,13 @@ class MainWindow(QMainWindow):
         usable = [d for d in self.devices.devices if d.usable]
         self.statusBar().showMessage(f"{len(usable)} usable device"
                                      f"{'s' * (len(usable) != 1)} found.", 5000)
-        if not self.devices.checked_keys() and usable:
-            self.devices.set_checked([device_key(usable[0])])  # a sensible first choice
+        self._pick_first_device()
+
+    def _pick_first_device(self) -> None:
+        """With nothing ticked (nor wished for from last time), tick the first usable device."""
+        usable = [d for d in self.devices.devices if d.usable]
+        if usable and not self.devices.checked_keys() and not self.devices.wanted():
+            self.devices.set_checked([device_key(usable[0])])
 
     def _update_status(self) -> None:
         fraction, ended, total = self.queue.overall()
@@ -592,6 +599,7 @@ class MainWindow(QMainWindow):
         def done() -> None:
             if box.clickedButton() is delete:
                 deleted = self.results.delete(records)
+                self._draw_selection(self.results.selected_records())  # not the deleted runs
                 self.statusBar().showMessage(f"Deleted {deleted} run{'s' * (deleted != 1)}.",
                                              5000)
         box.finished.connect(done)

@@ -71,6 +71,14 @@ def test_deleting_selected_runs_asks_then_deletes_them(qtbot, window, store, imp
     assert window.results.proxy.rowCount() == 1
     assert "Deleted 1 run." in window.statusBar().currentMessage()
 
+    window.select_all_runs()                                # the charts forget them too
+    assert window.charts.curves["tflops"].point_count() + \
+        window.charts.curves["gb_per_s"].point_count() > 0
+    window.delete_action.trigger()
+    click_button(qtbot, window._message_box, "Delete")
+    assert store.runs() == [] and window.charts.curves["tflops"].point_count() == 0
+    assert window.charts.curves["gb_per_s"].point_count() == 0
+
 
 @pytest.mark.parametrize("fmt, name", [("json", "runs"), ("sbresults", "to-send"),
                                        ("csv", "table")])
