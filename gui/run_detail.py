@@ -20,6 +20,8 @@ def _pairs(title: str, d: dict) -> list[str]:
         return []
     lines = [title]
     for key, value in d.items():
+        if value is None:
+            continue  # not known on this machine: a line of "null" says nothing
         text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
         lines.append(f"  {key}: {text}")
     return lines

@@ -94,8 +94,10 @@ def main() -> int:
     charts = window.charts
     for i in range(charts.count()):
         charts.setCurrentIndex(i)
-        if charts.widget(i) is window.compare:
-            window.compare.add_reference(window.compare.reference_combo.itemData(0))
+        if charts.widget(i) is window.compare:   # a published GEMM beside this machine
+            combo = window.compare.reference_combo
+            gemm = [j for j in range(combo.count()) if "gemm" in combo.itemText(j)]
+            window.compare.add_reference(combo.itemData(gemm[0] if gemm else 0))
         shot(charts.tabText(i).lower().replace(" ", "-"))
     gemm = [r for r in window.results.selected_records() if r.workload == "gemm"]
     window.results.select_ids({gemm[0].id} if gemm else set())
