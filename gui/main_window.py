@@ -273,11 +273,11 @@ class MainWindow(QMainWindow):
         self.view_menu = view = bar.addMenu("&View")
         # The chart entries go before this separator once the charts exist (build_charts).
         self._chart_entries_end = view.addSeparator()
-        # Not Ctrl+Shift+Q: on a Mac that is Log Out.
-        action(view, "Run Queue", lambda: self.bottom.setCurrentWidget(self.queue_view),
-               "Ctrl+Alt+Q")
-        action(view, "Results", lambda: self.bottom.setCurrentWidget(self.results),
-               "Ctrl+Alt+R")
+        # The lower tabs as the charts' Ctrl+1…6 are the upper ones; never ⇧⌘Q (Log Out on a
+        # Mac) nor ⌥⌘Q (Quit and Keep Windows).
+        self.queue_tab_action = action(
+            view, "Run Queue", lambda: self.bottom.setCurrentWidget(self.queue_view), "Ctrl+Alt+1")
+        action(view, "Results", lambda: self.bottom.setCurrentWidget(self.results), "Ctrl+Alt+2")
         view.addSeparator()
         # The Mac's own key for it (⌃⌘S); Meta is Control there.
         self.sidebar_action = action(view, "Hide Sidebar", self.toggle_sidebar, "Ctrl+Meta+S")

@@ -241,3 +241,13 @@ def test_run_details_context_menu_and_copy(qtbot, window, imported):
     assert window.copy_selection() == 2
     lines = QGuiApplication.clipboard().text().splitlines()
     assert lines[0].startswith("When\tStatus\tWorkload") and len(lines) == 3
+
+
+def test_no_shortcut_takes_a_key_the_mac_keeps_for_itself(window):
+    from PySide6.QtGui import QAction, QKeySequence
+    reserved = {QKeySequence("Ctrl+Shift+Q"), QKeySequence("Ctrl+Alt+Q"),
+                QKeySequence("Ctrl+Alt+Shift+Q"), QKeySequence("Ctrl+H"), QKeySequence("Ctrl+M"),
+                QKeySequence("Ctrl+Alt+H")}
+    taken = {a.text(): a.shortcut() for a in window.findChildren(QAction) if a.shortcut()}
+    assert taken["Run Queue"] == QKeySequence("Ctrl+Alt+1")
+    assert not {name: k.toString() for name, k in taken.items() if k in reserved}
