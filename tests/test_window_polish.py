@@ -251,3 +251,33 @@ def test_no_shortcut_takes_a_key_the_mac_keeps_for_itself(window):
     taken = {a.text(): a.shortcut() for a in window.findChildren(QAction) if a.shortcut()}
     assert taken["Run Queue"] == QKeySequence("Ctrl+Alt+1")
     assert not {name: k.toString() for name, k in taken.items() if k in reserved}
+
+
+def test_devices_kept_from_last_launch_make_run_available_at_once(qtbot, window, monkeypatch,
+                                                                   siliconbench_home):
+    """The kept answers (devices.json, as discover_devices writes it) show at once; Run is
+    available while every framework is asked again (held here until the test lets it go)."""
+    import threading
+
+    from core import runner
+    from core.frameworks import FRAMEWORKS, DeviceInfo
+    from core.store import home
+    kept = {name: [DeviceInfo(name, "cpu", "Kept CPU", "cpu", 8 * 2**30).to_dict()]
+            for name in FRAMEWORKS}
+    home().mkdir(parents=True, exist_ok=True)
+    (home() / runner.DEVICE_CACHE).write_text(json.dumps(
+        {"key": runner._installation_key(), "frameworks": kept}))
+    release = threading.Event()
+    fresh = DeviceInfo("torch", "cpu", "Fresh CPU", "cpu", 8 * 2**30)
+    monkeypatch.setattr(runner, "_ask_child", lambda name, fw: (release.wait(30), [
+        DeviceInfo(name, "cpu", "Fresh CPU", "cpu", 8 * 2**30)])[1])
+    window.catalogue.select("gemm")
+    window.devices.start()
+    qtbot.waitUntil(lambda: window.run_button.isEnabled(), timeout=10_000)
+    assert not window.devices._call.finished.is_set()       # still asking afresh
+    installed = [d for d in window.devices.devices if d.id != "-"]
+    assert installed and {d.name for d in installed} == {"Kept CPU"}
+    release.set()
+    qtbot.waitUntil(lambda: window.devices._call.finished.is_set(), timeout=30_000)
+    qtbot.waitUntil(lambda: fresh.name in {d.name for d in window.devices.devices})
+    assert window.run_button.isEnabled()
