@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test devices bench app clean
+.PHONY: run test devices bench app clean screenshots
 
 # Installs once; again only when pyproject.toml changes, so a second call is quick.
 $(STAMP): pyproject.toml
@@ -26,6 +26,11 @@ devices: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/gemm_fidelity.py
 	$(BIN)/python benchmarks/cli_speed.py
+	$(BIN)/python benchmarks/gui_startup.py
+
+# docs/screenshots/: the real window after the quick suite, one PNG per tab (a few minutes).
+screenshots: $(STAMP)
+	$(BIN)/python scripts/screenshots.py
 
 # The Mac app, dist/SiliconBench.app (arm64): py2app bundles this venv's Python and torch.
 app:

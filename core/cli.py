@@ -248,6 +248,8 @@ def cmd_run(args) -> int:
     time_limit = TIME_LIMIT.parse(args.time_limit) if args.time_limit is not None else None
     spec = RunSpec(w.name, args.framework, args.device, given, args.label, args.quick,
                    time_limit)
+    for line in _estimate_warnings(spec):
+        print(f"siliconbench: warning: {line}", file=sys.stderr)
     rec, not_stored = _run_one(spec)
     if args.json:
         print(dumps(rec.to_dict(), indent=1))
@@ -257,6 +259,20 @@ def cmd_run(args) -> int:
         print(f"siliconbench: {not_stored}", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK if rec.status == "ok" else EXIT_FAILED
+
+
+def _estimate_warnings(spec) -> list[str]:
+    """core.estimate's warnings for a run on the CPU (a GPU's memory and peak need the device
+    list, which the run itself asks for)."""
+    if spec.device != "cpu":
+        return []
+    import psutil
+
+    from core.estimate import estimate
+    from core.frameworks import DeviceInfo, cpu_name
+    cpu = DeviceInfo(spec.framework, "cpu", cpu_name(), "cpu", psutil.virtual_memory().total)
+    return estimate(spec.workload, spec.params, cpu, spec.quick).warnings(cpu.name,
+                                                                          cpu.memory_bytes)
 
 
 def print_record(rec) -> None:
@@ -536,14 +552,8 @@ def cmd_reference(args) -> int:
     return EXIT_OK
 
 
-def has_display() -> bool:
-    if platform.system() in ("Darwin", "Windows"):
-        return True
-    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
-                or os.environ.get("QT_QPA_PLATFORM") in ("offscreen", "minimal"))
-
-
 def cmd_gui(args) -> int:
+    from core.display import has_display
     if not has_display():
         raise Usage("No display found (DISPLAY is not set): the desktop app cannot open; use "
                     "the siliconbench subcommands, e.g. siliconbench quick.")
@@ -618,6 +628,7 @@ def _main(argv: list[str]) -> int:
     try:
         args = build_parser().parse_args(argv)
         if args.command is None:
+            from core.display import has_display
             if has_display():
                 return cmd_gui(args)
             print("No display found: running the quick suite headless.", file=sys.stderr)

@@ -6,9 +6,11 @@ it prints the time from launch to the shown window and quits (benchmarks/gui_sta
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 import time
+from pathlib import Path
 
 EXIT_AFTER_SHOWN = "SILICONBENCH_GUI_EXIT_AFTER_SHOWN"
 LAUNCHED_AT = "SILICONBENCH_GUI_LAUNCHED_AT"   # time.time() of the launcher, for the benchmark
@@ -23,6 +25,44 @@ def _since_launch_s() -> float:
         return time.time() - float(launched)
     import psutil
     return time.time() - psutil.Process().create_time()
+
+
+# Debian/Ubuntu packages of the libraries Qt's X11 plugin needs (Qt's own list for 6.5+).
+XCB_PACKAGES = ("libxcb-cursor0 libxkbcommon-x11-0 libxcb-icccm4 libxcb-image0 libxcb-keysyms1 "
+                "libxcb-randr0 libxcb-render-util0 libxcb-shape0 libxcb-xinerama0 libxcb-xkb1 "
+                "libegl1")
+
+
+def xcb_plugin() -> Path | None:
+    """PySide6's X11 platform plugin, found without importing Qt."""
+    spec = importlib.util.find_spec("PySide6")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        plugin = Path(folder) / "Qt" / "plugins" / "platforms" / "libqxcb.so"
+        if plugin.exists():
+            return plugin
+    return None
+
+
+def qt_platform_problem(plugin: Path | None = None) -> str | None:
+    """One sentence when Qt's X11 plugin cannot load here (a library it needs is missing),
+    which Qt itself reports only as "could not load the Qt platform plugin" and an abort."""
+    platform_name = os.environ.get("QT_QPA_PLATFORM", "")
+    wayland = os.environ.get("WAYLAND_DISPLAY") and os.environ.get("XDG_SESSION_TYPE") == "wayland"
+    if sys.platform != "linux" or platform_name not in ("", "xcb") or wayland:
+        return None
+    plugin = plugin or xcb_plugin()
+    if plugin is None:
+        return None  # an unusual Qt build: let Qt speak for itself
+    import ctypes
+    try:
+        ctypes.CDLL(str(plugin))  # the dynamic loader names the first missing library
+    except OSError as e:
+        missing = str(e).split(":")[0].strip()
+        return (f"SiliconBench: the desktop app cannot open because {missing} (needed by Qt's "
+                f"X11 support) is missing; install Qt's X11 libraries (on Debian or Ubuntu: "
+                f"sudo apt install {XCB_PACKAGES}), or use the siliconbench command, e.g. "
+                f"siliconbench quick.")
+    return None
 
 
 def file_opener(window):
@@ -42,21 +82,22 @@ def file_opener(window):
 def main(argv: list[str]) -> int:
     from core.logs import log, setup_logging
     setup_logging()
-    from core.cli import has_display
+    from core.display import has_display
     if not has_display():  # Qt would abort with a core dump instead
         print("SiliconBench: no display found (DISPLAY is not set): the desktop app cannot "
               "open; use the siliconbench command instead, e.g. siliconbench quick.",
               file=sys.stderr)
         return 2
+    problem = qt_platform_problem()
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
 
     from PySide6.QtCore import QEvent, QObject, QTimer
     from PySide6.QtWidgets import QApplication, QMessageBox
 
-    from core import __version__
-
     QApplication.setApplicationName("SiliconBench")
     QApplication.setOrganizationName("SiliconBench")
-    QApplication.setApplicationVersion(__version__)
     app = QApplication.instance() or QApplication(["SiliconBench", *argv])
 
     from core.store import Store, StoreError
@@ -66,7 +107,7 @@ def main(argv: list[str]) -> int:
     except StoreError as e:
         QMessageBox.critical(None, "SiliconBench cannot start", str(e))
         return 1
-    window = MainWindow(store)
+    window = MainWindow(store, defer_charts=True)
     show_error = excepthook_for(window)
 
     def excepthook(kind, value, tb) -> None:
@@ -100,6 +141,8 @@ def main(argv: list[str]) -> int:
             window.close()
             app.quit()
             return
+        from core import __version__  # package metadata: a tenth of a second, after the paint
+        QApplication.setApplicationVersion(__version__)
         window.start_background()
         if files:
             window.import_files(files)

@@ -236,6 +236,10 @@ class CompareView(QWidget):
         self.reference_combo = QComboBox()
         self.device_combo = QComboBox()
         self.device_combo.setToolTip("The device to measure the reference's workload on")
+        # Long titles are elided: the window must shrink below the longest title's width.
+        self.reference_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.reference_combo.setMinimumContentsLength(10)
         self.reference_combo.setToolTip("Published figures (resources/reference) to compare "
                                         "with; they carry no samples, so no verdict.")
         self._published = reference.references()

@@ -19,10 +19,22 @@ def device_key(d) -> str:
 
 def discover(on_found) -> tuple[list, dict[str, str]]:
     """(devices, installed framework versions); runs in a background thread, calling
-    on_found(devices so far) as each framework answers."""
+    on_found(devices so far) as each framework answers. The answers kept from the last launch
+    (devices.json) come first, at once, so Run is available while every framework is asked
+    again: a fresh answer replaces its framework's kept one."""
     from core.machine import framework_versions
-    from core.runner import discover_devices
-    return discover_devices(on_found=on_found), framework_versions()
+    from core.runner import DEVICE_CACHE, discover_devices
+    from core.store import home
+    answers: dict[str, list] = {}
+
+    def merged(found: list) -> list:
+        for fw in dict.fromkeys(d.framework for d in found):
+            answers[fw] = [d for d in found if d.framework == fw]
+        return [d for devices in answers.values() for d in devices]
+    if (home() / DEVICE_CACHE).exists():
+        on_found(merged(discover_devices(on_found=lambda f: on_found(merged(f)), fresh=False)))
+    return merged(discover_devices(on_found=lambda f: on_found(merged(f)))), \
+        framework_versions()
 
 
 class DeviceList(QWidget):
@@ -167,6 +179,7 @@ class DeviceList(QWidget):
         while self.body.count():
             w = self.body.takeAt(0).widget()
             if w is not None:
+                w.hide()  # gone now, not when the event loop gets to deleting it
                 w.deleteLater()
         self.boxes.clear()
         self._status_labels.clear()
@@ -177,6 +190,11 @@ class DeviceList(QWidget):
         # Keep the wishes for devices not listed yet (a framework still loading).
         self._wanted = (self._wanted - set(self.boxes)) | set(self.checked_keys())
         self.checked_changed.emit()
+
+    def wanted(self) -> set[str]:
+        """Devices to tick once listed: restored from settings, or ticked while a framework
+        was still answering."""
+        return set(self._wanted)
 
     def checked_keys(self) -> list[str]:
         return [k for k, box in self.boxes.items() if box.isChecked() and box.isEnabled()]

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from html import escape
 from importlib import resources
 from pathlib import Path
 
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QMessageBox
+
+from core.params import LIST_ALL_UP_TO
 
 SEND_RESULTS_TEXT = (
     "1. Under Results, select the runs to send.\n"
@@ -18,9 +21,48 @@ SEND_RESULTS_TEXT = (
     "window, uses File > Import Results…, or runs: siliconbench import FILE")
 
 
+def help_template() -> str:
+    return resources.files("resources").joinpath("help.html").read_text(encoding="utf-8")
+
+
+def parameters_html() -> str:
+    """Every listed workload's parameters, from their declarations (so the page cannot drift
+    from the form or the command line)."""
+    from core.workloads import listed
+    from gui.param_form import param_hint
+    parts = []
+    for w in listed():
+        parts.append(f"<h3>{escape(w.title)}</h3><p>{escape(w.summary)} Runs on: "
+                     f"{escape(', '.join(w.frameworks))}.</p><dl>")
+        for p in w.params:
+            default = p.format(p.default) if p.default is not None else "auto"
+            if p.kind == "choice" and len(p.choices) > LIST_ALL_UP_TO:
+                extra = f" One of {len(p.choices)}: {', '.join(p.choices)}."
+            else:
+                extra = ""
+            parts.append(f"<dt><b>{escape(p.label)}</b> <code>{escape(p.flag)}</code> "
+                         f"(default: {escape(default)})</dt>"
+                         f"<dd>{escape(param_hint(p) + extra)}</dd>")
+        parts.append("</dl>")
+    return "\n".join(parts)
+
+
+def flags_html() -> str:
+    from core.results import FLAGS
+    return "\n".join(f"<dt><b>{escape(name.replace('_', ' '))}</b></dt><dd>"
+                     f"{escape(text[0].upper() + text[1:])}.</dd>" for name, text in FLAGS.items())
+
+
 def help_page() -> Path:
-    """resources/help.html; a real file, since the bundle keeps resources/ as a folder."""
-    return Path(str(resources.files("resources").joinpath("help.html")))
+    """The help page, written to the data folder from resources/help.html with the parameter
+    and flag sections generated; rewritten each time it is opened."""
+    from core.store import home
+    text = help_template().replace("<!-- PARAMETERS -->", parameters_html())
+    text = text.replace("<!-- FLAGS -->", flags_html())
+    page = home() / "help.html"
+    page.parent.mkdir(parents=True, exist_ok=True)
+    page.write_text(text, encoding="utf-8")
+    return page
 
 
 def open_url(url: QUrl) -> bool:

@@ -13,7 +13,7 @@ from pathlib import Path
 from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QApplication, QCheckBox, QFileDialog, QFrame, QHBoxLayout,
-                               QInputDialog, QLabel, QMainWindow, QMessageBox, QPushButton,
+                               QInputDialog, QLabel, QMainWindow, QMenu, QMessageBox, QPushButton,
                                QScrollArea, QSplitter, QStackedWidget, QTabWidget, QVBoxLayout,
                                QWidget)
 
@@ -21,12 +21,10 @@ from core.params import ParamError
 from core.results import NotAResultFile, RunRecord, records_from_json
 from core.runner import RunSpec
 from core.workloads import Workload
-from gui.compare_view import CompareView
 from gui import help as gui_help
 from gui.device_list import DeviceList, device_key
 from gui.machine_card import MachineCard
 from gui.param_form import ParamForm
-from gui.plots import ChartPanel
 from gui.queue_view import QueueView
 from gui.results_browser import ResultsBrowser
 from gui.run_queue import RUNNING, RunJob, RunQueue
@@ -36,6 +34,8 @@ from gui.workload_catalogue import WorkloadCatalogue
 TELEMETRY_REFRESH_MS = 1000
 DEVICE_PANE_WIDTH = 290
 SETUP_PANE_WIDTH = 330
+MIN_PANE_WIDTH = 220       # the sidebars' narrowest, when the window is small
+MIN_WINDOW = (720, 520)    # with the sidebar hidden; the panes ask for more when shown
 
 
 def app_settings() -> QSettings:
@@ -83,7 +83,9 @@ def section_title(text: str, button: QPushButton | None = None) -> QWidget:
 
 class MainWindow(QMainWindow):
     def __init__(self, store=None, settings: QSettings | None = None,
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None, defer_charts: bool = False) -> None:
+        """defer_charts: build the charts (pyqtgraph, the published references) only after
+        the window is shown (start_background) or first needed, so it appears at once."""
         super().__init__(parent)
         if store is None:
             from core.store import Store
@@ -101,9 +103,14 @@ class MainWindow(QMainWindow):
         self.setAcceptDrops(True)
         self.setUnifiedTitleAndToolBarOnMac(True)
         self.resize(1440, 900)
-        self.setMinimumSize(1180, 680)
+        self.setMinimumSize(*MIN_WINDOW)
+        self._charts = None
+        self.compare = None
+        self._compare_batches: set[int] = set()   # RunQueue batches to compare when done
         self._build()
         self._build_menus()
+        if not defer_charts:
+            self.build_charts()
         self._connect()
         self._restore_settings()
         self.apply_theme(theme_for())
@@ -143,7 +150,7 @@ class MainWindow(QMainWindow):
         col.addWidget(self.devices)
         col.addStretch(1)
         self.device_pane = self._scrolling(where)
-        self.device_pane.setMinimumWidth(DEVICE_PANE_WIDTH)
+        self.device_pane.setMinimumWidth(MIN_PANE_WIDTH)
 
         what = QWidget()
         col = QVBoxLayout(what)
@@ -168,12 +175,13 @@ class MainWindow(QMainWindow):
         setup_col.addWidget(self._scrolling(what), 1)
         setup_col.addWidget(self._separator())
         setup_col.addWidget(run_area)
-        self.setup_pane.setMinimumWidth(SETUP_PANE_WIDTH)
+        self.setup_pane.setMinimumWidth(MIN_PANE_WIDTH)
 
-        self.charts = ChartPanel()
-        self.compare = CompareView()
-        self._compare_batches: set[int] = set()   # RunQueue batches to compare when done
-        self.charts.addTab(self.compare, "Compare")
+        self.chart_slot = QStackedWidget()  # "Loading charts…" until build_charts
+        loading = QLabel("Loading charts…")
+        loading.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        loading.setProperty("role", "hint")
+        self.chart_slot.addWidget(loading)
         self.queue_view = QueueView(self.queue)
         self.results = ResultsBrowser(self.store)
         self.bottom = QTabWidget()
@@ -182,7 +190,7 @@ class MainWindow(QMainWindow):
         self.bottom.addTab(self.results, "Results")
 
         self.right_split = QSplitter(Qt.Orientation.Vertical)
-        self.right_split.addWidget(self.charts)
+        self.right_split.addWidget(self.chart_slot)
         self.right_split.addWidget(self.bottom)
         self.right_split.setStretchFactor(0, 3)
         self.right_split.setStretchFactor(1, 2)
@@ -192,8 +200,7 @@ class MainWindow(QMainWindow):
         for pane in (self.device_pane, self.setup_pane, self.right_split):
             self.main_split.addWidget(pane)
         self.main_split.setStretchFactor(2, 1)
-        self.main_split.setCollapsible(0, False)
-        self.main_split.setCollapsible(1, False)
+        self.main_split.setCollapsible(2, False)
         self.main_split.setSizes([DEVICE_PANE_WIDTH, SETUP_PANE_WIDTH, 800])
         self.setCentralWidget(self.main_split)
         self.statusBar().showMessage("Looking for devices…")
@@ -204,6 +211,7 @@ class MainWindow(QMainWindow):
         scroll.setWidget(inner)
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # Tab goes to the controls inside
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         return scroll
 
@@ -214,20 +222,20 @@ class MainWindow(QMainWindow):
         line.setObjectName("Separator")
         return line
 
+    def _action(self, menu, text, slot, shortcut=None, role=None, before=None) -> QAction:
+        a = QAction(text, self)
+        if shortcut is not None:
+            a.setShortcut(QKeySequence(shortcut))
+        if role is not None:
+            a.setMenuRole(role)
+        a.triggered.connect(slot)
+        menu.insertAction(before, a) if before is not None else menu.addAction(a)
+        return a
+
     def _build_menus(self) -> None:
         bar = self.menuBar()
         SK = QKeySequence.StandardKey
-
-        def action(menu, text, slot, shortcut=None, role=None) -> QAction:
-            a = QAction(text, self)
-            if shortcut is not None:
-                a.setShortcut(QKeySequence(shortcut) if isinstance(shortcut, (SK, str))
-                              else shortcut)
-            if role is not None:
-                a.setMenuRole(role)
-            a.triggered.connect(slot)
-            menu.addAction(a)
-            return a
+        action = self._action
 
         file = bar.addMenu("&File")
         self.import_action = action(file, "Import Results…", self.choose_import, SK.Open)
@@ -248,7 +256,10 @@ class MainWindow(QMainWindow):
         action(file, "Quit SiliconBench", self._quit, SK.Quit, QAction.MenuRole.QuitRole)
 
         edit = bar.addMenu("&Edit")
+        self.copy_action = action(edit, "Copy", self.copy_selection, SK.Copy)
         action(edit, "Select All Runs", self.select_all_runs, SK.SelectAll)
+        edit.addSeparator()
+        self.details_action = action(edit, "Show Run Details…", self.show_run_details, "Ctrl+I")
         self.rename_action = action(edit, "Name Machine…", self.choose_machine_name)
         self.delete_action = action(edit, "Delete Selected Runs…", self.confirm_delete,
                                     SK.Delete)
@@ -260,19 +271,17 @@ class MainWindow(QMainWindow):
         run.addSeparator()
         action(run, "Refresh Devices", self.devices.start, SK.Refresh)
 
-        view = bar.addMenu("&View")
-        last = self.charts.indexOf(self.charts.table)
-        for i in range(last + 1):
-            action(view, f"{self.charts.tabText(i)} Chart" if i < last
-                   else "Result Rows Table", lambda _=False, i=i: self.charts.setCurrentIndex(i),
-                   f"Ctrl+{i + 1}")
-        self.compare_action = action(view, "Compare Selected Runs",
-                                     lambda: self.charts.setCurrentWidget(self.compare), "Ctrl+K")
+        self.view_menu = view = bar.addMenu("&View")
+        # The chart entries go before this separator once the charts exist (build_charts).
+        self._chart_entries_end = view.addSeparator()
+        # The lower tabs as the charts' Ctrl+1…6 are the upper ones; never ⇧⌘Q (Log Out on a
+        # Mac) nor ⌥⌘Q (Quit and Keep Windows).
+        self.queue_tab_action = action(
+            view, "Run Queue", lambda: self.bottom.setCurrentWidget(self.queue_view), "Ctrl+Alt+1")
+        action(view, "Results", lambda: self.bottom.setCurrentWidget(self.results), "Ctrl+Alt+2")
         view.addSeparator()
-        action(view, "Run Queue", lambda: self.bottom.setCurrentWidget(self.queue_view),
-               "Ctrl+Shift+Q")
-        action(view, "Results", lambda: self.bottom.setCurrentWidget(self.results),
-               "Ctrl+Shift+R")
+        # The Mac's own key for it (⌃⌘S); Meta is Control there.
+        self.sidebar_action = action(view, "Hide Sidebar", self.toggle_sidebar, "Ctrl+Meta+S")
 
         help_menu = bar.addMenu("&Help")
         action(help_menu, "SiliconBench Help", gui_help.open_help, SK.HelpContents)
@@ -282,11 +291,81 @@ class MainWindow(QMainWindow):
         action(help_menu, "About SiliconBench", self.show_about, role=QAction.MenuRole.AboutRole)
         action(help_menu, "About Qt", QApplication.aboutQt, role=QAction.MenuRole.AboutQtRole)
 
+    @property
+    def charts(self):
+        """The chart tabs (gui.plots.ChartPanel), built on first use."""
+        if self._charts is None:
+            self.build_charts()
+        return self._charts
+
+    def build_charts(self) -> None:
+        """The charts and Compare: pyqtgraph and the published references load here, after the
+        window is on screen when it was built with defer_charts."""
+        if self._charts is not None:
+            return
+        from gui.compare_view import CompareView
+        from gui.plots import ChartPanel
+        self._charts = charts = ChartPanel()
+        self.compare = CompareView()
+        self.compare.run_requested.connect(self._queue_reference_run)
+        self.compare.set_devices([d for d in self.devices.devices if d.usable])
+        charts.addTab(self.compare, "Compare")
+        self.chart_slot.addWidget(charts)
+        self.chart_slot.setCurrentWidget(charts)
+        last = charts.indexOf(charts.table)
+        for i in range(last + 1):
+            self._action(self.view_menu, f"{charts.tabText(i)} Chart" if i < last
+                         else "Result Rows Table", lambda _=False, i=i: charts.setCurrentIndex(i),
+                         f"Ctrl+{i + 1}", before=self._chart_entries_end)
+        self.compare_action = self._action(
+            self.view_menu, "Compare Selected Runs",
+            lambda: charts.setCurrentWidget(self.compare), "Ctrl+K",
+            before=self._chart_entries_end)
+        if self.theme is not None:
+            charts.apply_theme(self.theme)
+            self.compare.apply_theme(self.theme)
+        self._draw_selection(self.results.selected_records())
+        self._update_tab_order()
+
+    def focus_chain(self) -> list[QWidget]:
+        """What Tab visits, in reading order: the devices, the workload, its parameters,
+        Run; then the charts' tabs, the queue and the results."""
+        chain: list[QWidget] = [*self.devices.boxes.values(), self.devices.refresh_button,
+                                self.catalogue]
+        form = self.form
+        if form is not None:
+            chain += [w for w in form.findChildren(QWidget)
+                      if w.focusPolicy() & Qt.FocusPolicy.TabFocus and not w.isHidden()]
+        chain += [self.quick_box, self.run_button]
+        if self._charts is not None:
+            chain.append(self._charts.tabBar())
+        chain += [self.bottom.tabBar(), self.results.search, self.results.view]
+        return chain
+
+    def _update_tab_order(self, *_) -> None:
+        chain = self.focus_chain()
+        for first, second in zip(chain, chain[1:]):
+            QWidget.setTabOrder(first, second)
+
+    def sidebar_shown(self) -> bool:
+        return not self.main_split.widget(0).isHidden()
+
+    def toggle_sidebar(self) -> None:
+        self.show_sidebar(not self.sidebar_shown())
+
+    def show_sidebar(self, shown: bool) -> None:
+        """View > Hide Sidebar: the devices and workload panes go, the charts take the room."""
+        for pane in (self.device_pane, self.setup_pane):
+            pane.setVisible(shown)
+        self.sidebar_action.setText("Hide Sidebar" if shown else "Show Sidebar")
+
     def _connect(self) -> None:
         self.catalogue.chosen.connect(self._on_workload)
         self.devices.checked_changed.connect(self._update_run_button)
+        self.devices.checked_changed.connect(self._update_tab_order)
         self.devices.discovered.connect(self._on_devices_found)
-        self.compare.run_requested.connect(self._queue_reference_run)
+        # Kept answers arrive first: the first launch's sensible choice need not wait for them all.
+        self.devices.partly_found.connect(lambda _: self._pick_first_device())
         self.run_button.clicked.connect(self.run_clicked)
         self.queue.row_arrived.connect(self._on_row)
         self.queue.job_ended.connect(self._on_job_ended)
@@ -296,12 +375,18 @@ class MainWindow(QMainWindow):
         self.results.rename_button.clicked.connect(self.choose_machine_name)
         self.results.delete_button.clicked.connect(self.confirm_delete)
         self.results.store_changed.connect(self._update_status)
+        view = self.results.view
+        view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        view.customContextMenuRequested.connect(self._results_context_menu)
+        view.doubleClicked.connect(lambda _: self.show_run_details())
 
     def start_background(self) -> None:
-        """After the window is shown: probe the machine, discover devices, load results."""
+        """After the window is shown: probe the machine, discover devices, load results, then
+        build the charts (a second of pyqtgraph) once those are under way."""
         self.machine_card.start()
         self.devices.start()
         self.results.load_in_background()
+        QTimer.singleShot(0, self.build_charts)
 
     # ------------------------------------------------------------------ workloads and runs
 
@@ -320,6 +405,7 @@ class MainWindow(QMainWindow):
         self.form_stack.setCurrentWidget(form)
         self.devices.restrict_to(w.frameworks)
         self._update_run_button()
+        self._update_tab_order()
 
     @property
     def form(self) -> ParamForm | None:
@@ -366,7 +452,35 @@ class MainWindow(QMainWindow):
             self.show_message("Check the parameters", str(e))
             return []
         self._save_run_choices()
+        warnings = self.run_warnings(specs)
+        if warnings:
+            self._confirm_big_run(warnings, specs, titles)
+            return []
         return self.queue.enqueue(specs, titles)
+
+    def run_warnings(self, specs: list[RunSpec]) -> list[str]:
+        """Why these runs deserve a second thought (core.estimate), one sentence each."""
+        from core.estimate import estimate
+        out = []
+        for spec, device in zip(specs, self.devices.checked(), strict=True):
+            est = estimate(spec.workload, spec.params, device, spec.quick)
+            out += est.warnings(device.name, device.memory_bytes)
+        return out
+
+    def _confirm_big_run(self, warnings: list[str], specs, titles) -> QMessageBox:
+        box = QMessageBox(QMessageBox.Icon.Warning, "Run Anyway?",
+                          "This is a big run.", QMessageBox.StandardButton.Cancel, self)
+        box.setInformativeText("\n\n".join(warnings) + "\n\nSmaller sizes or Quick "
+                               "measurement give a first look sooner.")
+        run = box.addButton("Run Anyway", QMessageBox.ButtonRole.AcceptRole)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.setWindowModality(Qt.WindowModality.WindowModal)
+        box.finished.connect(lambda _: box.clickedButton() is run
+                             and self.queue.enqueue(specs, titles))
+        self.last_message = "\n".join(warnings)
+        self._message_box = box
+        box.open()
+        return box
 
     def cancel_current(self) -> None:
         if self.queue.current is not None:
@@ -404,11 +518,12 @@ class MainWindow(QMainWindow):
         if not refs:
             return
         matched = [r for r in records if any(matches(r, ref) for ref in refs)]
+        charts = self.charts  # builds Compare if the window has not yet
         self.results.select_ids({r.id for r in matched})
         self.compare.clear_references()
         for ref in refs:
             self.compare.add_reference(ref.id)
-        self.charts.setCurrentWidget(self.compare)
+        charts.setCurrentWidget(self.compare)
 
     def _queue_reference_run(self, specs: list[RunSpec]) -> None:
         titles = [f"{s.workload} · {s.framework} {s.device} (as the reference)" for s in specs]
@@ -423,11 +538,17 @@ class MainWindow(QMainWindow):
 
     def _on_devices_found(self) -> None:
         usable = [d for d in self.devices.devices if d.usable]
-        self.compare.set_devices(usable)
+        if self.compare is not None:
+            self.compare.set_devices(usable)
         self.statusBar().showMessage(f"{len(usable)} usable device"
                                      f"{'s' * (len(usable) != 1)} found.", 5000)
-        if not self.devices.checked_keys() and usable:
-            self.devices.set_checked([device_key(usable[0])])  # a sensible first choice
+        self._pick_first_device()
+
+    def _pick_first_device(self) -> None:
+        """With nothing ticked (nor wished for from last time), tick the first usable device."""
+        usable = [d for d in self.devices.devices if d.usable]
+        if usable and not self.devices.checked_keys() and not self.devices.wanted():
+            self.devices.set_checked([device_key(usable[0])])
 
     def _update_status(self) -> None:
         fraction, ended, total = self.queue.overall()
@@ -444,6 +565,39 @@ class MainWindow(QMainWindow):
         self.bottom.setCurrentWidget(self.results)
         self.results.view.selectAll()
 
+    def _results_context_menu(self, pos) -> QMenu:
+        menu = QMenu(self)
+        for a in (self.details_action, self.copy_action, self.export_json_action,
+                  self.export_send_action, self.rename_action, self.delete_action):
+            menu.addAction(a)
+        self._context_menu = menu  # kept alive while open (tests read it)
+        menu.popup(self.results.view.viewport().mapToGlobal(pos))
+        return menu
+
+    def copy_selection(self) -> int:
+        """Edit > Copy: the selected rows of the table with the focus (the results when no
+        table has it) as tab-separated text; returns how many."""
+        from PySide6.QtWidgets import QAbstractItemView
+
+        from gui.run_detail import copy_selected_rows
+        focus = QApplication.focusWidget()
+        view = focus if isinstance(focus, QAbstractItemView) else self.results.view
+        n = copy_selected_rows(view)
+        self.statusBar().showMessage(f"Copied {n} row{'s' * (n != 1)}." if n else
+                                     "Select rows to copy first.", 4000)
+        return n
+
+    def show_run_details(self):
+        records = self.results.selected_records()
+        if not records:
+            self.show_message("Run details", "Select a run under Results first.",
+                              QMessageBox.Icon.Information)
+            return None
+        from gui.run_detail import RunDetail
+        self.run_detail = RunDetail(records[0], self)
+        self.run_detail.show()
+        return self.run_detail
+
     def choose_machine_name(self) -> None:
         records = self.results.selected_records()
         if not records:
@@ -458,18 +612,33 @@ class MainWindow(QMainWindow):
             n = self.results.rename_machine(label, records)
             self.statusBar().showMessage(f"Named the machine on {n} runs.", 5000)
 
-    def confirm_delete(self) -> None:
+    def confirm_delete(self) -> QMessageBox | None:
+        """Ask in a sheet (window-modal, not blocking the event loop); delete on its Delete
+        button. Returns the open box (None with nothing selected)."""
         records = self.results.selected_records()
         if not records:
-            return
-        answer = QMessageBox.question(
-            self, "Delete Runs", f"Delete {len(records)} run{'s' * (len(records) != 1)} from "
-            "the results store? This cannot be undone; export them first to keep a copy.",
-            QMessageBox.StandardButton.Delete | QMessageBox.StandardButton.Cancel,
-            QMessageBox.StandardButton.Cancel)
-        if answer == QMessageBox.StandardButton.Delete:
-            n = self.results.delete(records)
-            self.statusBar().showMessage(f"Deleted {n} runs.", 5000)
+            self.show_message("Delete Runs", "Select the runs to delete under Results first.",
+                              QMessageBox.Icon.Information)
+            return None
+        n = len(records)
+        box = QMessageBox(QMessageBox.Icon.Warning, "Delete Runs",
+                          f"Delete {n} run{'s' * (n != 1)} from the results store?",
+                          QMessageBox.StandardButton.Cancel, self)
+        box.setInformativeText("This cannot be undone; export them first to keep a copy.")
+        delete = box.addButton("Delete", QMessageBox.ButtonRole.DestructiveRole)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.setWindowModality(Qt.WindowModality.WindowModal)
+
+        def done() -> None:
+            if box.clickedButton() is delete:
+                deleted = self.results.delete(records)
+                self._draw_selection(self.results.selected_records())  # not the deleted runs
+                self.statusBar().showMessage(f"Deleted {deleted} run{'s' * (deleted != 1)}.",
+                                             5000)
+        box.finished.connect(done)
+        self._message_box = box
+        box.open()
+        return box
 
     # ------------------------------------------------------------------ import and export
 
@@ -520,12 +689,15 @@ class MainWindow(QMainWindow):
         path = self._ask_save_path(f"Export Runs as {kind}", f"siliconbench-runs.{fmt}",
                                    f"{kind} files (*.{fmt})")
         if path:
-            self.export_runs(path, records)
+            self.export_runs(path, records, "json" if fmt == "sbresults" else fmt)
 
-    def export_runs(self, path: str, records: list[RunRecord] | None = None) -> bool:
+    def export_runs(self, path: str, records: list[RunRecord] | None = None,
+                    fmt: str | None = None) -> bool:
+        """Writes the format the file name says; without a known extension, `fmt` (the one
+        the menu entry chose), so "runs" from the JSON entry is JSON, not CSV."""
         from core.export import FORMAT_BY_SUFFIX, to_csv, to_json
         records = records if records is not None else self.results.selected_records()
-        fmt = FORMAT_BY_SUFFIX.get(Path(path).suffix.lower(), "csv")
+        fmt = FORMAT_BY_SUFFIX.get(Path(path).suffix.lower()) or fmt or "csv"
         text = to_json(records) if fmt == "json" else to_csv(records)
         try:
             from core.files import write_atomic
@@ -616,9 +788,10 @@ class MainWindow(QMainWindow):
             f"QLabel[role='hint'] {{ color: {theme.muted}; font-size: {font_pt(0.9)}pt; }}"
             f"QLabel[role='error'] {{ color: {theme.error}; font-size: {font_pt(0.9)}pt; }}"
             f"QFrame#Separator {{ color: {theme.border}; }}")
-        for panel in (self.machine_card, self.devices, self.catalogue, self.charts,
+        for panel in (self.machine_card, self.devices, self.catalogue, self._charts,
                       self.compare, self.queue_view, self.results):
-            panel.apply_theme(theme)
+            if panel is not None:  # the charts may not be built yet
+                panel.apply_theme(theme)
 
     def changeEvent(self, event) -> None:
         # Without colorSchemeChanged (older desktops) a palette change is the only signal.
@@ -638,6 +811,7 @@ class MainWindow(QMainWindow):
             state = s.value(key)
             if isinstance(state, QByteArray):
                 split.restoreState(state)
+        self.show_sidebar(str(s.value("window/sidebar", "true")).lower() == "true")
         self.quick_box.setChecked(str(s.value("run/quick", "false")).lower() == "true")
         self.catalogue.select(s.value("run/workload"))
         devices = s.value("run/devices")
@@ -663,6 +837,7 @@ class MainWindow(QMainWindow):
         s.setValue("window/geometry", self.saveGeometry())
         s.setValue("window/main_split", self.main_split.saveState())
         s.setValue("window/right_split", self.right_split.saveState())
+        s.setValue("window/sidebar", "true" if self.sidebar_shown() else "false")
         s.sync()
 
     def _quit(self) -> None:

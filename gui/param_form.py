@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QHBoxLayout, QLabel,
-                               QLineEdit, QVBoxLayout, QWidget)
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QCompleter, QFileDialog, QFormLayout,
+                               QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget)
 
-from core.params import Param, ParamError
+from core.params import LIST_ALL_UP_TO, Param, ParamError
 
 _BAD_FIELD = "QLineEdit { border: 1px solid #FF3B30; border-radius: 4px; padding: 2px; }"
 
@@ -44,7 +44,17 @@ class ParamField(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
         self.editor = self._make_editor()
-        layout.addWidget(self.editor)
+        self.choose_button: QPushButton | None = None
+        if param.path:  # a file or folder: typed, or chosen in the system's dialog
+            row = QHBoxLayout()
+            row.setContentsMargins(0, 0, 0, 0)
+            row.addWidget(self.editor, 1)
+            self.choose_button = QPushButton("Choose…")
+            self.choose_button.clicked.connect(self.choose_path)
+            row.addWidget(self.choose_button)
+            layout.addLayout(row)
+        else:
+            layout.addWidget(self.editor)
         self.hint = QLabel(param_hint(param))
         self.hint.setWordWrap(True)
         self.hint.setProperty("role", "hint")
@@ -67,6 +77,14 @@ class ParamField(QWidget):
         if p.kind == "choice":
             combo = QComboBox()
             combo.addItems(list(p.choices))
+            if len(p.choices) > LIST_ALL_UP_TO:
+                # A long list (torchvision's models): type to narrow it, or open it.
+                combo.setEditable(True)
+                combo.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+                completer = QCompleter(list(p.choices), combo)
+                completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+                completer.setFilterMode(Qt.MatchFlag.MatchContains)
+                combo.setCompleter(completer)
             if p.default in p.choices:
                 combo.setCurrentText(p.default)
             combo.currentTextChanged.connect(self._on_change)
@@ -90,6 +108,12 @@ class ParamField(QWidget):
         edit.textChanged.connect(self._on_change)
         return edit
 
+    def choose_path(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, f"Choose {self.param.label}",
+                                              self.editor.text(), "All files (*)")
+        if path:
+            self.editor.setText(path)
+
     def _on_change(self, *_: Any) -> None:
         self.validate()
         self.changed.emit()
@@ -110,7 +134,7 @@ class ParamField(QWidget):
         if p.kind == "bool":
             self.editor.setChecked(text.strip().lower() in ("1", "true", "yes", "on"))
         elif p.kind == "choice":
-            if text in p.choices:
+            if text in p.choices or self.editor.isEditable():
                 self.editor.setCurrentText(text)
         elif p.kind == "choice_list":
             wanted = {t.strip() for t in text.split(",")}
@@ -130,6 +154,8 @@ class ParamField(QWidget):
             return self.param.default
         if self.param.kind == "choice_list" and not self.text():
             raise ParamError(f"Choose at least one of {', '.join(self.param.choices)}.")
+        if self.param.kind == "choice" and not self.text().strip():
+            raise ParamError(f"Choose a {self.param.label.lower()}.")
         return self.param.parse(self.text())
 
     def validate(self) -> bool:
@@ -137,7 +163,7 @@ class ParamField(QWidget):
             self.value()
             self.error = ""
         except ParamError as e:
-            self.error = str(e)
+            self.error = self.param.form_message(e)
         bad = bool(self.error)
         self.error_label.setText(self.error)
         self.error_label.setVisible(bad)

@@ -398,6 +398,7 @@ class CategoryAxis(pg.AxisItem):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.names: list[str] = []
+        self.enableAutoSIPrefix(False)  # positions, not quantities: never "Model (x0.001)"
 
     def tickValues(self, minVal: float, maxVal: float, size: float):
         return [(1.0, [float(i) for i in range(len(self.names))])]

@@ -155,6 +155,7 @@ class QueueView(QWidget):
         head.addWidget(self.clear_button)
         layout.addLayout(head)
         self.scroll = QScrollArea()
+        self.scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # Tab goes to the rows' buttons
         self.scroll.setWidgetResizable(True)
         self.scroll.setFrameShape(QFrame.Shape.NoFrame)
         inner = QWidget()

@@ -49,7 +49,7 @@ def test_device_path_through_the_command(capsys):
 
 @pytest.mark.parametrize("args, says", [
     (["--images", "3", "--batch-size", "4"], "--images (3) must be at least --batch-size (4)."),
-    (["--model", "resnet5000"], "Unknown model 'resnet5000'; choose one of alexnet,"),
+    (["--model", "resnet5000"], "--model does not know 'resnet5000'; did you mean resnet50"),
     (["--batch-size", "-1"], "--batch-size must be at least 1, not -1."),
     (["--data", "disk"], "--data must be one of device, host, both"),
 ])

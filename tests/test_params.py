@@ -1,5 +1,7 @@
 """Parameter declarations: parsing what users type, bounds, choices, one-sentence errors."""
 
+import math
+
 import pytest
 
 from core.params import Param, ParamError, resolve
@@ -51,3 +53,50 @@ def test_every_float_parameter_refuses_what_is_not_finite(text):
         with pytest.raises(ParamError, match="takes a finite number"):
             p.parse(text)
     assert TIME_LIMIT.parse("2.5") == 2.5
+
+
+def test_the_shipped_torchvision_model_list_is_the_installed_ones():
+    """resources/torchvision_models.json (scripts/torchvision_models.py) against torchvision,
+    asked in a child process: this one never imports torch."""
+    import json
+    import subprocess
+    import sys
+
+    import pytest
+    pytest.importorskip("torchvision")
+    from core.workloads import workload
+    code = ("import json; from scripts.torchvision_models import installed_models; "
+            "print(json.dumps(installed_models()))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    version, names = json.loads(out.stdout)
+    model = next(p for p in workload("infer").params if p.name == "model")
+    assert list(model.choices) == names, f"run scripts/torchvision_models.py (torchvision {version})"
+
+
+def test_estimates_question_huge_runs_and_pass_small_ones():
+    from core.estimate import estimate
+    from core.frameworks import DeviceInfo
+    laptop = DeviceInfo("torch", "cpu", "Laptop CPU", "cpu", 16 * 2**30)
+    huge = estimate("gemm", {"sizes": [32768], "dtypes": ["float64"]}, laptop)
+    assert huge.too_big == ["N=32768 in float64 (24.0 GB)"]
+    slow = estimate("gemm", {"sizes": [16384], "dtypes": ["float64"]}, laptop)
+    # 2 * 16384^3 flops at (15 GFLOPS x cores) for at least 6 calls: minutes, whatever the cores.
+    assert slow.seconds > 300 and "may take about" in slow.warnings("Laptop CPU", 16 * 2**30)[0]
+    small = estimate("gemm", {"sizes": [128], "dtypes": ["float32"]}, laptop, quick=True)
+    assert small.seconds < 10 and small.warnings("Laptop CPU", 16 * 2**30) == []
+    h100 = DeviceInfo("torch", "cuda:0", "NVIDIA H100 80GB HBM3", "gpu", 80 * 2**30)
+    assert estimate("gemm", {"sizes": [8192], "dtypes": ["float32"]}, h100).seconds < 60
+    assert estimate("infer", {}, laptop).seconds is None       # unknown work: no guess
+
+
+def test_the_command_line_warns_before_a_huge_cpu_run():
+    import psutil
+
+    from core.cli import _estimate_warnings
+    from core.runner import RunSpec
+    too_big = 2 ** int(math.log2(math.sqrt(psutil.virtual_memory().total / 8 / 3)) + 1)
+    spec = RunSpec("gemm", "torch", "cpu", {"sizes": [too_big], "dtypes": ["float64"]})
+    assert f"N={too_big} in float64" in _estimate_warnings(spec)[0]
+    assert _estimate_warnings(RunSpec("gemm", "torch", "cpu", {"sizes": [64]}, quick=True)) == []

@@ -7,7 +7,7 @@ from __future__ import annotations
 import statistics
 import time
 
-from core.params import Param, ParamError
+from core.params import Param, ParamError, resource_choices
 from core.results import Row
 from core.stats import summarize
 from core.workloads import Workload
@@ -27,8 +27,9 @@ WORKLOAD = Workload(
     metric="samples_per_s",
     module=__name__,
     params=(
-        Param("model", "str", "resnet50", "Any torchvision classification model, e.g. resnet50, "
-                                          "mobilenet_v2, efficientnet_b0, vit_b_16."),
+        Param("model", "choice", "resnet50", "A torchvision classification model, e.g. "
+                                             "resnet50, mobilenet_v2, efficientnet_b0, vit_b_16.",
+              choices=resource_choices("torchvision_models.json", "models")),
         Param("batch_size", "int", 64, "Images per batch.", min=1, max=100_000),
         Param("images", "int", 1000, "Images in the pass that gives the per-batch latencies "
                                      "and the progress (at least one batch).", min=1,

@@ -32,7 +32,8 @@ WORKLOAD = Workload(
               choices=PRESETS),
         Param("cifar", "str", None, "The CIFAR-10 python archive (cifar-10-python.tar.gz) or "
               "its extracted folder.", auto="the archive in SiliconBench's data folder, else "
-                                             "synthetic data of the same shape"),
+                                             "synthetic data of the same shape",
+              path=True),
         Param("download", "bool", False, "Download CIFAR-10 (163 MB) into SiliconBench's data "
                                          "folder if it is not there; the checksum is verified."),
         Param("epochs", "int", None, "Passes over the training images.", min=1, max=1000,

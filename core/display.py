@@ -1,0 +1,14 @@
+"""Whether a window can open here at all (no Qt: the command line asks before choosing between
+the app and the headless suite)."""
+
+from __future__ import annotations
+
+import os
+import platform
+
+
+def has_display() -> bool:
+    if platform.system() in ("Darwin", "Windows"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+                or os.environ.get("QT_QPA_PLATFORM") in ("offscreen", "minimal"))
