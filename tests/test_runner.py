@@ -95,18 +95,22 @@ def test_bad_specs_are_refused_before_a_process_starts(spec, message):
 
 
 def test_discovery_reports_each_framework_as_it_answers(monkeypatch):
+    import threading
+
     from core import runner
     from core.frameworks import DeviceInfo
     monkeypatch.setattr(runner, "FRAMEWORKS", {"torch": None, "slow": None})
-    import time as _time
+    torch_reported = threading.Event()
 
     class FakeFramework:
         def __init__(self, name):
             self.name, self.title = name, name
 
         def installed(self):
+            # "slow" answers only once torch's answer was reported: ordered by an event,
+            # not by a sleep that a loaded machine can outlast.
             if self.name == "slow":
-                _time.sleep(0.5)
+                assert torch_reported.wait(30)
             return False
 
         def missing_reason(self):
@@ -114,7 +118,11 @@ def test_discovery_reports_each_framework_as_it_answers(monkeypatch):
 
     monkeypatch.setattr(runner, "framework", FakeFramework)
     seen = []
-    found = runner.discover_devices(on_found=lambda ds: seen.append([d.framework for d in ds]))
+
+    def on_found(devices):
+        seen.append([d.framework for d in devices])
+        torch_reported.set()
+    found = runner.discover_devices(on_found=on_found)
     assert seen == [["torch"], ["torch", "slow"]]
     assert [d.framework for d in found] == ["torch", "slow"]
     assert all(isinstance(d, DeviceInfo) and not d.usable for d in found)
