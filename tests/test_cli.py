@@ -114,16 +114,54 @@ def test_devices_lists_cpu_and_imports_no_tensorflow_or_qt(tmp_path):
     assert r.stderr.strip().endswith("[]")  # torch is asked in a child process, not here
 
 
-def test_no_display_runs_the_quick_suite_headless(tmp_path):
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
-    env["SILICONBENCH_HOME"] = str(tmp_path)
-    r = subprocess.run([sys.executable, "-m", "core.cli"], capture_output=True, text=True,
-                       env=env, cwd=ROOT, timeout=600)
-    assert r.returncode == 0, r.stderr
-    assert "No display found: running the quick suite headless." in r.stderr
-    assert "Results kept in the store" in r.stdout
-    assert list(tmp_path.glob("quick-suite-*.csv"))
+def only_torch_is_listed(home: Path) -> None:
+    """Keep, in `home`, PyTorch's real device listing and none for TensorFlow and MLX, so the
+    quick suite runs on torch:cpu alone: the headless path is the same for every framework,
+    whose runs have their own tests, and each one more costs a framework import and two
+    runs."""
+    from core.runner import DEVICE_CACHE, discover_devices
+    from core.store import home as store_home
+    assert store_home() == home
+    discover_devices(["torch"])
+    cache = json.loads((home / DEVICE_CACHE).read_text())
+    cache["frameworks"].update(tensorflow=[], mlx=[])
+    (home / DEVICE_CACHE).write_text(json.dumps(cache))
+
+
+# The quick suite's own workloads at tiny sizes: its bfloat16 1024 products alone take a
+# minute on a small CPU, and the sizes are data, not the headless path under test.
+TINY_QUICK_PARAMS = {"gemm": {"sizes": [64], "dtypes": ["float32"]},
+                     "infer": {"model": "resnet18", "image_size": 32, "batch_size": 4,
+                               "images": 10}}
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a Mac or Windows always has a display")
+def test_no_display_runs_the_quick_suite_headless(tmp_path, monkeypatch, capsys):
+    # In this process (each run is still a child process) so the suite can be made tiny.
+    from core import cli, suites
+    monkeypatch.setenv("SILICONBENCH_HOME", str(tmp_path))
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
+        monkeypatch.delenv(name, raising=False)
+    only_torch_is_listed(tmp_path)
+    quick = suites.load_suites()["quick"]
+    assert [e["workload"] for e in quick["runs"]] == list(TINY_QUICK_PARAMS)
+    tiny = {**quick, "runs": [{**e, "params": TINY_QUICK_PARAMS[e["workload"]]}
+                              for e in quick["runs"]]}
+    monkeypatch.setattr(suites, "load_suites", lambda: {"quick": tiny})
+
+    assert cli.main([]) == 0
+    out, err = capsys.readouterr()
+    assert "No display found: running the quick suite headless." in err
+    assert "Results kept in the store" in out
+    assert out.count("(torch:cpu)") == 2  # the suite's gemm and infer, on torch alone
+    [csv] = tmp_path.glob("quick-suite-*.csv")
+    from core.store import Store
+    store = Store()
+    runs = store.runs()
+    store.close()
+    assert sorted(r.workload for r in runs) == ["gemm", "infer"]
+    assert all(r.status == "ok" for r in runs)
+    assert all(r.id in csv.read_text() for r in runs)
 
 
 def test_published_references_are_not_imported_as_runs(tmp_path):
