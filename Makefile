@@ -17,8 +17,9 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/siliconbench
 
+# The 15 slowest tests are listed after every run, so a slow new test shows at once.
 test: $(STAMP)
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q --durations=15
 
 devices: $(STAMP)
 	$(BIN)/siliconbench devices

@@ -1,10 +1,13 @@
 """Fidelity of the TensorFlow GEMM: SiliconBench's TFLOPS (the real path: child process, the
 measure protocol, a tf.function chaining up to 10 products per call, a block closed by fetching
-one element) divided
-by the classic sweep's method measured in the same run: a tf.function chaining 10 matmuls,
-the result fetched once per call, timed over several calls. float32, N=2048, on the CPU.
-Target: at least 0.95. Each measurement runs in a fresh process (as a SiliconBench run does),
-the order alternates, five rounds, and the ratio is the median of each round's ratio.
+one element) divided by the classic sweep's method measured in the same run: a tf.function
+chaining 10 matmuls, the result fetched once per call, timed over several calls. float32,
+N=2048, on the CPU. Each measurement runs in a fresh process (as a SiliconBench run does) and
+the order rotates. Target: every round's ratio at least 0.97.
+
+Each round also measures the classic method twice, so the same line shows the classic method
+against itself: on a shared or busy machine a single round's ratio cannot be steadier than
+that self-ratio, whatever SiliconBench does, and the summary says which spread is which.
 
     .venv/bin/python benchmarks/tf_gemm_fidelity.py
 """
@@ -26,7 +29,7 @@ N = 2048
 CHAIN = 10          # matmuls per tf.function call, as in the classic sweep (which used 100)
 CALLS = 5           # timed calls per round
 ROUNDS = 5
-TARGET = 0.95
+TARGET = 0.97
 
 
 def classic_tflops(tf, n: int) -> float:
@@ -74,21 +77,31 @@ def main() -> int:
         return 0
     import importlib.metadata
     print(f"TensorFlow {importlib.metadata.version('tensorflow')}, float32 N={N} on the CPU; "
-          "each measurement in a fresh process, order alternating (ABBA)")
-    print(f"{'round':>5} {'SiliconBench':>14} {'classic sweep':>14} {'ratio':>7}")
-    ours, ref = [], []
+          "each measurement in a fresh process, the order rotating each round")
+    print(f"{'round':>5} {'SiliconBench':>14} {'classic A':>12} {'classic B':>12} "
+          f"{'ours/A':>7} {'ours/B':>7} {'A/B':>7}")
+    ratios, self_ratios = [], []
     for i in range(ROUNDS):
-        if i % 2 == 0:
-            ours.append(siliconbench_tflops(N))
-            ref.append(classic_in_fresh_process(N))
-        else:
-            ref.append(classic_in_fresh_process(N))
-            ours.append(siliconbench_tflops(N))
-        print(f"{i + 1:>5} {ours[-1]:>11.4f} TF {ref[-1]:>11.4f} TF {ours[-1] / ref[-1]:>7.3f}")
-    ratio = statistics.median(a / b for a, b in zip(ours, ref))
-    verdict = "PASS" if ratio >= TARGET else "FAIL"
-    print(f"median ratio {ratio:.3f} (target >= {TARGET}): {verdict}")
-    return 0 if ratio >= TARGET else 1
+        steps = [("ours", lambda: siliconbench_tflops(N)),
+                 ("a", lambda: classic_in_fresh_process(N)),
+                 ("b", lambda: classic_in_fresh_process(N))]
+        steps = steps[i % 3:] + steps[:i % 3]  # each takes each place in turn
+        got = {name: measure() for name, measure in steps}
+        ours, a, b = got["ours"], got["a"], got["b"]
+        # Against the mean of the two classic figures; A/B is the classic method's own noise.
+        ratios.append(ours / ((a + b) / 2))
+        self_ratios.append(a / b)
+        print(f"{i + 1:>5} {ours:>11.4f} TF {a:>9.4f} TF {b:>9.4f} TF {ours / a:>7.3f} "
+              f"{ours / b:>7.3f} {a / b:>7.3f}")
+    ok = min(ratios) >= TARGET
+    print(f"SiliconBench / classic (mean of A and B) per round: "
+          f"{', '.join(f'{r:.3f}' for r in ratios)}; median {statistics.median(ratios):.3f}, "
+          f"lowest {min(ratios):.3f} (target every round >= {TARGET}): {'PASS' if ok else 'FAIL'}")
+    spread = max(abs(1 - r) for r in self_ratios)
+    print(f"classic / classic per round: {', '.join(f'{r:.3f}' for r in self_ratios)}: the "
+          f"method against itself moves by up to {spread:.1%} here, a floor under any round's "
+          "spread")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

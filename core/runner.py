@@ -117,24 +117,26 @@ class ChildRun:
     def start(self) -> "ChildRun":
         from core.machine import probe
         from core.machine_names import name_for
+        self._proc = subprocess.Popen(
+            worker_command("run"), stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_child_env(),
+            start_new_session=True)  # our own process group: a terminal's Ctrl-C is ours
+        # The spec first: the child waits for it before importing its framework (seconds), so
+        # the machine probe below overlaps that import instead of delaying it.
+        self._proc.stdin.write(json.dumps(self.spec.to_dict()))
+        self._proc.stdin.close()
         machine = probe().to_dict()
         # The name given to this machine (Name Machine) labels its new runs too.
         self.record = RunRecord(workload=self.spec.workload, framework=self.spec.framework,
                                 device=self.spec.device, params=self.spec.params,
                                 label=self.spec.label or name_for(machine), machine=machine)
         self.record.software = dict(self.record.machine.get("frameworks") or {})
-        self._proc = subprocess.Popen(
-            worker_command("run"), stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_child_env(),
-            start_new_session=True)  # our own process group: a terminal's Ctrl-C is ours
         # Power, temperature and load, sampled here so the child's workload pays nothing;
         # `telemetry.snapshot()` gives the series so far, for a live plot.
         self.telemetry = TelemetrySampler(self.spec.device).start()
         threading.Thread(target=self._read_events, daemon=True).start()
         self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
         self._stderr_reader.start()
-        self._proc.stdin.write(json.dumps(self.spec.to_dict()))
-        self._proc.stdin.close()
         return self
 
     def _read_events(self) -> None:

@@ -147,4 +147,8 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    code = main(sys.argv[1:])
+    # Every event is out (each is flushed). Skip the interpreter's teardown: unloading torch
+    # or TensorFlow takes a second or more that the parent would wait for after the result.
+    sys.stderr.flush()
+    os._exit(code)

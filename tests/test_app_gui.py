@@ -65,13 +65,13 @@ def test_welcome_appears_once_and_queues_the_quick_suite(qtbot, window):
     from gui.welcome import maybe_show_welcome
     dialog = maybe_show_welcome(window)
     assert dialog is not None and dialog.isVisible()
-    assert str(home()) in dialog.text.text() and "two minutes" in dialog.text.text()
+    assert str(home()) in dialog.text.text() and "a few minutes" in dialog.text.text()
     assert maybe_show_welcome(window) is None  # the second launch
     window.devices.set_devices([CPU], {"torch": "test"})
     dialog.run_button.click()
     assert not dialog.isVisible()
     titles = [job.title for job in window.queue.jobs]
-    assert len(titles) == len(expand("quick", [CPU])) == 2
+    assert len(titles) == len(expand("quick", [CPU])) == 3
     assert all(t.startswith("Quick suite · ") and "Test CPU" in t for t in titles)
     window.queue.cancel_all()
 

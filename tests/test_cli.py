@@ -125,22 +125,61 @@ def test_devices_lists_cpu_and_imports_no_tensorflow_or_qt(tmp_path):
     assert r.stderr.strip().endswith("[]")  # torch is asked in a child process, not here
 
 
-def test_no_display_runs_the_quick_suite_headless(tmp_path):
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
-    env["SILICONBENCH_HOME"] = str(tmp_path)
-    r = subprocess.run([sys.executable, "-m", "core.cli"], capture_output=True, text=True,
-                       env=env, cwd=ROOT, timeout=600)
-    assert r.returncode == 0, r.stderr
-    assert "No display found: running the quick suite headless." in r.stderr
+def only_torch_is_listed(home: Path) -> None:
+    """Keep, in `home`, PyTorch's real device listing and none for TensorFlow and MLX, so the
+    quick suite runs on torch:cpu alone: the headless path is the same for every framework,
+    whose runs have their own tests, and each one more costs a framework import and two
+    runs."""
+    from core.runner import DEVICE_CACHE, discover_devices
+    from core.store import home as store_home
+    assert store_home() == home
+    discover_devices(["torch"])
+    cache = json.loads((home / DEVICE_CACHE).read_text())
+    cache["frameworks"].update(tensorflow=[], mlx=[])
+    (home / DEVICE_CACHE).write_text(json.dumps(cache))
+
+
+# The quick suite's own workloads at tiny sizes: its bfloat16 1024 products alone take a
+# minute on a small CPU, and the sizes are data, not the headless path under test.
+TINY_QUICK_PARAMS = {"gemm": {"sizes": [64], "dtypes": ["float32"]},
+                     "infer": {"model": "resnet18", "image_size": 32, "batch_size": 4,
+                               "images": 10}}
+TINY_QUICK_SIZES = [[64], None, [128]]  # per entry: the suite's gemm entries stay apart
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a Mac or Windows always has a display")
+def test_no_display_runs_the_quick_suite_headless(tmp_path, monkeypatch, capsys):
+    # In this process (each run is still a child process) so the suite can be made tiny.
+    from core import cli, suites
+    monkeypatch.setenv("SILICONBENCH_HOME", str(tmp_path))
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
+        monkeypatch.delenv(name, raising=False)
+    only_torch_is_listed(tmp_path)
+    quick = suites.load_suites()["quick"]
+    assert [e["workload"] for e in quick["runs"]] == ["gemm", "infer", "gemm"]
+    tiny = {**quick, "runs": [{**e, "params": {**TINY_QUICK_PARAMS[e["workload"]],
+                                               **({"sizes": sizes} if sizes else {})}}
+                              for e, sizes in zip(quick["runs"], TINY_QUICK_SIZES)]}
+    monkeypatch.setattr(suites, "load_suites", lambda: {"quick": tiny})
+
+    assert cli.main([]) == 0
+    out, err = capsys.readouterr()
+    assert "No display found: running the quick suite headless." in err
     # It ends in a short summary per device (each workload's headline with its unit), and
-    # says where the store and the CSV went; not in every run's table of rows.
-    summary = r.stdout.split("Quick suite: the best point of each workload")[1]
+    # says where the store and the CSV went.
+    summary = out.split("Quick suite: the best point of each workload")[1]
     assert "(torch cpu)\n  Matrix multiply (TFLOPS): " in summary
-    assert " TFLOPS (dtype " in summary and "model resnet50" in summary
-    assert "All rows are kept in the store" in summary and "p25" not in r.stdout
-    csv = list(tmp_path.glob("quick-suite-*.csv"))
-    assert csv and str(csv[0]) in r.stdout
+    assert " TFLOPS (dtype float32, size 128" in summary and "model resnet18" in summary
+    assert "All rows are kept in the store" in summary and "p25" not in summary
+    assert out.count("(torch:cpu)") == 3  # the suite's two gemm and its infer, on torch alone
+    [csv] = tmp_path.glob("quick-suite-*.csv")
+    from core.store import Store
+    store = Store()
+    runs = store.runs()
+    store.close()
+    assert sorted(r.workload for r in runs) == ["gemm", "gemm", "infer"]
+    assert all(r.status == "ok" for r in runs)
+    assert all(r.id in csv.read_text() for r in runs) and str(csv) in out
 
 
 def test_published_references_are_not_imported_as_runs(tmp_path):

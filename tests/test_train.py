@@ -17,7 +17,7 @@ import torch.nn.functional as F
 from core.cli import main
 from core.context import RunContext
 from core.frameworks import torch_adapter
-from core.measure import QUICK
+from core.measure import QUICK, MeasureSettings
 from core.params import resolve
 from core.results import Row
 from core.store import Store
@@ -56,10 +56,17 @@ class Events(list):
         return [e for e in self if e["event"] == kind]
 
 
-def context(events: Events) -> RunContext:
+# The fewest steps the protocol can time (one discarded, one sizing a block, three blocks): for
+# in-process runs whose steps are slow (bfloat16 autocast on a CPU without bfloat16 units takes
+# seconds a step); the protocol itself is tested in test_measure.py.
+FEWEST_STEPS = MeasureSettings(discard_calls=1, max_warmup_s=0.0, min_blocks=3, min_time_s=0.0,
+                               max_time_s=0.0)
+
+
+def context(events: Events, settings: MeasureSettings = QUICK) -> RunContext:
     return RunContext(framework="torch", device_id="cpu", adapter=torch_adapter,
                       device=torch.device("cpu"), device_name="test cpu", emit=events.append,
-                      settings=QUICK)
+                      settings=settings)
 
 
 def by_metric(rows) -> dict:
@@ -103,14 +110,14 @@ def test_transformers_are_built_from_their_configs():
 
 def test_cnn_mixed_precision_channels_last_in_process():
     events = Events()
-    params = resolve(train.WORKLOAD.params, {"model": "mobilenet_v2", "image_size": 32,
-                                             "batch_size": 4, "precision": "mixed",
+    params = resolve(train.WORKLOAD.params, {"model": "mobilenet_v2", "image_size": 16,
+                                             "batch_size": 2, "precision": "mixed",
                                              "channels_last": True})
-    train.run(context(events), params)
+    train.run(context(events, FEWEST_STEPS), params)
     rows = by_metric(events.rows())
     rate = rows["samples_per_s"]
-    assert rate.unit == "img/s" and rate.value > 0
-    assert rate.params == {"model": "mobilenet_v2", "batch_size": 4, "precision": "mixed"}
+    assert rate.unit == "img/s" and rate.value > 0 and rate.stats.n == 3
+    assert rate.params == {"model": "mobilenet_v2", "batch_size": 2, "precision": "mixed"}
     assert rows["tflops"].value > 0 and rows["tflops"].pct_of_peak is None  # no CPU peak
     settings = {k: v for e in events.of("settings") for k, v in e["settings"].items()}
     assert settings["precision"] == "mixed-bf16"      # the CPU's autocast dtype
@@ -248,5 +255,10 @@ def test_sustained_training_reports_per_minute_rows_and_throttle_ratio(capsys):
     # The whole-run rows come first, then throughput over time.
     assert metrics.index("samples_per_s") < metrics.index("throttle_ratio")
     minutes = [r for r in rec["rows"] if "minute" in r["params"]]
-    assert len(minutes) == 2 and all(r["unit"] == "img/s" for r in minutes)
+    # A run this short has two half-run windows; one holds no block end when a single block
+    # outlasts half the run (a loaded machine), so only the windows that hold one have a row.
+    # The windows themselves are checked with known block times in test_telemetry.py.
+    starts = [r["params"]["minute"] for r in minutes]
+    assert starts and starts == sorted(set(starts)) and len(starts) <= 2
+    assert all(r["unit"] == "img/s" and r["value"] > 0 for r in minutes)
     assert by_metric(rec["rows"])["throttle_ratio"]["value"] > 0
