@@ -15,15 +15,26 @@ from pathlib import Path
 import psutil
 
 
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _env(env: dict | None) -> dict:
+    """The test's environment with the checkout on the path: a command started in another
+    folder (cwd) still finds the tests' fake workloads (SILICONBENCH_EXTRA_WORKLOADS)."""
+    env = dict(os.environ if env is None else env)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    return env
+
+
 def start_cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "core.cli", *args], cwd=cwd,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, env=env)
+                            start_new_session=True, env=_env(env))
 
 
 def run_cli(*args: str, cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "core.cli", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=timeout)
+                          capture_output=True, text=True, timeout=timeout, env=_env(None))
 
 
 def processes_under(home: Path) -> list[psutil.Process]:

@@ -75,9 +75,9 @@ def test_human_output_has_table_and_spread(tmp_path):
     (["export", "-o", "/tmp"], "/tmp is a folder; name a file in it"),
     (["import", "/tmp"], "/tmp is a folder, not a result file."),
     (["run", "infer", "--model", "nosuchmodel", "--images", "1", "--batch-size", "1"],
-     "Unknown model 'nosuchmodel'; try resnet50 (any of torchvision's"),
+     "--model does not know 'nosuchmodel'; see siliconbench workloads for all"),
     (["run", "infer", "--model", "resnt50", "--images", "1", "--batch-size", "1"],
-     "try resnet50, "),
+     "did you mean resnet50"),
 ])
 def test_bad_input_is_one_sentence_and_exit_2(tmp_path, args, says):
     r = sb(*args, home=tmp_path)
@@ -169,7 +169,7 @@ def test_no_display_runs_the_quick_suite_headless(tmp_path, monkeypatch, capsys)
     # says where the store and the CSV went.
     summary = out.split("Quick suite: the best point of each workload")[1]
     assert "(torch cpu)\n  Matrix multiply (TFLOPS): " in summary
-    assert " TFLOPS (dtype float32, size 128" in summary and "model resnet18" in summary
+    assert " TFLOPS (size 128, dtype float32; " in summary and "model resnet18" in summary
     assert "All rows are kept in the store" in summary and "p25" not in summary
     assert out.count("(torch:cpu)") == 3  # the suite's two gemm and its infer, on torch alone
     [csv] = tmp_path.glob("quick-suite-*.csv")
