@@ -17,9 +17,10 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/siliconbench
 
-# The 15 slowest tests are listed after every run, so a slow new test shows at once.
+# The 15 slowest tests are listed after every run, so a slow new test shows at once. Tests run
+# in parallel workers (pytest-xdist), at most 4: each starts framework processes of its own.
 test: $(STAMP)
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q --durations=15
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -n auto --maxprocesses=4 --durations=15
 
 devices: $(STAMP)
 	$(BIN)/siliconbench devices
