@@ -80,7 +80,8 @@ def raw_insert(texts: list[str], db: Path) -> tuple[float, float]:
 def _raw_insert(texts: list[str], db: Path) -> None:
     con = sqlite3.connect(db)
     con.execute("PRAGMA journal_mode=WAL")
-    con.executescript(MIGRATIONS[0])
+    for statement in MIGRATIONS[0]:  # the store's own table and indexes
+        con.execute(statement)
     with con:
         con.executemany("INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?,?)",
                         [(f"raw{i:08d}", "2026-01-01", "gemm", "torch", "cpu", "ok", None,
