@@ -46,6 +46,5 @@ def set_name(machine: dict[str, Any], name: str | None) -> None:
         found.pop(key, None)
     path = _path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(found, indent=1, sort_keys=True), encoding="utf-8")
-    tmp.replace(path)  # never a half-written file
+    from core.files import write_atomic
+    write_atomic(path, json.dumps(found, indent=1, sort_keys=True))  # never a half-written file
