@@ -356,6 +356,8 @@ class CompareView(QWidget):
         rec = next((r for r in self._published if r.id == ref_id), None)
         if rec is not None and rec not in self.references:
             self.references.append(rec)
+            # The line under the picker describes the reference just compared, not another.
+            self.reference_combo.setCurrentIndex(self.reference_combo.findData(rec.id))
             self._refresh()
 
     def clear_references(self) -> None:

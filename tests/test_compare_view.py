@@ -113,6 +113,9 @@ def test_published_reference_compares_by_value_with_no_verdict(view):
     assert view.comparison is None and "two or more runs" in view.summary.text()
     ref = infer_reference()
     view.add_reference(ref.id)
+    # The picker and the line under it describe the reference just compared.
+    assert view.reference_combo.currentData() == ref.id
+    assert ref.machine_label in view.reference_info.text()
     rows = table(view)
     throughput = next(r for r in rows if r["Metric"] == "Throughput (img/s)")
     verdict = throughput["B vs A: ratio · verdict"]
@@ -175,4 +178,26 @@ def test_window_compare_tab_follows_the_results_selection(qtbot, tmp_path):
     assert [r.workload for r in w.results.selected_records()] == ["infer"]
     assert {r.id for r in w.compare.references} >= {infer_reference().id}
     assert any(r.metric == "samples_per_s" for r in w.compare.comparison.rows)
+    store.close()
+
+
+def test_the_quick_suite_ends_beside_the_published_m1_max_gemm_point(qtbot, tmp_path):
+    """The first launch's ending, on the run the quick suite's last entry really made
+    (torch float32 N=8192, recorded): Compare holds it against the M1 Max GPU sweep."""
+    from gui.main_window import MainWindow
+    store = Store(tmp_path / "home" / "results.sqlite3")
+    quick_8192 = recorded("gemm-torch-quick-8192")
+    for rec in (recorded("gemm-torch"), quick_8192):
+        store.save(rec)
+    w = MainWindow(store, QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat))
+    w.ask_before_closing = False
+    qtbot.addWidget(w)
+    w.results.reload()
+    w.show_comparison(store.runs())
+    assert w.charts.currentWidget() is w.compare
+    assert [r.id for r in w.results.selected_records()] == [quick_8192.id]
+    assert [r.id for r in w.compare.references] == ["pub-tfmetal-gemm-m1max32"]
+    [row] = table(w.compare)
+    assert row["Metric"] == "Throughput (TFLOPS)" and "size=8192" in row["Point"]
+    assert "published" in row["B vs A: ratio · verdict"]
     store.close()
