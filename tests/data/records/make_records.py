@@ -36,6 +36,9 @@ RUNS = [
     # path, so a comparison with them has rows (about a minute on a laptop CPU).
     ("infer", ("torch",), "reference", ["--model", "resnet50", "--batch-size", "64",
                                         "--data", "host", "--images", "64"]),
+    # The quick suite's last run: the published M1 Max GPU sweep's point (tf-metal-experiments,
+    # float32 N=8192), which the first launch ends compared with (under a minute here).
+    ("gemm", ("torch",), "quick-8192", ["--sizes", "8192", "--dtypes", "float32"]),
 ]
 
 
