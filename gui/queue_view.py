@@ -1,11 +1,12 @@
 """The run queue on screen: per run a progress bar, the current step, an ETA and a Cancel
 button, a failed run's reason inline (its stderr on hover), a run's warnings counted (read on
-hover); on top, the whole queue's progress."""
+hover), a context menu (cancel, details, copy); on top, the whole queue's progress."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QProgressBar, QPushButton,
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QMenu, QProgressBar, QPushButton,
                                QScrollArea, QVBoxLayout, QWidget)
 
 from core.workloads import headline
@@ -86,7 +87,29 @@ class JobRow(QFrame):
         self.step.setWordWrap(True)
         self.step.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         grid.addWidget(self.step)
+        self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.customContextMenuRequested.connect(
+            lambda pos: self.context_menu().popup(self.mapToGlobal(pos)))
         self.update_view()
+
+    def context_menu(self) -> QMenu:
+        """Cancel while it runs; the run's details (the dialog Results opens) and its line
+        of text for the clipboard once it has a record."""
+        menu = QMenu(self)
+        if not self.job.ended:
+            menu.addAction("Cancel Run", lambda: self.queue.cancel(self.job))
+        if self.job.ended and self.job.record is not None:
+            menu.addAction("Show Run Details…", self.show_details)
+        menu.addAction("Copy Summary", lambda: QGuiApplication.clipboard().setText(
+            f"{self.job.title}\t{self.step.text()}"))
+        self._menu = menu  # kept alive while it is open
+        return menu
+
+    def show_details(self):
+        from gui.run_detail import RunDetail
+        self.detail = RunDetail(self.job.record, self.window())
+        self.detail.show()
+        return self.detail
 
     def update_view(self) -> None:
         job = self.job

@@ -227,6 +227,17 @@ def test_a_real_run_end_to_end_through_the_real_window(qtbot, tmp_path):
             assert f" {unit} " in w.queue_view.row_for(job).step.text()
         from gui.results_browser import BEST, cell_text
         assert "GB/s [" in cell_text(bandwidth.record, BEST)
+        # A finished row's context menu: its details and its line of text, no Cancel.
+        row = w.queue_view.row_for(gemm)
+        menu = row.context_menu()
+        assert [a.text() for a in menu.actions()] == ["Show Run Details…", "Copy Summary"]
+        detail = row.show_details()
+        assert gemm.record.id in detail.text.toPlainText()
+        assert detail.rows.rowCount() == len(gemm.record.rows)
+        detail.close()
+        menu.actions()[1].trigger()
+        from PySide6.QtGui import QGuiApplication
+        assert QGuiApplication.clipboard().text() == f"{gemm.title}\t{row.step.text()}"
     finally:
         store.close()
 
