@@ -20,7 +20,6 @@ if __name__ == "__main__" or os.path.basename(sys.argv[0]).startswith("siliconbe
 
 import argparse  # noqa: E402  (after the handler, on purpose)
 import signal  # noqa: E402
-import platform  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 

@@ -8,7 +8,6 @@ import dataclasses
 import errno
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 import textwrap
