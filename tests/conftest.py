@@ -16,6 +16,37 @@ def siliconbench_home(tmp_path, monkeypatch):
 
 
 @pytest.fixture
+def store(siliconbench_home):
+    """The results store in this test's SILICONBENCH_HOME."""
+    from core.store import Store
+    s = Store(siliconbench_home / "results.sqlite3")
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def settings(tmp_path):
+    """The app's settings in a file of this test's own, never the user's."""
+    from PySide6.QtCore import QSettings
+    return QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat)
+
+
+@pytest.fixture
+def window(qtbot, store, settings):
+    """The real main window, shown, over this test's store and settings; runs it queued are
+    cancelled at the end, and their threads done before the store closes."""
+    from gui.main_window import MainWindow
+    w = MainWindow(store, settings)
+    w.ask_before_closing = False
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitExposed(w)
+    yield w
+    w.queue.cancel_all()
+    qtbot.waitUntil(lambda: not w.queue.busy, timeout=60_000)
+
+
+@pytest.fixture
 def fake_workloads(monkeypatch):
     """Make the crash/hang/raise test workloads visible to the parent and the child."""
     from core.workloads import catalogue

@@ -9,33 +9,18 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest  # noqa: E402
-from PySide6.QtCore import QSettings, Qt, QUrl  # noqa: E402
+from PySide6.QtCore import Qt, QUrl  # noqa: E402
 from PySide6.QtGui import QFileOpenEvent  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from core.export import RESULT_SUFFIX  # noqa: E402
 from core.frameworks import DeviceInfo  # noqa: E402
 from core.results import records_from_json, records_to_json  # noqa: E402
-from core.store import Store, home  # noqa: E402
+from core.store import home  # noqa: E402
 from core.suites import expand  # noqa: E402
 from tests.sample_records import gemm_run  # noqa: E402
 
 CPU = DeviceInfo("torch", "cpu", "Test CPU", "cpu", 8 * 2**30)
-
-
-@pytest.fixture
-def window(qtbot, tmp_path):
-    from gui.main_window import MainWindow
-    store = Store(tmp_path / "sb-home" / "results.sqlite3")
-    w = MainWindow(store, QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat))
-    w.ask_before_closing = False
-    qtbot.addWidget(w)
-    w.show()
-    qtbot.waitExposed(w)
-    yield w
-    w.queue.cancel_all()
-    qtbot.waitUntil(lambda: not w.queue.busy, timeout=60_000)
-    store.close()
 
 
 def test_a_file_opened_from_finder_is_imported(qtbot, window, tmp_path):

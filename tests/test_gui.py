@@ -14,14 +14,13 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QMimeData, QPointF, QSettings, Qt, QUrl  # noqa: E402
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl  # noqa: E402
 from PySide6.QtGui import QDropEvent  # noqa: E402
 
 from core.frameworks import DeviceInfo  # noqa: E402
 from core.results import RunRecord, Row, records_to_json  # noqa: E402
 from core.runner import RunSpec  # noqa: E402
 from core.stats import summarize  # noqa: E402
-from core.store import Store  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN_TIMEOUT_MS = 240_000
@@ -32,18 +31,6 @@ CPU = DeviceInfo("torch", "cpu", "Test CPU", "cpu", 8 * 2**30)
 def _own_home(tmp_path, monkeypatch):
     # conftest.py does this too; kept so this file stands alone.
     monkeypatch.setenv("SILICONBENCH_HOME", str(tmp_path / "sb-home"))
-
-
-@pytest.fixture
-def store(tmp_path):
-    s = Store(tmp_path / "sb-home" / "results.sqlite3")
-    yield s
-    s.close()
-
-
-@pytest.fixture
-def settings(tmp_path):
-    return QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat)
 
 
 @pytest.fixture

@@ -12,30 +12,10 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QSettings, Qt  # noqa: E402
-from PySide6.QtWidgets import QMessageBox, QPushButton  # noqa: E402
-
-from core.store import Store  # noqa: E402
+from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtWidgets import QMessageBox  # noqa: E402
 
 REAL_RUNS = Path(__file__).parent / "data" / "runs" / "tiny-cpu-runs.json"
-
-
-@pytest.fixture
-def store(tmp_path):
-    s = Store(tmp_path / "sb-home" / "results.sqlite3")
-    yield s
-    s.close()
-
-
-@pytest.fixture
-def window(qtbot, store, tmp_path):
-    from gui.main_window import MainWindow
-    w = MainWindow(store, QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat))
-    w.ask_before_closing = False
-    qtbot.addWidget(w)
-    w.show()
-    qtbot.waitExposed(w)
-    return w
 
 
 @pytest.fixture
