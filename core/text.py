@@ -43,3 +43,10 @@ def clip(text: str, limit: int = 40) -> str:
     """One short line of `text` for a message: never the whole of a hostile value."""
     text = one_line(text)
     return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def first_line(exc: BaseException) -> str:
+    """An exception in one line for a note or a warning: frameworks' messages run to pages
+    (a stack of C++ frames), their first line says what went wrong."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

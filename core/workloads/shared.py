@@ -16,6 +16,7 @@ from core.measure import Measurement
 from core.params import ParamError
 from core.results import Row
 from core.stats import summarize
+from core.text import first_line
 
 # Synthetic batches a timed step cycles through, so no single batch sits in a cache.
 ROTATING_BATCHES = 3
@@ -157,11 +158,6 @@ def out_of_memory_at(batch_size: int) -> Iterator[None]:
             raise MemoryError(f"out of memory at batch size {batch_size} ({first_line(e)})") \
                 from e
         raise
-
-
-def first_line(e: BaseException) -> str:
-    text = str(e).strip()
-    return text.splitlines()[0] if text else type(e).__name__
 
 
 # ---------------------------------------------------------------- rows
