@@ -366,8 +366,8 @@ def cmd_results(args) -> int:
     from rich.text import Text
     from core.numbers import row_with_spread
     from core.workloads import headline
-    t = Table("id", "when (UTC)", "workload", "device", "machine", "status", "rows",
-              "headline [p25–p75]")
+    t = Table("id", "when (UTC)", "workload", "device", "machine", "status", "rows")
+    t.add_column(_text("headline [p25–p75]"))   # text: rich would read [p25–p75] as markup
     for r in runs:
         best = headline(r)
         status = _text(r.status) if r.status == "ok" else \
