@@ -300,7 +300,7 @@ def print_record(rec) -> None:
                   str(s.n) if s and row.value is not None else "",
                   # a published figure or one derived from telemetry has a value only
                   peak_text(row) if s else "",
-                  ", ".join(row.flags) + (f": {row.note}" if row.note else "")]
+                  ": ".join(x for x in (", ".join(row.flags), row.note) if x)]
         t.add_row(*(_text(cell) for cell in cells))  # notes quote framework errors: "[matmul]"
     c.print(t)
     for w in rec.warnings:
