@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from core.numbers import size
 from core.text import clip
 
 ARCHIVE_NAME = "cifar-10-python.tar.gz"
@@ -113,9 +114,9 @@ def _read_batch(data: bytes, name: str, where: Path) -> tuple[np.ndarray, np.nda
     return images, labels
 
 
-def _too_large(where: Path, name: str, size: int) -> CifarError:
+def _too_large(where: Path, name: str, n_bytes: int) -> CifarError:
     return CifarError(f"{where} is not the CIFAR-10 python archive: its {name} is "
-                      f"{size / 2**20:,.0f} MB, larger than any CIFAR-10 batch.")
+                      f"{size(n_bytes)}, larger than any CIFAR-10 batch.")
 
 
 def load(path: Path) -> Cifar10:
@@ -131,9 +132,9 @@ def load(path: Path) -> Cifar10:
             if not (folder / name).is_file():
                 raise CifarError(f"{folder} has no {name}: it is not an extracted CIFAR-10 "
                                  "python archive.")
-            size = (folder / name).stat().st_size
-            if size > MAX_BATCH_BYTES:
-                raise _too_large(folder, name, size)
+            n_bytes = (folder / name).stat().st_size
+            if n_bytes > MAX_BATCH_BYTES:
+                raise _too_large(folder, name, n_bytes)
             parts[name] = (folder / name).read_bytes()
         official = False
     else:

@@ -157,9 +157,11 @@ def cmd_devices(args) -> int:
         return EXIT_OK
     from rich.table import Table
     from rich.text import Text
+
+    from core.numbers import size
     t = Table("framework", "device", "name", "kind", "memory", "status")
     for d in found:
-        mem = f"{d.memory_bytes / 2**30:.0f} GB" if d.memory_bytes else ""
+        mem = size(d.memory_bytes) if d.memory_bytes else ""
         # Reasons name pip extras ('siliconbench[mlx]'): text, never markup.
         t.add_row(_text(d.framework), _text(d.id), _text(d.name), _text(d.kind), mem,
                   "ready" if d.usable else Text.assemble(("unusable", "red"), ": ",
@@ -277,6 +279,8 @@ def _estimate_warnings(spec) -> list[str]:
 def print_record(rec) -> None:
     from rich.table import Table
     from rich.text import Text
+
+    from core.numbers import ci_text, metric_title, peak_text, spread_text, value_text
     c = _console()
     keys: list[str] = []
     for row in rec.rows:
@@ -287,21 +291,16 @@ def print_record(rec) -> None:
     t.add_column("metric")
     for k in keys:
         t.add_column(_text(k), justify="right")
-    for col in ("value", "unit", "p25–p75", "95% CI", "n", "% peak", "flags"):
-        t.add_column(col, justify="right" if col not in ("unit", "flags") else "left")
+    for col in ("value", "p25–p75", "95% CI", "n", "% of peak", "flags"):
+        t.add_column(col, justify="right" if col != "flags" else "left")
     for row in rec.rows:
         s = row.stats
-        cells = [row.metric] + [str(row.params.get(k, "")) for k in keys]
-        if row.value is None:
-            cells += ["—", row.unit, "", "", "", "", ", ".join(row.flags) + f": {row.note}"]
-        elif s is None:  # a published figure or one derived from telemetry: a value only
-            cells += [f"{row.value:.4g}", row.unit, "", "", "", "",
-                      ", ".join(row.flags + [row.note] if row.note else row.flags)]
-        else:
-            cells += [f"{row.value:.4g}", row.unit, f"{s.p25:.4g}–{s.p75:.4g}",
-                      f"{s.ci_low:.4g}–{s.ci_high:.4g}", str(s.n),
-                      f"{row.pct_of_peak:.0f}%" if row.pct_of_peak is not None else "unknown",
-                      ", ".join(row.flags) + (f": {row.note}" if row.note else "")]
+        cells = [metric_title(row.metric)] + [str(row.params.get(k, "")) for k in keys]
+        cells += [value_text(row), spread_text(row), ci_text(row),
+                  str(s.n) if s and row.value is not None else "",
+                  # a published figure or one derived from telemetry has a value only
+                  peak_text(row) if s else "",
+                  ": ".join(x for x in (", ".join(row.flags), row.note) if x)]
         t.add_row(*(_text(cell) for cell in cells))  # notes quote framework errors: "[matmul]"
     c.print(t)
     for w in rec.warnings:
@@ -365,15 +364,17 @@ def cmd_results(args) -> int:
         return EXIT_OK
     from rich.table import Table
     from rich.text import Text
+    from core.numbers import row_with_spread
     from core.workloads import headline
-    t = Table("id", "when (UTC)", "workload", "device", "machine", "status", "rows", "best")
+    t = Table("id", "when (UTC)", "workload", "device", "machine", "status", "rows")
+    t.add_column(_text("headline [p25–p75]"))   # text: rich would read [p25–p75] as markup
     for r in runs:
         best = headline(r)
         status = _text(r.status) if r.status == "ok" else \
             Text.assemble((r.status, "red"), ": ", _text(r.reason))
         t.add_row(_text(r.id[:8]), _text(r.created_at[:19].replace("T", " ")),
                   _text(r.workload), _text(f"{r.framework}:{r.device}"), _text(r.machine_label),
-                  status, str(len(r.rows)), _text(f"{best.value:.4g} {best.unit}" if best else ""))
+                  status, str(len(r.rows)), _text(row_with_spread(best) if best else ""))
     _console().print(t)
     return EXIT_OK
 
@@ -488,7 +489,8 @@ def cmd_compare(args) -> int:
 def print_comparison(cmp) -> None:
     from rich.table import Table
     from rich.text import Text
-    from core.report import by_workload, fmt_cell, fmt_ratio, legend, point_keys
+    from core.numbers import metric_heading, ratio
+    from core.report import by_workload, cell_text, legend, point_keys
     c = _console()
     verdict_style = {"faster": "green", "slower": "red"}
     for workload, rows in by_workload(cmp).items():
@@ -505,12 +507,12 @@ def print_comparison(cmp) -> None:
             t.add_column("ratio", justify="right")
             t.add_column("verdict")
         for r in rows:
-            cells = [str(r.params.get(k, "")) for k in keys] + [f"{r.metric} ({r.unit})"]
-            cells += [fmt_cell(cell, r.unit) for cell in r.cells]
+            cells = [str(r.params.get(k, "")) for k in keys] + [metric_heading(r.metric, r.unit)]
+            cells += [cell_text(cell, r.unit) for cell in r.cells]
             cells = [_text(cell) for cell in cells]
             for cell in r.cells[1:]:
                 word = (cell.verdict or "") if cell else ""
-                cells += [fmt_ratio(cell.ratio) if cell else "",
+                cells += [ratio(cell.ratio) if cell else "",
                           _text(word, verdict_style.get(word.split(" ")[0]))]
             t.add_row(*cells)
         c.print(t)

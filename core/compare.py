@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from core.machine import other_cpu_of_same_chip, virtual_mac
+from core.numbers import times
 from core.results import FLAGS, NotAResultFile, Row, RunRecord, records_from_json
 from core.stats import summarize
 
@@ -131,7 +132,7 @@ def verdict(base: list[float], other: list[float], better: str) -> tuple[str, fl
     if p < ALPHA:
         return word, p, ratio
     if far_apart(base, other):
-        return f"{FAR_APART}: {fmt_times(ratio)} {word}, ranges do not overlap; " \
+        return f"{FAR_APART}: {times(ratio)} {word}, ranges do not overlap; " \
                f"{_too_few_or_spread(base, other)}", p, ratio
     return f"{INCONCLUSIVE}: {_too_few_or_spread(base, other)}", p, ratio
 
@@ -156,18 +157,15 @@ def far_apart(base: list[float], other: list[float]) -> bool:
     return min(hi) >= FAR_FACTOR * max(lo) > 0
 
 
-def fmt_times(ratio: float) -> str:
-    """How many times apart, always >= 1: 36x for 36.0 and for 1/36."""
-    r = ratio if ratio >= 1 else 1 / ratio
-    return f"{r:.0f}×" if r >= 10 else f"{r:.1f}×"
-
-
 def _cell(rec: RunRecord, row: Row) -> Cell:
     published = rec.source == "published"
+    # Samples stand for a row's value where it is their median (the row has statistics); a
+    # whole fit's time carries its epochs' times, which are not samples of that time.
+    samples = list(row.samples) if row.stats is not None else []
     cell = Cell(row.value, published=published, flags=list(row.flags), note=row.note,
-                run_id=rec.id, samples=list(row.samples))
-    if row.samples and not published:
-        s = summarize(row.samples, CONFIDENCE)
+                run_id=rec.id, samples=samples)
+    if samples and not published:
+        s = summarize(samples, CONFIDENCE)
         cell.value, cell.ci_low, cell.ci_high, cell.n = s.median, s.ci_low, s.ci_high, s.n
         cell.confidence = CONFIDENCE
     elif row.stats is not None:

@@ -9,6 +9,7 @@ import os
 from dataclasses import dataclass, field
 
 from core.measure import QUICK, MeasureSettings
+from core.numbers import duration, size
 
 LONG_RUN_S = 5 * 60          # warn beyond this
 MEMORY_SHARE = 0.8           # the workloads' own headroom rule (gemm.fits, bandwidth.fits)
@@ -33,21 +34,11 @@ class Estimate:
         out = []
         if self.too_big and memory_bytes:
             out.append(f"{', '.join(self.too_big)} need more than {device_name}'s "
-                       f"{memory_bytes / 2**30:.0f} GB of memory: those points will be skipped.")
+                       f"{size(memory_bytes)} of memory: those points will be skipped.")
         if self.seconds is not None and self.seconds > LONG_RUN_S:
-            out.append(f"This run may take about {duration_text(self.seconds)} on "
+            out.append(f"This run may take about {duration(self.seconds)} on "
                        f"{device_name} ({self.basis}).")
         return out
-
-
-def duration_text(seconds: float) -> str:
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 90 * 60:
-        return f"{seconds / 60:.0f} minutes"
-    if seconds < 48 * 3600:
-        return f"{seconds / 3600:.1f} hours"
-    return f"{seconds / 86400:.0f} days"
 
 
 def point_seconds(call_s: float, settings: MeasureSettings) -> float:
@@ -86,7 +77,7 @@ def estimate(workload: str, params: dict, device, quick: bool = False) -> Estima
             for n in params["sizes"]:
                 need = 3 * n * n * ITEMSIZE.get(dtype, 4)
                 if not fits(need):
-                    est.too_big.append(f"N={n} in {dtype} ({need / 2**30:.1f} GB)")
+                    est.too_big.append(f"N={n} in {dtype} ({size(need)})")
                     continue
                 est.peak_bytes = max(est.peak_bytes or 0, need)
                 if rate is None:
@@ -104,7 +95,7 @@ def estimate(workload: str, params: dict, device, quick: bool = False) -> Estima
             for mb in params["sizes_mb"]:
                 need = arrays[op] * mb * 2**20
                 if not fits(need):
-                    est.too_big.append(f"{op} of {mb} MB arrays ({need / 2**30:.1f} GB)")
+                    est.too_big.append(f"{op} of {mb} MB arrays ({size(need)})")
                     continue
                 est.peak_bytes = max(est.peak_bytes or 0, need)
                 if rate is not None:

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from core.numbers import size
+
 COMMAND_TIMEOUT_S = 5.0
 
 # Apple silicon has two levels today (M1-M4: Performance and Efficiency; M5 Pro/Max: Super and
@@ -129,7 +131,7 @@ class MachineInfo:
         elif self.cpu_cores and not cpu:
             parts.append(f"{self.cpu_cores} cores")
         if self.memory_bytes:
-            parts.append(_format_gib(self.memory_bytes))
+            parts.append(size(self.memory_bytes))
         operating_system = self._operating_system()
         if operating_system:
             parts.append(operating_system)
@@ -728,11 +730,6 @@ def _pick_gpu(entries: list[dict[str, Any]]) -> dict[str, Any] | None:
         if entry.get("sppci_bus") not in (None, "spdisplays_builtin"):
             return entry
     return entries[0] if entries else None
-
-
-def _format_gib(size: int) -> str:
-    gib = size / _GIB
-    return f"{gib:.0f} GB" if gib >= 10 else f"{gib:.1f} GB"
 
 
 def _squash(text: str | None) -> str | None:

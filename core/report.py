@@ -20,7 +20,10 @@ from core.compare import (
     direction,
 )
 from core.export import csv_text
+from core.numbers import (figure, metric_heading, metric_title, p_value, quantity, ratio,
+                          with_spread)
 from core.results import now_iso
+from core.text import clip
 
 # Okabe-Ito: tells the machines apart for colour-blind readers too.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",
@@ -30,28 +33,12 @@ CSV_TAIL = ["machine", "source", "run_id", "value", "ci_low", "ci_high", "confid
             "baseline", "ratio", "verdict", "p_value", "flags", "note"]
 
 
-# ---------------------------------------------------------------- formatting (shared with cli)
+# ---------------------------------------------------------------- text (shared with cli, gui)
 
-def fmt_value(value: float | None, unit: str = "") -> str:
-    if value is None:
-        return "—"
-    if unit == "bytes":
-        return f"{value / 1e9:.3g} GB"
-    return f"{value:.4g}"
-
-
-def fmt_cell(cell: Cell | None, unit: str = "") -> str:
-    """'263.1' or '247.2 [245.0–249.1]' (the interval) or '—'."""
-    if cell is None:
-        return ""
-    text = fmt_value(cell.value, unit)
-    if cell.value is not None and cell.ci_low is not None and cell.ci_high is not None:
-        text += f" [{fmt_value(cell.ci_low, unit)}–{fmt_value(cell.ci_high, unit)}]"
-    return text
-
-
-def fmt_ratio(ratio: float | None) -> str:
-    return "" if ratio is None else f"{ratio:.3f}×"
+def cell_text(cell: Cell | None, unit: str) -> str:
+    """A machine's value with its confidence interval: '263 GB/s [245–249]', '—' for a point
+    it did not measure, nothing where it has no such row."""
+    return "" if cell is None else with_spread(cell.value, cell.ci_low, cell.ci_high, unit)
 
 
 def point_label(params: dict[str, Any]) -> str:
@@ -159,9 +146,9 @@ def _machines_table(cmp: Comparison) -> str:
            + ("<th>mean power</th><th>highest temperature</th>" if telemetry else "")
            + '<th class="l">source</th></tr></thead><tbody>']
     for i, (side, rec, summary) in enumerate(zip(cmp.sides, newest, summaries)):
-        power = (f"{summary['power_w']:.1f} W ({_e(summary.get('power_source'))})"
+        power = (f"{quantity(summary['power_w'], 'W')} ({_e(summary.get('power_source'))})"
                  if summary.get("power_w") is not None else "")
-        temp = (f"{summary['max_temperature_c']:.0f} °C"
+        temp = (quantity(summary["max_temperature_c"], "°C")
                 if summary.get("max_temperature_c") is not None else "")
         frameworks = sorted({f"{r.framework} {r.software.get(r.framework, '')}".strip()
                              for r in side.records})
@@ -191,24 +178,21 @@ def _comparison_table(cmp: Comparison, workload: str, rows: list[ComparedRow]) -
             f'data-workload="{_e(workload)}"><thead><tr>{head}</tr></thead><tbody>')]
     for r in rows:
         cells = "".join(f"<td>{_e(r.params.get(k, ''))}</td>" for k in keys)
-        cells += f'<td class="l">{_e(r.metric)} ({_e(r.unit)})</td>'
+        cells += f'<td class="l">{_e(metric_heading(r.metric, r.unit))}</td>'
         for c in r.cells:
             flags = f' <span class="flag">{_e(", ".join(c.flags))}</span>' if c and c.flags else ""
             title = f' title="{_e(c.note)}"' if c and c.note else ""
             cls = ' class="pub"' if c and c.published else ""
-            cells += f"<td{cls}{title}>{_e(fmt_cell(c, r.unit))}{flags}</td>"
+            cells += f"<td{cls}{title}>{_e(cell_text(c, r.unit))}{flags}</td>"
         for c in r.cells[1:]:
-            p = f' title="Mann-Whitney p = {c.p_value:.2g}"' if c and c.p_value is not None else ""
-            cells += (f"<td>{_e(fmt_ratio(c.ratio) if c else '')}</td>"
+            p = f' title="Mann-Whitney p = {p_value(c.p_value)}"' if c and c.p_value is not None \
+                else ""
+            cells += (f"<td>{_e(ratio(c.ratio) if c else '')}</td>"
                       f'<td class="l {verdict_class(c.verdict if c else None)}"{p}>'
                       f"{_e(c.verdict if c else '')}</td>")
         out.append(f"<tr>{cells}</tr>")
     out.append("</tbody></table>")
     return "".join(out)
-
-
-def _short(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def _nice_ticks(top: float, count: int = 5) -> list[float]:
@@ -240,7 +224,8 @@ def bar_chart(cmp: Comparison, rows: list[ComparedRow], chart_id: str) -> str:
 
     unit = rows[0].unit
     parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-              f'viewBox="0 0 {width} {height}" role="img" aria-label="{_e(rows[0].metric)}" '
+              f'viewBox="0 0 {width} {height}" role="img" '
+              f'aria-label="{_e(metric_title(rows[0].metric))}" '
               'font-family="Helvetica,Arial,sans-serif" font-size="11">'),
              (f'<defs><pattern id="hatch-{chart_id}" width="6" height="6" '
               'patternUnits="userSpaceOnUse" patternTransform="rotate(45)">'
@@ -249,13 +234,13 @@ def bar_chart(cmp: Comparison, rows: list[ComparedRow], chart_id: str) -> str:
     for t in ticks:
         parts.append(f'<line x1="{left}" x2="{width - 10}" y1="{y(t):.1f}" y2="{y(t):.1f}" '
                      f'stroke="#e4e4e4"/><text x="{left - 6}" y="{y(t) + 4:.1f}" '
-                     f'text-anchor="end">{_e(fmt_value(t, unit))}</text>')
+                     f'text-anchor="end">{_e(figure(t, unit))}</text>')
     parts.append(f'<text x="12" y="{top + plot_h / 2:.0f}" transform="rotate(-90 12 '
                  f'{top + plot_h / 2:.0f})" text-anchor="middle">{_e(unit)}</text>')
     for i, side in enumerate(cmp.sides):   # legend
         lx = left + i * legend_w
         parts.append(f'<rect x="{lx}" y="8" width="10" height="10" fill="{PALETTE[i % 8]}"/>'
-                     f'<text x="{lx + 14}" y="17">{_e(_short(side.label, 27))}</text>')
+                     f'<text x="{lx + 14}" y="17">{_e(clip(side.label, 27))}</text>')
     for g, r in enumerate(rows):
         gx = left + g * group_w + gap / 2
         for i, c in enumerate(r.cells):
@@ -264,7 +249,7 @@ def bar_chart(cmp: Comparison, rows: list[ComparedRow], chart_id: str) -> str:
             x = gx + i * bar
             fill = f"url(#hatch-{chart_id})" if c.published else PALETTE[i % 8]
             stroke = f' stroke="{PALETTE[i % 8]}" stroke-width="2"' if c.published else ""
-            tip = f"{cmp.sides[i].label}: {fmt_cell(c, r.unit)} {r.unit}"
+            tip = f"{cmp.sides[i].label}: {cell_text(c, r.unit)}"
             parts.append(f'<rect x="{x:.1f}" y="{y(c.value):.1f}" width="{bar - 2}" '
                          f'height="{max(0.0, y(0) - y(c.value)):.1f}" fill="{fill}"{stroke}>'
                          f"<title>{_e(tip)}</title></rect>")
@@ -276,7 +261,7 @@ def bar_chart(cmp: Comparison, rows: list[ComparedRow], chart_id: str) -> str:
         label = point_label({k: r.params.get(k) for k in varying}) if varying else ""
         lx, ly = gx + n * bar / 2, top + plot_h + 12
         parts.append(f'<text x="{lx:.1f}" y="{ly}" text-anchor="end" '
-                     f'transform="rotate(-35 {lx:.1f} {ly})">{_e(_short(label, 40))}</text>')
+                     f'transform="rotate(-35 {lx:.1f} {ly})">{_e(clip(label, 40))}</text>')
     parts.append(f'<line x1="{left}" x2="{width - 10}" y1="{y(0):.1f}" y2="{y(0):.1f}" '
                  'stroke="#444"/></svg>')
     return "".join(parts)
@@ -310,7 +295,7 @@ def to_html(cmp: Comparison, title: str | None = None) -> str:
         for (metric, unit), mrows in metrics.items():
             chart += 1
             body.append(f"<figure>{bar_chart(cmp, mrows, str(chart))}<figcaption>"
-                        f"{_e(workload)}: {_e(metric)} ({_e(unit)}), "
+                        f"{_e(workload)}: {_e(metric_heading(metric, unit))}, "
                         f"{_better_text(metric, unit)}; whiskers: {CONFIDENCE:.0%} intervals; "
                         "hatched: published figures.</figcaption></figure>")
         body.append("</section>")

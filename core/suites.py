@@ -6,6 +6,7 @@ import json
 from importlib import resources
 
 from core.frameworks import DeviceInfo
+from core.numbers import peak_text, value_text
 from core.runner import RunSpec
 from core.results import RunRecord
 from core.workloads import headline, workload
@@ -52,8 +53,6 @@ def summary_lines(records: list[RunRecord]) -> list[str]:
                 text = "nothing measured"
             else:
                 point = ", ".join(f"{k} {v}" for k, v in row.params.items())
-                peak = "peak unknown" if row.pct_of_peak is None else \
-                    f"{row.pct_of_peak:.0f}% of peak"
-                text = f"{row.value:.3g} {row.unit} ({point}; {peak})"
+                text = f"{value_text(row)} ({point}; {peak_text(row)})"
             lines.append(f"  {title}: {text}")
     return lines

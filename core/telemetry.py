@@ -18,6 +18,7 @@ from statistics import median
 from typing import Any, ClassVar
 from xml.parsers.expat import ExpatError
 
+from core.numbers import number
 from core.results import Row, RunRecord
 
 DEFAULT_INTERVAL_S = 1.0
@@ -701,6 +702,6 @@ def sustained_rows(block_end_s: list[float], rates: list[float], unit: str, poin
             for start, value in s.per_window]
     rows.append(Row("throttle_ratio", s.ratio, "×", dict(point),
                     note=f"last {minutes:g} min / first {minutes:g} min median throughput "
-                         f"({s.last:.4g} / {s.first:.4g} {unit}); below 1: the machine slowed "
+                         f"({number(s.last)} / {number(s.first)} {unit}); below 1: the machine slowed "
                          "down (thermal throttling)"))
     return rows

@@ -1,5 +1,6 @@
 """Text that came from outside (a received result file, a framework's error message) made safe
-to keep and to show: control characters out, lone surrogates found, long values clipped."""
+to keep and to show: control characters out, lone surrogates found, long values clipped; and
+what a framework's exception says in one line, or whether it means out of memory."""
 
 from __future__ import annotations
 
@@ -43,3 +44,17 @@ def clip(text: str, limit: int = 40) -> str:
     """One short line of `text` for a message: never the whole of a hostile value."""
     text = one_line(text)
     return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def first_line(exc: BaseException) -> str:
+    """An exception in one line for a note or a warning: frameworks' messages run to pages
+    (a stack of C++ frames), their first line says what went wrong."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """CUDA and MPS say "out of memory"; the CPU allocator says "can't allocate memory"."""
+    text = str(exc).lower()
+    return isinstance(exc, MemoryError) or "out of memory" in text \
+        or "can't allocate memory" in text or type(exc).__name__ == "OutOfMemoryError"

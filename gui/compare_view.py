@@ -36,10 +36,9 @@ from core.compare import (
     row_key,
     unique_labels,
 )
+from core.numbers import metric_heading, p_value, quantity, ratio
 from core.report import (
-    fmt_cell,
-    fmt_ratio,
-    fmt_value,
+    cell_text,
     legend,
     point_label,
     to_csv,
@@ -49,7 +48,6 @@ from core.report import (
 from core.results import RunRecord
 from core.runner import RunSpec
 from gui.plots import CURVE_METRICS, CategoryAxis, Chart, CurveChart, export_chart, x_param
-from gui.row_text import metric_title
 from gui.theme import LIGHT, Theme, series_color
 
 FIXED = ["Workload", "Metric", "Point"]
@@ -86,7 +84,7 @@ def measured_points(rec: RunRecord) -> str:
     """What a published record measured, in words: 'samples_per_s at batch_size=64, ...'."""
     seen: list[str] = []
     for row in rec.rows:
-        text = f"{metric_title(row.metric)} ({row.unit or 'no unit'})" + \
+        text = metric_heading(row.metric, row.unit) + \
             (f" at {point_label(row.params)}" if row.params else "")
         if text not in seen:
             seen.append(text)
@@ -207,7 +205,7 @@ class CompareBarChart(Chart):
             top = max(top, float((ys + high).max()))
         if self.rows:
             r = self.rows[0]
-            plot.getAxis("left").setLabel(f"{metric_title(r.metric)} ({r.unit})")
+            plot.getAxis("left").setLabel(metric_heading(r.metric, r.unit))
             plot.getAxis("bottom").setLabel(r.workload)
             plot.setXRange(-0.6, len(self.rows) - 0.4, padding=0)
             plot.setYRange(0, top * 1.12 if top > 0 else 1, padding=0)
@@ -431,7 +429,7 @@ class CompareView(QWidget):
         self.chart_combo.blockSignals(True)
         self.chart_combo.clear()
         for workload, metric, unit in (chart_groups(cmp) if cmp else []):
-            self.chart_combo.addItem(f"{workload}: {metric_title(metric)} ({unit})",
+            self.chart_combo.addItem(f"{workload}: {metric_heading(metric, unit)}",
                                      (workload, metric, unit))
         self.chart_combo.blockSignals(False)
         self._draw_chart()
@@ -476,18 +474,18 @@ class CompareView(QWidget):
         rows = cmp.rows if cmp else []
         self.table.setRowCount(len(rows))
         for i, r in enumerate(rows):
-            cells = [r.workload, f"{metric_title(r.metric)} ({r.unit or 'no unit'})",
+            cells = [r.workload, metric_heading(r.metric, r.unit),
                      point_label(r.params)]
             # The medians only: their intervals are in the tooltip and the chart's whiskers,
             # so the verdicts fit beside them without scrolling.
-            cells += [fmt_value(c.value, r.unit) if c else "" for c in r.cells]
+            cells += [quantity(c.value, r.unit) if c else "" for c in r.cells]
             verdicts: list[int] = []
             for k, c in enumerate(r.cells[1:], start=1):
                 text = ""
                 if c is not None and c.verdict:
                     # A row another side is the baseline of says so.
                     vs = f" (vs {side_letter(r.baseline)})" if r.baseline != 0 else ""
-                    text = f"{fmt_ratio(c.ratio)} · {c.verdict}{vs}"
+                    text = f"{ratio(c.ratio)} · {c.verdict}{vs}"
                 cells.append(text)
                 verdicts.append(len(cells) - 1)
             for j, text in enumerate(cells):
@@ -496,12 +494,12 @@ class CompareView(QWidget):
                     cell = r.cells[verdicts.index(j) + 1]
                     self._style_verdict(item, cell.verdict if cell else None)
                     if cell is not None and cell.p_value is not None:
-                        item.setToolTip(f"{text}\nMann-Whitney p = {cell.p_value:.3g}, "
+                        item.setToolTip(f"{text}\nMann-Whitney p = {p_value(cell.p_value)}, "
                                         f"{cell.n or 0} blocks")
                 elif len(FIXED) <= j < len(FIXED) + len(r.cells):
                     c = r.cells[j - len(FIXED)]
                     if c is not None:
-                        tip = [f"{cmp.sides[j - len(FIXED)].label}: {fmt_cell(c, r.unit)}"]
+                        tip = [f"{cmp.sides[j - len(FIXED)].label}: {cell_text(c, r.unit)}"]
                         if c.n:
                             tip.append(f"{c.n} blocks; [ ]: {CONFIDENCE:.0%} interval of the "
                                        "median")

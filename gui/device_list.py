@@ -8,6 +8,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (QCheckBox, QLabel, QProgressBar, QPushButton, QVBoxLayout,
                                QWidget)
 
+from core.numbers import size
 from gui.background import BackgroundCall
 from gui.theme import LIGHT, Theme, font_pt
 
@@ -152,7 +153,7 @@ class DeviceList(QWidget):
         box.setChecked(d.usable and key in self._wanted)
         box.toggled.connect(self._on_toggled)
         lay.addWidget(box)
-        mem = f" · {d.memory_bytes / 2**30:.0f} GB" if d.memory_bytes else ""
+        mem = f" · {size(d.memory_bytes)}" if d.memory_bytes else ""
         if d.usable:
             status = QLabel(f"{d.id} · {d.kind.upper()}{mem} · ready")
             kind = "ok"

@@ -8,14 +8,11 @@ import sys
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
+from core.numbers import size
 from gui.background import BackgroundCall
 from gui.theme import LIGHT, Theme, font_pt
 
 POWER_REFRESH_MS = 60_000
-
-
-def _gib(n: int | None) -> str:
-    return f"{n / 2**30:.0f} GB" if n else ""
 
 
 def describe(m) -> tuple[str, list[str], list[str]]:
@@ -30,12 +27,12 @@ def describe(m) -> tuple[str, list[str], list[str]]:
     if m.gpu_cores:
         gpu = f"{m.gpu_cores}-core GPU"
     elif m.gpu_name:
-        gpu = m.gpu_name + (f" ({_gib(m.gpu_memory_bytes)})" if m.gpu_memory_bytes else "")
+        gpu = m.gpu_name + (f" ({size(m.gpu_memory_bytes)})" if m.gpu_memory_bytes else "")
     else:
         gpu = "No separate GPU found"
     lines.append(gpu)
     if m.memory_bytes:
-        lines.append(f"{_gib(m.memory_bytes)} memory" + (" (unified)" if m.chip else ""))
+        lines.append(f"{size(m.memory_bytes)} memory" + (" (unified)" if m.chip else ""))
     os_text = m.os_version or m.os_name
     if m.os_name and m.os_version and m.os_version[:1].isdigit():  # "14.5" needs "macOS"
         os_text = f"{m.os_name} {m.os_version}"

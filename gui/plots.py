@@ -16,9 +16,10 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QGridLayout, QLabel, QTabWidget, QWidget
 
+from core.numbers import number
 from core.results import RunRecord, Row
 from gui.row_table import RowTable
-from gui.row_text import is_serious, number, point_tip
+from gui.row_text import is_serious, point_tip
 from gui.theme import LIGHT, Theme, series_color
 
 # metric -> (tab title, y axis label, unit, x axis label)

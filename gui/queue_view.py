@@ -9,6 +9,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QMenu, QProgressBar, QPushButton,
                                QScrollArea, QVBoxLayout, QWidget)
 
+from core.numbers import duration
 from core.workloads import headline
 from gui.run_queue import CANCELLED, FAILED, OK, QUEUED, RUNNING, RunJob, RunQueue
 from gui.row_text import flag_counts, value_with_spread, warning_count, warnings_tooltip
@@ -18,11 +19,7 @@ STDERR_TOOLTIP_LINES = 20
 
 
 def duration_text(seconds: float | None) -> str:
-    if seconds is None:
-        return ""
-    if seconds < 60:
-        return f"about {max(1, round(seconds))} s left"
-    return f"about {round(seconds / 60)} min left"
+    return "" if seconds is None else f"about {duration(seconds)} left"
 
 
 def outcome_text(job: RunJob) -> str:

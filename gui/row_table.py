@@ -7,9 +7,9 @@ from __future__ import annotations
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
+from core.numbers import ci_text, metric_title, peak_text, spread_text, value_text
 from core.results import RunRecord
-from gui.row_text import (ci_text, flags_explained, flags_text, is_serious, metric_title,
-                          peak_text, spread_text, value_text)
+from gui.row_text import flags_explained, flags_text, is_serious
 from gui.theme import LIGHT, Theme
 
 FIXED = ["Run", "Device"]

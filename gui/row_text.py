@@ -3,27 +3,11 @@
 
 from __future__ import annotations
 
+from core.numbers import ci_text, peak_text, row_with_spread, spread_text, value_text
 from core.results import FLAGS, Row, RunRecord
 
 # Flags that mean the number itself cannot be trusted, as opposed to "read with care".
 SERIOUS_FLAGS = ("above_peak", "wrong_result", "fallback")
-
-
-# Metric names as a person reads them; others lose their underscores.
-METRIC_TITLES = {
-    "tflops": "Throughput", "gb_per_s": "Bandwidth", "samples_per_s": "Throughput",
-    "step_time": "Step time", "batch_time": "Batch time", "batch_latency": "Batch latency",
-    "train_seconds": "Time to train", "epoch_seconds": "Epoch time",
-    "us_per_sample": "Time per sample", "final_loss": "Final loss",
-    "final_accuracy": "Final accuracy", "peak_memory": "Peak memory",
-    "max_batch_size": "Largest batch", "host_device_ratio": "Host/device ratio",
-    "loss_rel_diff": "Loss difference vs CPU", "samples_per_watt": "Samples per watt",
-    "max_temperature": "Highest temperature", "power": "Power",
-}
-
-
-def metric_title(metric: str) -> str:
-    return METRIC_TITLES.get(metric) or metric.replace("_", " ").capitalize()
 
 
 def headline_text(rec: RunRecord, spread: bool = True) -> str:
@@ -36,40 +20,7 @@ def headline_text(rec: RunRecord, spread: bool = True) -> str:
             return "no results"
         return "nothing measured" if all(r.value is None for r in rec.rows) else \
             "no headline figure"
-    if not spread:
-        return value_text(row)
-    return value_text(row) + (f" [{spread_text(row)}]" if row.stats else " [no spread]")
-
-
-def number(value: float) -> str:
-    """Three significant figures without scientific notation for everyday magnitudes."""
-    magnitude = abs(value)
-    if magnitude == 0:
-        return "0"
-    if magnitude >= 1000:
-        return f"{value:,.0f}"
-    if magnitude >= 100:
-        return f"{value:.0f}"
-    if magnitude >= 10:
-        return f"{value:.1f}"
-    if magnitude >= 1:
-        return f"{value:.2f}"
-    return f"{value:#.3g}"  # '#': 0.200, not 0.2, so every figure shows three digits
-
-
-def value_text(row: Row) -> str:
-    """'1.23 TFLOPS', or an em dash for a point that could not be measured."""
-    return "—" if row.value is None else f"{number(row.value)} {row.unit}"
-
-
-def spread_text(row: Row) -> str:
-    s = row.stats
-    return f"{number(s.p25)}–{number(s.p75)}" if s and row.value is not None else ""
-
-
-def ci_text(row: Row) -> str:
-    s = row.stats
-    return f"{number(s.ci_low)}–{number(s.ci_high)}" if s and row.value is not None else ""
+    return row_with_spread(row) if spread else value_text(row)
 
 
 def value_with_spread(row: Row) -> str:
@@ -79,12 +30,6 @@ def value_with_spread(row: Row) -> str:
     if row.stats is None:
         return f"{value_text(row)} (one measurement, no spread)"
     return f"{value_text(row)} (p25–p75 {spread_text(row)}, n={row.stats.n})"
-
-
-def peak_text(row: Row) -> str:
-    if row.value is None:
-        return ""
-    return "peak unknown" if row.pct_of_peak is None else f"{row.pct_of_peak:.0f}% of peak"
 
 
 def flag_label(flag: str) -> str:

@@ -379,7 +379,7 @@ def test_probe_virtual_mac_has_one_unnamed_tier(monkeypatch):
     assert info.chip == "Apple M1 (Virtual)" and info.model_identifier == "VirtualMac2,1"
     assert info.os_version == "26.6.2" and info.sources["os_version"] == "sw_vers"
     assert info.summary() == (
-        "Apple Virtual Machine 1 · Apple M1 (Virtual) · 3-core CPU · 7.0 GB · macOS 26.6.2")
+        "Apple Virtual Machine 1 · Apple M1 (Virtual) · 3-core CPU · 7 GB · macOS 26.6.2")
     assert machine.virtual_mac(info.to_dict())
 
 
@@ -581,7 +581,7 @@ def test_summary_examples():
         gpu_name="NVIDIA H100 80GB HBM3",
     )
     assert linux.summary() == (
-        "AMD EPYC 7763 64-Core Processor · 2 cores · 24 GB · Linux 6.1.0-18-amd64"
+        "AMD EPYC 7763 64-Core Processor · 2 cores · 23.5 GB · Linux 6.1.0-18-amd64"
         " · NVIDIA H100 80GB HBM3"
     )
     assert MachineInfo().summary() == "unknown machine"

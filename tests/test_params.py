@@ -80,7 +80,7 @@ def test_estimates_question_huge_runs_and_pass_small_ones():
     from core.frameworks import DeviceInfo
     laptop = DeviceInfo("torch", "cpu", "Laptop CPU", "cpu", 16 * 2**30)
     huge = estimate("gemm", {"sizes": [32768], "dtypes": ["float64"]}, laptop)
-    assert huge.too_big == ["N=32768 in float64 (24.0 GB)"]
+    assert huge.too_big == ["N=32768 in float64 (24 GB)"]
     slow = estimate("gemm", {"sizes": [16384], "dtypes": ["float64"]}, laptop)
     # 2 * 16384^3 flops at (15 GFLOPS x cores) for at least 6 calls: minutes, whatever the cores.
     assert slow.seconds > 300 and "may take about" in slow.warnings("Laptop CPU", 16 * 2**30)[0]

@@ -78,5 +78,5 @@ def test_report_opens_in_headless_chromium_and_shows_its_tables(tmp_path):
     assert out.returncode == 0, out.stderr[-2000:]
     dom = out.stdout
     assert '<table class="comparison" id="table-infer"' in dom and 'id="machines"' in dom
-    assert "samples_per_s (img/s)" in dom and "faster" in dom and "<svg" in dom
+    assert "Throughput (img/s)" in dom and "faster" in dom and "<svg" in dom
     assert "1.064×" in dom

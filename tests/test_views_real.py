@@ -14,7 +14,8 @@ from core.compare import (ALPHA, FAR_APART, INCONCLUSIVE, NO_SAMPLES_VERDICT, SA
 from core.suites import summary_lines
 from core.workloads import catalogue, headline
 from gui.plots import BARS, ChartPanel, chart_of
-from gui.row_text import headline_text, metric_title
+from core.numbers import metric_title
+from gui.row_text import headline_text
 from tests.recorded import every_run, recorded, stems
 
 # What a person reads as each workload's headline unit.

@@ -16,6 +16,7 @@ from core.measure import Measurement
 from core.params import ParamError
 from core.results import Row
 from core.stats import summarize
+from core.text import first_line, is_out_of_memory
 
 # Synthetic batches a timed step cycles through, so no single batch sits in a cache.
 ROTATING_BATCHES = 3
@@ -120,7 +121,6 @@ def compile_or_eager(ctx, compiler: str, attempt: Callable[[], None],
     """--compile: `attempt` compiles the step and runs it once (compilers work at the first
     call). Where that fails for another reason than memory (a device the compiler does not
     support, no C++ compiler), `undo` puts the eager step back and the run says so."""
-    from core.worker import is_out_of_memory
     try:
         attempt()
     except Exception as e:
@@ -149,7 +149,6 @@ def warn_ignored(ctx, params: dict, why: dict[str, str]) -> None:
 @contextmanager
 def out_of_memory_at(batch_size: int) -> Iterator[None]:
     """Say which batch size ran out of memory; the worker makes it the failed run's reason."""
-    from core.worker import is_out_of_memory
     try:
         yield
     except Exception as e:
@@ -157,11 +156,6 @@ def out_of_memory_at(batch_size: int) -> Iterator[None]:
             raise MemoryError(f"out of memory at batch size {batch_size} ({first_line(e)})") \
                 from e
         raise
-
-
-def first_line(e: BaseException) -> str:
-    text = str(e).strip()
-    return text.splitlines()[0] if text else type(e).__name__
 
 
 # ---------------------------------------------------------------- rows

@@ -10,12 +10,9 @@ from typing import Any
 
 import numpy as np
 
+from core.text import first_line
+
 Step = Callable[[], Any]            # one timed operation; returns its (possibly lazy) result
-
-
-def first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 class TensorOps:

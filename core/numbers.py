@@ -1,0 +1,156 @@
+"""How a figure reads wherever a person sees it: the command's tables, the app, the HTML report.
+One place, so the same value reads the same everywhere ('12,345 img/s', never '1.234e+04' in
+one and '12,345' in another). Exports (CSV, JSON) keep the raw numbers, never these strings."""
+
+from __future__ import annotations
+
+import math
+
+# Metric names as a person reads them; others lose their underscores.
+METRIC_TITLES = {
+    "tflops": "Throughput", "gb_per_s": "Bandwidth", "samples_per_s": "Throughput",
+    "step_time": "Step time", "batch_time": "Batch time", "batch_latency": "Batch latency",
+    "train_seconds": "Time to train", "epoch_seconds": "Epoch time",
+    "us_per_sample": "Time per sample", "final_loss": "Final loss",
+    "final_accuracy": "Final accuracy", "peak_memory": "Peak memory",
+    "max_batch_size": "Largest batch", "host_device_ratio": "Host/device ratio",
+    "loss_rel_diff": "Loss difference vs CPU", "samples_per_watt": "Samples per watt",
+    "max_temperature": "Highest temperature", "power": "Power",
+}
+
+BYTES = "bytes"           # the unit whose values read as a size (peak memory)
+_SIZES = ("bytes", "KB", "MB", "GB", "TB")
+NOT_MEASURED = "—"
+
+
+def number(value: float) -> str:
+    """Three significant figures, thousands separated, never scientific for everyday
+    magnitudes: 12,345 · 263 · 20.7 · 1.23 · 0.178 · 0.0000328 (a tiny GEMM's TFLOPS); whole
+    numbers whole (4, not 4.00). Scientific only below a millionth."""
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g}"
+    # Decided on the rounded value, so 999.6 reads 1,000 and 9.996 reads 10.0.
+    rounded = abs(float(f"{value:.3g}"))
+    if rounded >= 1000 or float(value).is_integer():   # a count reads whole: 4 samples
+        return f"{value:,.0f}"
+    if rounded >= 1e-6:     # 0.200, not 0.2: every figure shows its three digits
+        return f"{value:.{2 - math.floor(math.log10(rounded))}f}"
+    return f"{value:#.3g}"
+
+
+def size(n_bytes: float) -> str:
+    """A memory size in steps of 1024, as macOS and the device lists name RAM: '16 GB',
+    '1.5 GB', '117 MB'. Whole sizes drop their zeros ('16 GB', not '16.0 GB')."""
+    value, step = float(n_bytes), 0
+    while abs(value) >= 1024 and step < len(_SIZES) - 1:
+        value, step = value / 1024, step + 1
+    text = number(value)
+    if "." in text and "e" not in text:
+        text = text.rstrip("0").rstrip(".")
+    return f"{text} {_SIZES[step]}"
+
+
+def figure(value: float, unit: str = "") -> str:
+    """The number alone, where a heading or an axis names the unit; a size for bytes."""
+    return size(value) if unit == BYTES else number(value)
+
+
+def quantity(value: float | None, unit: str = "") -> str:
+    """'12,345 img/s', '1.5 GB' for bytes, or an em dash for a point not measured."""
+    if value is None:
+        return NOT_MEASURED
+    if unit == BYTES or not unit:
+        return figure(value, unit)
+    return f"{number(value)} {unit}"
+
+
+def interval(low: float, high: float, unit: str = "") -> str:
+    """A range in the value's own terms: '20.5–21.2' ('1.2 GB–1.3 GB' for bytes)."""
+    return f"{figure(low, unit)}–{figure(high, unit)}"
+
+
+def with_spread(value: float | None, low: float | None, high: float | None,
+                unit: str = "") -> str:
+    """'20.7 img/s [20.5–21.2]': the value and, where known, its range (p25–p75 or a
+    confidence interval: the caller's heading or legend says which)."""
+    text = quantity(value, unit)
+    if value is not None and low is not None and high is not None:
+        text += f" [{interval(low, high, unit)}]"
+    return text
+
+
+def duration(seconds: float) -> str:
+    """'45 s', '12 min', '2.5 h', '3 days'."""
+    if seconds < 90:
+        return f"{max(1, round(seconds)) if seconds > 0 else 0} s"
+    if seconds < 90 * 60:
+        return f"{round(seconds / 60)} min"
+    if seconds < 48 * 3600:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.0f} days"
+
+
+def percent(value: float) -> str:
+    """A percentage given in percent: '87%'."""
+    return f"{value:.0f}%"
+
+
+def ratio(value: float | None) -> str:
+    """One value over another, to three decimals: '1.234×'."""
+    return "" if value is None else f"{value:.3f}×"
+
+
+def times(value: float) -> str:
+    """How many times apart, always >= 1: '36×' for 36.0 and for 1/36."""
+    r = value if value >= 1 else 1 / value
+    return f"{r:.0f}×" if r >= 10 else f"{r:.1f}×"
+
+
+def p_value(p: float) -> str:
+    """A test's p-value, two significant figures (scientific when tiny, as statistics
+    writes it): '0.0031', '2.1e-05'."""
+    return f"{p:.2g}"
+
+
+def metric_title(metric: str) -> str:
+    """'Throughput' for tflops: a metric's name as a person reads it."""
+    return METRIC_TITLES.get(metric) or metric.replace("_", " ").capitalize()
+
+
+def metric_heading(metric: str, unit: str) -> str:
+    """'Throughput (TFLOPS)': a metric with its unit, for a column, an axis or a caption."""
+    return f"{metric_title(metric)} ({unit or 'no unit'})"
+
+
+# ---------------------------------------------------------------- a result row's value
+
+def value_text(row) -> str:
+    """A row's value with its unit: '1.23 TFLOPS', or an em dash where nothing was measured."""
+    return quantity(row.value, row.unit)
+
+
+def spread_text(row) -> str:
+    """A row's p25–p75, or nothing where it has no statistics."""
+    s = row.stats
+    return interval(s.p25, s.p75, row.unit) if s and row.value is not None else ""
+
+
+def ci_text(row) -> str:
+    """A row's confidence interval of the median, or nothing."""
+    s = row.stats
+    return interval(s.ci_low, s.ci_high, row.unit) if s and row.value is not None else ""
+
+
+def row_with_spread(row) -> str:
+    """'0.178 TFLOPS [0.170–0.181]' (p25–p75), '… [no spread]' for a single figure."""
+    if row.value is None or row.stats is None:
+        return value_text(row) + ("" if row.value is None else " [no spread]")
+    return with_spread(row.value, row.stats.p25, row.stats.p75, row.unit)
+
+
+def peak_text(row) -> str:
+    """'87% of peak', 'peak unknown' where the device has no tabulated peak, or nothing for a
+    point not measured."""
+    if row.value is None:
+        return ""
+    return "peak unknown" if row.pct_of_peak is None else f"{percent(row.pct_of_peak)} of peak"
