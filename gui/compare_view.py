@@ -48,7 +48,8 @@ from core.report import (
 )
 from core.results import RunRecord
 from core.runner import RunSpec
-from gui.plots import CURVE_METRICS, CategoryAxis, Chart, CurveChart, export_chart, x_param
+from gui.chart_series import CURVE_METRICS, x_param
+from gui.plots import CategoryAxis, Chart, CurveChart, export_chart
 from gui.row_text import metric_title
 from gui.theme import LIGHT, Theme, series_color
 

@@ -13,7 +13,8 @@ from core.compare import (ALPHA, FAR_APART, INCONCLUSIVE, NO_SAMPLES_VERDICT, SA
                           smallest_p)
 from core.suites import summary_lines
 from core.workloads import catalogue, headline
-from gui.plots import BARS, ChartPanel, chart_of
+from gui.chart_series import BARS, chart_of
+from gui.plots import ChartPanel
 from gui.row_text import headline_text, metric_title
 from tests.recorded import every_run, recorded, stems
 
