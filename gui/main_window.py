@@ -4,13 +4,11 @@ run queue, and wires the panels' signals together."""
 
 from __future__ import annotations
 
-import json
-import os
 import platform
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer
+from PySide6.QtCore import QEvent, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QApplication, QCheckBox, QFileDialog, QFrame, QHBoxLayout,
                                QInputDialog, QLabel, QMainWindow, QMenu, QMessageBox, QPushButton,
@@ -28,6 +26,7 @@ from gui.param_form import ParamForm
 from gui.queue_view import QueueView
 from gui.results_browser import ResultsBrowser
 from gui.run_queue import RUNNING, RunJob, RunQueue
+from gui import settings as prefs
 from gui.theme import Theme, font_pt, theme_for
 from gui.workload_catalogue import WorkloadCatalogue
 
@@ -36,16 +35,6 @@ DEVICE_PANE_WIDTH = 290
 SETUP_PANE_WIDTH = 330
 MIN_PANE_WIDTH = 220       # the sidebars' narrowest, when the window is small
 MIN_WINDOW = (720, 520)    # with the sidebar hidden; the panes ask for more when shown
-
-
-def app_settings() -> QSettings:
-    """The app's QSettings; an ini file under SILICONBENCH_HOME when that is set (tests,
-    portable installs), so nothing touches the user's real preferences."""
-    home = os.environ.get("SILICONBENCH_HOME")
-    if home:
-        return QSettings(str(Path(home).expanduser() / "gui-settings.ini"),
-                         QSettings.Format.IniFormat)
-    return QSettings("SiliconBench", "SiliconBench")
 
 
 def about_text() -> str:
@@ -91,7 +80,7 @@ class MainWindow(QMainWindow):
             from core.store import Store
             store = Store()
         self.store = store
-        self.settings = settings or app_settings()
+        self.settings = settings or prefs.app_settings()
         self.theme: Theme | None = None
         self.ask_before_closing = True
         self.last_message = ""           # the last error or notice shown (tests read it)
@@ -112,7 +101,8 @@ class MainWindow(QMainWindow):
         if not defer_charts:
             self.build_charts()
         self._connect()
-        self._restore_settings()
+        prefs.restore_window(self)
+        self._update_run_button()
         self.apply_theme(theme_for())
         app = QApplication.instance()
         if app is not None:
@@ -394,12 +384,7 @@ class MainWindow(QMainWindow):
         form = self.forms.get(w.name)
         if form is None:
             form = self.forms[w.name] = ParamForm(w.params)
-            saved = self.settings.value(f"params/{w.name}")
-            if isinstance(saved, str):
-                try:
-                    form.set_texts(json.loads(saved))
-                except (ValueError, TypeError):
-                    pass  # settings from an older version: start from the defaults
+            prefs.restore_form(self.settings, w.name, form)
             form.validity_changed.connect(self._update_run_button)
             self.form_stack.addWidget(form)
         self.form_stack.setCurrentWidget(form)
@@ -451,7 +436,7 @@ class MainWindow(QMainWindow):
         except ParamError as e:  # the form marks it too; a run is never sent with it
             self.show_message("Check the parameters", str(e))
             return []
-        self._save_run_choices()
+        prefs.save_run_choices(self)
         warnings = self.run_warnings(specs)
         if warnings:
             self._confirm_big_run(warnings, specs, titles)
@@ -643,11 +628,11 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ import and export
 
     def choose_import(self) -> None:
-        paths, _ = QFileDialog.getOpenFileNames(self, "Import Results", self._last_dir(),
+        paths, _ = QFileDialog.getOpenFileNames(self, "Import Results", prefs.last_dir(self.settings),
                                                 "SiliconBench results (*.sbresults *.json);;"
                                                 "All files (*)")
         if paths:
-            self._remember_dir(paths[0])
+            prefs.remember_dir(self.settings, paths[0])
             self.import_files(paths)
 
     def import_files(self, paths: list[str]) -> bool:
@@ -731,17 +716,11 @@ class MainWindow(QMainWindow):
     def _ask_save_path(self, title: str, file_name: str, file_filter: str) -> str | None:
         """A save dialog opened in the last folder used; the chosen folder is remembered."""
         path, _ = QFileDialog.getSaveFileName(self, title,
-                                              str(Path(self._last_dir()) / file_name), file_filter)
+                                              str(Path(prefs.last_dir(self.settings)) / file_name), file_filter)
         if not path:
             return None
-        self._remember_dir(path)
+        prefs.remember_dir(self.settings, path)
         return path
-
-    def _last_dir(self) -> str:
-        return str(self.settings.value("files/last_dir", str(Path.home())))
-
-    def _remember_dir(self, path: str) -> None:
-        self.settings.setValue("files/last_dir", str(Path(path).parent))
 
     # ------------------------------------------------------------------ drag and drop
 
@@ -799,47 +778,6 @@ class MainWindow(QMainWindow):
             self.apply_theme(theme_for())
         super().changeEvent(event)
 
-    # ------------------------------------------------------------------ settings
-
-    def _restore_settings(self) -> None:
-        s = self.settings
-        geometry = s.value("window/geometry")
-        if isinstance(geometry, QByteArray):
-            self.restoreGeometry(geometry)
-        for key, split in (("window/main_split", self.main_split),
-                           ("window/right_split", self.right_split)):
-            state = s.value(key)
-            if isinstance(state, QByteArray):
-                split.restoreState(state)
-        self.show_sidebar(str(s.value("window/sidebar", "true")).lower() == "true")
-        self.quick_box.setChecked(str(s.value("run/quick", "false")).lower() == "true")
-        self.catalogue.select(s.value("run/workload"))
-        devices = s.value("run/devices")
-        if isinstance(devices, str):
-            devices = [devices]
-        if isinstance(devices, list):
-            self.devices.set_checked(devices)
-        self._update_run_button()
-
-    def _save_run_choices(self) -> None:
-        s = self.settings
-        w = self.catalogue.current()
-        if w is not None:
-            s.setValue("run/workload", w.name)
-        s.setValue("run/devices", self.devices.checked_keys())
-        s.setValue("run/quick", "true" if self.quick_box.isChecked() else "false")
-        for name, form in self.forms.items():
-            s.setValue(f"params/{name}", json.dumps(form.texts()))
-
-    def save_settings(self) -> None:
-        self._save_run_choices()
-        s = self.settings
-        s.setValue("window/geometry", self.saveGeometry())
-        s.setValue("window/main_split", self.main_split.saveState())
-        s.setValue("window/right_split", self.right_split.saveState())
-        s.setValue("window/sidebar", "true" if self.sidebar_shown() else "false")
-        s.sync()
-
     def _quit(self) -> None:
         if self.close():
             QApplication.quit()
@@ -854,7 +792,7 @@ class MainWindow(QMainWindow):
             if answer != QMessageBox.StandardButton.Close:
                 event.ignore()
                 return
-        self.save_settings()
+        prefs.save_window(self)
         self.queue.shutdown()
         super().closeEvent(event)
 
