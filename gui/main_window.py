@@ -6,20 +6,20 @@ from __future__ import annotations
 
 import platform
 import sys
-from pathlib import Path
 
 from PySide6.QtCore import QEvent, QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (QApplication, QCheckBox, QFileDialog, QFrame, QHBoxLayout,
+from PySide6.QtWidgets import (QApplication, QCheckBox, QFrame, QHBoxLayout,
                                QInputDialog, QLabel, QMainWindow, QMenu, QMessageBox, QPushButton,
                                QScrollArea, QSplitter, QStackedWidget, QTabWidget, QVBoxLayout,
                                QWidget)
 
 from core.params import ParamError
-from core.results import NotAResultFile, RunRecord, records_from_json
+from core.results import RunRecord
 from core.runner import RunSpec
 from core.workloads import Workload
 from gui import help as gui_help
+from gui import import_export
 from gui.device_list import DeviceList, device_key
 from gui.machine_card import MachineCard
 from gui.param_form import ParamForm
@@ -228,18 +228,19 @@ class MainWindow(QMainWindow):
         action = self._action
 
         file = bar.addMenu("&File")
-        self.import_action = action(file, "Import Results…", self.choose_import, SK.Open)
+        self.import_action = action(file, "Import Results…", lambda: import_export.choose_import(self),
+                                    SK.Open)
         file.addSeparator()
         self.export_csv_action = action(file, "Export Selected Runs as CSV…",
-                                        lambda: self.choose_export_runs("csv"), SK.Save)
+                                        lambda: import_export.choose_export_runs(self, "csv"), SK.Save)
         self.export_json_action = action(file, "Export Selected Runs as JSON…",
-                                         lambda: self.choose_export_runs("json"), SK.SaveAs)
+                                         lambda: import_export.choose_export_runs(self, "json"), SK.SaveAs)
         self.export_send_action = action(file, "Export Selected Runs to Send…",
-                                         lambda: self.choose_export_runs("sbresults"))
+                                         lambda: import_export.choose_export_runs(self, "sbresults"))
         self.export_png_action = action(file, "Export Chart as PNG…",
-                                        lambda: self.choose_export_chart("png"), "Ctrl+E")
+                                        lambda: import_export.choose_export_chart(self, "png"), "Ctrl+E")
         self.export_svg_action = action(file, "Export Chart as SVG…",
-                                        lambda: self.choose_export_chart("svg"),
+                                        lambda: import_export.choose_export_chart(self, "svg"),
                                         "Ctrl+Shift+E")
         file.addSeparator()
         action(file, "Close Window", self.close, SK.Close)
@@ -625,102 +626,9 @@ class MainWindow(QMainWindow):
         box.open()
         return box
 
-    # ------------------------------------------------------------------ import and export
-
-    def choose_import(self) -> None:
-        paths, _ = QFileDialog.getOpenFileNames(self, "Import Results", prefs.last_dir(self.settings),
-                                                "SiliconBench results (*.sbresults *.json);;"
-                                                "All files (*)")
-        if paths:
-            prefs.remember_dir(self.settings, paths[0])
-            self.import_files(paths)
-
     def import_files(self, paths: list[str]) -> bool:
-        """All files or nothing: one bad file refuses the import and changes nothing."""
-        records: list[RunRecord] = []
-        for path in paths:
-            name = Path(path).name
-            try:
-                text = Path(path).read_text(encoding="utf-8")
-                records += records_from_json(text)
-            except NotAResultFile as e:
-                return self._refuse_import(f"{name} is not a SiliconBench result file: {e}.")
-            except (OSError, UnicodeDecodeError) as e:
-                return self._refuse_import(f"{name} cannot be read: "
-                                           f"{getattr(e, 'strerror', None) or e}.")
-        if not records:
-            return self._refuse_import("The files hold no runs.")
-        added, skipped = self.store.import_records(records)
-        self.results.reload(keep_selection=False)
-        self.results.select_ids({r.id for r in records})
-        self.bottom.setCurrentWidget(self.results)
-        note = f"Imported {added} run{'s' * (added != 1)}"
-        note += f"; {skipped} already in the store." if skipped else "."
-        self.last_message = note
-        self.statusBar().showMessage(note, 8000)
-        return True
-
-    def _refuse_import(self, text: str) -> bool:
-        self.show_message("Nothing was imported", text)
-        return False
-
-    def choose_export_runs(self, fmt: str) -> None:
-        records = self.results.selected_records()
-        if not records:
-            self.show_message("Nothing to export", "Select runs under Results to export them.",
-                              QMessageBox.Icon.Information)
-            return
-        kind = "SiliconBench results" if fmt == "sbresults" else fmt.upper()
-        path = self._ask_save_path(f"Export Runs as {kind}", f"siliconbench-runs.{fmt}",
-                                   f"{kind} files (*.{fmt})")
-        if path:
-            self.export_runs(path, records, "json" if fmt == "sbresults" else fmt)
-
-    def export_runs(self, path: str, records: list[RunRecord] | None = None,
-                    fmt: str | None = None) -> bool:
-        """Writes the format the file name says; without a known extension, `fmt` (the one
-        the menu entry chose), so "runs" from the JSON entry is JSON, not CSV."""
-        from core.export import FORMAT_BY_SUFFIX, to_csv, to_json
-        records = records if records is not None else self.results.selected_records()
-        fmt = FORMAT_BY_SUFFIX.get(Path(path).suffix.lower()) or fmt or "csv"
-        text = to_json(records) if fmt == "json" else to_csv(records)
-        try:
-            from core.files import write_atomic
-            write_atomic(path, text)  # a full disk leaves the old file as it was
-        except OSError as e:
-            self.show_message("Export failed", f"Cannot write {path}: {e.strerror or e}.")
-            return False
-        self.statusBar().showMessage(f"Exported {len(records)} runs to {path}.", 8000)
-        return True
-
-    def choose_export_chart(self, fmt: str) -> None:
-        if self.charts.current_chart() is None or not self.charts.current_chart().has_data():
-            self.show_message("Nothing to export", "Show a chart with data first (select "
-                              "runs under Results, or run one).", QMessageBox.Icon.Information)
-            return
-        name = self.charts.tabText(self.charts.currentIndex()).lower()
-        path = self._ask_save_path(f"Export Chart as {fmt.upper()}", f"siliconbench-{name}.{fmt}",
-                                   f"{fmt.upper()} images (*.{fmt})")
-        if path:
-            self.export_chart(path)
-
-    def export_chart(self, path: str) -> bool:
-        try:
-            self.charts.export_chart(path)
-        except (OSError, ValueError) as e:
-            self.show_message("Export failed", f"Cannot export the chart to {path}: {e}")
-            return False
-        self.statusBar().showMessage(f"Chart saved to {path}.", 8000)
-        return True
-
-    def _ask_save_path(self, title: str, file_name: str, file_filter: str) -> str | None:
-        """A save dialog opened in the last folder used; the chosen folder is remembered."""
-        path, _ = QFileDialog.getSaveFileName(self, title,
-                                              str(Path(prefs.last_dir(self.settings)) / file_name), file_filter)
-        if not path:
-            return None
-        prefs.remember_dir(self.settings, path)
-        return path
+        """Import result files (a drop, Finder, the command line): all or nothing."""
+        return import_export.import_files(self, paths)
 
     # ------------------------------------------------------------------ drag and drop
 

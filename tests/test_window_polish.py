@@ -15,6 +15,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QMessageBox  # noqa: E402
 
+from tests.dialogs import answer_file_dialog  # noqa: E402
+
 REAL_RUNS = Path(__file__).parent / "data" / "runs" / "tiny-cpu-runs.json"
 
 
@@ -64,12 +66,11 @@ def test_deleting_selected_runs_asks_then_deletes_them(qtbot, window, store, imp
                                        ("csv", "table")])
 def test_export_without_an_extension_writes_the_format_chosen(window, imported, tmp_path,
                                                                monkeypatch, fmt, name):
-    from PySide6.QtWidgets import QFileDialog
+    from gui.import_export import choose_export_runs
     target = tmp_path / name
-    monkeypatch.setattr(QFileDialog, "getSaveFileName",
-                        lambda parent, title, start, filt: (str(target), filt))
     window.select_all_runs()
-    window.choose_export_runs(fmt)
+    choose_export_runs(window, fmt)
+    answer_file_dialog(window, str(target))
     text = target.read_text()
     if fmt == "csv":
         assert text.startswith("run_id,") and len(text.splitlines()) > 2
