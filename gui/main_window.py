@@ -1,6 +1,6 @@
 """The main window: machine card, devices and workloads on the left; charts over the run queue
-and the results browser on the right; File/Edit/Run/View/Help menus. It owns the store and the
-run queue, and wires the panels' signals together."""
+and the results browser on the right; the menus (gui.menus). It owns the store and the run
+queue, and wires the panels' signals together."""
 
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ import platform
 import sys
 
 from PySide6.QtCore import QEvent, QSettings, Qt, QTimer
-from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QApplication, QCheckBox, QFrame, QHBoxLayout,
-                               QInputDialog, QLabel, QMainWindow, QMenu, QMessageBox, QPushButton,
+                               QInputDialog, QLabel, QMainWindow, QMessageBox, QPushButton,
                                QScrollArea, QSplitter, QStackedWidget, QTabWidget, QVBoxLayout,
                                QWidget)
 
@@ -18,15 +17,14 @@ from core.params import ParamError
 from core.results import RunRecord
 from core.runner import RunSpec
 from core.workloads import Workload
-from gui import help as gui_help
-from gui import import_export
+from gui import import_export, menus
+from gui import settings as prefs
 from gui.device_list import DeviceList, device_key
 from gui.machine_card import MachineCard
 from gui.param_form import ParamForm
 from gui.queue_view import QueueView
 from gui.results_browser import ResultsBrowser
 from gui.run_queue import RUNNING, RunJob, RunQueue
-from gui import settings as prefs
 from gui.theme import Theme, font_pt, theme_for
 from gui.workload_catalogue import WorkloadCatalogue
 
@@ -97,7 +95,7 @@ class MainWindow(QMainWindow):
         self.compare = None
         self._compare_batches: set[int] = set()   # RunQueue batches to compare when done
         self._build()
-        self._build_menus()
+        menus.build_menus(self)
         if not defer_charts:
             self.build_charts()
         self._connect()
@@ -212,76 +210,6 @@ class MainWindow(QMainWindow):
         line.setObjectName("Separator")
         return line
 
-    def _action(self, menu, text, slot, shortcut=None, role=None, before=None) -> QAction:
-        a = QAction(text, self)
-        if shortcut is not None:
-            a.setShortcut(QKeySequence(shortcut))
-        if role is not None:
-            a.setMenuRole(role)
-        a.triggered.connect(slot)
-        menu.insertAction(before, a) if before is not None else menu.addAction(a)
-        return a
-
-    def _build_menus(self) -> None:
-        bar = self.menuBar()
-        SK = QKeySequence.StandardKey
-        action = self._action
-
-        file = bar.addMenu("&File")
-        self.import_action = action(file, "Import Results…", lambda: import_export.choose_import(self),
-                                    SK.Open)
-        file.addSeparator()
-        self.export_csv_action = action(file, "Export Selected Runs as CSV…",
-                                        lambda: import_export.choose_export_runs(self, "csv"), SK.Save)
-        self.export_json_action = action(file, "Export Selected Runs as JSON…",
-                                         lambda: import_export.choose_export_runs(self, "json"), SK.SaveAs)
-        self.export_send_action = action(file, "Export Selected Runs to Send…",
-                                         lambda: import_export.choose_export_runs(self, "sbresults"))
-        self.export_png_action = action(file, "Export Chart as PNG…",
-                                        lambda: import_export.choose_export_chart(self, "png"), "Ctrl+E")
-        self.export_svg_action = action(file, "Export Chart as SVG…",
-                                        lambda: import_export.choose_export_chart(self, "svg"),
-                                        "Ctrl+Shift+E")
-        file.addSeparator()
-        action(file, "Close Window", self.close, SK.Close)
-        action(file, "Quit SiliconBench", self._quit, SK.Quit, QAction.MenuRole.QuitRole)
-
-        edit = bar.addMenu("&Edit")
-        self.copy_action = action(edit, "Copy", self.copy_selection, SK.Copy)
-        action(edit, "Select All Runs", self.select_all_runs, SK.SelectAll)
-        edit.addSeparator()
-        self.details_action = action(edit, "Show Run Details…", self.show_run_details, "Ctrl+I")
-        self.rename_action = action(edit, "Name Machine…", self.choose_machine_name)
-        self.delete_action = action(edit, "Delete Selected Runs…", self.confirm_delete,
-                                    SK.Delete)
-
-        run = bar.addMenu("&Run")
-        self.run_action = action(run, "Run", self.run_clicked, "Ctrl+R")
-        self.cancel_action = action(run, "Cancel Current Run", self.cancel_current, "Ctrl+.")
-        action(run, "Cancel All Runs", self.queue.cancel_all, "Ctrl+Shift+.")
-        run.addSeparator()
-        action(run, "Refresh Devices", self.devices.start, SK.Refresh)
-
-        self.view_menu = view = bar.addMenu("&View")
-        # The chart entries go before this separator once the charts exist (build_charts).
-        self._chart_entries_end = view.addSeparator()
-        # The lower tabs as the charts' Ctrl+1…6 are the upper ones; never ⇧⌘Q (Log Out on a
-        # Mac) nor ⌥⌘Q (Quit and Keep Windows).
-        self.queue_tab_action = action(
-            view, "Run Queue", lambda: self.bottom.setCurrentWidget(self.queue_view), "Ctrl+Alt+1")
-        action(view, "Results", lambda: self.bottom.setCurrentWidget(self.results), "Ctrl+Alt+2")
-        view.addSeparator()
-        # The Mac's own key for it (⌃⌘S); Meta is Control there.
-        self.sidebar_action = action(view, "Hide Sidebar", self.toggle_sidebar, "Ctrl+Meta+S")
-
-        help_menu = bar.addMenu("&Help")
-        action(help_menu, "SiliconBench Help", gui_help.open_help, SK.HelpContents)
-        action(help_menu, "Show Data Folder", gui_help.show_data_folder)
-        action(help_menu, "How to Send Results…", lambda: gui_help.show_how_to_send(self))
-        help_menu.addSeparator()
-        action(help_menu, "About SiliconBench", self.show_about, role=QAction.MenuRole.AboutRole)
-        action(help_menu, "About Qt", QApplication.aboutQt, role=QAction.MenuRole.AboutQtRole)
-
     @property
     def charts(self):
         """The chart tabs (gui.plots.ChartPanel), built on first use."""
@@ -303,15 +231,7 @@ class MainWindow(QMainWindow):
         charts.addTab(self.compare, "Compare")
         self.chart_slot.addWidget(charts)
         self.chart_slot.setCurrentWidget(charts)
-        last = charts.indexOf(charts.table)
-        for i in range(last + 1):
-            self._action(self.view_menu, f"{charts.tabText(i)} Chart" if i < last
-                         else "Result Rows Table", lambda _=False, i=i: charts.setCurrentIndex(i),
-                         f"Ctrl+{i + 1}", before=self._chart_entries_end)
-        self.compare_action = self._action(
-            self.view_menu, "Compare Selected Runs",
-            lambda: charts.setCurrentWidget(self.compare), "Ctrl+K",
-            before=self._chart_entries_end)
+        menus.add_chart_entries(self, charts)
         if self.theme is not None:
             charts.apply_theme(self.theme)
             self.compare.apply_theme(self.theme)
@@ -368,7 +288,8 @@ class MainWindow(QMainWindow):
         self.results.store_changed.connect(self._update_status)
         view = self.results.view
         view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-        view.customContextMenuRequested.connect(self._results_context_menu)
+        view.customContextMenuRequested.connect(
+            lambda pos: menus.results_context_menu(self, pos))
         view.doubleClicked.connect(lambda _: self.show_run_details())
 
     def start_background(self) -> None:
@@ -551,15 +472,6 @@ class MainWindow(QMainWindow):
         self.bottom.setCurrentWidget(self.results)
         self.results.view.selectAll()
 
-    def _results_context_menu(self, pos) -> QMenu:
-        menu = QMenu(self)
-        for a in (self.details_action, self.copy_action, self.export_json_action,
-                  self.export_send_action, self.rename_action, self.delete_action):
-            menu.addAction(a)
-        self._context_menu = menu  # kept alive while open (tests read it)
-        menu.popup(self.results.view.viewport().mapToGlobal(pos))
-        return menu
-
     def copy_selection(self) -> int:
         """Edit > Copy: the selected rows of the table with the focus (the results when no
         table has it) as tab-separated text; returns how many."""
@@ -686,7 +598,7 @@ class MainWindow(QMainWindow):
             self.apply_theme(theme_for())
         super().changeEvent(event)
 
-    def _quit(self) -> None:
+    def quit_app(self) -> None:
         if self.close():
             QApplication.quit()
 

@@ -204,7 +204,8 @@ def test_run_details_context_menu_and_copy(qtbot, window, imported):
     runs = {r.id: r for r in records_from_json(REAL_RUNS.read_text())}
     gemm = next(r for r in runs.values() if r.workload == "gemm")
     window.results.select_ids({gemm.id})
-    menu = window._results_context_menu(QPoint(10, 10))
+    from gui.menus import results_context_menu
+    menu = results_context_menu(window, QPoint(10, 10))
     assert [a.text() for a in menu.actions()][:2] == ["Show Run Details…", "Copy"]
     menu.close()
 
@@ -231,6 +232,7 @@ def test_no_shortcut_takes_a_key_the_mac_keeps_for_itself(window):
                 QKeySequence("Ctrl+Alt+H")}
     taken = {a.text(): a.shortcut() for a in window.findChildren(QAction) if a.shortcut()}
     assert taken["Run Queue"] == QKeySequence("Ctrl+Alt+1")
+    assert taken.pop("Minimize") == QKeySequence("Ctrl+M")  # the one it is kept for
     assert not {name: k.toString() for name, k in taken.items() if k in reserved}
 
 
