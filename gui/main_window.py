@@ -25,6 +25,7 @@ from gui.param_form import ParamForm
 from gui.queue_view import QueueView
 from gui.results_browser import ResultsBrowser
 from gui.run_queue import RUNNING, RunJob, RunQueue
+from gui.sheets import message_sheet, open_sheet, question_sheet
 from gui.theme import Theme, font_pt, theme_for
 from gui.workload_catalogue import WorkloadCatalogue
 
@@ -82,13 +83,14 @@ class MainWindow(QMainWindow):
         self.theme: Theme | None = None
         self.ask_before_closing = True
         self.last_message = ""           # the last error or notice shown (tests read it)
-        self._message_box: QMessageBox | None = None
+        self.message_box = None          # the sheet showing (gui.sheets)
+        self.file_dialog = None          # the file dialog showing (gui.import_export)
+        self._quit_when_closed = False
         self.forms: dict[str, ParamForm] = {}
         self.queue = RunQueue(store, self)
 
         self.setWindowTitle("SiliconBench")
         self.setAcceptDrops(True)
-        self.setUnifiedTitleAndToolBarOnMac(True)
         self.resize(1440, 900)
         self.setMinimumSize(*MIN_WINDOW)
         self._charts = None
@@ -375,19 +377,11 @@ class MainWindow(QMainWindow):
         return out
 
     def _confirm_big_run(self, warnings: list[str], specs, titles) -> QMessageBox:
-        box = QMessageBox(QMessageBox.Icon.Warning, "Run Anyway?",
-                          "This is a big run.", QMessageBox.StandardButton.Cancel, self)
-        box.setInformativeText("\n\n".join(warnings) + "\n\nSmaller sizes or Quick "
-                               "measurement give a first look sooner.")
-        run = box.addButton("Run Anyway", QMessageBox.ButtonRole.AcceptRole)
-        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
-        box.setWindowModality(Qt.WindowModality.WindowModal)
-        box.finished.connect(lambda _: box.clickedButton() is run
-                             and self.queue.enqueue(specs, titles))
         self.last_message = "\n".join(warnings)
-        self._message_box = box
-        box.open()
-        return box
+        return question_sheet(self, "Run Anyway?", "This is a big run.",
+                              "\n\n".join(warnings) + "\n\nSmaller sizes or Quick measurement "
+                              "give a first look sooner.", "Run Anyway",
+                              lambda: self.queue.enqueue(specs, titles))
 
     def cancel_current(self) -> None:
         if self.queue.current is not None:
@@ -496,19 +490,23 @@ class MainWindow(QMainWindow):
         self.run_detail.show()
         return self.run_detail
 
-    def choose_machine_name(self) -> None:
+    def choose_machine_name(self) -> QInputDialog | None:
         records = self.results.selected_records()
         if not records:
             self.show_message("Name a machine", "Select a run of that machine under Results "
                               "first.", QMessageBox.Icon.Information)
-            return
-        label, ok = QInputDialog.getText(self, "Name Machine",
-                                         "Name for this machine, shown on its runs and charts "
-                                         "(empty: its model name):",
-                                         text=records[0].label or records[0].machine_label)
-        if ok:
+            return None
+        dialog = QInputDialog(self)
+        dialog.setWindowTitle("Name Machine")
+        dialog.setLabelText("Name for this machine, shown on its runs and charts (empty: its "
+                            "model name):")
+        dialog.setTextValue(records[0].label or records[0].machine_label)
+
+        def rename(label: str) -> None:
             n = self.results.rename_machine(label, records)
             self.statusBar().showMessage(f"Named the machine on {n} runs.", 5000)
+        dialog.textValueSelected.connect(rename)
+        return open_sheet(self, dialog)
 
     def confirm_delete(self) -> QMessageBox | None:
         """Ask in a sheet (window-modal, not blocking the event loop); delete on its Delete
@@ -519,24 +517,15 @@ class MainWindow(QMainWindow):
                               QMessageBox.Icon.Information)
             return None
         n = len(records)
-        box = QMessageBox(QMessageBox.Icon.Warning, "Delete Runs",
-                          f"Delete {n} run{'s' * (n != 1)} from the results store?",
-                          QMessageBox.StandardButton.Cancel, self)
-        box.setInformativeText("This cannot be undone; export them first to keep a copy.")
-        delete = box.addButton("Delete", QMessageBox.ButtonRole.DestructiveRole)
-        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
-        box.setWindowModality(Qt.WindowModality.WindowModal)
 
-        def done() -> None:
-            if box.clickedButton() is delete:
-                deleted = self.results.delete(records)
-                self._draw_selection(self.results.selected_records())  # not the deleted runs
-                self.statusBar().showMessage(f"Deleted {deleted} run{'s' * (deleted != 1)}.",
-                                             5000)
-        box.finished.connect(done)
-        self._message_box = box
-        box.open()
-        return box
+        def delete() -> None:
+            deleted = self.results.delete(records)
+            self._draw_selection(self.results.selected_records())  # not the deleted runs
+            self.statusBar().showMessage(f"Deleted {deleted} run{'s' * (deleted != 1)}.", 5000)
+        return question_sheet(self, "Delete Runs",
+                              f"Delete {n} run{'s' * (n != 1)} from the results store?",
+                              "This cannot be undone; export them first to keep a copy.",
+                              "Delete", delete, QMessageBox.ButtonRole.DestructiveRole)
 
     def import_files(self, paths: list[str]) -> bool:
         """Import result files (a drop, Finder, the command line): all or nothing."""
@@ -561,15 +550,13 @@ class MainWindow(QMainWindow):
                      icon: QMessageBox.Icon = QMessageBox.Icon.Warning) -> None:
         """A sheet on the Mac (window-modal, not blocking the event loop)."""
         self.last_message = text
-        box = QMessageBox(icon, title, text, QMessageBox.StandardButton.Ok, self)
-        box.setWindowModality(Qt.WindowModality.WindowModal)
-        self._message_box = box
-        box.open()
+        message_sheet(self, title, text, icon)
 
-    def show_about(self) -> None:
-        QMessageBox.about(self, "About SiliconBench",
-                          "<h3>SiliconBench</h3><p>Benchmarks for machine learning on Apple "
-                          "Silicon, NVIDIA GPUs and CPUs.</p><pre>" + about_text() + "</pre>")
+    def show_about(self) -> QMessageBox:
+        return message_sheet(self, "About SiliconBench",
+                             "<h3>SiliconBench</h3><p>Benchmarks for machine learning on Apple "
+                             "Silicon, NVIDIA GPUs and CPUs.</p><pre>" + about_text() + "</pre>",
+                             QMessageBox.Icon.Information)
 
     # ------------------------------------------------------------------ theme
 
@@ -599,22 +586,33 @@ class MainWindow(QMainWindow):
         super().changeEvent(event)
 
     def quit_app(self) -> None:
-        if self.close():
-            QApplication.quit()
+        self._quit_when_closed = True  # now, or once the runs' question is answered
+        self.close()
 
     def closeEvent(self, event) -> None:
         if self.queue.busy and self.ask_before_closing:
-            answer = QMessageBox.question(
-                self, "Stop the runs?", "Runs are still going. Close anyway? The current run "
-                "is cancelled; the points it measured so far are kept.",
-                QMessageBox.StandardButton.Close | QMessageBox.StandardButton.Cancel,
-                QMessageBox.StandardButton.Cancel)
-            if answer != QMessageBox.StandardButton.Close:
-                event.ignore()
-                return
+            event.ignore()
+            if not (self.message_box and self.message_box.isVisible()):  # asked once at a time
+                self.confirm_close()
+            return
         prefs.save_window(self)
         self.queue.shutdown()
         super().closeEvent(event)
+        if self._quit_when_closed:
+            QApplication.quit()
+
+    def confirm_close(self) -> QMessageBox:
+        """Runs are going: ask in a sheet; Close closes (and quits, from Quit)."""
+        def close() -> None:
+            self.ask_before_closing = False
+            self.close()
+
+        def stay() -> None:
+            self._quit_when_closed = False
+        return question_sheet(self, "Stop the runs?", "Runs are still going. Close anyway?",
+                              "The current run is cancelled; the points it measured so far are "
+                              "kept.", "Close", close, QMessageBox.ButtonRole.DestructiveRole,
+                              otherwise=stay)
 
 
 def excepthook_for(window: MainWindow):

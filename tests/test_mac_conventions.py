@@ -8,7 +8,7 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QCoreApplication, QSettings
+from PySide6.QtCore import QCoreApplication, QSettings, Qt
 from PySide6.QtGui import QAction, QKeySequence
 
 from gui import settings as prefs
@@ -132,3 +132,93 @@ def test_the_window_menu_minimizes_zooms_and_brings_all_to_front(qtbot, window):
     qtbot.waitUntil(window.isActiveWindow)
     entries["Minimize"].trigger()
     qtbot.waitUntil(window.isMinimized)
+
+
+# ---------------------------------------------------------------- sheets
+
+REAL_RUNS = Path(__file__).parent / "data" / "runs" / "tiny-cpu-runs.json"
+
+
+def the_sheet(window):
+    """The dialog showing over the window: window-modal (a sheet on the Mac), not blocking the
+    event loop (the call that opened it has returned), and owned by this window."""
+    from PySide6.QtWidgets import QApplication
+    dialog = QApplication.activeModalWidget()
+    assert dialog is not None and dialog.isVisible()
+    assert dialog.windowModality() == Qt.WindowModality.WindowModal
+    assert dialog.parentWidget().window() is window
+    return dialog
+
+
+def with_runs(window) -> None:
+    assert window.import_files([str(REAL_RUNS)])
+    window.select_all_runs()
+
+
+# (what to do first, the menu entry or button that asks, words in the dialog's title)
+ASKS = {
+    "delete, nothing selected": (None, "delete_action", "Delete Runs"),
+    "delete": (with_runs, "delete_action", "Delete Runs"),
+    "name machine": (with_runs, "rename_action", "Name Machine"),
+    "export runs": (with_runs, "export_json_action", "Export Runs as JSON"),
+    "export chart, none shown": (None, "export_png_action", "Nothing to export"),
+    "export chart": (with_runs, "export_png_action", "Export Chart as PNG"),
+    "import": (None, "import_action", "Import Results"),
+    "about": (None, "About SiliconBench", "About SiliconBench"),
+    "how to send": (None, "How to Send Results…", "How to Send Results"),
+}
+
+
+@pytest.mark.parametrize("case", list(ASKS))
+def test_every_question_and_file_dialog_of_the_menus_is_a_sheet(qtbot, window, case):
+    first, entry, title = ASKS[case]
+    if first is not None:
+        first(window)
+    action = getattr(window, entry, None) or next(
+        a for a in window.findChildren(QAction) if a.text() == entry)
+    action.trigger()
+    sheet = the_sheet(window)
+    assert title in sheet.windowTitle()
+    sheet.reject()
+    qtbot.waitUntil(lambda: not sheet.isVisible())
+
+
+def test_the_parameter_forms_and_compares_file_dialogs_are_sheets(qtbot, window, store):
+    from tests.recorded import recorded
+    window.catalogue.select("mlp")
+    qtbot.mouseClick(window.form.fields["cifar"].choose_button, Qt.MouseButton.LeftButton)
+    the_sheet(window).reject()
+    for stem in ("gemm-torch", "gemm-torch-second"):
+        store.save(recorded(stem))
+    window.results.reload()
+    window.select_all_runs()
+    window.compare_action.trigger()
+    for button in (window.compare.export_chart_button, window.compare.export_report_button):
+        assert button.isEnabled()  # two GEMM runs are compared
+        qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+        assert "Export" in the_sheet(window).windowTitle()
+        window.compare.file_dialog.reject()
+
+
+def test_the_welcome_is_a_sheet(window):
+    from gui.welcome import maybe_show_welcome
+    dialog = maybe_show_welcome(window)
+    assert the_sheet(window) is dialog
+    dialog.reject()
+
+
+def test_closing_while_runs_go_asks_in_a_sheet_and_cancel_keeps_the_window(qtbot, window):
+    from core.runner import RunSpec
+    window.ask_before_closing = True
+    window.queue.enqueue([RunSpec("gemm", "torch", "cpu", {"sizes": [64], "dtypes": ["float32"]},
+                                  quick=True)], ["tiny gemm"])
+    assert window.queue.busy
+    assert not window.close()                         # not yet: it asks
+    sheet = the_sheet(window)
+    assert sheet.windowTitle() == "Stop the runs?"
+    sheet.reject()                                    # Cancel: the window and the run go on
+    assert window.isVisible() and window.queue.busy
+    assert not window.close()
+    close = next(b for b in the_sheet(window).buttons() if b.text() == "Close")
+    qtbot.mouseClick(close, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not window.isVisible())

@@ -40,7 +40,7 @@ def test_deleting_selected_runs_asks_then_deletes_them(qtbot, window, store, imp
         window.delete_action.trigger()
     else:
         qtbot.mouseClick(window.results.delete_button, Qt.MouseButton.LeftButton)
-    box = window._message_box
+    box = window.message_box
     assert isinstance(box, QMessageBox) and box.isVisible()
     assert "Delete 1 run from" in box.text()
     click_button(qtbot, box, "Cancel")                      # Cancel keeps everything
@@ -48,7 +48,7 @@ def test_deleting_selected_runs_asks_then_deletes_them(qtbot, window, store, imp
 
     window.results.select_ids({imported[0]})
     window.delete_action.trigger()
-    click_button(qtbot, window._message_box, "Delete")
+    click_button(qtbot, window.message_box, "Delete")
     assert [r.id for r in store.runs()] == [imported[1]]
     assert window.results.proxy.rowCount() == 1
     assert "Deleted 1 run." in window.statusBar().currentMessage()
@@ -57,7 +57,7 @@ def test_deleting_selected_runs_asks_then_deletes_them(qtbot, window, store, imp
     assert window.charts.curves["tflops"].point_count() + \
         window.charts.curves["gb_per_s"].point_count() > 0
     window.delete_action.trigger()
-    click_button(qtbot, window._message_box, "Delete")
+    click_button(qtbot, window.message_box, "Delete")
     assert store.runs() == [] and window.charts.curves["tflops"].point_count() == 0
     assert window.charts.curves["gb_per_s"].point_count() == 0
 
@@ -139,8 +139,9 @@ def test_a_huge_run_is_questioned_before_it_starts(qtbot, window):
     for dtype, box in form.fields["dtypes"].choice_boxes.items():
         box.setChecked(dtype == "float64")
     assert window.run_clicked() == []                      # not queued yet
-    box = window._message_box
+    box = window.message_box
     assert box.isVisible() and "N=32768 in float64" in box.informativeText()
+    assert box.windowModality() == Qt.WindowModality.WindowModal  # a sheet on the Mac
     assert "may take about" in box.informativeText()
     click_button(qtbot, box, "Cancel")
     assert window.queue.jobs == []
@@ -162,15 +163,14 @@ def test_a_mistyped_model_is_marked_before_running(qtbot, window):
     assert field.error == "" and window.form.values()["model"] == "resnet18"
 
 
-def test_path_parameters_have_a_choose_button(qtbot, window, tmp_path, monkeypatch):
-    from PySide6.QtWidgets import QFileDialog
+def test_path_parameters_have_a_choose_button(qtbot, window, tmp_path):
     window.catalogue.select("mlp")
     field = window.form.fields["cifar"]
     assert field.choose_button is not None and field.choose_button.text() == "Choose…"
     archive = tmp_path / "cifar-10-python.tar.gz"
-    monkeypatch.setattr(QFileDialog, "getOpenFileName",
-                        lambda *a, **k: (str(archive), ""))
+    archive.write_bytes(b"")  # the dialog chooses files that exist
     qtbot.mouseClick(field.choose_button, Qt.MouseButton.LeftButton)
+    answer_file_dialog(field, str(archive))
     assert field.text() == str(archive)
     labels = [p.label for p in window.catalogue.current().params]
     assert "CIFAR-10 data" in labels and not [x for x in labels if x.endswith(" mb")]
