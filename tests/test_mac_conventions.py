@@ -222,3 +222,35 @@ def test_closing_while_runs_go_asks_in_a_sheet_and_cancel_keeps_the_window(qtbot
     close = next(b for b in the_sheet(window).buttons() if b.text() == "Close")
     qtbot.mouseClick(close, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not window.isVisible())
+
+
+# ---------------------------------------------------------------- one palette
+
+def test_the_app_and_the_html_report_take_one_palette(qtbot):
+    """A comparison of two real GEMM runs: each machine has the same colour on the app's
+    Compare chart as in its HTML report, and the report's verdict colours are the app's."""
+    import re
+
+    import pyqtgraph as pg
+
+    from core import palette
+    from core.report import to_html
+    from gui import theme
+    from gui.compare_view import CompareView
+    from tests.recorded import recorded
+    assert (theme.LIGHT, theme.DARK) == (palette.LIGHT, palette.DARK)
+    view = CompareView()
+    qtbot.addWidget(view)
+    view.show()  # it draws only while in view
+    view.apply_theme(palette.LIGHT)
+    view.set_records([recorded("gemm-torch"), recorded("gemm-torch-second")])
+    curves = [item for item in view.current_chart().plot_item.items
+              if isinstance(item, pg.PlotDataItem)]  # GEMM: TFLOPS over the matrix size
+    in_app = [pg.mkPen(item.opts["pen"]).color().name().upper() for item in curves]
+    page = to_html(view.comparison)
+    in_report = [c.upper() for c in re.findall(r'class="chip" style="background:(#\w{6})"', page)]
+    assert in_app == in_report == list(palette.LIGHT.series[:2])
+    for name, colour in (("ok", palette.LIGHT.ok), ("error", palette.LIGHT.error),
+                         ("muted", palette.LIGHT.muted), ("warning", palette.LIGHT.warning)):
+        assert f"--{name}:{colour}" in page
+    assert ".faster{color:var(--ok)" in page and ".slower{color:var(--error)" in page
