@@ -24,12 +24,12 @@ from gui.machine_card import MachineCard
 from gui.param_form import ParamForm
 from gui.queue_view import QueueView
 from gui.results_browser import ResultsBrowser
-from gui.run_queue import RUNNING, RunJob, RunQueue
+from gui.live_runs import LiveRuns
+from gui.run_queue import RunJob, RunQueue
 from gui.sheets import message_sheet, open_sheet, question_sheet
 from gui.theme import Theme, font_pt, theme_for
 from gui.workload_catalogue import WorkloadCatalogue
 
-TELEMETRY_REFRESH_MS = 1000
 DEVICE_PANE_WIDTH = 290
 SETUP_PANE_WIDTH = 330
 MIN_PANE_WIDTH = 220       # the sidebars' narrowest, when the window is small
@@ -95,8 +95,8 @@ class MainWindow(QMainWindow):
         self.setMinimumSize(*MIN_WINDOW)
         self._charts = None
         self.compare = None
-        self._compare_batches: set[int] = set()   # RunQueue batches to compare when done
         self._build()
+        self.live_runs = LiveRuns(self)  # the queue's rows, telemetry and endings, shown
         menus.build_menus(self)
         if not defer_charts:
             self.build_charts()
@@ -107,9 +107,6 @@ class MainWindow(QMainWindow):
         app = QApplication.instance()
         if app is not None:
             app.styleHints().colorSchemeChanged.connect(self.apply_color_scheme)
-        self._telemetry_timer = QTimer(self)
-        self._telemetry_timer.timeout.connect(self._poll_telemetry)
-        self._telemetry_timer.start(TELEMETRY_REFRESH_MS)
 
     # ------------------------------------------------------------------ layout
 
@@ -228,7 +225,7 @@ class MainWindow(QMainWindow):
         from gui.plots import ChartPanel
         self._charts = charts = ChartPanel()
         self.compare = CompareView()
-        self.compare.run_requested.connect(self._queue_reference_run)
+        self.compare.run_requested.connect(self.live_runs.queue_reference_run)
         self.compare.set_devices([d for d in self.devices.devices if d.usable])
         charts.addTab(self.compare, "Compare")
         self.chart_slot.addWidget(charts)
@@ -280,14 +277,10 @@ class MainWindow(QMainWindow):
         # Kept answers arrive first: the first launch's sensible choice need not wait for them all.
         self.devices.partly_found.connect(lambda _: self._pick_first_device())
         self.run_button.clicked.connect(self.run_clicked)
-        self.queue.row_arrived.connect(self._on_row)
-        self.queue.job_ended.connect(self._on_job_ended)
-        self.queue.changed.connect(self._update_status)
-        self.queue.job_added.connect(lambda _: self.bottom.setCurrentWidget(self.queue_view))
         self.results.selection_changed.connect(self._draw_selection)
         self.results.rename_button.clicked.connect(self.choose_machine_name)
         self.results.delete_button.clicked.connect(self.confirm_delete)
-        self.results.store_changed.connect(self._update_status)
+        self.results.store_changed.connect(self.live_runs.update_status)
         view = self.results.view
         view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         view.customContextMenuRequested.connect(
@@ -387,53 +380,8 @@ class MainWindow(QMainWindow):
         if self.queue.current is not None:
             self.queue.cancel(self.queue.current)
 
-    def _on_row(self, job: RunJob) -> None:
-        self.charts.update_record(job.record)
-
-    def _poll_telemetry(self) -> None:
-        job = self.queue.current
-        telemetry = self.queue.live_telemetry() if job is not None else None
-        if telemetry and telemetry["series"]:
-            job.record.telemetry = telemetry
-            self.charts.update_telemetry(job.record)
-
-    def _on_job_ended(self, job: RunJob) -> None:
-        batch = [j for j in self.queue.jobs if j.batch == job.batch]
-        if job.saved:
-            # Drawn with the runs queued with it, never added to an older selection.
-            together = {j.record.id for j in batch if j.saved}
-            self.results.add_record(job.record, select=True, together=together)
-        if job.batch in self._compare_batches and all(j.ended for j in batch):
-            self._compare_batches.discard(job.batch)
-            self.show_comparison([j.record for j in batch if j.saved])
-        self._update_status()
-
-    def compare_when_done(self, jobs: list[RunJob]) -> None:
-        """When these runs have ended, compare them with the published references they match
-        (the quick suite, a reference repeated here)."""
-        self._compare_batches.update(j.batch for j in jobs)
-
-    def show_comparison(self, records: list[RunRecord]) -> None:
-        from gui.compare_view import matches, matching_references
-        refs = matching_references(records)
-        if not refs:
-            return
-        matched = [r for r in records if any(matches(r, ref) for ref in refs)]
-        charts = self.charts  # builds Compare if the window has not yet
-        self.results.select_ids({r.id for r in matched})
-        self.compare.clear_references()
-        for ref in refs:
-            self.compare.add_reference(ref.id)
-        charts.setCurrentWidget(self.compare)
-
-    def _queue_reference_run(self, specs: list[RunSpec]) -> None:
-        titles = [f"{s.workload} · {s.framework} {s.device} (as the reference)" for s in specs]
-        self.compare_when_done(self.queue.enqueue(specs, titles))
-
     def _draw_selection(self, selected: list[RunRecord]) -> None:
-        ids = {r.id for r in selected}
-        live = [j.record for j in self.queue.jobs
-                if j.state == RUNNING and j.record.rows and j.record.id not in ids]
+        live = self.live_runs.running_records({r.id for r in selected})
         self.charts.show_records(selected + live)
         self.compare.set_records(selected)
 
@@ -450,15 +398,6 @@ class MainWindow(QMainWindow):
         usable = [d for d in self.devices.devices if d.usable]
         if usable and not self.devices.checked_keys() and not self.devices.wanted():
             self.devices.set_checked([device_key(usable[0])])
-
-    def _update_status(self) -> None:
-        fraction, ended, total = self.queue.overall()
-        if self.queue.busy:
-            self.statusBar().showMessage(f"Running: {ended} of {total} runs finished "
-                                         f"({fraction:.0%}).")
-        elif total:
-            self.statusBar().showMessage(f"Queue finished: {ended} run{'s' * (ended != 1)}.",
-                                         8000)
 
     # ------------------------------------------------------------------ results
 

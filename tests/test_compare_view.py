@@ -174,7 +174,7 @@ def test_window_compare_tab_follows_the_results_selection(qtbot, tmp_path):
     # The quick suite ends here: its run beside the published machines it matches.
     store.save(recorded("infer-torch-reference"))
     w.results.reload()
-    w.show_comparison(store.runs())
+    w.live_runs.show_comparison(store.runs())
     assert w.charts.currentWidget() is w.compare
     assert [r.workload for r in w.results.selected_records()] == ["infer"]
     assert {r.id for r in w.compare.references} >= {infer_reference().id}
@@ -194,7 +194,7 @@ def test_the_quick_suite_ends_beside_the_published_m1_max_gemm_point(qtbot, tmp_
     w.ask_before_closing = False
     qtbot.addWidget(w)
     w.results.reload()
-    w.show_comparison(store.runs())
+    w.live_runs.show_comparison(store.runs())
     assert w.charts.currentWidget() is w.compare
     assert [r.id for r in w.results.selected_records()] == [quick_8192.id]
     assert [r.id for r in w.compare.references] == ["pub-tfmetal-gemm-m1max32"]

@@ -262,7 +262,7 @@ def test_the_quick_suite_waits_for_every_framework_not_the_first_to_answer(qtbot
         jobs = w.queue.jobs
         assert {(j.spec.workload, j.spec.framework) for j in jobs} == {
             ("gemm", "mlx"), ("gemm", "torch"), ("infer", "torch")}
-        assert {j.batch for j in jobs} <= w._compare_batches
+        assert {j.batch for j in jobs} <= w.live_runs.compare_batches
     finally:
         w.queue.cancel_all()
         qtbot.waitUntil(lambda: not w.queue.busy, timeout=60_000)
