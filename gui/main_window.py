@@ -4,7 +4,6 @@ queue, and wires the panels' signals together."""
 
 from __future__ import annotations
 
-import platform
 import sys
 
 from PySide6.QtCore import QEvent, QSettings, Qt, QTimer
@@ -27,31 +26,13 @@ from gui.results_browser import ResultsBrowser
 from gui.live_runs import LiveRuns
 from gui.run_queue import RunJob, RunQueue
 from gui.sheets import message_sheet, open_sheet, question_sheet
-from gui.theme import Theme, font_pt, theme_for
+from gui.theme import Theme, theme_for, window_style
 from gui.workload_catalogue import WorkloadCatalogue
 
 DEVICE_PANE_WIDTH = 290
 SETUP_PANE_WIDTH = 330
 MIN_PANE_WIDTH = 220       # the sidebars' narrowest, when the window is small
 MIN_WINDOW = (720, 520)    # with the sidebar hidden; the panes ask for more when shown
-
-
-def about_text() -> str:
-    """Versions of everything that shapes a number, as the About box shows them."""
-    import PySide6
-    import pyqtgraph
-    from PySide6.QtCore import qVersion
-
-    from core import __version__
-    from core.machine import framework_versions
-    frameworks = framework_versions()  # package metadata: nothing is imported
-    lines = [f"SiliconBench {__version__}",
-             f"Python {platform.python_version()} ({platform.machine()})",
-             f"Qt {qVersion()} · PySide6 {PySide6.__version__} · pyqtgraph "
-             f"{pyqtgraph.__version__}"]
-    lines += [f"{name} {version}" for name, version in sorted(frameworks.items())] or \
-        ["No ML framework installed"]
-    return "\n".join(lines)
 
 
 def section_title(text: str, button: QPushButton | None = None) -> QWidget:
@@ -491,12 +472,6 @@ class MainWindow(QMainWindow):
         self.last_message = text
         message_sheet(self, title, text, icon)
 
-    def show_about(self) -> QMessageBox:
-        return message_sheet(self, "About SiliconBench",
-                             "<h3>SiliconBench</h3><p>Benchmarks for machine learning on Apple "
-                             "Silicon, NVIDIA GPUs and CPUs.</p><pre>" + about_text() + "</pre>",
-                             QMessageBox.Icon.Information)
-
     # ------------------------------------------------------------------ theme
 
     def apply_color_scheme(self, scheme: Qt.ColorScheme) -> None:
@@ -506,13 +481,7 @@ class MainWindow(QMainWindow):
         if theme == self.theme:
             return
         self.theme = theme
-        self.setStyleSheet(
-            f"QLabel#SectionTitle {{ font-weight: 600; color: {theme.muted};"
-            f" font-size: {font_pt(0.92)}pt; padding-top: 4px; }}"
-            f"QLabel#SectionSubtitle {{ font-weight: 600; }}"
-            f"QLabel[role='hint'] {{ color: {theme.muted}; font-size: {font_pt(0.9)}pt; }}"
-            f"QLabel[role='error'] {{ color: {theme.error}; font-size: {font_pt(0.9)}pt; }}"
-            f"QFrame#Separator {{ color: {theme.border}; }}")
+        self.setStyleSheet(window_style(theme))
         for panel in (self.machine_card, self.devices, self.catalogue, self._charts,
                       self.compare, self.queue_view, self.results):
             if panel is not None:  # the charts may not be built yet

@@ -88,7 +88,8 @@ def build_menus(window, platform: str = sys.platform) -> None:
     action(help_menu, "Show Data Folder", gui_help.show_data_folder)
     action(help_menu, "How to Send Results…", lambda: gui_help.show_how_to_send(window))
     help_menu.addSeparator()
-    action(help_menu, "About SiliconBench", window.show_about, role=QAction.MenuRole.AboutRole)
+    action(help_menu, "About SiliconBench", lambda: gui_help.show_about(window),
+           role=QAction.MenuRole.AboutRole)
     action(help_menu, "About Qt", QApplication.aboutQt, role=QAction.MenuRole.AboutQtRole)
 
 

@@ -37,3 +37,13 @@ def font_pt(scale: float) -> float:
     app = QApplication.instance()
     base = app.font().pointSizeF() if app is not None else 13.0
     return round((base if base > 0 else 13.0) * scale, 1)
+
+
+def window_style(theme: Theme) -> str:
+    """The main window's style sheet: section titles, hints, errors and separators."""
+    return (f"QLabel#SectionTitle {{ font-weight: 600; color: {theme.muted};"
+            f" font-size: {font_pt(0.92)}pt; padding-top: 4px; }}"
+            f"QLabel#SectionSubtitle {{ font-weight: 600; }}"
+            f"QLabel[role='hint'] {{ color: {theme.muted}; font-size: {font_pt(0.9)}pt; }}"
+            f"QLabel[role='error'] {{ color: {theme.error}; font-size: {font_pt(0.9)}pt; }}"
+            f"QFrame#Separator {{ color: {theme.border}; }}")

@@ -462,7 +462,7 @@ def test_about_lists_the_versions():
 
     import core
     from core.machine import framework_versions
-    from gui.main_window import about_text
+    from gui.help import about_text
     lines = about_text().splitlines()
     assert lines[0] == f"SiliconBench {core.__version__}"
     assert lines[1].startswith(f"Python {platform.python_version()} ")
