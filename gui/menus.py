@@ -14,6 +14,17 @@ from gui import import_export
 from gui.shortcuts import chart_shortcut, shortcuts
 
 
+# File's exports: (action name, menu text, what asks for the file, the format).
+EXPORTS = (
+    ("export_csv", "Export Selected Runs as CSV…", import_export.choose_export_runs, "csv"),
+    ("export_json", "Export Selected Runs as JSON…", import_export.choose_export_runs, "json"),
+    ("export_send", "Export Selected Runs to Send…", import_export.choose_export_runs,
+     "sbresults"),
+    ("export_png", "Export Chart as PNG…", import_export.choose_export_chart, "png"),
+    ("export_svg", "Export Chart as SVG…", import_export.choose_export_chart, "svg"),
+)
+
+
 def add_action(window, menu: QMenu, text: str, slot, shortcut: str = "",
                role: QAction.MenuRole | None = None, before: QAction | None = None) -> QAction:
     a = QAction(text, window)
@@ -37,21 +48,9 @@ def build_menus(window, platform: str = sys.platform) -> None:
     window.import_action = action(file, "Import Results…",
                                   lambda: import_export.choose_import(window), "import")
     file.addSeparator()
-    window.export_csv_action = action(file, "Export Selected Runs as CSV…",
-                                      lambda: import_export.choose_export_runs(window, "csv"),
-                                      "export_csv")
-    window.export_json_action = action(file, "Export Selected Runs as JSON…",
-                                       lambda: import_export.choose_export_runs(window, "json"),
-                                       "export_json")
-    window.export_send_action = action(
-        file, "Export Selected Runs to Send…",
-        lambda: import_export.choose_export_runs(window, "sbresults"))
-    window.export_png_action = action(file, "Export Chart as PNG…",
-                                      lambda: import_export.choose_export_chart(window, "png"),
-                                      "export_png")
-    window.export_svg_action = action(file, "Export Chart as SVG…",
-                                      lambda: import_export.choose_export_chart(window, "svg"),
-                                      "export_svg")
+    for name, text, choose, fmt in EXPORTS:
+        setattr(window, f"{name}_action",
+                action(file, text, lambda _=False, c=choose, f=fmt: c(window, f), name))
     file.addSeparator()
     action(file, "Close Window", window.close, "close")
     action(file, "Quit SiliconBench", window.quit_app, "quit", QAction.MenuRole.QuitRole)

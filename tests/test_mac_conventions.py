@@ -200,6 +200,16 @@ def test_the_parameter_forms_and_compares_file_dialogs_are_sheets(qtbot, window,
         window.compare.file_dialog.reject()
 
 
+def test_run_details_open_beside_the_window_not_over_it(window):
+    """An inspector, like Finder's Get Info: modeless, so the charts stay usable beside it."""
+    with_runs(window)
+    window.details_action.trigger()
+    detail = window.run_detail
+    assert detail.isVisible() and not detail.isModal()
+    assert detail.windowModality() == Qt.WindowModality.NonModal
+    detail.close()
+
+
 def test_the_welcome_is_a_sheet(window):
     from gui.welcome import maybe_show_welcome
     dialog = maybe_show_welcome(window)
