@@ -22,12 +22,12 @@ from core.compare import (
 from core.export import csv_text
 from core.numbers import (figure, metric_heading, metric_title, p_value, quantity, ratio,
                           with_spread)
+from core.palette import LIGHT
 from core.results import now_iso
 from core.text import clip
 
-# Okabe-Ito: tells the machines apart for colour-blind readers too.
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",
-           "#000000")
+# The app's light palette: a machine has the colour here that it has in the app.
+PALETTE = LIGHT
 
 CSV_TAIL = ["machine", "source", "run_id", "value", "ci_low", "ci_high", "confidence", "n",
             "baseline", "ratio", "verdict", "p_value", "flags", "note"]
@@ -93,17 +93,18 @@ def to_csv(cmp: Comparison) -> str:
 
 # ---------------------------------------------------------------- HTML
 
-CSS = """
+CSS = PALETTE.css_variables() + """
 body{font:14px/1.45 -apple-system,BlinkMacSystemFont,"Segoe UI",Helvetica,Arial,sans-serif;
- margin:2em auto;max-width:1200px;padding:0 1em;color:#222}
-h1{font-size:1.6em;margin-bottom:.2em} h2{margin-top:1.8em;border-bottom:1px solid #ddd}
+ margin:2em auto;max-width:1200px;padding:0 1em;color:var(--fg);background:var(--bg)}
+h1{font-size:1.6em;margin-bottom:.2em} h2{margin-top:1.8em;border-bottom:1px solid var(--border)}
 table{border-collapse:collapse;margin:.6em 0 1.2em;font-variant-numeric:tabular-nums}
-th,td{border:1px solid #ddd;padding:.3em .6em;text-align:right;vertical-align:top}
-th{background:#f4f4f4} td.l,th.l{text-align:left}
-.faster{color:#0a7d32;font-weight:600} .slower{color:#b3261e;font-weight:600}
-.same{color:#666} .pub{font-style:italic} .meta{color:#555} .flag{color:#b36b00}
-ul.warnings li{color:#8a4b00} figure{margin:.5em 0 1.5em;overflow-x:auto}
-figcaption{color:#555;font-size:.9em} .chip{display:inline-block;width:.9em;height:.9em;
+th,td{border:1px solid var(--border);padding:.3em .6em;text-align:right;vertical-align:top}
+th{background:var(--card)} td.l,th.l{text-align:left}
+.faster{color:var(--ok);font-weight:600} .slower{color:var(--error);font-weight:600}
+.same{color:var(--muted)} .pub{font-style:italic} .meta{color:var(--muted)}
+.flag{color:var(--warning)} ul.warnings li{color:var(--warning)}
+figure{margin:.5em 0 1.5em;overflow-x:auto}
+figcaption{color:var(--muted);font-size:.9em} .chip{display:inline-block;width:.9em;height:.9em;
  margin-right:.3em;vertical-align:middle}
 """
 
@@ -158,7 +159,8 @@ def _machines_table(cmp: Comparison) -> str:
             f"{len(side.records)} run(s): " + ", ".join(_e(r.id[:8]) for r in side.records[:6])
         source += _link(prov.get("url"))
         out.append(
-            f'<tr><td class="l"><span class="chip" style="background:{PALETTE[i % 8]}"></span>'
+            f'<tr><td class="l"><span class="chip" '
+            f'style="background:{PALETTE.series_color(i)}"></span>'
             f'{_e(side.label)}</td><td class="l">{"published" if side.published else "measured"}'
             f'</td><td class="l">{_e(hardware)}'
             f'</td><td class="l">{_e(", ".join(frameworks))}</td>'
@@ -229,17 +231,18 @@ def bar_chart(cmp: Comparison, rows: list[ComparedRow], chart_id: str) -> str:
               'font-family="Helvetica,Arial,sans-serif" font-size="11">'),
              (f'<defs><pattern id="hatch-{chart_id}" width="6" height="6" '
               'patternUnits="userSpaceOnUse" patternTransform="rotate(45)">'
-              '<rect width="6" height="6" fill="#fff"/><line x1="0" y1="0" x2="0" y2="6" '
-              'stroke="#888" stroke-width="3"/></pattern></defs>')]
+              f'<rect width="6" height="6" fill="{PALETTE.background}"/><line x1="0" y1="0" '
+              f'x2="0" y2="6" stroke="{PALETTE.muted}" stroke-width="3"/></pattern></defs>')]
     for t in ticks:
         parts.append(f'<line x1="{left}" x2="{width - 10}" y1="{y(t):.1f}" y2="{y(t):.1f}" '
-                     f'stroke="#e4e4e4"/><text x="{left - 6}" y="{y(t) + 4:.1f}" '
+                     f'stroke="{PALETTE.border}"/><text x="{left - 6}" y="{y(t) + 4:.1f}" '
                      f'text-anchor="end">{_e(figure(t, unit))}</text>')
     parts.append(f'<text x="12" y="{top + plot_h / 2:.0f}" transform="rotate(-90 12 '
                  f'{top + plot_h / 2:.0f})" text-anchor="middle">{_e(unit)}</text>')
     for i, side in enumerate(cmp.sides):   # legend
         lx = left + i * legend_w
-        parts.append(f'<rect x="{lx}" y="8" width="10" height="10" fill="{PALETTE[i % 8]}"/>'
+        parts.append(f'<rect x="{lx}" y="8" width="10" height="10" '
+                     f'fill="{PALETTE.series_color(i)}"/>'
                      f'<text x="{lx + 14}" y="17">{_e(clip(side.label, 27))}</text>')
     for g, r in enumerate(rows):
         gx = left + g * group_w + gap / 2
@@ -247,8 +250,8 @@ def bar_chart(cmp: Comparison, rows: list[ComparedRow], chart_id: str) -> str:
             if c is None or c.value is None:
                 continue
             x = gx + i * bar
-            fill = f"url(#hatch-{chart_id})" if c.published else PALETTE[i % 8]
-            stroke = f' stroke="{PALETTE[i % 8]}" stroke-width="2"' if c.published else ""
+            fill = f"url(#hatch-{chart_id})" if c.published else PALETTE.series_color(i)
+            stroke = f' stroke="{PALETTE.series_color(i)}" stroke-width="2"' if c.published else ""
             tip = f"{cmp.sides[i].label}: {cell_text(c, r.unit)}"
             parts.append(f'<rect x="{x:.1f}" y="{y(c.value):.1f}" width="{bar - 2}" '
                          f'height="{max(0.0, y(0) - y(c.value)):.1f}" fill="{fill}"{stroke}>'
@@ -257,13 +260,13 @@ def bar_chart(cmp: Comparison, rows: list[ComparedRow], chart_id: str) -> str:
                 cx = x + (bar - 2) / 2
                 parts.append(f'<path d="M{cx:.1f} {y(c.ci_low):.1f}V{y(c.ci_high):.1f}'
                              f'M{cx - 3:.1f} {y(c.ci_low):.1f}h6M{cx - 3:.1f} '
-                             f'{y(c.ci_high):.1f}h6" stroke="#333" fill="none"/>')
+                             f'{y(c.ci_high):.1f}h6" stroke="{PALETTE.foreground}" fill="none"/>')
         label = point_label({k: r.params.get(k) for k in varying}) if varying else ""
         lx, ly = gx + n * bar / 2, top + plot_h + 12
         parts.append(f'<text x="{lx:.1f}" y="{ly}" text-anchor="end" '
                      f'transform="rotate(-35 {lx:.1f} {ly})">{_e(clip(label, 40))}</text>')
     parts.append(f'<line x1="{left}" x2="{width - 10}" y1="{y(0):.1f}" y2="{y(0):.1f}" '
-                 'stroke="#444"/></svg>')
+                 f'stroke="{PALETTE.foreground}"/></svg>')
     return "".join(parts)
 
 

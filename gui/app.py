@@ -96,8 +96,8 @@ def main(argv: list[str]) -> int:
     from PySide6.QtCore import QEvent, QObject, QTimer
     from PySide6.QtWidgets import QApplication, QMessageBox
 
-    QApplication.setApplicationName("SiliconBench")
-    QApplication.setOrganizationName("SiliconBench")
+    from gui.settings import identify_app
+    identify_app()  # before the first QSettings: its file is named after the bundle id
     app = QApplication.instance() or QApplication(["SiliconBench", *argv])
 
     from core.store import Store, StoreError

@@ -47,7 +47,10 @@ from core.report import (
 )
 from core.results import RunRecord
 from core.runner import RunSpec
-from gui.plots import CURVE_METRICS, CategoryAxis, Chart, CurveChart, export_chart, x_param
+from gui.chart_series import CURVE_METRICS, x_param
+from gui.import_export import file_dialog
+from gui.plots import CategoryAxis, Chart, CurveChart, export_chart
+from gui.sheets import message_sheet
 from gui.theme import LIGHT, Theme, series_color
 
 FIXED = ["Workload", "Metric", "Point"]
@@ -567,27 +570,27 @@ class CompareView(QWidget):
         from core.files import write_atomic
         write_atomic(path, text)  # a full disk leaves the old file as it was
 
-    def choose_export_report(self) -> None:
-        path, chosen = QFileDialog.getSaveFileName(
-            self, "Export Comparison Report", str(Path.home() / "siliconbench-compare.html"),
-            "HTML report (*.html);;CSV table (*.csv)")
-        if path:
+    def choose_export_report(self) -> QFileDialog:
+        def chosen(paths: list[str], name_filter: str) -> None:
+            path = paths[0]
             if not Path(path).suffix:
-                path += ".csv" if "csv" in chosen.lower() else ".html"
+                path += ".csv" if "csv" in name_filter.lower() else ".html"
             self._write(lambda: self.export_report(path), path)
+        return file_dialog(self, "Export Comparison Report",
+                           str(Path.home() / "siliconbench-compare.html"),
+                           "HTML report (*.html);;CSV table (*.csv)", chosen, save=True)
 
-    def choose_export_chart(self) -> None:
-        path, chosen = QFileDialog.getSaveFileName(
-            self, "Export Chart", str(Path.home() / "siliconbench-compare.png"),
-            "PNG image (*.png);;SVG image (*.svg)")
-        if path:
+    def choose_export_chart(self) -> QFileDialog:
+        def chosen(paths: list[str], name_filter: str) -> None:
+            path = paths[0]
             if not Path(path).suffix:
-                path += ".svg" if "svg" in chosen.lower() else ".png"
+                path += ".svg" if "svg" in name_filter.lower() else ".png"
             self._write(lambda: export_chart(path, self.current_chart()), path)
+        return file_dialog(self, "Export Chart", str(Path.home() / "siliconbench-compare.png"),
+                           "PNG image (*.png);;SVG image (*.svg)", chosen, save=True)
 
     def _write(self, write, path: str) -> None:
-        from PySide6.QtWidgets import QMessageBox
         try:
             write()
         except (OSError, ValueError) as e:
-            QMessageBox.warning(self, "Export failed", f"Cannot write {path}: {e}")
+            message_sheet(self, "Export failed", f"Cannot write {path}: {e}")

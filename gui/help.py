@@ -1,7 +1,9 @@
-"""The Help menu's own entries: the bundled help page, the data folder, how to send results."""
+"""The Help menu's own entries: the bundled help page, the data folder, how to send results,
+and the About box with the versions of everything that shapes a number."""
 
 from __future__ import annotations
 
+import platform
 from html import escape
 from importlib import resources
 from pathlib import Path
@@ -11,6 +13,7 @@ from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QMessageBox
 
 from core.params import LIST_ALL_UP_TO
+from gui.sheets import message_sheet
 
 SEND_RESULTS_TEXT = (
     "1. Under Results, select the runs to send.\n"
@@ -83,3 +86,28 @@ def show_data_folder() -> bool:
 
 def show_how_to_send(window) -> None:
     window.show_message("How to Send Results", SEND_RESULTS_TEXT, QMessageBox.Icon.Information)
+
+
+def about_text() -> str:
+    """Versions of everything that shapes a number, as the About box shows them."""
+    import PySide6
+    import pyqtgraph
+    from PySide6.QtCore import qVersion
+
+    from core import __version__
+    from core.machine import framework_versions
+    frameworks = framework_versions()  # package metadata: nothing is imported
+    lines = [f"SiliconBench {__version__}",
+             f"Python {platform.python_version()} ({platform.machine()})",
+             f"Qt {qVersion()} · PySide6 {PySide6.__version__} · pyqtgraph "
+             f"{pyqtgraph.__version__}"]
+    lines += [f"{name} {version}" for name, version in sorted(frameworks.items())] or \
+        ["No ML framework installed"]
+    return "\n".join(lines)
+
+
+def show_about(window) -> QMessageBox:
+    return message_sheet(window, "About SiliconBench",
+                         "<h3>SiliconBench</h3><p>Benchmarks for machine learning on Apple "
+                         "Silicon, NVIDIA GPUs and CPUs.</p><pre>" + about_text() + "</pre>",
+                         QMessageBox.Icon.Information)

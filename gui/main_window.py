@@ -1,69 +1,38 @@
 """The main window: machine card, devices and workloads on the left; charts over the run queue
-and the results browser on the right; File/Edit/Run/View/Help menus. It owns the store and the
-run queue, and wires the panels' signals together."""
+and the results browser on the right; the menus (gui.menus). It owns the store and the run
+queue, and wires the panels' signals together."""
 
 from __future__ import annotations
 
-import json
-import os
-import platform
 import sys
-from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QEvent, QSettings, Qt, QTimer
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (QApplication, QCheckBox, QFileDialog, QFrame, QHBoxLayout,
-                               QInputDialog, QLabel, QMainWindow, QMenu, QMessageBox, QPushButton,
+from PySide6.QtCore import QEvent, QSettings, Qt, QTimer
+from PySide6.QtWidgets import (QApplication, QCheckBox, QFrame, QHBoxLayout,
+                               QInputDialog, QLabel, QMainWindow, QMessageBox, QPushButton,
                                QScrollArea, QSplitter, QStackedWidget, QTabWidget, QVBoxLayout,
                                QWidget)
 
 from core.params import ParamError
-from core.results import NotAResultFile, RunRecord, records_from_json
+from core.results import RunRecord
 from core.runner import RunSpec
 from core.workloads import Workload
-from gui import help as gui_help
+from gui import import_export, menus
+from gui import settings as prefs
 from gui.device_list import DeviceList, device_key
 from gui.machine_card import MachineCard
 from gui.param_form import ParamForm
 from gui.queue_view import QueueView
 from gui.results_browser import ResultsBrowser
-from gui.run_queue import RUNNING, RunJob, RunQueue
-from gui.theme import Theme, font_pt, theme_for
+from gui.live_runs import LiveRuns
+from gui.run_queue import RunJob, RunQueue
+from gui.sheets import message_sheet, open_sheet, question_sheet
+from gui.theme import Theme, theme_for, window_style
 from gui.workload_catalogue import WorkloadCatalogue
 
-TELEMETRY_REFRESH_MS = 1000
 DEVICE_PANE_WIDTH = 290
 SETUP_PANE_WIDTH = 330
 MIN_PANE_WIDTH = 220       # the sidebars' narrowest, when the window is small
 MIN_WINDOW = (720, 520)    # with the sidebar hidden; the panes ask for more when shown
-
-
-def app_settings() -> QSettings:
-    """The app's QSettings; an ini file under SILICONBENCH_HOME when that is set (tests,
-    portable installs), so nothing touches the user's real preferences."""
-    home = os.environ.get("SILICONBENCH_HOME")
-    if home:
-        return QSettings(str(Path(home).expanduser() / "gui-settings.ini"),
-                         QSettings.Format.IniFormat)
-    return QSettings("SiliconBench", "SiliconBench")
-
-
-def about_text() -> str:
-    """Versions of everything that shapes a number, as the About box shows them."""
-    import PySide6
-    import pyqtgraph
-    from PySide6.QtCore import qVersion
-
-    from core import __version__
-    from core.machine import framework_versions
-    frameworks = framework_versions()  # package metadata: nothing is imported
-    lines = [f"SiliconBench {__version__}",
-             f"Python {platform.python_version()} ({platform.machine()})",
-             f"Qt {qVersion()} · PySide6 {PySide6.__version__} · pyqtgraph "
-             f"{pyqtgraph.__version__}"]
-    lines += [f"{name} {version}" for name, version in sorted(frameworks.items())] or \
-        ["No ML framework installed"]
-    return "\n".join(lines)
 
 
 def section_title(text: str, button: QPushButton | None = None) -> QWidget:
@@ -91,35 +60,34 @@ class MainWindow(QMainWindow):
             from core.store import Store
             store = Store()
         self.store = store
-        self.settings = settings or app_settings()
+        self.settings = settings or prefs.app_settings()
         self.theme: Theme | None = None
         self.ask_before_closing = True
         self.last_message = ""           # the last error or notice shown (tests read it)
-        self._message_box: QMessageBox | None = None
+        self.message_box = None          # the sheet showing (gui.sheets)
+        self.file_dialog = None          # the file dialog showing (gui.import_export)
+        self._quit_when_closed = False
         self.forms: dict[str, ParamForm] = {}
         self.queue = RunQueue(store, self)
 
         self.setWindowTitle("SiliconBench")
         self.setAcceptDrops(True)
-        self.setUnifiedTitleAndToolBarOnMac(True)
         self.resize(1440, 900)
         self.setMinimumSize(*MIN_WINDOW)
         self._charts = None
         self.compare = None
-        self._compare_batches: set[int] = set()   # RunQueue batches to compare when done
         self._build()
-        self._build_menus()
+        self.live_runs = LiveRuns(self)  # the queue's rows, telemetry and endings, shown
+        menus.build_menus(self)
         if not defer_charts:
             self.build_charts()
         self._connect()
-        self._restore_settings()
+        prefs.restore_window(self)
+        self._update_run_button()
         self.apply_theme(theme_for())
         app = QApplication.instance()
         if app is not None:
             app.styleHints().colorSchemeChanged.connect(self.apply_color_scheme)
-        self._telemetry_timer = QTimer(self)
-        self._telemetry_timer.timeout.connect(self._poll_telemetry)
-        self._telemetry_timer.start(TELEMETRY_REFRESH_MS)
 
     # ------------------------------------------------------------------ layout
 
@@ -222,75 +190,6 @@ class MainWindow(QMainWindow):
         line.setObjectName("Separator")
         return line
 
-    def _action(self, menu, text, slot, shortcut=None, role=None, before=None) -> QAction:
-        a = QAction(text, self)
-        if shortcut is not None:
-            a.setShortcut(QKeySequence(shortcut))
-        if role is not None:
-            a.setMenuRole(role)
-        a.triggered.connect(slot)
-        menu.insertAction(before, a) if before is not None else menu.addAction(a)
-        return a
-
-    def _build_menus(self) -> None:
-        bar = self.menuBar()
-        SK = QKeySequence.StandardKey
-        action = self._action
-
-        file = bar.addMenu("&File")
-        self.import_action = action(file, "Import Results…", self.choose_import, SK.Open)
-        file.addSeparator()
-        self.export_csv_action = action(file, "Export Selected Runs as CSV…",
-                                        lambda: self.choose_export_runs("csv"), SK.Save)
-        self.export_json_action = action(file, "Export Selected Runs as JSON…",
-                                         lambda: self.choose_export_runs("json"), SK.SaveAs)
-        self.export_send_action = action(file, "Export Selected Runs to Send…",
-                                         lambda: self.choose_export_runs("sbresults"))
-        self.export_png_action = action(file, "Export Chart as PNG…",
-                                        lambda: self.choose_export_chart("png"), "Ctrl+E")
-        self.export_svg_action = action(file, "Export Chart as SVG…",
-                                        lambda: self.choose_export_chart("svg"),
-                                        "Ctrl+Shift+E")
-        file.addSeparator()
-        action(file, "Close Window", self.close, SK.Close)
-        action(file, "Quit SiliconBench", self._quit, SK.Quit, QAction.MenuRole.QuitRole)
-
-        edit = bar.addMenu("&Edit")
-        self.copy_action = action(edit, "Copy", self.copy_selection, SK.Copy)
-        action(edit, "Select All Runs", self.select_all_runs, SK.SelectAll)
-        edit.addSeparator()
-        self.details_action = action(edit, "Show Run Details…", self.show_run_details, "Ctrl+I")
-        self.rename_action = action(edit, "Name Machine…", self.choose_machine_name)
-        self.delete_action = action(edit, "Delete Selected Runs…", self.confirm_delete,
-                                    SK.Delete)
-
-        run = bar.addMenu("&Run")
-        self.run_action = action(run, "Run", self.run_clicked, "Ctrl+R")
-        self.cancel_action = action(run, "Cancel Current Run", self.cancel_current, "Ctrl+.")
-        action(run, "Cancel All Runs", self.queue.cancel_all, "Ctrl+Shift+.")
-        run.addSeparator()
-        action(run, "Refresh Devices", self.devices.start, SK.Refresh)
-
-        self.view_menu = view = bar.addMenu("&View")
-        # The chart entries go before this separator once the charts exist (build_charts).
-        self._chart_entries_end = view.addSeparator()
-        # The lower tabs as the charts' Ctrl+1…6 are the upper ones; never ⇧⌘Q (Log Out on a
-        # Mac) nor ⌥⌘Q (Quit and Keep Windows).
-        self.queue_tab_action = action(
-            view, "Run Queue", lambda: self.bottom.setCurrentWidget(self.queue_view), "Ctrl+Alt+1")
-        action(view, "Results", lambda: self.bottom.setCurrentWidget(self.results), "Ctrl+Alt+2")
-        view.addSeparator()
-        # The Mac's own key for it (⌃⌘S); Meta is Control there.
-        self.sidebar_action = action(view, "Hide Sidebar", self.toggle_sidebar, "Ctrl+Meta+S")
-
-        help_menu = bar.addMenu("&Help")
-        action(help_menu, "SiliconBench Help", gui_help.open_help, SK.HelpContents)
-        action(help_menu, "Show Data Folder", gui_help.show_data_folder)
-        action(help_menu, "How to Send Results…", lambda: gui_help.show_how_to_send(self))
-        help_menu.addSeparator()
-        action(help_menu, "About SiliconBench", self.show_about, role=QAction.MenuRole.AboutRole)
-        action(help_menu, "About Qt", QApplication.aboutQt, role=QAction.MenuRole.AboutQtRole)
-
     @property
     def charts(self):
         """The chart tabs (gui.plots.ChartPanel), built on first use."""
@@ -307,20 +206,12 @@ class MainWindow(QMainWindow):
         from gui.plots import ChartPanel
         self._charts = charts = ChartPanel()
         self.compare = CompareView()
-        self.compare.run_requested.connect(self._queue_reference_run)
+        self.compare.run_requested.connect(self.live_runs.queue_reference_run)
         self.compare.set_devices([d for d in self.devices.devices if d.usable])
         charts.addTab(self.compare, "Compare")
         self.chart_slot.addWidget(charts)
         self.chart_slot.setCurrentWidget(charts)
-        last = charts.indexOf(charts.table)
-        for i in range(last + 1):
-            self._action(self.view_menu, f"{charts.tabText(i)} Chart" if i < last
-                         else "Result Rows Table", lambda _=False, i=i: charts.setCurrentIndex(i),
-                         f"Ctrl+{i + 1}", before=self._chart_entries_end)
-        self.compare_action = self._action(
-            self.view_menu, "Compare Selected Runs",
-            lambda: charts.setCurrentWidget(self.compare), "Ctrl+K",
-            before=self._chart_entries_end)
+        menus.add_chart_entries(self, charts)
         if self.theme is not None:
             charts.apply_theme(self.theme)
             self.compare.apply_theme(self.theme)
@@ -367,17 +258,14 @@ class MainWindow(QMainWindow):
         # Kept answers arrive first: the first launch's sensible choice need not wait for them all.
         self.devices.partly_found.connect(lambda _: self._pick_first_device())
         self.run_button.clicked.connect(self.run_clicked)
-        self.queue.row_arrived.connect(self._on_row)
-        self.queue.job_ended.connect(self._on_job_ended)
-        self.queue.changed.connect(self._update_status)
-        self.queue.job_added.connect(lambda _: self.bottom.setCurrentWidget(self.queue_view))
         self.results.selection_changed.connect(self._draw_selection)
         self.results.rename_button.clicked.connect(self.choose_machine_name)
         self.results.delete_button.clicked.connect(self.confirm_delete)
-        self.results.store_changed.connect(self._update_status)
+        self.results.store_changed.connect(self.live_runs.update_status)
         view = self.results.view
         view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-        view.customContextMenuRequested.connect(self._results_context_menu)
+        view.customContextMenuRequested.connect(
+            lambda pos: menus.results_context_menu(self, pos))
         view.doubleClicked.connect(lambda _: self.show_run_details())
 
     def start_background(self) -> None:
@@ -394,12 +282,7 @@ class MainWindow(QMainWindow):
         form = self.forms.get(w.name)
         if form is None:
             form = self.forms[w.name] = ParamForm(w.params)
-            saved = self.settings.value(f"params/{w.name}")
-            if isinstance(saved, str):
-                try:
-                    form.set_texts(json.loads(saved))
-                except (ValueError, TypeError):
-                    pass  # settings from an older version: start from the defaults
+            prefs.restore_form(self.settings, w.name, form)
             form.validity_changed.connect(self._update_run_button)
             self.form_stack.addWidget(form)
         self.form_stack.setCurrentWidget(form)
@@ -451,7 +334,7 @@ class MainWindow(QMainWindow):
         except ParamError as e:  # the form marks it too; a run is never sent with it
             self.show_message("Check the parameters", str(e))
             return []
-        self._save_run_choices()
+        prefs.save_run_choices(self)
         warnings = self.run_warnings(specs)
         if warnings:
             self._confirm_big_run(warnings, specs, titles)
@@ -468,71 +351,18 @@ class MainWindow(QMainWindow):
         return out
 
     def _confirm_big_run(self, warnings: list[str], specs, titles) -> QMessageBox:
-        box = QMessageBox(QMessageBox.Icon.Warning, "Run Anyway?",
-                          "This is a big run.", QMessageBox.StandardButton.Cancel, self)
-        box.setInformativeText("\n\n".join(warnings) + "\n\nSmaller sizes or Quick "
-                               "measurement give a first look sooner.")
-        run = box.addButton("Run Anyway", QMessageBox.ButtonRole.AcceptRole)
-        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
-        box.setWindowModality(Qt.WindowModality.WindowModal)
-        box.finished.connect(lambda _: box.clickedButton() is run
-                             and self.queue.enqueue(specs, titles))
         self.last_message = "\n".join(warnings)
-        self._message_box = box
-        box.open()
-        return box
+        return question_sheet(self, "Run Anyway?", "This is a big run.",
+                              "\n\n".join(warnings) + "\n\nSmaller sizes or Quick measurement "
+                              "give a first look sooner.", "Run Anyway",
+                              lambda: self.queue.enqueue(specs, titles))
 
     def cancel_current(self) -> None:
         if self.queue.current is not None:
             self.queue.cancel(self.queue.current)
 
-    def _on_row(self, job: RunJob) -> None:
-        self.charts.update_record(job.record)
-
-    def _poll_telemetry(self) -> None:
-        job = self.queue.current
-        telemetry = self.queue.live_telemetry() if job is not None else None
-        if telemetry and telemetry["series"]:
-            job.record.telemetry = telemetry
-            self.charts.update_telemetry(job.record)
-
-    def _on_job_ended(self, job: RunJob) -> None:
-        batch = [j for j in self.queue.jobs if j.batch == job.batch]
-        if job.saved:
-            # Drawn with the runs queued with it, never added to an older selection.
-            together = {j.record.id for j in batch if j.saved}
-            self.results.add_record(job.record, select=True, together=together)
-        if job.batch in self._compare_batches and all(j.ended for j in batch):
-            self._compare_batches.discard(job.batch)
-            self.show_comparison([j.record for j in batch if j.saved])
-        self._update_status()
-
-    def compare_when_done(self, jobs: list[RunJob]) -> None:
-        """When these runs have ended, compare them with the published references they match
-        (the quick suite, a reference repeated here)."""
-        self._compare_batches.update(j.batch for j in jobs)
-
-    def show_comparison(self, records: list[RunRecord]) -> None:
-        from gui.compare_view import matches, matching_references
-        refs = matching_references(records)
-        if not refs:
-            return
-        matched = [r for r in records if any(matches(r, ref) for ref in refs)]
-        charts = self.charts  # builds Compare if the window has not yet
-        self.results.select_ids({r.id for r in matched})
-        self.compare.clear_references()
-        for ref in refs:
-            self.compare.add_reference(ref.id)
-        charts.setCurrentWidget(self.compare)
-
-    def _queue_reference_run(self, specs: list[RunSpec]) -> None:
-        titles = [f"{s.workload} · {s.framework} {s.device} (as the reference)" for s in specs]
-        self.compare_when_done(self.queue.enqueue(specs, titles))
-
     def _draw_selection(self, selected: list[RunRecord]) -> None:
-        ids = {r.id for r in selected}
-        live = [j.record for j in self.queue.jobs
-                if j.state == RUNNING and j.record.rows and j.record.id not in ids]
+        live = self.live_runs.running_records({r.id for r in selected})
         self.charts.show_records(selected + live)
         self.compare.set_records(selected)
 
@@ -550,29 +380,11 @@ class MainWindow(QMainWindow):
         if usable and not self.devices.checked_keys() and not self.devices.wanted():
             self.devices.set_checked([device_key(usable[0])])
 
-    def _update_status(self) -> None:
-        fraction, ended, total = self.queue.overall()
-        if self.queue.busy:
-            self.statusBar().showMessage(f"Running: {ended} of {total} runs finished "
-                                         f"({fraction:.0%}).")
-        elif total:
-            self.statusBar().showMessage(f"Queue finished: {ended} run{'s' * (ended != 1)}.",
-                                         8000)
-
     # ------------------------------------------------------------------ results
 
     def select_all_runs(self) -> None:
         self.bottom.setCurrentWidget(self.results)
         self.results.view.selectAll()
-
-    def _results_context_menu(self, pos) -> QMenu:
-        menu = QMenu(self)
-        for a in (self.details_action, self.copy_action, self.export_json_action,
-                  self.export_send_action, self.rename_action, self.delete_action):
-            menu.addAction(a)
-        self._context_menu = menu  # kept alive while open (tests read it)
-        menu.popup(self.results.view.viewport().mapToGlobal(pos))
-        return menu
 
     def copy_selection(self) -> int:
         """Edit > Copy: the selected rows of the table with the focus (the results when no
@@ -598,19 +410,23 @@ class MainWindow(QMainWindow):
         self.run_detail.show()
         return self.run_detail
 
-    def choose_machine_name(self) -> None:
+    def choose_machine_name(self) -> QInputDialog | None:
         records = self.results.selected_records()
         if not records:
             self.show_message("Name a machine", "Select a run of that machine under Results "
                               "first.", QMessageBox.Icon.Information)
-            return
-        label, ok = QInputDialog.getText(self, "Name Machine",
-                                         "Name for this machine, shown on its runs and charts "
-                                         "(empty: its model name):",
-                                         text=records[0].label or records[0].machine_label)
-        if ok:
+            return None
+        dialog = QInputDialog(self)
+        dialog.setWindowTitle("Name Machine")
+        dialog.setLabelText("Name for this machine, shown on its runs and charts (empty: its "
+                            "model name):")
+        dialog.setTextValue(records[0].label or records[0].machine_label)
+
+        def rename(label: str) -> None:
             n = self.results.rename_machine(label, records)
             self.statusBar().showMessage(f"Named the machine on {n} runs.", 5000)
+        dialog.textValueSelected.connect(rename)
+        return open_sheet(self, dialog)
 
     def confirm_delete(self) -> QMessageBox | None:
         """Ask in a sheet (window-modal, not blocking the event loop); delete on its Delete
@@ -621,127 +437,19 @@ class MainWindow(QMainWindow):
                               QMessageBox.Icon.Information)
             return None
         n = len(records)
-        box = QMessageBox(QMessageBox.Icon.Warning, "Delete Runs",
-                          f"Delete {n} run{'s' * (n != 1)} from the results store?",
-                          QMessageBox.StandardButton.Cancel, self)
-        box.setInformativeText("This cannot be undone; export them first to keep a copy.")
-        delete = box.addButton("Delete", QMessageBox.ButtonRole.DestructiveRole)
-        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
-        box.setWindowModality(Qt.WindowModality.WindowModal)
 
-        def done() -> None:
-            if box.clickedButton() is delete:
-                deleted = self.results.delete(records)
-                self._draw_selection(self.results.selected_records())  # not the deleted runs
-                self.statusBar().showMessage(f"Deleted {deleted} run{'s' * (deleted != 1)}.",
-                                             5000)
-        box.finished.connect(done)
-        self._message_box = box
-        box.open()
-        return box
-
-    # ------------------------------------------------------------------ import and export
-
-    def choose_import(self) -> None:
-        paths, _ = QFileDialog.getOpenFileNames(self, "Import Results", self._last_dir(),
-                                                "SiliconBench results (*.sbresults *.json);;"
-                                                "All files (*)")
-        if paths:
-            self._remember_dir(paths[0])
-            self.import_files(paths)
+        def delete() -> None:
+            deleted = self.results.delete(records)
+            self._draw_selection(self.results.selected_records())  # not the deleted runs
+            self.statusBar().showMessage(f"Deleted {deleted} run{'s' * (deleted != 1)}.", 5000)
+        return question_sheet(self, "Delete Runs",
+                              f"Delete {n} run{'s' * (n != 1)} from the results store?",
+                              "This cannot be undone; export them first to keep a copy.",
+                              "Delete", delete, QMessageBox.ButtonRole.DestructiveRole)
 
     def import_files(self, paths: list[str]) -> bool:
-        """All files or nothing: one bad file refuses the import and changes nothing."""
-        records: list[RunRecord] = []
-        for path in paths:
-            name = Path(path).name
-            try:
-                text = Path(path).read_text(encoding="utf-8")
-                records += records_from_json(text)
-            except NotAResultFile as e:
-                return self._refuse_import(f"{name} is not a SiliconBench result file: {e}.")
-            except (OSError, UnicodeDecodeError) as e:
-                return self._refuse_import(f"{name} cannot be read: "
-                                           f"{getattr(e, 'strerror', None) or e}.")
-        if not records:
-            return self._refuse_import("The files hold no runs.")
-        added, skipped = self.store.import_records(records)
-        self.results.reload(keep_selection=False)
-        self.results.select_ids({r.id for r in records})
-        self.bottom.setCurrentWidget(self.results)
-        note = f"Imported {added} run{'s' * (added != 1)}"
-        note += f"; {skipped} already in the store." if skipped else "."
-        self.last_message = note
-        self.statusBar().showMessage(note, 8000)
-        return True
-
-    def _refuse_import(self, text: str) -> bool:
-        self.show_message("Nothing was imported", text)
-        return False
-
-    def choose_export_runs(self, fmt: str) -> None:
-        records = self.results.selected_records()
-        if not records:
-            self.show_message("Nothing to export", "Select runs under Results to export them.",
-                              QMessageBox.Icon.Information)
-            return
-        kind = "SiliconBench results" if fmt == "sbresults" else fmt.upper()
-        path = self._ask_save_path(f"Export Runs as {kind}", f"siliconbench-runs.{fmt}",
-                                   f"{kind} files (*.{fmt})")
-        if path:
-            self.export_runs(path, records, "json" if fmt == "sbresults" else fmt)
-
-    def export_runs(self, path: str, records: list[RunRecord] | None = None,
-                    fmt: str | None = None) -> bool:
-        """Writes the format the file name says; without a known extension, `fmt` (the one
-        the menu entry chose), so "runs" from the JSON entry is JSON, not CSV."""
-        from core.export import FORMAT_BY_SUFFIX, to_csv, to_json
-        records = records if records is not None else self.results.selected_records()
-        fmt = FORMAT_BY_SUFFIX.get(Path(path).suffix.lower()) or fmt or "csv"
-        text = to_json(records) if fmt == "json" else to_csv(records)
-        try:
-            from core.files import write_atomic
-            write_atomic(path, text)  # a full disk leaves the old file as it was
-        except OSError as e:
-            self.show_message("Export failed", f"Cannot write {path}: {e.strerror or e}.")
-            return False
-        self.statusBar().showMessage(f"Exported {len(records)} runs to {path}.", 8000)
-        return True
-
-    def choose_export_chart(self, fmt: str) -> None:
-        if self.charts.current_chart() is None or not self.charts.current_chart().has_data():
-            self.show_message("Nothing to export", "Show a chart with data first (select "
-                              "runs under Results, or run one).", QMessageBox.Icon.Information)
-            return
-        name = self.charts.tabText(self.charts.currentIndex()).lower()
-        path = self._ask_save_path(f"Export Chart as {fmt.upper()}", f"siliconbench-{name}.{fmt}",
-                                   f"{fmt.upper()} images (*.{fmt})")
-        if path:
-            self.export_chart(path)
-
-    def export_chart(self, path: str) -> bool:
-        try:
-            self.charts.export_chart(path)
-        except (OSError, ValueError) as e:
-            self.show_message("Export failed", f"Cannot export the chart to {path}: {e}")
-            return False
-        self.statusBar().showMessage(f"Chart saved to {path}.", 8000)
-        return True
-
-    def _ask_save_path(self, title: str, file_name: str, file_filter: str) -> str | None:
-        """A save dialog opened in the last folder used; the chosen folder is remembered."""
-        path, _ = QFileDialog.getSaveFileName(self, title,
-                                              str(Path(self._last_dir()) / file_name), file_filter)
-        if not path:
-            return None
-        self._remember_dir(path)
-        return path
-
-    def _last_dir(self) -> str:
-        return str(self.settings.value("files/last_dir", str(Path.home())))
-
-    def _remember_dir(self, path: str) -> None:
-        self.settings.setValue("files/last_dir", str(Path(path).parent))
+        """Import result files (a drop, Finder, the command line): all or nothing."""
+        return import_export.import_files(self, paths)
 
     # ------------------------------------------------------------------ drag and drop
 
@@ -762,15 +470,7 @@ class MainWindow(QMainWindow):
                      icon: QMessageBox.Icon = QMessageBox.Icon.Warning) -> None:
         """A sheet on the Mac (window-modal, not blocking the event loop)."""
         self.last_message = text
-        box = QMessageBox(icon, title, text, QMessageBox.StandardButton.Ok, self)
-        box.setWindowModality(Qt.WindowModality.WindowModal)
-        self._message_box = box
-        box.open()
-
-    def show_about(self) -> None:
-        QMessageBox.about(self, "About SiliconBench",
-                          "<h3>SiliconBench</h3><p>Benchmarks for machine learning on Apple "
-                          "Silicon, NVIDIA GPUs and CPUs.</p><pre>" + about_text() + "</pre>")
+        message_sheet(self, title, text, icon)
 
     # ------------------------------------------------------------------ theme
 
@@ -781,13 +481,7 @@ class MainWindow(QMainWindow):
         if theme == self.theme:
             return
         self.theme = theme
-        self.setStyleSheet(
-            f"QLabel#SectionTitle {{ font-weight: 600; color: {theme.muted};"
-            f" font-size: {font_pt(0.92)}pt; padding-top: 4px; }}"
-            f"QLabel#SectionSubtitle {{ font-weight: 600; }}"
-            f"QLabel[role='hint'] {{ color: {theme.muted}; font-size: {font_pt(0.9)}pt; }}"
-            f"QLabel[role='error'] {{ color: {theme.error}; font-size: {font_pt(0.9)}pt; }}"
-            f"QFrame#Separator {{ color: {theme.border}; }}")
+        self.setStyleSheet(window_style(theme))
         for panel in (self.machine_card, self.devices, self.catalogue, self._charts,
                       self.compare, self.queue_view, self.results):
             if panel is not None:  # the charts may not be built yet
@@ -799,64 +493,34 @@ class MainWindow(QMainWindow):
             self.apply_theme(theme_for())
         super().changeEvent(event)
 
-    # ------------------------------------------------------------------ settings
-
-    def _restore_settings(self) -> None:
-        s = self.settings
-        geometry = s.value("window/geometry")
-        if isinstance(geometry, QByteArray):
-            self.restoreGeometry(geometry)
-        for key, split in (("window/main_split", self.main_split),
-                           ("window/right_split", self.right_split)):
-            state = s.value(key)
-            if isinstance(state, QByteArray):
-                split.restoreState(state)
-        self.show_sidebar(str(s.value("window/sidebar", "true")).lower() == "true")
-        self.quick_box.setChecked(str(s.value("run/quick", "false")).lower() == "true")
-        self.catalogue.select(s.value("run/workload"))
-        devices = s.value("run/devices")
-        if isinstance(devices, str):
-            devices = [devices]
-        if isinstance(devices, list):
-            self.devices.set_checked(devices)
-        self._update_run_button()
-
-    def _save_run_choices(self) -> None:
-        s = self.settings
-        w = self.catalogue.current()
-        if w is not None:
-            s.setValue("run/workload", w.name)
-        s.setValue("run/devices", self.devices.checked_keys())
-        s.setValue("run/quick", "true" if self.quick_box.isChecked() else "false")
-        for name, form in self.forms.items():
-            s.setValue(f"params/{name}", json.dumps(form.texts()))
-
-    def save_settings(self) -> None:
-        self._save_run_choices()
-        s = self.settings
-        s.setValue("window/geometry", self.saveGeometry())
-        s.setValue("window/main_split", self.main_split.saveState())
-        s.setValue("window/right_split", self.right_split.saveState())
-        s.setValue("window/sidebar", "true" if self.sidebar_shown() else "false")
-        s.sync()
-
-    def _quit(self) -> None:
-        if self.close():
-            QApplication.quit()
+    def quit_app(self) -> None:
+        self._quit_when_closed = True  # now, or once the runs' question is answered
+        self.close()
 
     def closeEvent(self, event) -> None:
         if self.queue.busy and self.ask_before_closing:
-            answer = QMessageBox.question(
-                self, "Stop the runs?", "Runs are still going. Close anyway? The current run "
-                "is cancelled; the points it measured so far are kept.",
-                QMessageBox.StandardButton.Close | QMessageBox.StandardButton.Cancel,
-                QMessageBox.StandardButton.Cancel)
-            if answer != QMessageBox.StandardButton.Close:
-                event.ignore()
-                return
-        self.save_settings()
+            event.ignore()
+            if not (self.message_box and self.message_box.isVisible()):  # asked once at a time
+                self.confirm_close()
+            return
+        prefs.save_window(self)
         self.queue.shutdown()
         super().closeEvent(event)
+        if self._quit_when_closed:
+            QApplication.quit()
+
+    def confirm_close(self) -> QMessageBox:
+        """Runs are going: ask in a sheet; Close closes (and quits, from Quit)."""
+        def close() -> None:
+            self.ask_before_closing = False
+            self.close()
+
+        def stay() -> None:
+            self._quit_when_closed = False
+        return question_sheet(self, "Stop the runs?", "Runs are still going. Close anyway?",
+                              "The current run is cancelled; the points it measured so far are "
+                              "kept.", "Close", close, QMessageBox.ButtonRole.DestructiveRole,
+                              otherwise=stay)
 
 
 def excepthook_for(window: MainWindow):

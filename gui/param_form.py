@@ -11,6 +11,7 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QCompleter, QFileDialog, QF
                                QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget)
 
 from core.params import LIST_ALL_UP_TO, Param, ParamError
+from gui.import_export import file_dialog
 
 _BAD_FIELD = "QLineEdit { border: 1px solid #FF3B30; border-radius: 4px; padding: 2px; }"
 
@@ -108,11 +109,9 @@ class ParamField(QWidget):
         edit.textChanged.connect(self._on_change)
         return edit
 
-    def choose_path(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, f"Choose {self.param.label}",
-                                              self.editor.text(), "All files (*)")
-        if path:
-            self.editor.setText(path)
+    def choose_path(self) -> QFileDialog:
+        return file_dialog(self, f"Choose {self.param.label}", self.editor.text(), "All files (*)",
+                    lambda paths, _: paths and self.editor.setText(paths[0]))
 
     def _on_change(self, *_: Any) -> None:
         self.validate()

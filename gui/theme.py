@@ -1,39 +1,16 @@
-"""Light and dark colours for plots and the few custom-drawn widgets, following the system's
-appearance (QStyleHints.colorScheme, Qt 6.5+), with Apple's system colours for data series."""
+"""Light or dark colours (core.palette) for plots and the few custom-drawn widgets, following
+the system's appearance (QStyleHints.colorScheme, Qt 6.5+)."""
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication, QPalette
 
-
-@dataclass(frozen=True)
-class Theme:
-    dark: bool
-    background: str      # plot canvas
-    foreground: str      # axes and text on plots
-    muted: str           # secondary text
-    card: str            # machine card and group backgrounds
-    border: str
-    warning: str
-    error: str
-    ok: str
-    series: tuple[str, ...]
+from core.palette import DARK, LIGHT, Palette
 
 
-LIGHT = Theme(
-    dark=False, background="#FFFFFF", foreground="#1D1D1F", muted="#6E6E73", card="#F2F2F7",
-    border="#D1D1D6", warning="#C93400", error="#D70015", ok="#248A3D",
-    series=("#007AFF", "#FF9500", "#34C759", "#AF52DE", "#FF2D55", "#30B0C7", "#5856D6",
-            "#A2845E", "#FF3B30", "#00C7BE"))
-
-DARK = Theme(
-    dark=True, background="#1C1C1E", foreground="#E5E5EA", muted="#98989D", card="#2C2C2E",
-    border="#3A3A3C", warning="#FF9F0A", error="#FF453A", ok="#30D158",
-    series=("#0A84FF", "#FF9F0A", "#30D158", "#BF5AF2", "#FF375F", "#40C8E0", "#5E5CE6",
-            "#AC8E68", "#FF453A", "#66D4CF"))
+# The colours live in core.palette, shared with the HTML report.
+Theme = Palette
 
 
 def theme_for(scheme: Qt.ColorScheme | None = None) -> Theme:
@@ -51,7 +28,7 @@ def theme_for(scheme: Qt.ColorScheme | None = None) -> Theme:
 
 
 def series_color(theme: Theme, index: int) -> str:
-    return theme.series[index % len(theme.series)]
+    return theme.series_color(index)
 
 
 def font_pt(scale: float) -> float:
@@ -60,3 +37,13 @@ def font_pt(scale: float) -> float:
     app = QApplication.instance()
     base = app.font().pointSizeF() if app is not None else 13.0
     return round((base if base > 0 else 13.0) * scale, 1)
+
+
+def window_style(theme: Theme) -> str:
+    """The main window's style sheet: section titles, hints, errors and separators."""
+    return (f"QLabel#SectionTitle {{ font-weight: 600; color: {theme.muted};"
+            f" font-size: {font_pt(0.92)}pt; padding-top: 4px; }}"
+            f"QLabel#SectionSubtitle {{ font-weight: 600; }}"
+            f"QLabel[role='hint'] {{ color: {theme.muted}; font-size: {font_pt(0.9)}pt; }}"
+            f"QLabel[role='error'] {{ color: {theme.error}; font-size: {font_pt(0.9)}pt; }}"
+            f"QFrame#Separator {{ color: {theme.border}; }}")

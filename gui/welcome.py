@@ -23,7 +23,7 @@ def queue_quick_suite(window) -> int:
     titles = [f"Quick suite · {s.workload} · {names[(s.framework, s.device)]} "
               f"({s.framework} {s.device})" for s in specs]
     jobs = window.queue.enqueue(specs, titles)
-    window.compare_when_done(jobs)  # it ends side by side with a published machine
+    window.live_runs.compare_when_done(jobs)  # it ends side by side with a published machine
     return len(jobs)
 
 

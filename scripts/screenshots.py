@@ -97,8 +97,8 @@ def main() -> int:
             charts.setCurrentIndex(i)
             shot(charts.tabText(i).lower().replace(" ", "-"))
     # Compare as the first launch ends: the suite's runs that match a published machine,
-    # side by side with it (MainWindow.show_comparison, what the welcome's suite calls).
-    window.show_comparison([j.record for j in window.queue.jobs if j.saved])
+    # side by side with it (LiveRuns.show_comparison, what the welcome's suite calls).
+    window.live_runs.show_comparison([j.record for j in window.queue.jobs if j.saved])
     shot("compare")
     gemm = [r for r in window.results.selected_records() if r.workload == "gemm"]
     window.results.select_ids({gemm[0].id} if gemm else set())

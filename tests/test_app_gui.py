@@ -18,6 +18,7 @@ from core.frameworks import DeviceInfo  # noqa: E402
 from core.results import records_from_json, records_to_json  # noqa: E402
 from core.store import home  # noqa: E402
 from core.suites import expand  # noqa: E402
+from gui.import_export import export_runs  # noqa: E402
 from tests.sample_records import gemm_run  # noqa: E402
 
 CPU = DeviceInfo("torch", "cpu", "Test CPU", "cpu", 8 * 2**30)
@@ -42,7 +43,7 @@ def test_a_file_opened_from_finder_is_imported(qtbot, window, tmp_path):
 def test_the_window_exports_sbresults_as_json(window, tmp_path):
     rec = gemm_run("M1 Max", 10.0)
     path = tmp_path / f"runs{RESULT_SUFFIX}"
-    assert window.export_runs(str(path), [rec])
+    assert export_runs(window, str(path), [rec])
     assert [r.id for r in records_from_json(path.read_text())] == [rec.id]
 
 

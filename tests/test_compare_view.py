@@ -156,6 +156,7 @@ def test_a_reference_says_what_it_measured_and_can_be_run_here(view, qtbot):
 
 def test_window_compare_tab_follows_the_results_selection(qtbot, tmp_path):
     from gui.main_window import MainWindow
+    from gui.import_export import export_chart
     store = Store(tmp_path / "home" / "results.sqlite3")
     for rec in runs()[:2]:
         store.save(rec)
@@ -169,11 +170,11 @@ def test_window_compare_tab_follows_the_results_selection(qtbot, tmp_path):
     assert w.charts.currentWidget() is w.compare
     assert w.compare.table.rowCount() == 2
     assert w.charts.current_chart() is w.compare.current_chart()   # File > Export Chart
-    assert w.export_chart(str(tmp_path / "compare.png"))
+    assert export_chart(w, str(tmp_path / "compare.png"))
     # The quick suite ends here: its run beside the published machines it matches.
     store.save(recorded("infer-torch-reference"))
     w.results.reload()
-    w.show_comparison(store.runs())
+    w.live_runs.show_comparison(store.runs())
     assert w.charts.currentWidget() is w.compare
     assert [r.workload for r in w.results.selected_records()] == ["infer"]
     assert {r.id for r in w.compare.references} >= {infer_reference().id}
@@ -193,7 +194,7 @@ def test_the_quick_suite_ends_beside_the_published_m1_max_gemm_point(qtbot, tmp_
     w.ask_before_closing = False
     qtbot.addWidget(w)
     w.results.reload()
-    w.show_comparison(store.runs())
+    w.live_runs.show_comparison(store.runs())
     assert w.charts.currentWidget() is w.compare
     assert [r.id for r in w.results.selected_records()] == [quick_8192.id]
     assert [r.id for r in w.compare.references] == ["pub-tfmetal-gemm-m1max32"]

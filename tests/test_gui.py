@@ -21,6 +21,8 @@ from core.frameworks import DeviceInfo  # noqa: E402
 from core.results import RunRecord, Row, records_to_json  # noqa: E402
 from core.runner import RunSpec  # noqa: E402
 from core.stats import summarize  # noqa: E402
+from gui.import_export import export_chart, export_runs  # noqa: E402
+from tests.dialogs import answer_file_dialog  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN_TIMEOUT_MS = 240_000
@@ -182,8 +184,8 @@ def test_tiny_gemm_run_from_the_controls_plots_and_exports(qtbot, window, store,
     window.charts.setCurrentWidget(chart)
 
     png, svg, csv = tmp_path / "c.png", tmp_path / "c.svg", tmp_path / "runs.csv"
-    assert window.export_chart(str(png)) and window.export_chart(str(svg))
-    assert window.export_runs(str(csv))
+    assert export_chart(window, str(png)) and export_chart(window, str(svg))
+    assert export_runs(window, str(csv))
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 2000
     assert "<svg" in svg.read_text()
     lines = csv.read_text().splitlines()
@@ -420,7 +422,7 @@ def test_results_browser_filters_renames_and_deletes(window, store, tmp_path):
 
     out = tmp_path / "sel.json"
     browser.select_ids({a1.id, b.id})
-    assert window.export_runs(str(out))
+    assert export_runs(window, str(out))
     assert {r["id"] for r in json.loads(out.read_text())["runs"]} == {a1.id, b.id}
 
     assert browser.delete(browser.selected_records()) == 2
@@ -460,7 +462,7 @@ def test_about_lists_the_versions():
 
     import core
     from core.machine import framework_versions
-    from gui.main_window import about_text
+    from gui.help import about_text
     lines = about_text().splitlines()
     assert lines[0] == f"SiliconBench {core.__version__}"
     assert lines[1].startswith(f"Python {platform.python_version()} ")
@@ -473,22 +475,20 @@ def test_about_lists_the_versions():
 
 def test_export_dialogs_open_in_the_last_folder_and_remember_the_one_chosen(
         window, store, settings, tmp_path, monkeypatch):
-    from PySide6.QtWidgets import QFileDialog
+    from gui.import_export import choose_export_chart, choose_export_runs
     store.import_records([fake_record()])
     window.results.reload()
     window.results.select_ids({store.runs()[0].id})
-    asked = []
     first, second = tmp_path / "a", tmp_path / "b"
     first.mkdir()
     second.mkdir()
-    answers = iter([str(first / "runs.json"), str(second / "chart.png")])
-    monkeypatch.setattr(QFileDialog, "getSaveFileName",
-                        lambda parent, title, start, filt: (asked.append((title, start)),
-                                                            (next(answers), filt))[1])
-    window.choose_export_runs("json")
+    dialog = choose_export_runs(window, "json")
+    assert dialog.windowTitle() == "Export Runs as JSON"
+    answer_file_dialog(window, str(first / "runs.json"))
     assert json.loads((first / "runs.json").read_text())["runs"]
-    window.choose_export_chart("png")
+    dialog = choose_export_chart(window, "png")
+    assert dialog.windowTitle() == "Export Chart as PNG"
+    assert dialog.selectedFiles() == [str(first / "siliconbench-tflops.png")]  # the last folder
+    answer_file_dialog(window, str(second / "chart.png"))
     assert (second / "chart.png").stat().st_size > 0
-    assert asked[0][0] == "Export Runs as JSON"
-    assert asked[1] == ("Export Chart as PNG", str(first / "siliconbench-tflops.png"))
     assert settings.value("files/last_dir") == str(second)

@@ -13,8 +13,9 @@ from core.compare import (ALPHA, FAR_APART, INCONCLUSIVE, NO_SAMPLES_VERDICT, SA
                           smallest_p)
 from core.suites import summary_lines
 from core.workloads import catalogue, headline
-from gui.plots import BARS, ChartPanel, chart_of
 from core.numbers import metric_title
+from gui.chart_series import BARS, chart_of
+from gui.plots import ChartPanel
 from gui.row_text import headline_text
 from tests.recorded import every_run, recorded, stems
 
@@ -262,7 +263,7 @@ def test_the_quick_suite_waits_for_every_framework_not_the_first_to_answer(qtbot
         jobs = w.queue.jobs
         assert {(j.spec.workload, j.spec.framework) for j in jobs} == {
             ("gemm", "mlx"), ("gemm", "torch"), ("infer", "torch")}
-        assert {j.batch for j in jobs} <= w._compare_batches
+        assert {j.batch for j in jobs} <= w.live_runs.compare_batches
     finally:
         w.queue.cancel_all()
         qtbot.waitUntil(lambda: not w.queue.busy, timeout=60_000)

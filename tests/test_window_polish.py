@@ -15,6 +15,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QMessageBox  # noqa: E402
 
+from tests.dialogs import answer_file_dialog  # noqa: E402
+
 REAL_RUNS = Path(__file__).parent / "data" / "runs" / "tiny-cpu-runs.json"
 
 
@@ -38,7 +40,7 @@ def test_deleting_selected_runs_asks_then_deletes_them(qtbot, window, store, imp
         window.delete_action.trigger()
     else:
         qtbot.mouseClick(window.results.delete_button, Qt.MouseButton.LeftButton)
-    box = window._message_box
+    box = window.message_box
     assert isinstance(box, QMessageBox) and box.isVisible()
     assert "Delete 1 run from" in box.text()
     click_button(qtbot, box, "Cancel")                      # Cancel keeps everything
@@ -46,7 +48,7 @@ def test_deleting_selected_runs_asks_then_deletes_them(qtbot, window, store, imp
 
     window.results.select_ids({imported[0]})
     window.delete_action.trigger()
-    click_button(qtbot, window._message_box, "Delete")
+    click_button(qtbot, window.message_box, "Delete")
     assert [r.id for r in store.runs()] == [imported[1]]
     assert window.results.proxy.rowCount() == 1
     assert "Deleted 1 run." in window.statusBar().currentMessage()
@@ -55,7 +57,7 @@ def test_deleting_selected_runs_asks_then_deletes_them(qtbot, window, store, imp
     assert window.charts.curves["tflops"].point_count() + \
         window.charts.curves["gb_per_s"].point_count() > 0
     window.delete_action.trigger()
-    click_button(qtbot, window._message_box, "Delete")
+    click_button(qtbot, window.message_box, "Delete")
     assert store.runs() == [] and window.charts.curves["tflops"].point_count() == 0
     assert window.charts.curves["gb_per_s"].point_count() == 0
 
@@ -64,12 +66,11 @@ def test_deleting_selected_runs_asks_then_deletes_them(qtbot, window, store, imp
                                        ("csv", "table")])
 def test_export_without_an_extension_writes_the_format_chosen(window, imported, tmp_path,
                                                                monkeypatch, fmt, name):
-    from PySide6.QtWidgets import QFileDialog
+    from gui.import_export import choose_export_runs
     target = tmp_path / name
-    monkeypatch.setattr(QFileDialog, "getSaveFileName",
-                        lambda parent, title, start, filt: (str(target), filt))
     window.select_all_runs()
-    window.choose_export_runs(fmt)
+    choose_export_runs(window, fmt)
+    answer_file_dialog(window, str(target))
     text = target.read_text()
     if fmt == "csv":
         assert text.startswith("run_id,") and len(text.splitlines()) > 2
@@ -138,8 +139,9 @@ def test_a_huge_run_is_questioned_before_it_starts(qtbot, window):
     for dtype, box in form.fields["dtypes"].choice_boxes.items():
         box.setChecked(dtype == "float64")
     assert window.run_clicked() == []                      # not queued yet
-    box = window._message_box
+    box = window.message_box
     assert box.isVisible() and "N=32768 in float64" in box.informativeText()
+    assert box.windowModality() == Qt.WindowModality.WindowModal  # a sheet on the Mac
     assert "may take about" in box.informativeText()
     click_button(qtbot, box, "Cancel")
     assert window.queue.jobs == []
@@ -161,15 +163,14 @@ def test_a_mistyped_model_is_marked_before_running(qtbot, window):
     assert field.error == "" and window.form.values()["model"] == "resnet18"
 
 
-def test_path_parameters_have_a_choose_button(qtbot, window, tmp_path, monkeypatch):
-    from PySide6.QtWidgets import QFileDialog
+def test_path_parameters_have_a_choose_button(qtbot, window, tmp_path):
     window.catalogue.select("mlp")
     field = window.form.fields["cifar"]
     assert field.choose_button is not None and field.choose_button.text() == "Choose…"
     archive = tmp_path / "cifar-10-python.tar.gz"
-    monkeypatch.setattr(QFileDialog, "getOpenFileName",
-                        lambda *a, **k: (str(archive), ""))
+    archive.write_bytes(b"")  # the dialog chooses files that exist
     qtbot.mouseClick(field.choose_button, Qt.MouseButton.LeftButton)
+    answer_file_dialog(field, str(archive))
     assert field.text() == str(archive)
     labels = [p.label for p in window.catalogue.current().params]
     assert "CIFAR-10 data" in labels and not [x for x in labels if x.endswith(" mb")]
@@ -203,7 +204,8 @@ def test_run_details_context_menu_and_copy(qtbot, window, imported):
     runs = {r.id: r for r in records_from_json(REAL_RUNS.read_text())}
     gemm = next(r for r in runs.values() if r.workload == "gemm")
     window.results.select_ids({gemm.id})
-    menu = window._results_context_menu(QPoint(10, 10))
+    from gui.menus import results_context_menu
+    menu = results_context_menu(window, QPoint(10, 10))
     assert [a.text() for a in menu.actions()][:2] == ["Show Run Details…", "Copy"]
     menu.close()
 
@@ -230,6 +232,7 @@ def test_no_shortcut_takes_a_key_the_mac_keeps_for_itself(window):
                 QKeySequence("Ctrl+Alt+H")}
     taken = {a.text(): a.shortcut() for a in window.findChildren(QAction) if a.shortcut()}
     assert taken["Run Queue"] == QKeySequence("Ctrl+Alt+1")
+    assert taken.pop("Minimize") == QKeySequence("Ctrl+M")  # the one it is kept for
     assert not {name: k.toString() for name, k in taken.items() if k in reserved}
 
 

@@ -1,0 +1,172 @@
+"""Which rows of which runs go on which chart, and what each series is called: plain Python
+(no Qt, no pyqtgraph), so it is tested on recorded runs without a display. Which chart a row
+belongs to follows from its workload's own declaration (core.workloads: `metric` and `x`), so
+new workloads slot in: the headline metric over a swept `x` -> a curve over a log2 axis; a rate
+per "model" -> throughput bars grouped by model; telemetry -> a time series per unit.
+gui/plots.py draws them."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from functools import cache
+
+from core.results import RunRecord, Row
+
+# metric -> (tab title, y axis label, unit, x axis label)
+CURVE_METRICS = {
+    "tflops": ("TFLOPS", "Throughput", "TFLOPS", "Matrix size N (log₂ scale)"),
+    "gb_per_s": ("Bandwidth", "Bandwidth", "GB/s", "Array size in MB (log₂ scale)"),
+}
+BARS = "throughput"
+TELEMETRY = "telemetry"
+
+
+def x_param(workload_name: str) -> str:
+    """The point parameter the workload's curve sweeps ("" for none or an unknown workload)."""
+    from core.workloads import catalogue
+    w = catalogue().get(workload_name)
+    return w.x if w is not None else ""
+
+
+def chart_of(workload_name: str, row: Row) -> str | None:
+    """The chart a row of this workload is drawn on (CURVE_METRICS key or BARS), or None:
+    table only (a latency in ms, a peak memory in bytes: they do not belong among rates)."""
+    from core.workloads import catalogue
+    w = catalogue().get(workload_name)
+    if w is None or row.metric != w.metric:
+        return None
+    if w.x and w.x in row.params and row.metric in CURVE_METRICS:
+        return row.metric
+    if "model" in row.params and row.metric.endswith("_per_s"):
+        return BARS
+    return None
+
+
+def size_label(n: float) -> str:
+    n = int(round(n))
+    for div, suffix in ((2**30, "G"), (2**20, "M")):
+        if n >= div and n % div == 0:
+            return f"{n // div}{suffix}"
+    return str(n)
+
+
+def series_title(rec: RunRecord, point: dict) -> str:
+    """The run's identity ('AMD EPYC · torch cpu · 23 Nov 05:41:07') and what sets the
+    series apart within the run ('float32'): no two runs share a legend name."""
+    # Words speak for themselves ("float32"); bare numbers and booleans need their name.
+    extra = " · ".join(v if isinstance(v, str) else f"{k}={v}" for k, v in point.items())
+    return f"{rec.identity} · {extra}" if extra else rec.identity
+
+
+@cache
+def _peaks_by_name() -> dict:
+    from core.peaks import load_peaks
+    return {p.name: p for p in load_peaks()}
+
+
+def peak_of(rec: RunRecord, metric: str, point: dict, rows: list[Row]) -> float | None:
+    """The device's physical peak for this series, from the peak table entry the run named,
+    else implied by the rows' % of peak; None when unknown (CPUs, untabulated GPUs)."""
+    name = rec.settings.get("peak")
+    peak = _peaks_by_name().get(name) if name else None
+    if peak is not None:
+        if metric == "tflops":
+            value = peak.tflops_for(str(point.get("dtype", "float32")),
+                                    tf32=bool(rec.settings.get("tf32")))
+        else:
+            value = peak.bandwidth_gbs
+        if value:
+            return float(value)
+    implied = sorted(r.value * 100.0 / r.pct_of_peak for r in rows
+                     if r.value is not None and r.pct_of_peak)
+    return implied[len(implied) // 2] if implied else None
+
+
+@dataclass
+class Series:
+    key: tuple
+    name: str
+    device: str
+    rows: list[Row] = field(default_factory=list)   # measured rows, in x order
+    missing: list[Row] = field(default_factory=list)  # unsupported points (no value)
+    peak: float | None = None
+    x: str = ""                                        # the point parameter on the x axis
+
+    def x_of(self, row: Row) -> float:
+        return float(row.params[self.x])
+
+    def log_xs(self) -> list[float]:
+        return [math.log2(self.x_of(r)) for r in self.rows]
+
+
+def curve_series(records: list[RunRecord], metric: str) -> list[Series]:
+    """One series per (run, the point's other parameters, e.g. dtype); x is the workload's
+    declared parameter (Series.x)."""
+    out: list[Series] = []
+    for rec in records:
+        groups: dict[tuple, Series] = {}
+        x = x_param(rec.workload)
+        for row in rec.rows:
+            if chart_of(rec.workload, row) != metric:
+                continue
+            point = {k: v for k, v in row.params.items() if k != x}
+            key = (rec.id, tuple(point.items()))
+            s = groups.get(key)
+            if s is None:
+                s = groups[key] = Series(key, series_title(rec, point),
+                                         rec.device_name or rec.device, x=x)
+            (s.rows if row.value is not None else s.missing).append(row)
+        for s in groups.values():
+            s.rows.sort(key=s.x_of)
+            point = dict(s.key[1])
+            s.peak = peak_of(rec, metric, point, s.rows)
+            out.append(s)
+    return out
+
+
+def bar_series(records: list[RunRecord]) -> tuple[list[str], list[Series]]:
+    """(models in first-seen order, one series per run and non-model parameters)."""
+    models: list[str] = []
+    out: dict[tuple, Series] = {}
+    for rec in records:
+        for row in rec.rows:
+            if chart_of(rec.workload, row) != BARS:
+                continue
+            model = str(row.params["model"])
+            if model not in models:
+                models.append(model)
+            point = {k: v for k, v in row.params.items() if k != "model"}
+            key = (rec.id, tuple(point.items()))
+            if key not in out:
+                out[key] = Series(key, series_title(rec, point),
+                                  rec.device_name or rec.device)
+            (out[key].rows if row.value is not None else out[key].missing).append(row)
+    return models, list(out.values())
+
+
+# Telemetry units, in the order the chart prefers to show them, with the axis title of each.
+TELEMETRY_UNITS = {"W": "Power (W)", "°C": "Temperature (°C)", "%": "Load (%)",
+                   "MHz": "Clock (MHz)", "GB": "Memory (GB)", "J": "Energy (J)"}
+
+
+def telemetry_series(records: list[RunRecord]) -> dict[str, dict[tuple, tuple]]:
+    """unit -> {(run id, sensor): (legend name, times, values)}, units in TELEMETRY_UNITS'
+    order (others after, by name); bytes become GB. A sensor is named by its run only when
+    several runs have telemetry."""
+    multi = len([r for r in records if r.telemetry]) > 1
+    by_unit: dict[str, dict] = {}
+    for rec in records:
+        for name, s in ((rec.telemetry or {}).get("series") or {}).items():
+            unit, scale = (s.get("unit") or "", 1.0)
+            if unit == "bytes":
+                unit, scale = "GB", 1e-9
+            label = f"{rec.identity} · {name}" if multi else name
+            pairs = [(t, v * scale) for t, v in zip(s.get("t", []), s.get("v", []),
+                                                    strict=False) if v is not None]
+            if pairs:
+                by_unit.setdefault(unit, {})[(rec.id, name)] = (
+                    label, [t for t, _ in pairs], [v for _, v in pairs])
+    order = list(TELEMETRY_UNITS)
+    return {u: by_unit[u] for u in sorted(by_unit, key=lambda u: (
+        order.index(u) if u in order else len(order), u))}
