@@ -1,7 +1,9 @@
 """The colours of SiliconBench, one definition for the app (gui/theme.py draws with them) and
 the HTML report (core/report.py), so a machine has one colour wherever its results are shown:
-Apple's system colours, light and dark, with the data series in the order the Mac's charts use.
-Plain data: core never imports Qt."""
+Apple's system colours, light and dark, for the window's own surfaces; the data series are
+Okabe & Ito's colour-blind-safe set (ordered for contrast on each background), so two machines
+stay apart for every reader in the app and in a report sent round. Plain data: core never
+imports Qt."""
 
 from __future__ import annotations
 
@@ -35,11 +37,11 @@ class Palette:
 LIGHT = Palette(
     dark=False, background="#FFFFFF", foreground="#1D1D1F", muted="#6E6E73", card="#F2F2F7",
     border="#D1D1D6", warning="#C93400", error="#D70015", ok="#248A3D",
-    series=("#007AFF", "#FF9500", "#34C759", "#AF52DE", "#FF2D55", "#30B0C7", "#5856D6",
-            "#A2845E", "#FF3B30", "#00C7BE"))
+    series=("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442",
+            "#000000"))
 
 DARK = Palette(
     dark=True, background="#1C1C1E", foreground="#E5E5EA", muted="#98989D", card="#2C2C2E",
     border="#3A3A3C", warning="#FF9F0A", error="#FF453A", ok="#30D158",
-    series=("#0A84FF", "#FF9F0A", "#30D158", "#BF5AF2", "#FF375F", "#40C8E0", "#5E5CE6",
-            "#AC8E68", "#FF453A", "#66D4CF"))
+    series=("#56B4E9", "#E69F00", "#009E73", "#CC79A7", "#F0E442", "#D55E00", "#0072B2",
+            "#FFFFFF"))
