@@ -96,8 +96,11 @@ def percent(value: float) -> str:
 
 
 def ratio(value: float | None) -> str:
-    """One value over another, to three decimals: '1.234×'."""
-    return "" if value is None else f"{value:.3f}×"
+    """One value over another: three decimals near parity, where they tell 1.013× from 1×
+    ('1.234×'); three significant figures from 10 on ('57.8×', not '57.821×')."""
+    if value is None:
+        return ""
+    return f"{value:.3f}×" if abs(value) < 10 else f"{number(value)}×"
 
 
 def times(value: float) -> str:
