@@ -42,7 +42,7 @@ import json
 from core.frameworks import isolate
 isolate("tensorflow")
 import keras
-from core.workloads import keras_models
+from core.frameworks.tensorflow import models as keras_models
 
 x = keras.Input((8, 8, 3))
 stem = keras.layers.Conv2D(4, 3, padding="same")(x)                     # 8*8 * 3*3*3*4

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from core.store import Store
-from core.workloads import models
+from core.frameworks.torch import models
 from tests.test_cifar import make_archive
 from tests.test_train import run_cli
 

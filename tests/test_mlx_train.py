@@ -68,7 +68,8 @@ import json
 from core.frameworks import isolate
 isolate("mlx")
 import mlx.core as mx
-from core.workloads import mlx_models, shared
+from core.frameworks.mlx import models as mlx_models
+from core.workloads import shared
 
 config = shared.encoder_config("distilbert", 1, 16)
 mx.random.seed(0)
@@ -110,7 +111,8 @@ from core.frameworks import isolate
 isolate("mlx")
 import mlx.core as mx
 import mlx.nn  # compiles its activations at import, before the compiler breaks
-from core.workloads import mlx_models, shared
+from core.frameworks.mlx import models as mlx_models
+from core.workloads import shared
 
 def broken(*args, **kwargs):
     raise RuntimeError("no C++ compiler found\\nmore")

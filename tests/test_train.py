@@ -16,13 +16,14 @@ import torch.nn.functional as F
 
 from core.cli import main
 from core.context import RunContext
-from core.frameworks import torch_adapter
+from core.frameworks.torch import adapter as torch_adapter
 from core.measure import QUICK, MeasureSettings
 from core.params import resolve
 from core.results import Row
 from core.store import Store
 from core.worker import error_kind
-from core.workloads import models, shared, train
+from core.frameworks.torch import models
+from core.workloads import shared, train
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY_BERT = ["--model", "distilbert", "--layers", "1", "--seq-len", "16", "--batch-size", "2"]

@@ -42,7 +42,7 @@ def default_sizes(free_bytes: int | None) -> list[int]:
 
 
 def run(ctx, params: dict) -> None:
-    from core.workloads.tensor_ops import for_run
+    from core.frameworks.ops import for_run
 
     ops = for_run(ctx)
     free = ctx.adapter.free_memory(ctx.device)

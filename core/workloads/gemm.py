@@ -53,7 +53,7 @@ def fits(n: int, itemsize: int, free_bytes: int | None) -> bool:
 
 
 def run(ctx, params: dict) -> None:
-    from core.workloads.tensor_ops import for_run
+    from core.frameworks.ops import for_run
 
     ops = for_run(ctx)
     dev = ctx.device

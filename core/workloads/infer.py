@@ -56,7 +56,7 @@ def percentile(values: list[float], q: int) -> float:
 def run(ctx, params: dict) -> None:
     import torch
 
-    from core.workloads import models
+    from core.frameworks.torch import models
 
     dev = ctx.device
     batch_size, images = params["batch_size"], params["images"]

@@ -58,7 +58,7 @@ def run(ctx, params: dict) -> None:
         return models_for(ctx.framework).mlp(ctx, params)
     import torch
 
-    from core.workloads import models
+    from core.frameworks.torch import models
 
     dev = ctx.device
     preset, batch_size = params["preset"], params["batch_size"]
@@ -196,7 +196,7 @@ def train_epochs(ctx, widths: list[int], x, y, epochs: int, batch_size: int,
     """Build the MLP and train it as Keras's fit does: shuffled batches, the last one short."""
     import torch
 
-    from core.workloads import models
+    from core.frameworks.torch import models
     start = time.perf_counter()
     torch.manual_seed(0)
     model = models.mlp(widths).to(ctx.device)

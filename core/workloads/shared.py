@@ -213,8 +213,8 @@ def throughput_rows(ctx, m: Measurement, batch_size: int, unit: str, point: dict
 def models_for(framework: str):
     """The module that runs train and mlp on a framework other than torch."""
     import importlib
-    return importlib.import_module({"tensorflow": "core.workloads.keras_models",
-                                    "mlx": "core.workloads.mlx_models"}[framework])
+    return importlib.import_module({"tensorflow": "core.frameworks.tensorflow.models",
+                                    "mlx": "core.frameworks.mlx.models"}[framework])
 
 
 def emit_throughput(ctx, m: Measurement, batch_size: int, unit: str, point: dict,

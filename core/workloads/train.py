@@ -59,7 +59,7 @@ WORKLOAD = Workload(
 
 def task_for(params: dict, dropout: bool = True):
     """The models.Task the parameters name (CNN at image_size, transformer at seq_len)."""
-    from core.workloads import models
+    from core.frameworks.torch import models
     name = params["model"]
     if name in TRANSFORMER_MODELS:
         return models.transformer_task(name, params["seq_len"], params["layers"], dropout)
@@ -73,7 +73,7 @@ def run(ctx, params: dict) -> None:
     import torch
     import torch.nn.functional as F
 
-    from core.workloads import models
+    from core.frameworks.torch import models
 
     dev = ctx.device
     batch_size = params["batch_size"] or PUBLISHED_BATCH[params["model"]]
