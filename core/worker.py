@@ -24,16 +24,10 @@ def _event_stream() -> Callable[[dict], None]:
     return emit
 
 
-def is_out_of_memory(exc: BaseException) -> bool:
-    """CUDA and MPS say "out of memory"; the CPU allocator says "can't allocate memory"."""
-    text = str(exc).lower()
-    return isinstance(exc, MemoryError) or "out of memory" in text \
-        or "can't allocate memory" in text or type(exc).__name__ == "OutOfMemoryError"
-
-
 def error_kind(exc: BaseException) -> tuple[str, str]:
     """(kind, one sentence) for an exception raised by a workload."""
     from core.params import ParamError
+    from core.workloads.errors import is_out_of_memory
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     if isinstance(exc, ParamError):
         return "usage", str(exc)

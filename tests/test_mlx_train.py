@@ -69,9 +69,9 @@ from core.frameworks import isolate
 isolate("mlx")
 import mlx.core as mx
 from core.frameworks.mlx import models as mlx_models
-from core.workloads import shared
+from core.workloads.encoders import encoder_config
 
-config = shared.encoder_config("distilbert", 1, 16)
+config = encoder_config("distilbert", 1, 16)
 mx.random.seed(0)
 weights = mlx_models.encoder(config, 8, 0.0).parameters()
 batches = [(mx.random.randint(0, config.vocab, (2, 16)), mx.random.randint(0, 8, (2,)))
@@ -112,12 +112,12 @@ isolate("mlx")
 import mlx.core as mx
 import mlx.nn  # compiles its activations at import, before the compiler breaks
 from core.frameworks.mlx import models as mlx_models
-from core.workloads import shared
+from core.workloads.encoders import encoder_config
 
 def broken(*args, **kwargs):
     raise RuntimeError("no C++ compiler found\\nmore")
 mx.compile = broken
-config = shared.encoder_config("distilbert", 1, 16)
+config = encoder_config("distilbert", 1, 16)
 batches = [(mx.random.randint(0, config.vocab, (2, 16)), mx.random.randint(0, 8, (2,)))]
 step = mlx_models.TrainStep(mlx_models.encoder(config, 8), "adam", mlx_models.cross_entropy,
                             batches)

@@ -1,22 +1,15 @@
-"""train and mlp on MLX: a BERT-style encoder sized like DistilBERT or BERT-Large and the
-CIFAR-10 MLPs, built from mlx.nn; same parameters, protocol and rows as torch."""
+"""MLX's models, built from mlx.nn: a BERT-style encoder sized like DistilBERT or BERT-Large
+and the CIFAR-10 MLPs; the training step, mx.compile and the --check twin on the CPU that its
+parts of train and mlp share."""
 
 from __future__ import annotations
 
 import itertools
-import time
 from collections.abc import Callable
 
-from core.params import ParamError
-from core.workloads import mlp as mlp_spec
-from core.workloads import shared
-from core.workloads.shared import ROTATING_BATCHES
-from core.workloads.train import PUBLISHED_BATCH, TRANSFORMER_MODELS
-
-IGNORED = {
-    "channels_last": "applies to torch CNNs",
-    "xla": "is TensorFlow's compiler",
-}
+from core.workloads import training
+from core.workloads.encoders import EncoderConfig
+from core.workloads.training import OPTIMIZERS
 
 
 class TrainStep:
@@ -27,7 +20,7 @@ class TrainStep:
     def __init__(self, model, optimizer: str, loss_fn: Callable, batches: list) -> None:
         import mlx.optimizers as optim
         from mlx import nn
-        cls, lr = shared.OPTIMIZERS[optimizer]
+        cls, lr = OPTIMIZERS[optimizer]
         self.model, self.batches = model, batches
         self.optimizer = getattr(optim, cls)(learning_rate=lr)
 
@@ -63,7 +56,7 @@ class TrainStep:
         return loss, logits
 
 
-def encoder(config: shared.EncoderConfig, classes: int, dropout: float = 0.1):
+def encoder(config: EncoderConfig, classes: int, dropout: float = 0.1):
     """Token and position embeddings, LayerNorm, post-norm encoder layers with GELU (BERT's
     and DistilBERT's layout), and a classifier on the first token."""
     import mlx.core as mx
@@ -94,56 +87,6 @@ def cross_entropy(logits, labels):
     return nn.losses.cross_entropy(logits, labels, reduction="mean")
 
 
-def train(ctx, params: dict) -> None:
-    import mlx.core as mx
-
-    name = params["model"]
-    if name not in TRANSFORMER_MODELS:
-        raise ParamError(f"{name} is not available on MLX; choose distilbert or bert-large.")
-    batch_size = params["batch_size"] or PUBLISHED_BATCH[name]
-    seq_len = params["seq_len"]
-    config = shared.encoder_config(name, params["layers"], seq_len)
-    shared.warn_ignored(ctx, params, IGNORED)
-    if params["precision"] == "mixed":
-        ctx.warn("--precision mixed is not available on MLX (it has no autocast); this run is "
-                 "fp32.")
-    ctx.record_settings(precision="fp32")
-    total = 4 if params["check"] else 3
-    with shared.out_of_memory_at(batch_size):
-        ctx.progress(0, total, "building the model")
-        mx.random.seed(0)
-        model = encoder(config, shared.NUM_CLASSES)
-        mx.eval(model.parameters())
-        batches = [(mx.random.randint(0, config.vocab, (batch_size, seq_len)),
-                    mx.random.randint(0, shared.NUM_CLASSES, (batch_size,)))
-                   for _ in range(ROTATING_BATCHES)]
-        step = TrainStep(model, "adam", cross_entropy, batches)
-        if params["compile"]:
-            compile_or_eager(ctx, step)
-        flops = shared.encoder_train_flops(config, batch_size, seq_len)
-        ctx.record_settings(flops_per_step=flops, flops_counted="analytic: the encoder "
-                            "layers' matmuls, backward twice the forward")
-        ctx.progress(1, total, "measuring")
-        ctx.adapter.reset_peak_memory(ctx.device)
-        m = shared.measure_run(ctx, step, params["duration"])
-        point = {"model": name, "batch_size": batch_size, "precision": "fp32"}
-        shared.emit_throughput(ctx, m, batch_size, "seq/s", point, flops, "float32", [],
-                               memory=True,
-                               more_after=shared.sustained_rows(m, batch_size, "seq/s", point))
-        del step, model, batches
-
-        if params["check"]:
-            ctx.progress(3, total, "comparing with the CPU")
-            size = min(batch_size, shared.CHECK_BATCH)
-            check_batches = [(mx.random.randint(0, config.vocab, (size, seq_len)),
-                              mx.random.randint(0, shared.NUM_CLASSES, (size,)))
-                             for _ in range(ROTATING_BATCHES)]
-            ctx.row(compare_with_cpu(ctx, lambda: encoder(config, shared.NUM_CLASSES, 0.0),
-                                     "adam", cross_entropy, check_batches,
-                                     params["check_steps"], {**point, "batch_size": size}))
-    ctx.progress(total, total, "done")
-
-
 def compile_or_eager(ctx, step: TrainStep) -> bool:
     """--compile: mx.compile the step (on the CPU MLX builds its fused kernels with the
     system's C++ compiler); where that fails the run says so and stays eager."""
@@ -152,15 +95,15 @@ def compile_or_eager(ctx, step: TrainStep) -> bool:
     def attempt() -> None:
         step.compile()
         step()
-    return shared.compile_or_eager(ctx, "mx.compile", attempt,
-                                   lambda: setattr(step, "_train", eager))
+    return training.compile_or_eager(ctx, "mx.compile", attempt,
+                                     lambda: setattr(step, "_train", eager))
 
 
 def compare_with_cpu(ctx, build: Callable, optimizer: str, loss_fn: Callable, batches: list,
-                     steps: int, point: dict):
+                     steps: int) -> tuple[list[float], list[float]]:
     """--check on MLX: a model from `build()` (no dropout) trained for `steps` steps on the
     run's device, and a twin given the same weights trained on the CPU, on the same batches;
-    the loss curves compared by shared.loss_check_row (MLX has no mixed precision: float32)."""
+    the two loss curves (core.workloads.checks compares them; MLX has no mixed precision)."""
     import mlx.core as mx
     mx.random.seed(0)
     weights = build().parameters()
@@ -173,12 +116,12 @@ def compare_with_cpu(ctx, build: Callable, optimizer: str, loss_fn: Callable, ba
             curves.append([step.on(*batches[i % len(batches)])[0].item()
                            for i in range(steps)])
     ours, reference = curves
-    return shared.loss_check_row(ctx, ours, reference, shared.check_tolerance(None), point)
+    return ours, reference
 
 
 def mlp_model(widths: list[int], inputs: int = 32 * 32 * 3, classes: int = 10):
     """Dense(w, ReLU) for each width -> Dense(classes), initialised as Keras does
-    (Glorot-uniform weights, zero biases), like models.mlp for torch."""
+    (Glorot-uniform weights, zero biases), like the torch models' mlp."""
     import mlx.core as mx
     from mlx import nn
     layers = []
@@ -192,62 +135,8 @@ def mlp_model(widths: list[int], inputs: int = 32 * 32 * 3, classes: int = 10):
 
 
 def sigmoid_categorical_crossentropy(logits, labels):
-    """Keras's Dense(10, sigmoid) + categorical_crossentropy, as models' torch version."""
+    """Keras's Dense(10, sigmoid) + categorical_crossentropy, as the torch models' version."""
     import mlx.core as mx
     p = mx.sigmoid(logits)
     p = mx.clip(p / p.sum(axis=-1, keepdims=True), 1e-7, 1 - 1e-7)
     return -mx.take_along_axis(mx.log(p), labels[:, None], axis=-1).mean()
-
-
-def mlp(ctx, params: dict) -> None:
-    import mlx.core as mx
-
-    preset, batch_size = params["preset"], params["batch_size"]
-    data, count, epochs, widths_list, flags = mlp_spec.prepare(ctx, params)
-    x = mx.array(data.images[:count]).astype(mx.float32) / 255
-    y = mx.array(data.labels[:count]).astype(mx.int32)
-    total = len(widths_list) * (epochs + 1) + (1 if params["check"] else 0)
-    done = 0
-    with shared.out_of_memory_at(batch_size):
-        for widths in widths_list:
-            label = f"depth {len(widths)}" if preset == "depth-sweep" else preset
-            start = time.perf_counter()      # the published seconds include the model build
-            mx.random.seed(0)
-            step = TrainStep(mlp_model(widths), "sgd", sigmoid_categorical_crossentropy,
-                             [(x[:batch_size], y[:batch_size])])
-            epoch_seconds, losses, accuracies = [], [], []
-            for epoch in range(epochs):
-                ctx.progress(done + epoch, total, f"{label}: epoch {epoch + 1} of {epochs}")
-                t0 = time.perf_counter()
-                order = mx.random.permutation(count)
-                # Sums stay arrays, evaluated with each step: reading them would sync twice.
-                loss_sum, correct = mx.array(0.0), mx.array(0)
-                for i in range(0, count, batch_size):
-                    index = order[i:i + batch_size]
-                    batch_y = y[index]
-                    loss, logits = step.on(x[index], batch_y)
-                    loss_sum = loss_sum + loss * len(index)
-                    correct = correct + (logits.argmax(axis=1) == batch_y).sum()
-                mx.eval(loss_sum, correct)
-                epoch_seconds.append(time.perf_counter() - t0)
-                losses.append(loss_sum.item() / count)
-                accuracies.append(correct.item() / count)
-            fit = mlp_spec.Fit(step, time.perf_counter() - start, epoch_seconds, losses,
-                               accuracies, count)
-            done += epochs
-            ctx.progress(done, total, f"{label}: measuring samples/s")
-            step.batches = mlp_spec.rotating_batches(x, y, count, batch_size)
-            m = ctx.measure(step)
-            done += 1
-            shared.emit_mlp_point(ctx, m, preset, widths, batch_size, flags, fit)
-
-        if params["check"]:
-            ctx.progress(done, total, "comparing with the CPU")
-            widths = widths_list[0]
-            row = compare_with_cpu(ctx, lambda: mlp_model(widths), "sgd",
-                                   sigmoid_categorical_crossentropy,
-                                   mlp_spec.rotating_batches(x, y, count, batch_size),
-                                   params["check_steps"], mlp_spec.point_for(preset, widths))
-            row.flags += flags
-            ctx.row(row)
-    ctx.progress(total, total, "done")
