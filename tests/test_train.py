@@ -17,12 +17,12 @@ import torch.nn.functional as F
 from core.cli import main
 from core.context import RunContext
 from core.frameworks.torch import adapter as torch_adapter
+from core.frameworks.torch import models
 from core.measure import QUICK, MeasureSettings
 from core.params import resolve
 from core.results import Row
 from core.store import Store
 from core.worker import error_kind
-from core.frameworks.torch import models
 from core.workloads import checks, train
 from core.workloads.errors import out_of_memory_at
 
