@@ -48,8 +48,9 @@ PLIST = {
 OPTIONS = {
     "arch": "arm64",  # torch and TensorFlow publish no Intel-Mac wheels any more
     "iconfile": "resources/SiliconBench.icns",  # from resources/icon.png (scripts/make_icon.py)
-    # Whole package folders (core/ with every workload and adapter, which only the worker
-    # imports, so the module finder would miss them), not zipped: resources/ is read with
+    # Whole package folders (core/ with every workload and framework package, core/frameworks/
+    # <name>/, subpackages included, which only the worker imports by name, so the module
+    # finder would miss them), not zipped: resources/ is read with
     # importlib.resources and torch loads its dylibs from its package directory.
     "packages": ["core", "gui", "resources", "torch", "torchvision", "transformers", "numpy",
                  "scipy", "fastjsonschema", "rich", "platformdirs",

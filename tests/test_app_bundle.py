@@ -50,6 +50,16 @@ def test_every_script_package_and_resource_it_names_exists(setup_app):
     assert setup_app.OPTIONS["arch"] == "arm64"
 
 
+def test_pyproject_lists_every_package_of_ours():
+    """A wheel holds only the packages pyproject names: a framework's folder left out would
+    install SiliconBench without that framework's runs."""
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "packages"])
+    ours = {".".join(p.parent.relative_to(ROOT).parts)
+            for top in ("core", "gui", "resources") for p in (ROOT / top).rglob("__init__.py")}
+    assert ours == listed
+
+
 def test_the_icon_and_its_source_image_exist(setup_app):
     icns = ROOT / setup_app.OPTIONS["iconfile"]
     assert icns.read_bytes()[:4] == b"icns"

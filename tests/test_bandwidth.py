@@ -9,12 +9,12 @@ import pytest
 import torch
 
 from core.context import RunContext
-from core.frameworks import torch_adapter
+from core.frameworks.torch import adapter as torch_adapter
 from core.measure import QUICK
 from core.peaks import Peak
 from core.results import Row
 from core.workloads import bandwidth
-from core.workloads.tensor_ops import TensorOps
+from core.frameworks.ops import TensorOps
 from tests.test_cli import sb
 
 

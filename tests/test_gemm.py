@@ -5,12 +5,12 @@ import pytest
 import torch
 
 from core.context import RunContext
-from core.frameworks import torch_adapter
+from core.frameworks.torch import adapter as torch_adapter
 from core.measure import QUICK
 from core.peaks import Peak
 from core.results import Row
 from core.workloads import gemm
-from core.workloads.tensor_ops import TorchOps
+from core.frameworks.torch.ops import TorchOps
 
 
 def context(events, peak=None):

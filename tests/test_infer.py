@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from core.cli import main
+from core.frameworks.torch.infer import HostImages
 from core.runner import RunSpec, execute
 from core.store import Store
 from core.workloads import infer
@@ -61,7 +62,7 @@ def test_impossible_parameters_are_one_sentence_exit_2(capsys, args, says):
 
 
 def test_host_images_are_normalised_random_batches():
-    feed = infer.HostImages(32, torch.device("cpu"), torch.contiguous_format)
+    feed = HostImages(32, torch.device("cpu"), torch.contiguous_format)
     a, b = feed(3), feed(3)
     assert a.shape == (3, 3, 32, 32) and a.dtype == torch.float32
     assert not torch.equal(a, b)

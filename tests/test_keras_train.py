@@ -5,7 +5,8 @@ import importlib.util
 
 import pytest
 
-from core.workloads import shared
+from core.workloads.checks import MIXED_TOLERANCE
+from core.workloads.encoders import encoder_config, encoder_train_flops
 from tests.framework_runs import (
     TINY_BERT,
     TINY_MLP,
@@ -42,7 +43,7 @@ import json
 from core.frameworks import isolate
 isolate("tensorflow")
 import keras
-from core.workloads import keras_models
+from core.frameworks.tensorflow import models as keras_models
 
 x = keras.Input((8, 8, 3))
 stem = keras.layers.Conv2D(4, 3, padding="same")(x)                     # 8*8 * 3*3*3*4
@@ -51,7 +52,7 @@ side = keras.layers.Conv2D(8, 1, strides=2)(stem)                        # 4*4 *
 pool = keras.layers.GlobalAveragePooling2D()(dw)
 out = keras.layers.Dense(5)(pool)                                        # 8*5
 tiny = keras.Model(x, [out, side])
-published = {name: keras_models.cnn_train_flops_per_image(keras_models._cnn(name, 224)[0])
+published = {name: keras_models.cnn_train_flops_per_image(keras_models.cnn(name, 224)[0])
              for name in ("mobilenet_v2", "resnet50")}
 print(json.dumps({"tiny": keras_models.cnn_train_flops_per_image(tiny), **published}))
 """
@@ -81,7 +82,7 @@ def test_transformer_training_mixed_precision(tmp_path):
     point = {"model": "distilbert", "batch_size": 2, "precision": "mixed"}
     rows = check_train(rec, point, "seq/s")
     assert rec["settings"]["precision"] == "mixed-fp16"
-    flops = shared.encoder_train_flops(shared.encoder_config("distilbert", 1, 16), 2, 16)
+    flops = encoder_train_flops(encoder_config("distilbert", 1, 16), 2, 16)
     assert rec["settings"]["flops_per_step"] == flops
     assert rows["tflops"]["value"] == pytest.approx(
         flops / 1e12 / (rows["step_time"]["value"] / 1e3), rel=0.2)
@@ -98,7 +99,7 @@ def test_check_compares_mixed_precision_training_with_a_float32_cpu_twin(tmp_pat
               "mixed", "--check")
     row = check_loss_row(rec, {"model": "distilbert", "batch_size": 2, "precision": "mixed"})
     # The device side ran in float16 and the twin in float32: close, but not the same.
-    assert 0 < row["value"] < shared.MIXED_TOLERANCE["float16"] and row["flags"] == []
+    assert 0 < row["value"] < MIXED_TOLERANCE["float16"] and row["flags"] == []
     assert row["value"] == max(row["samples"])
     assert not rec["warnings"]
 

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from core.frameworks import mlx_adapter
+from core.frameworks.mlx import adapter as mlx_adapter
 from tests.test_cli import ROOT, sb
 
 if importlib.util.find_spec("mlx") is None:
@@ -62,7 +62,8 @@ def test_an_op_the_device_refuses_is_an_unsupported_row():
     # when the result is evaluated, and the row carries MLX's reason.
     out = child("""
 import json
-from core.frameworks import Device, isolate, mlx_adapter as adapter
+from core.frameworks import Device, isolate
+from core.frameworks.mlx import adapter
 isolate("mlx")
 import mlx.core as mx
 from core.context import RunContext

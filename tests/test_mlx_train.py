@@ -68,9 +68,10 @@ import json
 from core.frameworks import isolate
 isolate("mlx")
 import mlx.core as mx
-from core.workloads import mlx_models, shared
+from core.frameworks.mlx import models as mlx_models
+from core.workloads.encoders import encoder_config
 
-config = shared.encoder_config("distilbert", 1, 16)
+config = encoder_config("distilbert", 1, 16)
 mx.random.seed(0)
 weights = mlx_models.encoder(config, 8, 0.0).parameters()
 batches = [(mx.random.randint(0, config.vocab, (2, 16)), mx.random.randint(0, 8, (2,)))
@@ -110,12 +111,13 @@ from core.frameworks import isolate
 isolate("mlx")
 import mlx.core as mx
 import mlx.nn  # compiles its activations at import, before the compiler breaks
-from core.workloads import mlx_models, shared
+from core.frameworks.mlx import models as mlx_models
+from core.workloads.encoders import encoder_config
 
 def broken(*args, **kwargs):
     raise RuntimeError("no C++ compiler found\\nmore")
 mx.compile = broken
-config = shared.encoder_config("distilbert", 1, 16)
+config = encoder_config("distilbert", 1, 16)
 batches = [(mx.random.randint(0, config.vocab, (2, 16)), mx.random.randint(0, 8, (2,)))]
 step = mlx_models.TrainStep(mlx_models.encoder(config, 8), "adam", mlx_models.cross_entropy,
                             batches)

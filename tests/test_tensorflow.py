@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-from core.frameworks import UnknownDevice, tensorflow_adapter
+from core.frameworks import UnknownDevice
+from core.frameworks.tensorflow import adapter as tensorflow_adapter
 from tests.test_cli import ROOT, sb
 
 if importlib.util.find_spec("tensorflow") is None:  # looked up, not imported
@@ -40,11 +41,12 @@ def test_gemm_through_the_cli(tmp_path):
 CHAIN = """
 import json
 import numpy as np
-from core.frameworks import isolate, tensorflow_adapter as adapter
+from core.frameworks import isolate
+from core.frameworks.tensorflow import adapter
 isolate("tensorflow")
 from core.context import RunContext
 from core.measure import QUICK
-from core.workloads.tensor_ops import TensorFlowOps
+from core.frameworks.tensorflow.ops import TensorFlowOps
 
 cpu = adapter.resolve("cpu")
 ctx = RunContext(framework="tensorflow", device_id="cpu", adapter=adapter, device=cpu,
@@ -97,7 +99,8 @@ def test_a_gpu_that_is_absent_is_one_sentence_and_exit_2(tmp_path):
 # flagged unsupported with TensorFlow's reason, while float32 is measured.
 PLACEMENT = """
 import json
-from core.frameworks import Device, isolate, tensorflow_adapter as adapter
+from core.frameworks import Device, isolate
+from core.frameworks.tensorflow import adapter
 isolate("tensorflow")
 import tensorflow as tf
 from core.context import RunContext

@@ -16,13 +16,15 @@ import torch.nn.functional as F
 
 from core.cli import main
 from core.context import RunContext
-from core.frameworks import torch_adapter
+from core.frameworks.torch import adapter as torch_adapter
+from core.frameworks.torch import models
 from core.measure import QUICK, MeasureSettings
 from core.params import resolve
 from core.results import Row
 from core.store import Store
 from core.worker import error_kind
-from core.workloads import models, shared, train
+from core.workloads import checks, train
+from core.workloads.errors import out_of_memory_at
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY_BERT = ["--model", "distilbert", "--layers", "1", "--seq-len", "16", "--batch-size", "2"]
@@ -148,13 +150,13 @@ def test_out_of_memory_is_a_failed_run_naming_the_batch_size(tmp_path):
 
 
 def test_out_of_memory_keeps_the_workloads_words():
-    with pytest.raises(MemoryError) as caught, models.out_of_memory_at(64):
+    with pytest.raises(MemoryError) as caught, out_of_memory_at(64):
         raise RuntimeError("CUDA out of memory. Tried to allocate 2.00 GiB")
     kind, message = error_kind(caught.value)
     assert kind == "oom"
     assert message == "out of memory at batch size 64 (CUDA out of memory. Tried to allocate " \
                       "2.00 GiB)"
-    with pytest.raises(ValueError), models.out_of_memory_at(64):
+    with pytest.raises(ValueError), out_of_memory_at(64):
         raise ValueError("not a memory problem")
     assert error_kind(RuntimeError("DefaultCPUAllocator: can't allocate memory"))[0] == "oom"
 
@@ -222,12 +224,16 @@ def test_loss_curve_check_flags_a_difference_beyond_tolerance(monkeypatch):
     model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3))
     batches = [(torch.randn(4, 8), torch.randint(0, 3, (4,))) for _ in range(3)]
     events = Events()
-    row = models.compare_with_cpu(context(events), model, "sgd", F.cross_entropy, batches,
-                                  torch.bfloat16, 4, {"model": "tiny"})
-    assert 0 < row.value < models.tolerance(torch.bfloat16) and row.flags == []
-    monkeypatch.setitem(shared.MIXED_TOLERANCE, "bfloat16", 0.0)
-    row = models.compare_with_cpu(context(events), model, "sgd", F.cross_entropy, batches,
-                                  torch.bfloat16, 4, {"model": "tiny"})
+    ours, cpu = models.compare_with_cpu(context(events), model, "sgd", F.cross_entropy,
+                                        batches, torch.bfloat16, 4)
+    row = checks.loss_check_row(context(events), ours, cpu, checks.check_tolerance("bfloat16"),
+                                {"model": "tiny"})
+    assert 0 < row.value < checks.MIXED_TOLERANCE["bfloat16"] and row.flags == []
+    monkeypatch.setitem(checks.MIXED_TOLERANCE, "bfloat16", 0.0)
+    ours, cpu = models.compare_with_cpu(context(events), model, "sgd", F.cross_entropy,
+                                        batches, torch.bfloat16, 4)
+    row = checks.loss_check_row(context(events), ours, cpu, checks.check_tolerance("bfloat16"),
+                                {"model": "tiny"})
     assert row.flags == ["wrong_result"] and len(row.samples) == 4
     assert any("its results are wrong" in e["message"] for e in events.of("warning"))
 

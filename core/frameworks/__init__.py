@@ -1,5 +1,8 @@
-"""Framework adapters: is a framework installed and usable, which devices it sees, how to
-synchronise one. Every framework import lives in these adapters (and in workloads), lazily."""
+"""The frameworks: which ones SiliconBench knows (FrameworkInfo), whether one is installed and
+usable, the devices they see, and each framework's part of a workload. Each framework is one
+package here, core/frameworks/<name>/: adapter.py (devices, sync, memory), ops.py (array ops),
+models.py and one module per workload it supports. Every framework import lives in those
+packages, lazily, and no framework package imports another."""
 
 from __future__ import annotations
 
@@ -11,6 +14,8 @@ import platform
 import sys
 from dataclasses import asdict, dataclass
 from typing import Any
+
+from core.params import ParamError
 
 
 @dataclass
@@ -32,7 +37,7 @@ class FrameworkInfo:
     name: str                    # the --framework value
     title: str
     module: str                  # the import name
-    adapter: str                 # core.frameworks.<adapter module>
+    adapter: str                 # the adapter module, core.frameworks.<name>.adapter
     extra: str                   # pip extra that installs it
 
     def installed(self) -> bool:
@@ -54,10 +59,11 @@ class FrameworkInfo:
 
 
 FRAMEWORKS: dict[str, FrameworkInfo] = {
-    "torch": FrameworkInfo("torch", "PyTorch", "torch", "core.frameworks.torch_adapter", "torch"),
+    "torch": FrameworkInfo("torch", "PyTorch", "torch", "core.frameworks.torch.adapter",
+                           "torch"),
     "tensorflow": FrameworkInfo("tensorflow", "TensorFlow", "tensorflow",
-                                "core.frameworks.tensorflow_adapter", "tensorflow"),
-    "mlx": FrameworkInfo("mlx", "MLX", "mlx", "core.frameworks.mlx_adapter", "mlx"),
+                                "core.frameworks.tensorflow.adapter", "tensorflow"),
+    "mlx": FrameworkInfo("mlx", "MLX", "mlx", "core.frameworks.mlx.adapter", "mlx"),
 }
 
 
@@ -71,6 +77,21 @@ def framework(name: str) -> FrameworkInfo:
     except KeyError:
         raise UnknownFramework(f"Unknown framework {name!r}; choose one of "
                                f"{', '.join(FRAMEWORKS)}.") from None
+
+
+class Unsupported(ParamError):
+    """The framework has no part for a workload; a usage error, in one sentence."""
+
+
+def implementation(framework_name: str, workload: str):
+    """The framework's part of `workload`: the module core.frameworks.<framework>.<workload>
+    (ops for the array operations GEMM and bandwidth share). The module imports its framework
+    lazily, so finding it is cheap."""
+    fw = framework(framework_name)
+    name = f"core.frameworks.{fw.name}.{workload}"
+    if importlib.util.find_spec(name) is None:
+        raise Unsupported(f"The {workload} workload is not available on {fw.title}.")
+    return importlib.import_module(name)
 
 
 class UnknownDevice(ValueError):

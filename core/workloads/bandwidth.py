@@ -1,5 +1,10 @@
 """Memory bandwidth: a device copy and a*b+c (STREAM's copy and triad) over arrays too large for
-the caches, in GB/s of bytes read plus written: the device's memory ceiling, beside GEMM's."""
+the caches, in GB/s of bytes read plus written: the device's memory ceiling, beside GEMM's.
+
+The sweep and the rows are here. A framework supports bandwidth with the array operations
+gemm uses (core.frameworks.<name>.ops.Ops, a core.frameworks.ops.TensorOps): random,
+itemsize, copy, triad, use_plain_copy, timed, run_once, failure, release, and the labels
+copy_kernel and triad_kernel for the record."""
 
 from __future__ import annotations
 
@@ -42,7 +47,7 @@ def default_sizes(free_bytes: int | None) -> list[int]:
 
 
 def run(ctx, params: dict) -> None:
-    from core.workloads.tensor_ops import for_run
+    from core.frameworks.ops import for_run
 
     ops = for_run(ctx)
     free = ctx.adapter.free_memory(ctx.device)

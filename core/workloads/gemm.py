@@ -1,5 +1,10 @@
 """Matrix-multiply TFLOPS sweep: square N x N products over sizes and dtypes, the device's
-arithmetic ceiling (the classic `tflops_sweep` experiment), the same on torch, TensorFlow, MLX."""
+arithmetic ceiling (the classic `tflops_sweep` experiment), the same on torch, TensorFlow, MLX.
+
+The sweep, the correctness check and the rows are here. A framework supports gemm with its
+array operations, core.frameworks.<name>.ops.Ops, a core.frameworks.ops.TensorOps (whose
+docstrings are the interface): random, to_numpy, itemsize, matmul, gemm_step, timed,
+run_once, seconds_once, failure, release; tf32_capable and set_tf32 where TF32 exists."""
 
 from __future__ import annotations
 
@@ -53,7 +58,7 @@ def fits(n: int, itemsize: int, free_bytes: int | None) -> bool:
 
 
 def run(ctx, params: dict) -> None:
-    from core.workloads.tensor_ops import for_run
+    from core.frameworks.ops import for_run
 
     ops = for_run(ctx)
     dev = ctx.device

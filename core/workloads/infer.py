@@ -1,6 +1,20 @@
 """Inference throughput of a torchvision classifier on generated images (the image-benchmark
 experiment), with inputs made on the device or prepared on the host each batch as the
-original benchmark did, where the host pipeline, not the GPU, set the pace."""
+original benchmark did, where the host pipeline, not the GPU, set the pace.
+
+The protocol is here: the data paths swept, the measurement (normal or sustained), the
+latency pass, the rows and the host/device ratio. A framework supports infer with a module
+core.frameworks.<name>.infer providing
+
+    inference(ctx, params, batch_size) -> a context manager that builds the seeded,
+        untrained classifier on the device in inference mode (ParamError for an unknown
+        model), records its precision, and yields an object with
+    .forward(x)      the model's output for a batch (the timed work)
+    .made            ROTATING_BATCHES batches of images made on the device
+    .host_images()   a feed: n -> a batch made and preprocessed on the host, then copied
+    .flops, .dtype   FLOPs of one forward of a batch; its dtype as the peak table names it
+    .flags, .note    what did not run on the device so far (read when rows are made)
+    Leaving it says what did not run on the device."""
 
 from __future__ import annotations
 
@@ -11,12 +25,9 @@ from core.params import Param, ParamError, resource_choices
 from core.results import Row
 from core.stats import summarize
 from core.workloads import Workload
-from core.workloads.shared import ROTATING_BATCHES
 from core.workloads.train import DURATION_PARAM
 
 PERCENTILES = (50, 90, 99)
-# ImageNet normalisation, what a torchvision classifier's preprocessing does to every image.
-MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 
 WORKLOAD = Workload(
     name="infer",
@@ -54,60 +65,44 @@ def percentile(values: list[float], q: int) -> float:
 
 
 def run(ctx, params: dict) -> None:
-    import torch
+    from core.frameworks import implementation
+    from core.workloads.errors import out_of_memory_at
+    from core.workloads.rows import measure_run, memory_row, sustained_rows, throughput_rows
 
-    from core.workloads import models
-
-    dev = ctx.device
     batch_size, images = params["batch_size"], params["images"]
     if images < batch_size:
         raise ParamError(f"--images ({images}) must be at least --batch-size ({batch_size}).")
-    task = models.vision_task(params["model"], params["image_size"], num_classes=1000)
+    framework = implementation(ctx.framework, "infer")
     paths = ["device", "host"] if params["data"] == "both" else [params["data"]]
-    memory_format = torch.channels_last if params["channels_last"] else torch.contiguous_format
-    watch = models.FallbackWatch()
     rates: dict[str, float] = {}
-    with watch.watching(), models.out_of_memory_at(batch_size), torch.inference_mode():
-        amp = models.resolve_precision(ctx, params["precision"])
-        torch.manual_seed(0)
-        model = task.build().to(dev, memory_format=memory_format).eval()
-
-        def forward(x: torch.Tensor) -> torch.Tensor:
-            with models.autocast(dev, amp):
-                return model(x)
-
-        made = [task.inputs(batch_size, dev).contiguous(memory_format=memory_format)
-                for _ in range(ROTATING_BATCHES)]
-        flops = models.count_flops(lambda: forward(made[0]))
-        watch.check_output(forward(made[0]), dev)
+    with out_of_memory_at(batch_size), framework.inference(ctx, params, batch_size) as model:
         # The point as the published results give it (resources/reference); image size,
         # precision and layout are the run's parameters.
         point = {"model": params["model"], "batch_size": batch_size}
         for i, path in enumerate(paths):
-            feed = DeviceImages(made) if path == "device" else \
-                HostImages(params["image_size"], dev, memory_format)
+            feed = DeviceImages(model.made) if path == "device" else model.host_images()
             ctx.progress(i * images, len(paths) * images, f"{path} data: measuring")
-            ctx.adapter.reset_peak_memory(dev)
-            m = models.measure_run(ctx, Batches(forward, feed, batch_size), params["duration"],
-                                   f"{path} data: ")
-            latencies = latency_pass(ctx, forward, feed, batch_size, images, i, len(paths), path)
+            ctx.adapter.reset_peak_memory(ctx.device)
+            m = measure_run(ctx, Batches(model.forward, feed, batch_size), params["duration"],
+                            f"{path} data: ")
+            latencies = latency_pass(ctx, model.forward, feed, batch_size, images, i,
+                                     len(paths), path)
             here = {**point, "data": path}
-            rows = models.throughput_rows(ctx, m, batch_size, "img/s", here, flops, amp,
-                                          watch.flags, watch.note, time_metric="batch_time")
+            rows = throughput_rows(ctx, m, batch_size, "img/s", here, model.flops, model.dtype,
+                                   model.flags, model.note, time_metric="batch_time")
             rates[path] = rows[0].value
             for q in PERCENTILES:
                 rows.append(Row("batch_latency", percentile(latencies, q), "ms",
-                                {**here, "percentile": q}, summarize(latencies), watch.flags,
-                                watch.note, None, latencies))
-            rows.append(models.memory_row(ctx, here, watch.flags))
-            rows += models.sustained_rows(m, batch_size, "img/s", here)
+                                {**here, "percentile": q}, summarize(latencies), model.flags,
+                                model.note, None, latencies))
+            rows.append(memory_row(ctx, here, model.flags))
+            rows += sustained_rows(m, batch_size, "img/s", here)
             for row in rows:
                 ctx.row(row)
-    if len(rates) == 2:
-        ctx.row(Row("host_device_ratio", rates["host"] / rates["device"], "", point, None,
-                    watch.flags, "img/s with host-prepared data over img/s with data made on "
-                    "the device: below 1, the input pipeline limits, not the device"))
-    watch.report(ctx)
+        if len(rates) == 2:
+            ctx.row(Row("host_device_ratio", rates["host"] / rates["device"], "", point, None,
+                        model.flags, "img/s with host-prepared data over img/s with data made "
+                        "on the device: below 1, the input pipeline limits, not the device"))
     ctx.progress(len(paths) * images, len(paths) * images, "done")
 
 
@@ -147,25 +142,3 @@ class DeviceImages:
         x = self.made[self.next % len(self.made)]
         self.next += 1
         return x[:n]
-
-
-class HostImages:
-    """A single-process loader like the original benchmark's: each image made on the CPU as
-    8-bit pixels, converted to float and normalised on its own, the batch collated and copied
-    to the device."""
-
-    def __init__(self, size: int, device, memory_format) -> None:
-        import torch
-        self.torch, self.size, self.device, self.memory_format = torch, size, device, memory_format
-        self.mean = torch.tensor(MEAN).view(3, 1, 1)
-        self.std = torch.tensor(STD).view(3, 1, 1)
-
-    def __call__(self, n: int):
-        torch = self.torch
-        images = []
-        for _ in range(n):
-            pixels = torch.randint(0, 256, (self.size, self.size, 3), dtype=torch.uint8)
-            images.append(pixels.permute(2, 0, 1).float().div_(255).sub_(self.mean)
-                          .div_(self.std))
-        batch = torch.stack(images).contiguous(memory_format=self.memory_format)
-        return batch.to(self.device)

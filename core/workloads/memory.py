@@ -1,5 +1,6 @@
 """The largest batch that trains: batch sizes doubled, then bisected, each probe a `train` run in
-its own child process, so an out-of-memory (or the system's OOM killer) ends only the probe."""
+its own child process, so an out-of-memory (or the system's OOM killer) ends only the probe.
+It needs no framework part of its own: a framework that runs train runs memory."""
 
 from __future__ import annotations
 

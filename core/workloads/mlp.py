@@ -1,16 +1,34 @@
 """The two CIFAR-10 MLP experiments people ran on M1 Macs: the depth sweep (seconds to train
-3 epochs at depth 5..20) and the 3000-1000 network (seconds per epoch, accuracy per epoch)."""
+3 epochs at depth 5..20) and the 3000-1000 network (seconds per epoch, accuracy per epoch).
+
+The protocol is here, the same on every framework: the data (CIFAR-10 or synthetic), the
+networks, the timed fit, the measured step, the rows and the --check row. A framework supports
+mlp with a module core.frameworks.<name>.mlp providing
+
+    session(ctx, images, labels) -> a context manager that places the training images (uint8,
+        N x 32 x 32 x 3, scaled to [0, 1] by the framework) and labels where the framework
+        trains on them, and yields an object with
+    .fit(widths, epochs, batch_size, on_epoch) -> (trained, epoch seconds, losses, accuracies)
+            builds the seeded MLP (Flatten, Dense(w, ReLU) per width, Dense(10, sigmoid),
+            Glorot-uniform weights, zero biases, SGD) and trains it as Keras's model.fit does:
+            shuffled batches, the last one short; on_epoch(e) before each epoch
+    .step(trained, batches) the timed call: one training step of `trained` on the next of
+            `batches` (host (images, labels) pairs, put on the device once)
+    .flops(step)      FLOPs of one step counted by the framework, or None: counted here
+    .verified(step)   after measuring: (flags, note) for what did not run on the device
+    .check(widths, batches, steps) --check: (device losses, CPU losses) of the seeded MLP
+            trained for `steps` steps on `batches` on the device and on the CPU."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from itertools import pairwise
 
 from core.params import Param, ParamError
 from core.results import Row
 from core.stats import summarize
 from core.workloads import Workload
-from core.workloads.shared import ROTATING_BATCHES
+from core.workloads.training import ROTATING_BATCHES
 
 PRESETS = ("depth-sweep", "3000-1000")
 DEFAULT_EPOCHS = {"depth-sweep": 3, "3000-1000": 5}
@@ -53,60 +71,57 @@ WORKLOAD = Workload(
 
 
 def run(ctx, params: dict) -> None:
-    if ctx.framework != "torch":     # Keras and MLX build their own MLPs; same data and rows
-        from core.workloads.shared import models_for
-        return models_for(ctx.framework).mlp(ctx, params)
-    import torch
+    from core.frameworks import implementation
+    from core.workloads.checks import check_tolerance, loss_check_row
+    from core.workloads.errors import out_of_memory_at
+    from core.workloads.rows import throughput_rows
 
-    from core.workloads import models
-
-    dev = ctx.device
+    framework = implementation(ctx.framework, "mlp")
     preset, batch_size = params["preset"], params["batch_size"]
     data, count, epochs, widths_list, extra_flags = prepare(ctx, params)
-
-    watch = models.FallbackWatch()
+    images, labels = data.images[:count], data.labels[:count]
+    batches = rotating_batches(images, labels, count, batch_size)
     total = len(widths_list) * (epochs + 1) + (1 if params["check"] else 0)
     done = 0
-    with watch.watching(), models.out_of_memory_at(batch_size):
-        x = torch.from_numpy(data.images[:count]).to(dev).float().div_(255)
-        y = torch.from_numpy(data.labels[:count]).to(dev)
+    with out_of_memory_at(batch_size), framework.session(ctx, images, labels) as mlp:
         for widths in widths_list:
             label = f"depth {len(widths)}" if preset == "depth-sweep" else preset
             point = point_for(preset, widths)
-
-            fit = train_epochs(ctx, widths, x, y, epochs, batch_size,
-                               lambda e, at=done, label=label: ctx.progress(
-                                   at + e, total, f"{label}: epoch {e + 1} of {epochs}"))
+            start = time.perf_counter()      # the published seconds include the model build
+            trained, epoch_seconds, losses, accuracies = mlp.fit(
+                widths, epochs, batch_size, lambda e, at=done, label=label: ctx.progress(
+                    at + e, total, f"{label}: epoch {e + 1} of {epochs}"))
+            fit = Fit(time.perf_counter() - start, epoch_seconds, losses, accuracies, count)
             done += epochs
             ctx.progress(done, total, f"{label}: measuring samples/s")
-            step = fit.step
-            step.batches = rotating_batches(x, y, count, batch_size)
-            flops = models.count_flops(step)
+            step = mlp.step(trained, batches)
+            flops = mlp.flops(step) or train_flops(widths, batch_size)
             m = ctx.measure(step)
-            watch.check_output(step(), dev)
+            watched, note = mlp.verified(step)
             done += 1
-            flags = watch.flags + extra_flags
-            rows = models.throughput_rows(ctx, m, batch_size, "img/s", point, flops, None,
-                                          flags, watch.note)
+            flags = watched + extra_flags
+            rows = throughput_rows(ctx, m, batch_size, "img/s", point, flops, "float32", flags,
+                                   note)
             rows += fit.rows(point, flags, per_epoch=preset == "3000-1000")
             for row in rows:
                 ctx.row(row)
 
         if params["check"]:
             ctx.progress(done, total, "comparing with the CPU")
-            torch.manual_seed(0)
-            model = models.mlp(widths_list[0])
-            cpu_x = torch.from_numpy(data.images[:count]).float().div_(255)
-            cpu_y = torch.from_numpy(data.labels[:count])
-            batches = rotating_batches(cpu_x, cpu_y, count, batch_size)
-            row = models.compare_with_cpu(ctx, model, "sgd",
-                                          models.sigmoid_categorical_crossentropy, batches,
-                                          None, params["check_steps"],
-                                          point_for(preset, widths_list[0]))
+            ours, reference = mlp.check(widths_list[0], batches, params["check_steps"])
+            row = loss_check_row(ctx, ours, reference, check_tolerance(None),
+                                 point_for(preset, widths_list[0]))
             row.flags += extra_flags
             ctx.row(row)
-    watch.report(ctx)
     ctx.progress(total, total, "done")
+
+
+def train_flops(widths: list[int], batch_size: int, inputs: int = 32 * 32 * 3,
+                classes: int = 10) -> float:
+    """FLOPs of one training step of the CIFAR-10 MLP: 2·in·out per sample per Dense layer
+    forward, backward twice that."""
+    sizes = [inputs, *widths, classes]
+    return 3.0 * 2 * batch_size * sum(a * b for a, b in pairwise(sizes))
 
 
 def prepare(ctx, params: dict) -> tuple:
@@ -162,9 +177,9 @@ def point_for(preset: str, widths: list[int]) -> dict:
 class Fit:
     """One model.fit: its wall-clock, and the loss and accuracy of every epoch."""
 
-    def __init__(self, step, seconds: float, epoch_seconds: list[float], losses: list[float],
+    def __init__(self, seconds: float, epoch_seconds: list[float], losses: list[float],
                  accuracies: list[float], samples: int) -> None:
-        self.step, self.seconds, self.epoch_seconds = step, seconds, epoch_seconds
+        self.seconds, self.epoch_seconds = seconds, epoch_seconds
         self.losses, self.accuracies, self.samples = losses, accuracies, samples
 
     def rows(self, point: dict, flags: list[str], per_epoch: bool) -> list[Row]:
@@ -189,36 +204,3 @@ class Fit:
             out += [Row("loss", self.losses[e], "", here, None, list(flags)),
                     Row("accuracy", self.accuracies[e], "fraction", here, None, list(flags))]
         return out
-
-
-def train_epochs(ctx, widths: list[int], x, y, epochs: int, batch_size: int,
-                 on_epoch: Callable[[int], None]) -> Fit:
-    """Build the MLP and train it as Keras's fit does: shuffled batches, the last one short."""
-    import torch
-
-    from core.workloads import models
-    start = time.perf_counter()
-    torch.manual_seed(0)
-    model = models.mlp(widths).to(ctx.device)
-    step = models.TrainStep(model, "sgd", models.sigmoid_categorical_crossentropy,
-                            [(x[:batch_size], y[:batch_size])])
-    count = len(y)
-    epoch_seconds, losses, accuracies = [], [], []
-    for epoch in range(epochs):
-        on_epoch(epoch)
-        t0 = time.perf_counter()
-        order = torch.randperm(count).to(ctx.device)
-        # Sums stay on the device: reading them each step would synchronise every step.
-        loss_sum = torch.zeros((), device=ctx.device)
-        correct = torch.zeros((), device=ctx.device, dtype=torch.long)
-        for i in range(0, count, batch_size):
-            index = order[i:i + batch_size]
-            batch_y = y[index]
-            loss, logits = step.on(x[index], batch_y)
-            loss_sum += loss * len(index)
-            correct += (logits.argmax(dim=1) == batch_y).sum()
-        ctx.sync()
-        epoch_seconds.append(time.perf_counter() - t0)
-        losses.append(float(loss_sum) / count)
-        accuracies.append(float(correct) / count)
-    return Fit(step, time.perf_counter() - start, epoch_seconds, losses, accuracies, count)

@@ -1,13 +1,33 @@
 """Training throughput of the models people quote (tf-metal-experiments' table): ResNet50 and
-MobileNetV2 with SGD, DistilBERT and BERT-Large with Adam, on synthetic data made on the device."""
+MobileNetV2 with SGD, DistilBERT and BERT-Large with Adam, on synthetic data made on the device.
+
+The protocol is here, the same on every framework: the default batch size, the phases, the
+measurement (normal or sustained), the point and rows, the --check row. A framework supports
+train with a module core.frameworks.<name>.train providing
+
+    training(ctx, params, batch_size) -> a context manager. Entering it warns about the
+        parameters the framework does not apply (ParamError for a model it cannot build),
+        records its precision, and builds the model and ROTATING_BATCHES synthetic batches on
+        the device; leaving it says what did not run on the device. It yields an object with
+    .step()            one training step on the next batch: the timed call
+    .unit, .dtype      "img/s" or "seq/s"; what the step computes in as the peak table names
+                       it (float32, or float16/bfloat16 under mixed precision)
+    .flops()           (FLOPs of one step, settings saying how they were counted)
+    .compile()         --compile; where compiling fails, warn and stay eager
+    .verified()        after measuring: (flags, note) for what did not run on the device
+    .release()         free the model and its batches
+    .check(size, steps) --check: (device losses, CPU losses) of one seeded model without
+                       dropout and its twin with the same weights, trained for `steps` steps
+                       on the same batches of `size`, on the device in its precision and on
+                       the CPU in float32."""
 
 from __future__ import annotations
 
 from core.params import Param
 from core.workloads import Workload
-from core.workloads.shared import CHECK_BATCH, ROTATING_BATCHES
+from core.workloads.encoders import ENCODERS
 
-TRANSFORMER_MODELS = ("distilbert", "bert-large")
+TRANSFORMER_MODELS = tuple(ENCODERS)
 TRAIN_MODELS = ("resnet50", "mobilenet_v2") + TRANSFORMER_MODELS
 # The published M1 Max table's batch sizes (reference-results.md).
 PUBLISHED_BATCH = {"resnet50": 64, "mobilenet_v2": 128, "distilbert": 64, "bert-large": 32}
@@ -57,76 +77,43 @@ WORKLOAD = Workload(
 )
 
 
-def task_for(params: dict, dropout: bool = True):
-    """The models.Task the parameters name (CNN at image_size, transformer at seq_len)."""
-    from core.workloads import models
-    name = params["model"]
-    if name in TRANSFORMER_MODELS:
-        return models.transformer_task(name, params["seq_len"], params["layers"], dropout)
-    return models.vision_task(name, params["image_size"], models.NUM_CLASSES, dropout)
-
-
 def run(ctx, params: dict) -> None:
-    if ctx.framework != "torch":     # Keras and MLX build their own models; same rows
-        from core.workloads.shared import models_for
-        return models_for(ctx.framework).train(ctx, params)
-    import torch
-    import torch.nn.functional as F
+    from core.frameworks import implementation
+    from core.workloads.checks import CHECK_BATCH, check_tolerance, loss_check_row
+    from core.workloads.errors import out_of_memory_at
+    from core.workloads.rows import measure_run, memory_row, sustained_rows, throughput_rows
 
-    from core.workloads import models
-
-    dev = ctx.device
+    framework = implementation(ctx.framework, "train")
     batch_size = params["batch_size"] or PUBLISHED_BATCH[params["model"]]
-    task = task_for(params)
-    channels_last = params["channels_last"] and task.is_image
-    if params["channels_last"] and not task.is_image:
-        ctx.warn("--channels-last applies to CNNs only; ignored.")
-    if params["layers"] and task.is_image:
-        ctx.warn("--layers applies to transformers only; ignored.")
     total = 4 if params["check"] else 3
-    watch = models.FallbackWatch()
-    with watch.watching(), models.out_of_memory_at(batch_size):
-        ctx.progress(0, total, "building the model")
-        amp = models.resolve_precision(ctx, params["precision"])
-        torch.manual_seed(0)
-        model = task.build().to(dev).train()
-        batches = [task.batch(batch_size, dev) for _ in range(ROTATING_BATCHES)]
-        if channels_last:
-            model = model.to(memory_format=torch.channels_last)
-            batches = [(x.contiguous(memory_format=torch.channels_last), y) for x, y in batches]
-        step = models.TrainStep(model, task.optimizer, F.cross_entropy, batches, amp)
+    ctx.progress(0, total, "building the model")
+    with out_of_memory_at(batch_size), framework.training(ctx, params, batch_size) as model:
         ctx.progress(1, total, "counting FLOPs")
-        flops = models.count_flops(step)
+        flops, counted = model.flops()
         if params["compile"]:
-            models.compile_or_eager(ctx, step)
-        ctx.record_settings(channels_last=channels_last, flops_per_step=flops)
+            model.compile()
+        ctx.record_settings(flops_per_step=flops, **counted)
         ctx.progress(2, total, "measuring")
-        ctx.adapter.reset_peak_memory(dev)
-        m = models.measure_run(ctx, step, params["duration"])
-        watch.check_output(step(), dev)
+        ctx.adapter.reset_peak_memory(ctx.device)
+        m = measure_run(ctx, model.step, params["duration"])
+        flags, note = model.verified()
         # The point as the published tables give it (resources/reference), so runs compare
         # with them; image size, layers and the like are the run's parameters.
         point = {"model": params["model"], "batch_size": batch_size,
-                 "precision": "fp32" if amp is None else "mixed"}
-        rows = models.throughput_rows(ctx, m, batch_size, task.unit, point, flops, amp,
-                                      watch.flags, watch.note)
-        rows.append(models.memory_row(ctx, point, watch.flags))
-        rows += models.sustained_rows(m, batch_size, task.unit, point)
+                 "precision": "fp32" if model.dtype == "float32" else "mixed"}
+        rows = throughput_rows(ctx, m, batch_size, model.unit, point, flops, model.dtype,
+                               flags, note)
+        rows.append(memory_row(ctx, point, flags))
+        rows += sustained_rows(m, batch_size, model.unit, point)
         for row in rows:
             ctx.row(row)
-        del step, model, batches
-        ctx.adapter.empty_cache(dev)
+        model.release()
 
         if params["check"]:
             ctx.progress(3, total, "comparing with the CPU")
-            torch.manual_seed(0)
-            reference = task_for(params, dropout=False)
-            cpu = torch.device("cpu")
-            check_batches = [reference.batch(min(batch_size, CHECK_BATCH), cpu)
-                             for _ in range(ROTATING_BATCHES)]
-            ctx.row(models.compare_with_cpu(
-                ctx, reference.build(), reference.optimizer, F.cross_entropy, check_batches,
-                amp, params["check_steps"], {**point, "batch_size": len(check_batches[0][1])},
-                channels_last))
-    watch.report(ctx)
+            size = min(batch_size, CHECK_BATCH)
+            ours, reference = model.check(size, params["check_steps"])
+            mixed = None if model.dtype == "float32" else model.dtype
+            ctx.row(loss_check_row(ctx, ours, reference, check_tolerance(mixed),
+                                   {**point, "batch_size": size}))
     ctx.progress(total, total, "done")

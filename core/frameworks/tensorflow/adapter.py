@@ -232,5 +232,5 @@ def empty_cache(dev: Device) -> None:
 
 
 def caveat(dev) -> None:
-    """What a run on `dev` must say about its numbers (see mlx_adapter): nothing here."""
+    """What a run on `dev` must say about its numbers (see the MLX adapter): nothing here."""
     return None

@@ -1,6 +1,6 @@
-"""What the model workloads (train, infer, mlp) share: models built from code, synthetic data,
-mixed precision, FLOP counts, result rows, and the trust checks (CPU fallback, out of memory).
-Imported only inside a run (it imports torch), never when the catalogue is listed."""
+"""PyTorch's models and what its parts of train, infer and mlp share: models built from code,
+synthetic data, mixed precision, the training step, FLOP counts, and the trust checks (the
+--check twin on the CPU, CPU fallback). Imported only inside a run (it imports torch)."""
 
 from __future__ import annotations
 
@@ -14,19 +14,11 @@ from functools import cache
 import torch
 from torch import nn
 
-from core.measure import Measurement
 from core.params import ParamError, closest
-from core.results import Row
 from core.text import clip
-from core.workloads import shared
-from core.workloads.shared import (  # noqa: F401  (models.X for the workloads and tests)
-    NUM_CLASSES,
-    OPTIMIZERS,
-    first_line,
-    measure_run,
-    out_of_memory_at,
-    sustained_rows,
-)
+from core.workloads import training
+from core.text import first_line
+from core.workloads.training import NUM_CLASSES, OPTIMIZERS
 
 # ---------------------------------------------------------------- models and their data
 
@@ -189,11 +181,6 @@ def dtype_name(dtype: torch.dtype | None) -> str:
     return "float32" if dtype is None else str(dtype).removeprefix("torch.")
 
 
-def tolerance(dtype: torch.dtype | None) -> float:
-    """Largest relative loss difference against a float32 CPU run that still counts as right."""
-    return shared.check_tolerance(None if dtype is None else dtype_name(dtype))
-
-
 def resolve_precision(ctx, precision: str) -> torch.dtype | None:
     """--precision fp32|mixed -> the autocast dtype (None: fp32). Where mixed is not available
     the run says so and goes on in fp32."""
@@ -260,18 +247,18 @@ def compile_or_eager(ctx, step: TrainStep) -> bool:
         step.model = torch.compile(eager)
         step()
         ctx.sync()
-    return shared.compile_or_eager(ctx, "torch.compile", attempt,
-                                   lambda: setattr(step, "model", eager))
+    return training.compile_or_eager(ctx, "torch.compile", attempt,
+                                     lambda: setattr(step, "model", eager))
 
 
 def compare_with_cpu(ctx, model: nn.Module, optimizer: str,
                      loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
                      batches: list[tuple[torch.Tensor, torch.Tensor]],
-                     amp_dtype: torch.dtype | None, steps: int, point: dict,
-                     channels_last: bool = False, lr: float | None = None) -> Row:
-    """Train copies of one CPU-built model on the same CPU-made batches for `steps` steps, on
-    the run's device (its precision) and on the CPU (float32); the largest relative difference
-    of the two loss curves, flagged above the dtype's tolerance (MPS has had silent bugs)."""
+                     amp_dtype: torch.dtype | None, steps: int, channels_last: bool = False,
+                     lr: float | None = None) -> tuple[list[float], list[float]]:
+    """--check: train copies of one CPU-built model on the same CPU-made batches for `steps`
+    steps, on the run's device (its precision) and on the CPU (float32); the two loss curves
+    (core.workloads.checks compares them: MPS has had silent bugs)."""
     import copy
     cpu = torch.device("cpu")
     curves = []
@@ -286,7 +273,7 @@ def compare_with_cpu(ctx, model: nn.Module, optimizer: str,
         curves.append([float(step()) for _ in range(steps)])
         ctx.sync()
     ours, reference = curves
-    return shared.loss_check_row(ctx, ours, reference, tolerance(amp_dtype), point)
+    return ours, reference
 
 
 # ---------------------------------------------------------------- trust checks
@@ -342,7 +329,7 @@ class FallbackWatch:
             ctx.record_settings(cpu_fallback_ops=self.ops, output_device=self.wrong_device)
 
 
-# ---------------------------------------------------------------- counting and rows
+# ---------------------------------------------------------------- counting FLOPs
 
 def count_flops(call: Callable[[], object]) -> float:
     """FLOPs of one call (matmuls, convolutions, attention), from torch's FLOP counter."""
@@ -362,20 +349,3 @@ def _convolution_backward_flops(grad_out_shape, x_shape, w_shape, _bias, _stride
     from torch.utils.flop_counter import conv_flop_count
     forward = conv_flop_count(list(x_shape), list(w_shape), list(grad_out_shape), transposed)
     return forward * (int(output_mask[0]) + int(output_mask[1]))
-
-
-def peak_memory(ctx) -> tuple[int | None, str]:
-    return shared.peak_memory(ctx)
-
-
-def throughput_rows(ctx, m: Measurement, batch_size: int, unit: str, point: dict,
-                    flops_per_call: float | None, dtype: torch.dtype | None,
-                    flags: list[str], note: str | None,
-                    time_metric: str = "step_time") -> list[Row]:
-    """samples/s, time per call and TFLOPS (with % of peak) from one measurement."""
-    return shared.throughput_rows(ctx, m, batch_size, unit, point, flops_per_call,
-                                  dtype_name(dtype), flags, note, time_metric)
-
-
-def memory_row(ctx, point: dict, flags: list[str]) -> Row:
-    return shared.memory_row(ctx, point, flags)
