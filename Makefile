@@ -19,10 +19,8 @@ run: $(STAMP)
 
 # The 15 slowest tests are listed after every run, so a slow new test shows at once. Tests run
 # in parallel workers (pytest-xdist), at most 4: each starts framework processes of its own.
-# Tests that assert on one shared run carry an xdist_group mark; loadgroup keeps each group on
-# one worker, so the run is made once.
 test: $(STAMP)
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -n auto --maxprocesses=4 --dist loadgroup --durations=15
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -n auto --maxprocesses=4 --durations=15
 
 devices: $(STAMP)
 	$(BIN)/siliconbench devices

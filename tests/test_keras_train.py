@@ -13,6 +13,7 @@ from tests.framework_runs import (
     check_mlp,
     check_train,
     run,
+    shared_run,
 )
 
 # Looked up, not imported: this process has PyTorch, and TensorFlow loads only in the runs.
@@ -77,21 +78,19 @@ def test_keras_cnn_flops_are_counted_from_the_layers():
 
 # A TensorFlow run costs seconds of imports and graph tracing here, so each run below serves
 # every test that asserts on it: the same tiny run, with --check (whose comparison comes after
-# the measured steps and leaves them as they are). The tests of one run share an xdist group,
-# so the run is made once per test session, not once per worker.
+# the measured steps and leaves them as they are), made once per test session.
 @pytest.fixture(scope="module")
 def bert_mixed(tmp_path_factory) -> dict:
-    return run(tmp_path_factory.mktemp("bert"), "train", "--framework", "tensorflow",
-               *TINY_BERT, "--precision", "mixed", "--check")
+    return shared_run(tmp_path_factory, "tensorflow-bert", "train", "--framework",
+                      "tensorflow", *TINY_BERT, "--precision", "mixed", "--check")
 
 
 @pytest.fixture(scope="module")
 def wide_mlp(tmp_path_factory) -> dict:
-    return run(tmp_path_factory.mktemp("mlp"), "mlp", "--framework", "tensorflow", "--preset",
-               "3000-1000", *TINY_MLP, "--check")
+    return shared_run(tmp_path_factory, "tensorflow-mlp", "mlp", "--framework", "tensorflow",
+                      "--preset", "3000-1000", *TINY_MLP, "--check")
 
 
-@pytest.mark.xdist_group("keras-bert")
 def test_transformer_training_mixed_precision(bert_mixed):
     rec = bert_mixed
     point = {"model": "distilbert", "batch_size": 2, "precision": "mixed"}
@@ -108,12 +107,10 @@ def test_depth_sweep_preset(tmp_path):
                   *TINY_MLP), "depth-sweep")
 
 
-@pytest.mark.xdist_group("keras-mlp")
 def test_3000_1000_preset(wide_mlp):
     check_mlp(wide_mlp, "3000-1000")
 
 
-@pytest.mark.xdist_group("keras-bert")
 def test_check_compares_mixed_precision_training_with_a_float32_cpu_twin(bert_mixed):
     rec = bert_mixed
     row = check_loss_row(rec, {"model": "distilbert", "batch_size": 2, "precision": "mixed"})
@@ -123,7 +120,6 @@ def test_check_compares_mixed_precision_training_with_a_float32_cpu_twin(bert_mi
     assert not rec["warnings"]
 
 
-@pytest.mark.xdist_group("keras-mlp")
 def test_check_on_the_mlp(wide_mlp):
     row = check_loss_row(wide_mlp, {"preset": "3000-1000"})
     # The CPU against itself in float32, same weights and batches: the same curve.

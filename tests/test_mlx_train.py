@@ -12,6 +12,7 @@ from tests.framework_runs import (
     check_mlp,
     check_train,
     run,
+    shared_run,
 )
 from tests.test_cli import sb
 
@@ -21,21 +22,19 @@ if importlib.util.find_spec("mlx") is None:
 
 # Each run below serves every test that asserts on it: the same tiny run with --check, whose
 # comparison comes after the measured steps and leaves them as they are (one MLX step of the
-# one-layer encoder takes seconds on this CPU). The tests of one run share an xdist
-# group, so the run is made once per test session, not once per worker.
+# one-layer encoder takes seconds on this CPU), made once per test session.
 @pytest.fixture(scope="module")
 def bert(tmp_path_factory) -> dict:
-    return run(tmp_path_factory.mktemp("bert"), "train", "--framework", "mlx", *TINY_BERT,
-               "--precision", "mixed", "--check", "--check-steps", "2")
+    return shared_run(tmp_path_factory, "mlx-bert", "train", "--framework", "mlx", *TINY_BERT,
+                      "--precision", "mixed", "--check", "--check-steps", "2")
 
 
 @pytest.fixture(scope="module")
 def depth_mlp(tmp_path_factory) -> dict:
-    return run(tmp_path_factory.mktemp("mlp"), "mlp", "--framework", "mlx", "--preset",
-               "depth-sweep", *TINY_MLP, "--check")
+    return shared_run(tmp_path_factory, "mlx-mlp", "mlp", "--framework", "mlx", "--preset",
+                      "depth-sweep", *TINY_MLP, "--check")
 
 
-@pytest.mark.xdist_group("mlx-bert")
 def test_transformer_training(bert):
     rec = bert
     check_train(rec, {"model": "distilbert", "batch_size": 2, "precision": "fp32"}, "seq/s")
@@ -51,7 +50,6 @@ def test_cnn_is_a_usage_error(tmp_path):
         "resnet50 is not available on MLX; choose distilbert or bert-large.")
 
 
-@pytest.mark.xdist_group("mlx-mlp")
 def test_depth_sweep_preset(depth_mlp):
     check_mlp(depth_mlp, "depth-sweep")
 
@@ -72,9 +70,8 @@ def test_sustained_mode(tmp_path):
 
 @pytest.mark.parametrize("name, point, steps", [
     pytest.param("bert", {"model": "distilbert", "batch_size": 2, "precision": "fp32"}, 2,
-                 marks=pytest.mark.xdist_group("mlx-bert"), id="train"),
-    pytest.param("depth_mlp", {"preset": "depth-sweep", "depth": 2}, 5,
-                 marks=pytest.mark.xdist_group("mlx-mlp"), id="mlp")])
+                 id="train"),
+    pytest.param("depth_mlp", {"preset": "depth-sweep", "depth": 2}, 5, id="mlp")])
 def test_check_trains_a_cpu_twin_with_the_same_weights(request, name, point, steps):
     row = check_loss_row(request.getfixturevalue(name), point, steps)
     # Each build draws new random weights; only the copy makes the two curves one (on Linux
