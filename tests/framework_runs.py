@@ -1,8 +1,10 @@
 """What the Keras and MLX workload tests check alike: a run through the CLI in a subprocess
 (TensorFlow and MLX load only in child processes) and the rows torch's workloads give."""
 
+import fcntl
 import json
 import math
+import os
 
 from tests.test_cli import sb
 
@@ -10,7 +12,11 @@ TRAIN_METRICS = {"samples_per_s", "step_time", "tflops", "peak_memory"}
 MLP_METRICS = {"samples_per_s", "step_time", "tflops", "train_seconds", "epoch_seconds",
                "us_per_sample", "final_loss", "final_accuracy"}
 TINY_BERT = ["--model", "distilbert", "--layers", "1", "--seq-len", "16", "--batch-size", "2"]
-TINY_MLP = ["--samples", "200", "--epochs", "1", "--depths", "2"]
+# Eight steps of four images an epoch: MLX's CPU multiplies with a reference BLAS, where one
+# 3000-1000 step of 32 images costs about a second.
+TINY_SAMPLES = 32
+TINY_MLP = ["--samples", str(TINY_SAMPLES), "--batch-size", "4", "--epochs", "1", "--depths",
+            "2"]
 
 
 def run(home, *args: str) -> dict:
@@ -22,8 +28,28 @@ def run(home, *args: str) -> dict:
     return rec
 
 
+def shared_run(tmp_path_factory, name: str, *args: str) -> dict:
+    """run(ARGS) once per test session, for every test that asserts on it (a TensorFlow or MLX
+    run costs seconds of imports, tracing and steps): the first test to ask makes it, under a
+    lock in the session's temporary folder, which every xdist worker shares; the others read
+    its record. (xdist_group marks cannot do this: with pytest 9.2, --dist loadgroup silently
+    stops grouping, pytest-dev/pytest-xdist#1386.)"""
+    root = tmp_path_factory.getbasetemp()
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        root = root.parent
+    path = root / f"shared-run-{name}.json"
+    with open(f"{path}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not path.exists():
+            path.write_text(json.dumps(run(root / f"shared-run-{name}", *args)))
+        return json.loads(path.read_text())
+
+
 def by_metric(rec: dict) -> dict:
-    return {row["metric"]: row for row in rec["rows"] if "epoch" not in row["params"]}
+    """The rows of the published point: per-epoch rows and the --check row (checked by
+    check_loss_row) left out, so one run with --check serves both kinds of test."""
+    return {row["metric"]: row for row in rec["rows"]
+            if "epoch" not in row["params"] and "check_steps" not in row["params"]}
 
 
 def check_train(rec: dict, point: dict, unit: str, metrics=TRAIN_METRICS) -> dict:
@@ -42,7 +68,7 @@ def check_mlp(rec: dict, preset: str) -> None:
     """The torch mlp's rows, flagged synthetic (no CIFAR-10 in a test's home)."""
     point = {"preset": preset, "depth": 2} if preset == "depth-sweep" else {"preset": preset}
     rows = check_train(rec, point, "img/s", MLP_METRICS)
-    assert rec["settings"]["cifar"] == "synthetic" and rec["settings"]["samples"] == 200
+    assert rec["settings"]["cifar"] == "synthetic" and rec["settings"]["samples"] == TINY_SAMPLES
     assert all("synthetic" in row["flags"] for row in rec["rows"])
     assert len(rows["train_seconds"]["samples"]) == 1                  # one epoch
     assert 0 <= rows["final_accuracy"]["value"] <= 1 and rows["final_loss"]["value"] > 0

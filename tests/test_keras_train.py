@@ -14,6 +14,7 @@ from tests.framework_runs import (
     check_mlp,
     check_train,
     run,
+    shared_run,
 )
 
 # Looked up, not imported: this process has PyTorch, and TensorFlow loads only in the runs.
@@ -76,9 +77,23 @@ def test_keras_cnn_flops_are_counted_from_the_layers():
     assert out["resnet50"] / 6 == pytest.approx(3.8e9, rel=0.03)
 
 
-def test_transformer_training_mixed_precision(tmp_path):
-    rec = run(tmp_path, "train", "--framework", "tensorflow", *TINY_BERT, "--precision",
-              "mixed")
+# A TensorFlow run costs seconds of imports and graph tracing here, so each run below serves
+# every test that asserts on it: the same tiny run, with --check (whose comparison comes after
+# the measured steps and leaves them as they are), made once per test session.
+@pytest.fixture(scope="module")
+def bert_mixed(tmp_path_factory) -> dict:
+    return shared_run(tmp_path_factory, "tensorflow-bert", "train", "--framework",
+                      "tensorflow", *TINY_BERT, "--precision", "mixed", "--check")
+
+
+@pytest.fixture(scope="module")
+def wide_mlp(tmp_path_factory) -> dict:
+    return shared_run(tmp_path_factory, "tensorflow-mlp", "mlp", "--framework", "tensorflow",
+                      "--preset", "3000-1000", *TINY_MLP, "--check")
+
+
+def test_transformer_training_mixed_precision(bert_mixed):
+    rec = bert_mixed
     point = {"model": "distilbert", "batch_size": 2, "precision": "mixed"}
     rows = check_train(rec, point, "seq/s")
     assert rec["settings"]["precision"] == "mixed-fp16"
@@ -88,15 +103,17 @@ def test_transformer_training_mixed_precision(tmp_path):
         flops / 1e12 / (rows["step_time"]["value"] / 1e3), rel=0.2)
 
 
-@pytest.mark.parametrize("preset", ["depth-sweep", "3000-1000"])
-def test_mlp_presets(tmp_path, preset):
-    check_mlp(run(tmp_path, "mlp", "--framework", "tensorflow", "--preset", preset,
-                  *TINY_MLP), preset)
+def test_depth_sweep_preset(tmp_path):
+    check_mlp(run(tmp_path, "mlp", "--framework", "tensorflow", "--preset", "depth-sweep",
+                  *TINY_MLP), "depth-sweep")
 
 
-def test_check_compares_mixed_precision_training_with_a_float32_cpu_twin(tmp_path):
-    rec = run(tmp_path, "train", "--framework", "tensorflow", *TINY_BERT, "--precision",
-              "mixed", "--check")
+def test_3000_1000_preset(wide_mlp):
+    check_mlp(wide_mlp, "3000-1000")
+
+
+def test_check_compares_mixed_precision_training_with_a_float32_cpu_twin(bert_mixed):
+    rec = bert_mixed
     row = check_loss_row(rec, {"model": "distilbert", "batch_size": 2, "precision": "mixed"})
     # The device side ran in float16 and the twin in float32: close, but not the same.
     assert 0 < row["value"] < MIXED_TOLERANCE["float16"] and row["flags"] == []
@@ -104,9 +121,7 @@ def test_check_compares_mixed_precision_training_with_a_float32_cpu_twin(tmp_pat
     assert not rec["warnings"]
 
 
-def test_check_on_the_mlp(tmp_path):
-    rec = run(tmp_path, "mlp", "--framework", "tensorflow", "--preset", "3000-1000",
-              *TINY_MLP, "--check")
-    row = check_loss_row(rec, {"preset": "3000-1000"})
+def test_check_on_the_mlp(wide_mlp):
+    row = check_loss_row(wide_mlp, {"preset": "3000-1000"})
     # The CPU against itself in float32, same weights and batches: the same curve.
     assert row["value"] < 1e-6 and row["flags"] == ["synthetic"]

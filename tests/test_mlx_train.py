@@ -12,6 +12,7 @@ from tests.framework_runs import (
     check_mlp,
     check_train,
     run,
+    shared_run,
 )
 from tests.test_cli import sb
 
@@ -19,8 +20,23 @@ if importlib.util.find_spec("mlx") is None:
     pytest.skip("MLX is not installed", allow_module_level=True)
 
 
-def test_transformer_training(tmp_path):
-    rec = run(tmp_path, "train", "--framework", "mlx", *TINY_BERT, "--precision", "mixed")
+# Each run below serves every test that asserts on it: the same tiny run with --check, whose
+# comparison comes after the measured steps and leaves them as they are (one MLX step of the
+# one-layer encoder takes seconds on this CPU), made once per test session.
+@pytest.fixture(scope="module")
+def bert(tmp_path_factory) -> dict:
+    return shared_run(tmp_path_factory, "mlx-bert", "train", "--framework", "mlx", *TINY_BERT,
+                      "--precision", "mixed", "--check", "--check-steps", "2")
+
+
+@pytest.fixture(scope="module")
+def depth_mlp(tmp_path_factory) -> dict:
+    return shared_run(tmp_path_factory, "mlx-mlp", "mlp", "--framework", "mlx", "--preset",
+                      "depth-sweep", *TINY_MLP, "--check")
+
+
+def test_transformer_training(bert):
+    rec = bert
     check_train(rec, {"model": "distilbert", "batch_size": 2, "precision": "fp32"}, "seq/s")
     assert rec["framework"] == "mlx" and rec["settings"]["precision"] == "fp32"
     assert any("--precision mixed is not available on MLX" in w for w in rec["warnings"])
@@ -34,10 +50,13 @@ def test_cnn_is_a_usage_error(tmp_path):
         "resnet50 is not available on MLX; choose distilbert or bert-large.")
 
 
-@pytest.mark.parametrize("preset", ["depth-sweep", "3000-1000"])
-def test_mlp_presets(tmp_path, preset):
-    check_mlp(run(tmp_path, "mlp", "--framework", "mlx", "--preset", preset, *TINY_MLP),
-              preset)
+def test_depth_sweep_preset(depth_mlp):
+    check_mlp(depth_mlp, "depth-sweep")
+
+
+def test_3000_1000_preset(tmp_path):
+    check_mlp(run(tmp_path, "mlp", "--framework", "mlx", "--preset", "3000-1000", *TINY_MLP),
+              "3000-1000")
 
 
 def test_sustained_mode(tmp_path):
@@ -49,13 +68,12 @@ def test_sustained_mode(tmp_path):
     assert per_minute and all(r["value"] > 0 for r in per_minute)
 
 
-@pytest.mark.parametrize("workload", ["train", "mlp"])
-def test_check_trains_a_cpu_twin_with_the_same_weights(tmp_path, workload):
-    args = [*TINY_BERT] if workload == "train" else ["--preset", "depth-sweep", *TINY_MLP]
-    rec = run(tmp_path, workload, "--framework", "mlx", *args, "--check")
-    point = {"model": "distilbert", "batch_size": 2, "precision": "fp32"} \
-        if workload == "train" else {"preset": "depth-sweep", "depth": 2}
-    row = check_loss_row(rec, point)
+@pytest.mark.parametrize("name, point, steps", [
+    pytest.param("bert", {"model": "distilbert", "batch_size": 2, "precision": "fp32"}, 2,
+                 id="train"),
+    pytest.param("depth_mlp", {"preset": "depth-sweep", "depth": 2}, 5, id="mlp")])
+def test_check_trains_a_cpu_twin_with_the_same_weights(request, name, point, steps):
+    row = check_loss_row(request.getfixturevalue(name), point, steps)
     # Each build draws new random weights; only the copy makes the two curves one (on Linux
     # the run's device is the CPU too).
     assert row["value"] < 1e-6
