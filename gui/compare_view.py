@@ -49,7 +49,7 @@ from core.results import RunRecord
 from core.runner import RunSpec
 from gui.chart_series import CURVE_METRICS, x_param
 from gui.import_export import file_dialog
-from gui.plots import CategoryAxis, Chart, CurveChart, export_chart
+from gui.plots import CategoryAxis, Chart, CurveChart, export_chart, plot_widget
 from gui.sheets import message_sheet
 from gui.theme import LIGHT, Theme, series_color
 
@@ -164,7 +164,7 @@ class CompareBarChart(Chart):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         self.axis = CategoryAxis("bottom")
-        plot = pg.PlotWidget(axisItems={"bottom": self.axis})
+        plot = plot_widget(axisItems={"bottom": self.axis})
         super().__init__("Select two or more runs under Results, or add a published "
                          "reference, to compare them.", plot, parent)
         plot.addLegend(offset=(12, 8), labelTextSize="9pt")

@@ -17,10 +17,18 @@ from core.numbers import number
 from core.results import RunRecord
 from gui.chart_series import (BARS, CURVE_METRICS, TELEMETRY, TELEMETRY_UNITS, Series,
                               bar_series, chart_of, curve_series, size_label, telemetry_series)
+from gui.none_refs import top_up
 from gui.row_table import RowTable
 from gui.row_text import is_serious, point_tip
 from gui.theme import LIGHT, Theme, series_color
 
+
+
+def plot_widget(**kwargs) -> pg.PlotWidget:
+    """A pyqtgraph PlotWidget, after making sure None's reference count can take what building
+    one releases (gui/none_refs.py)."""
+    top_up()
+    return pg.PlotWidget(**kwargs)
 
 class SizeAxis(pg.AxisItem):
     """x is log2(size): ticks at whole powers of two, labelled with the size itself."""
@@ -116,7 +124,7 @@ class CurveChart(Chart):
 
     def __init__(self, metric: str, parent: QWidget | None = None) -> None:
         title, y_name, unit, x_label = CURVE_METRICS[metric]
-        plot = pg.PlotWidget(axisItems={"bottom": SizeAxis("bottom")})
+        plot = plot_widget(axisItems={"bottom": SizeAxis("bottom")})
         super().__init__(f"No {title} results yet.\nChoose a workload and devices "
                          "on the left, then press Run — points appear here as they are "
                          "measured.\nOr select earlier runs under Results.", plot, parent)
@@ -281,7 +289,7 @@ class BarChart(Chart):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         self.axis = CategoryAxis("bottom")
-        plot = pg.PlotWidget(axisItems={"bottom": self.axis})
+        plot = plot_widget(axisItems={"bottom": self.axis})
         super().__init__("No throughput results yet.\nTraining and inference workloads "
                          "draw one group of bars per model here.", plot, parent)
         plot.setLabel("bottom", "Model")
@@ -341,7 +349,7 @@ class TelemetryChart(Chart):
     One unit at a time: watts and megahertz on one axis would flatten each other."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        plot = pg.PlotWidget()
+        plot = plot_widget()
         super().__init__("No telemetry yet.\nPower, temperature and load sampled during a run "
                          "are drawn here over time.", plot, parent)
         plot.setLabel("bottom", "Time since the run started (s)")
