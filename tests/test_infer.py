@@ -81,7 +81,7 @@ def test_sustained_mode_through_the_command_prints_minutes_and_throttle_ratio(ca
                  "2", "--images", "2", "--duration", "0.05", "--quick"])
     out = capsys.readouterr().out
     assert code == 0
-    assert "throttle_ratio" in out and "minute" in out
+    assert "Throttle ratio" in out and "minute" in out   # metric titles as the app shows them
     rec = Store().runs()[0]
     assert rec.settings["duration_min"] == 0.05
     minutes = [r for r in rec.rows if r.metric == "samples_per_s" and "minute" in r.params]
