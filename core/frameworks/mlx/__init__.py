@@ -1,0 +1,1 @@
+"""MLX: its adapter, array ops, models and its part of each workload it supports."""
