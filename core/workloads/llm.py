@@ -171,6 +171,10 @@ def shape_for(params: dict) -> ModelShape:
             raise ParamError(f"--hidden ({shape.hidden}) must be a multiple of --heads "
                              f"({shape.heads}).")
         shape = replace(shape, head_dim=shape.hidden // shape.heads)
+        if shape.head_dim % 2:
+            raise ParamError(f"--hidden ({shape.hidden}) over --heads ({shape.heads}) makes "
+                             f"heads of {shape.head_dim}; rotary embeddings need an even "
+                             "size.")
     if shape.heads % shape.kv_heads:
         raise ParamError(f"--heads ({shape.heads}) must be a multiple of --kv-heads "
                          f"({shape.kv_heads}).")
@@ -256,12 +260,15 @@ def run(ctx, params: dict) -> None:
         raise ParamError(f"--dtype {dtype} does not run on {ctx.framework}; choose one of "
                          f"{', '.join(impl.DTYPES)}.")
     shape = shape_for(params)
-    for name in ("prompts", "depths"):
-        named = params[name] or []
-        if named and max(named) + gen > shape.max_positions:
-            raise ParamError(f"--{name} goes up to {max(named)} but {params['preset']} "
-                             f"takes {shape.max_positions} positions in all (with "
-                             f"{gen} generated tokens).")
+    longest = max(params["prompts"] or [0])
+    if longest > shape.max_positions:
+        raise ParamError(f"--prompts goes up to {longest} but {params['preset']} takes "
+                         f"{shape.max_positions} positions.")
+    deepest = max(params["depths"] or [0])
+    if deepest + gen > shape.max_positions:
+        raise ParamError(f"--depths goes up to {deepest}, and {gen} generated tokens beyond "
+                         f"it pass the {shape.max_positions} positions {params['preset']} "
+                         "takes.")
     free = ctx.adapter.free_memory(ctx.device)
     prompts = params["prompts"] or [p for p in DEFAULT_PROMPTS if fits(shape, dtype, batch, p,
                                                                          free)]
