@@ -19,7 +19,7 @@ from tests.recorded import every_run, recorded, stems
 
 # What a person reads as each workload's headline unit.
 HEADLINE_UNITS = {"gemm": "TFLOPS", "bandwidth": "GB/s", "train": ("img/s", "seq/s"),
-                  "infer": "img/s", "mlp": "s", "memory": "samples"}
+                  "infer": "img/s", "mlp": "s", "memory": "samples", "llm": "tok/s"}
 
 
 def test_the_records_cover_every_workload_on_every_framework_it_runs_here():
