@@ -53,7 +53,7 @@ def test_every_chart_row_is_drawn_on_its_chart(qtbot, stem):
     panel.show_records([rec])
     kinds = {chart_of(rec.workload, r) for r in rec.rows} - {None}
     expected = {"gemm": {"tflops"}, "bandwidth": {"gb_per_s"}, "train": {BARS},
-                "infer": {BARS}, "mlp": set(), "memory": set()}[rec.workload]
+                "infer": {BARS}, "mlp": set(), "memory": set(), "llm": set()}[rec.workload]
     assert kinds == expected
     for kind in kinds:
         chart = panel.charts[kind]

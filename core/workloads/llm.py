@@ -115,6 +115,7 @@ QUANT_BITS = {"q4": 4, "q8": 8}
 GROUP_SIZE = 64              # mlx-lm's converter's default quantisation group
 ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2}
 DEFAULT_PROMPTS = [128, 512, 2048]
+CUSTOM = ("layers", "hidden", "heads", "kv_heads", "vocab")    # parameters that change a shape
 DEFAULT_DEPTHS = [0, 512, 2048]
 
 WORKLOAD = Workload(
@@ -161,8 +162,7 @@ def shape_for(params: dict) -> ModelShape:
     """The preset with the custom shape parameters applied; ParamError for a shape no model
     can have."""
     shape = PRESETS[params["preset"]]
-    custom = {k: params.get(k) for k in ("layers", "hidden", "heads", "kv_heads", "vocab")
-              if params.get(k) is not None}
+    custom = {k: params[k] for k in CUSTOM if params.get(k) is not None}
     if not custom:
         return shape
     shape = replace(shape, **custom)
@@ -274,7 +274,9 @@ def run(ctx, params: dict) -> None:
                                                                          free)]
     depths = params["depths"] or [d for d in DEFAULT_DEPTHS if fits(shape, dtype, batch,
                                                                        d + gen, free)]
-    base = {"preset": params["preset"], "dtype": dtype, "batch": batch}
+    # A custom shape is part of the point: it is not the preset's model any more.
+    base = {"preset": params["preset"], "dtype": dtype, "batch": batch,
+            **{k: params[k] for k in CUSTOM if params.get(k) is not None}}
     ctx.record_settings(model=_describe(shape), parameters=shape.parameters,
                         weight_bytes=weight_bytes(shape, dtype))
     total = len(prompts) + len(depths) + 1
