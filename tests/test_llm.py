@@ -131,6 +131,20 @@ def test_bad_parameters_are_refused_before_anything_is_built(given, says):
     assert not [e for e in events if e["event"] == "row"]
 
 
+def test_a_custom_shape_is_part_of_every_point():
+    events = []
+    params = {p.name: p.default for p in llm.WORKLOAD.params} | {
+        "preset": "tiny", "layers": 1, "prompts": [4], "depths": [0], "gen_tokens": 2,
+        "dtype": "float32"}
+    llm.run(context(events), params)
+    rows = [e["row"] for e in events if e["event"] == "row"]
+    assert [r["metric"] for r in rows] == ["prefill_tokens_per_s", "ttft_ms",
+                                           "decode_tokens_per_s", "peak_memory"]
+    assert all(r["params"]["layers"] == 1 and r["params"]["preset"] == "tiny" for r in rows)
+    [settings] = [e["settings"] for e in events if e["event"] == "settings"]
+    assert settings["parameters"] == replace(TINY, layers=1).parameters < TINY.parameters
+
+
 def rows_of(rec: dict) -> dict:
     return {(r["metric"], r["params"].get("prompt", r["params"].get("depth"))): r
             for r in rec["rows"]}
