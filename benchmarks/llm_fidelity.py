@@ -24,6 +24,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("SILICONBENCH_HOME", tempfile.mkdtemp(prefix="sb-bench-"))
 
+from benchmarks.machine_load import warn_if_busy  # noqa: E402
 from core.runner import RunSpec, execute  # noqa: E402
 from core.workloads import llm  # noqa: E402
 
@@ -147,10 +148,7 @@ def main() -> int:
         torch_device = "cuda" if args.device == "gpu" else args.device
         ok &= compare("torch", argparse.Namespace(**{**vars(args), "device": torch_device}),
                       generate_tps(args))
-    load = os.getloadavg()[0]
-    if load > (os.cpu_count() or 1):
-        print(f"warning: load {load:.1f} on {os.cpu_count()} cores: other work shared the "
-              "machine, so these ratios are unreliable; run again on a quiet machine")
+    warn_if_busy()
     return 0 if ok else 1
 
 
