@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 from dataclasses import replace
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -78,6 +79,7 @@ def test_mlx_builds_the_shape_and_its_cache_is_real():
     code = f"""
 import json
 from dataclasses import replace
+from types import SimpleNamespace
 from core.frameworks import isolate
 isolate("mlx")
 from core.frameworks.mlx import llm as mlx_llm
@@ -143,6 +145,21 @@ def test_a_custom_shape_is_part_of_every_point():
     assert all(r["params"]["layers"] == 1 and r["params"]["preset"] == "tiny" for r in rows)
     [settings] = [e["settings"] for e in events if e["event"] == "settings"]
     assert settings["parameters"] == replace(TINY, layers=1).parameters < TINY.parameters
+
+
+def test_a_model_larger_than_the_free_memory_is_refused_before_it_is_built():
+    events = []
+    small = SimpleNamespace(synchronizer=torch_adapter.synchronizer,
+                            free_memory=lambda device: 8 * 10**9)
+    ctx = RunContext(framework="torch", device_id="cpu", adapter=small,
+                     device=torch.device("cpu"), device_name="test cpu", emit=events.append)
+    params = {p.name: p.default for p in llm.WORKLOAD.params} | {"preset": "llama-3.1-8b",
+                                                                 "dtype": "float32"}
+    with pytest.raises(MemoryError) as e:
+        llm.run(ctx, params)
+    assert str(e.value).startswith("out of memory: llama-3.1-8b in float32 needs about 32.1 GB "
+                                   "and cpu has 8.0 GB free")
+    assert not [e for e in events if e["event"] == "row"]
 
 
 def rows_of(rec: dict) -> dict:

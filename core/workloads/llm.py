@@ -270,6 +270,10 @@ def run(ctx, params: dict) -> None:
                          f"it pass the {shape.max_positions} positions {params['preset']} "
                          "takes.")
     free = ctx.adapter.free_memory(ctx.device)
+    if not fits(shape, dtype, batch, 1, free):
+        raise MemoryError(f"out of memory: {params['preset']} in {dtype} needs about "
+                          f"{memory_needed(shape, dtype, batch, 1) / 1e9:.1f} GB and "
+                          f"{ctx.device_id} has {free / 1e9:.1f} GB free")
     prompts = params["prompts"] or [p for p in DEFAULT_PROMPTS if fits(shape, dtype, batch, p,
                                                                          free)]
     depths = params["depths"] or [d for d in DEFAULT_DEPTHS if fits(shape, dtype, batch,
@@ -284,9 +288,11 @@ def run(ctx, params: dict) -> None:
     ctx.adapter.reset_peak_memory(ctx.device)
     lm = impl.build(ctx, shape, dtype)
     try:
-        if lm.parameters != shape.parameters:
-            ctx.warn(f"The {ctx.framework} model has {lm.parameters:,} parameters where the "
-                     f"preset's shape has {shape.parameters:,}.")
+        # The roofline counts bytes from the shape: the built model must be that shape.
+        if (lm.parameters, lm.stored_bytes) != (shape.parameters, weight_bytes(shape, dtype)):
+            ctx.warn(f"The {ctx.framework} model has {lm.parameters:,} parameters in "
+                     f"{lm.stored_bytes:,} bytes where the shape has {shape.parameters:,} in "
+                     f"{weight_bytes(shape, dtype):,}.")
         gap = lm.cache_gap(min(16, shape.max_positions))
         flags = [] if gap <= CACHE_TOLERANCE[activation_dtype(dtype)] else ["wrong_result"]
         if flags:
