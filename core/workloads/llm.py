@@ -14,7 +14,8 @@ The protocol lives here; the framework part is core.frameworks.<framework>.llm, 
                                    to `depth` once and rewound before every call
     lm.cache_gap(tokens)           largest relative difference between the last logits of the
                                    whole sequence run at once and of a prefill of all but the
-                                   last token followed by one decode step (the cache is real)
+                                   last token followed by one decode step (the cache is real);
+                                   prefilled=False prefills other tokens (tests: it must fail)
     lm.release()
 """
 
@@ -129,8 +130,8 @@ WORKLOAD = Workload(
     module=__name__,
     terminal_tables="llama_bench_table",
     params=(
-        Param("preset", "choice", "llama-3.2-1b", "The architecture, from its published "
-              "config.json: " + ", ".join(PRESETS) + ".", choices=tuple(PRESETS)),
+        Param("preset", "choice", "llama-3.2-1b", "The architecture, from the model's "
+              "published config.json (tiny: for tests).", choices=tuple(PRESETS)),
         Param("dtype", "choice", "bfloat16", "Weights and activations: float16, bfloat16, "
               "float32; MLX also q4 and q8 (weights quantised in groups of 64, as mlx-lm's "
               "converter does, bfloat16 activations).", choices=DTYPES, title="Precision"),
