@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from core.context import RunContext
-from core.frameworks import torch_adapter
+from core.frameworks.torch import adapter as torch_adapter
 from core.measure import QUICK
 from core.params import ParamError
 from core.store import Store

@@ -315,7 +315,7 @@ def run(ctx, params: dict) -> None:
                 for row in _decode_rows(ctx, lm, shape, point, flags, bandwidth):
                     ctx.row(row)
             done += 1
-        from core.workloads.shared import memory_row
+        from core.workloads.rows import memory_row
         ctx.row(memory_row(ctx, base, flags))
         ctx.progress(total, total, "done")
     finally:
