@@ -26,6 +26,7 @@ import torchvision
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("SILICONBENCH_HOME", tempfile.mkdtemp(prefix="sb-bench-"))
 
+from benchmarks.machine_load import warn_if_busy  # noqa: E402
 from core.frameworks.torch.adapter import synchronizer  # noqa: E402
 from core.runner import RunSpec, execute  # noqa: E402
 
@@ -106,10 +107,7 @@ def main() -> int:
                                   "images": 2 * ratio_batch, "data": "both"})
         print(f"{model} batch {ratio_batch}: device data {r['device']:.1f} img/s, host data "
               f"{r['host']:.1f} img/s, host/device ratio {r['ratio']:.3f}")
-    load = os.getloadavg()[0]
-    if load > (os.cpu_count() or 1):
-        print(f"warning: load {load:.1f} on {os.cpu_count()} cores: other work shared the "
-              "machine, so these ratios are unreliable; run again on a quiet machine")
+    warn_if_busy()
     return 0 if ok else 1
 
 

@@ -303,6 +303,13 @@ def print_record(rec) -> None:
                   ": ".join(x for x in (", ".join(row.flags), row.note) if x)]
         t.add_row(*(_text(cell) for cell in cells))  # notes quote framework errors: "[matmul]"
     c.print(t)
+    from core.workloads import catalogue
+    if (declared := catalogue().get(rec.workload)) is not None:
+        for title, header, cells in declared.more_tables(rec):
+            more = Table(*header, title=_text(title))
+            for line in cells:
+                more.add_row(*(_text(cell) for cell in line))
+            c.print(more)
     for w in rec.warnings:
         c.print(Text.assemble(("warning:", "yellow"), " ", _text(w)))
     if rec.status != "ok":

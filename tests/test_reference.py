@@ -21,7 +21,7 @@ MODELS = {"resnet50", "mobilenet_v2", "distilbert", "bert-large"}
 
 def test_references_load_validate_and_carry_provenance():
     refs = reference.references()
-    assert len(refs) == 14 and len({r.id for r in refs}) == len(refs)
+    assert len(refs) == 17 and len({r.id for r in refs}) == len(refs)
     for r in refs:
         assert r.id.startswith("pub-") and r.source == "published" and r.status == "ok"
         assert {"source", "hardware", "software", "settings"} <= set(r.provenance), r.id
@@ -35,7 +35,8 @@ def test_reference_files_are_export_files_that_validate():
     folder = resources.files("resources").joinpath("reference")
     names = sorted(e.name for e in folder.iterdir() if e.name.endswith(".json"))
     assert names == ["m1-tensorflow-benchmark.json", "m1-tensorflow-mlp.json",
-                     "pytorch-mps-inference.json", "tf-metal-experiments.json"]
+                     "mlx-lm-benchmarks.json", "pytorch-mps-inference.json",
+                     "tf-metal-experiments.json"]
     for name in names:
         assert records_from_json(folder.joinpath(name).read_text(encoding="utf-8"))
 
@@ -74,6 +75,22 @@ def test_the_published_figures():
     assert value("pub-mlp3000-a100", "us_per_sample") == 97
     assert value("pub-mlpdepth-m1-cpu", "train_seconds", depth=20) == 215.8
     assert value("pub-mlpdepth-k80", "train_seconds", depth=15) == 69.7
+    assert value("pub-mlxlm-qwen3-4b-bf16", "prefill_tokens_per_s", prompt=2048) == 1780.63
+    assert value("pub-mlxlm-qwen3-4b-bf16", "decode_tokens_per_s", depth=2048) == 52.47
+    assert value("pub-mlxlm-qwen3-4b-q4", "decode_tokens_per_s", gen_tokens=128) == 134.52
+    assert value("pub-mlxlm-qwen3-4b-q4", "peak_memory") == 3.35e9
+
+
+def test_published_llm_rows_have_the_points_a_real_run_makes():
+    """So Compare pairs a measured qwen3-4b run (prompt 2048, depth 2048, 128 tokens) with
+    mlx-lm's own M4 Max figures: the same metrics, units and point keys as a real run's."""
+    from tests.recorded import recorded
+    measured = {(r.metric, r.unit, tuple(sorted(r.params))) for r in recorded("llm-mlx").rows
+                if r.metric not in ("decode_roofline", "ttft_ms")}   # mlx-lm gives no TTFT
+    for ref_id in ("pub-mlxlm-qwen3-4b-bf16", "pub-mlxlm-qwen3-4b-q8", "pub-mlxlm-qwen3-4b-q4"):
+        [rec] = reference.find(ref_id)
+        assert {(r.metric, r.unit, tuple(sorted(r.params))) for r in rec.rows} == measured
+        assert all(r.params["preset"] == "qwen3-4b" for r in rec.rows)
 
 
 def test_laptop_versus_studio_compares_by_value():
@@ -97,7 +114,7 @@ def test_reference_command_lists_and_never_stores(capsys):
     out = capsys.readouterr().out
     assert "pub-infer-studio-m1max" in out and "tlkh/tf-metal-experiments" in out
     assert cli.main(["reference", "--json"]) == cli.EXIT_OK
-    assert len(records_from_json(capsys.readouterr().out)) == 14
+    assert len(records_from_json(capsys.readouterr().out)) == 17
     assert cli.main(["reference", "--show", "pub-tfmetal-gemm"]) == cli.EXIT_OK
     assert "tflops_sweep.py" in capsys.readouterr().out
     assert cli.main(["reference", "--show", "pub-"]) == cli.EXIT_USAGE

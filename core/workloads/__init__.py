@@ -13,7 +13,7 @@ from core.results import Row
 
 # Workload modules, in the order the catalogue shows them.
 _MODULES = tuple(f"core.workloads.{m}"
-                 for m in ("gemm", "bandwidth", "train", "infer", "mlp", "memory"))
+                 for m in ("gemm", "bandwidth", "train", "infer", "mlp", "memory", "llm"))
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,14 @@ class Workload:
                                     # axis); empty: the metric is drawn as bars or tabled
     entry: str = "run"
     hidden: bool = False            # test workloads stay out of listings
+    # A function of the module giving more tables for the terminal from a record:
+    # [(title, header, rows of cells)], e.g. llm's llama-bench-like pp512/tg128 table.
+    terminal_tables: str = ""
+
+    def more_tables(self, rec) -> list[tuple[str, list[str], list[list[str]]]]:
+        if not self.terminal_tables:
+            return []
+        return getattr(importlib.import_module(self.module), self.terminal_tables)(rec)
 
     def run(self, ctx, params: dict) -> None:
         getattr(importlib.import_module(self.module), self.entry)(ctx, params)

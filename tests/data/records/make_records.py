@@ -29,6 +29,8 @@ RUNS = [
      ["--depths", "1,2", "--epochs", "1", "--samples", "256", "--batch-size", "64"]),
     ("memory", ("torch", "tensorflow", "mlx"), "", ["--model", "distilbert", "--layers", "1", "--seq-len", "16",
                                 "--max-batch", "4", "--bisect-steps", "0"]),
+    ("llm", ("torch", "mlx"), "", ["--preset", "tiny", "--prompts", "16,64", "--depths",
+                                   "0,64", "--gen-tokens", "8", "--dtype", "float32"]),
     # A second quick GEMM run for the comparison tests: quick runs time few blocks, so the
     # verdict between two of them must read "inconclusive", never "no difference".
     ("gemm", ("torch",), "second", ["--sizes", "64,128", "--dtypes", "float32"]),

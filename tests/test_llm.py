@@ -1,0 +1,231 @@
+"""The llm workload: the presets' sizes against their publishers' counts, the tiny preset
+built by both frameworks (the same parameters and bytes as the formula, a cache that gives the
+logits of the whole sequence), real runs through the CLI on the CPU (rows, units, flags, the
+roofline from a bandwidth run, the llama-bench table) and bad parameters refused. MLX loads
+only in child processes."""
+
+import importlib.util
+import json
+import subprocess
+import sys
+from dataclasses import replace
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from core.context import RunContext
+from core.frameworks.torch import adapter as torch_adapter
+from core.measure import QUICK
+from core.params import ParamError
+from core.store import Store
+from core.workloads import llm
+from tests.test_cli import ROOT, sb
+
+TINY = llm.PRESETS["tiny"]
+# The tiny preset in both families, tied and not: every layout the presets use.
+SHAPES = {f"{family} {'tied' if tied else 'untied'}": replace(TINY, family=family, tied=tied)
+          for family in ("llama", "qwen3") for tied in (True, False)}
+TINY_RUN = ["--preset", "tiny", "--prompts", "8", "--depths", "0,8", "--gen-tokens", "4",
+            "--dtype", "float32", "--quick", "--device", "cpu"]
+mlx_installed = importlib.util.find_spec("mlx_lm") is not None
+
+
+@pytest.mark.parametrize("preset", sorted(llm.PUBLISHED_PARAMETERS))
+def test_preset_parameter_counts_are_the_published_ones(preset):
+    published, digit = llm.PUBLISHED_PARAMETERS[preset]
+    assert abs(llm.PRESETS[preset].parameters - published) <= digit / 2 + 0.005e9
+
+
+def test_qwen3_4b_is_3_6_billion_parameters_without_its_embedding():
+    shape = llm.PRESETS["qwen3-4b"]   # its model card: "Non-Embedding: 3.6B"
+    assert round((shape.parameters - shape.vocab * shape.hidden) / 1e9, 1) == 3.6
+
+
+def test_quantised_weights_count_scales_and_biases():
+    shape = llm.PRESETS["llama-3.1-8b"]
+    bf16, q4, q8 = (llm.weight_bytes(shape, d) for d in ("bfloat16", "q4", "q8"))
+    assert bf16 == 2 * shape.parameters
+    # 4 bits a weight plus a bfloat16 scale and bias per 64: 4.5 bits; 8.5 for q8.
+    assert q4 == pytest.approx(bf16 * 4.5 / 16, rel=1e-3)
+    assert q8 == pytest.approx(bf16 * 8.5 / 16, rel=1e-3)
+
+
+def test_decode_bytes_grow_with_the_cache():
+    shape = llm.PRESETS["llama-3.2-1b"]
+    at0 = llm.bytes_per_decode_step(shape, "bfloat16", 1, 0, 128)
+    at2048 = llm.bytes_per_decode_step(shape, "bfloat16", 1, 2048, 128)
+    # 16 layers x 8 KV heads x 64 x 2 (K and V) x 2 bytes = 32 KiB a position.
+    assert at2048 - at0 == 2048 * 32 * 1024
+    assert llm.bytes_per_decode_step(shape, "bfloat16", 4, 0, 128) - at0 == \
+        3 * llm.kv_bytes(shape, "bfloat16", 64.5)
+
+
+@pytest.mark.parametrize("name", SHAPES)
+def test_torch_builds_the_shape_and_its_cache_is_real(name):
+    from core.frameworks.torch import llm as torch_llm
+    shape = SHAPES[name]
+    for dtype in ("float32", "bfloat16"):
+        lm = torch_llm.TorchLM(shape, dtype, torch.device("cpu"))
+        assert lm.parameters == shape.parameters
+        assert lm.stored_bytes == llm.weight_bytes(shape, dtype)
+        assert lm.cache_gap(12) <= llm.CACHE_TOLERANCE[dtype]
+        if dtype == "float32":   # the check can fail: a cache of another context does
+            assert lm.cache_gap(12, prefilled=False) > 10 * llm.CACHE_TOLERANCE[dtype]
+
+
+@pytest.mark.skipif(not mlx_installed, reason="mlx-lm is not installed")
+def test_mlx_builds_the_shape_and_its_cache_is_real():
+    code = f"""
+import json
+from dataclasses import replace
+from types import SimpleNamespace
+from core.frameworks import isolate
+isolate("mlx")
+from core.frameworks.mlx import llm as mlx_llm
+from core.workloads import llm
+out = {{}}
+for name in {list(SHAPES)!r}:
+    shape = replace(llm.PRESETS["tiny"], family=name.split()[0], tied=name.endswith(" tied"))
+    for dtype in ("float32", "bfloat16", "q4", "q8"):
+        lm = mlx_llm.build(None, shape, dtype)
+        out[name + " " + dtype] = [lm.parameters, shape.parameters, lm.stored_bytes,
+                                   llm.weight_bytes(shape, dtype), lm.cache_gap(12),
+                                   lm.cache_gap(12, prefilled=False)]
+print(json.dumps(out))
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                       timeout=240)
+    assert r.returncode == 0, r.stderr
+    found = json.loads(r.stdout.strip().splitlines()[-1])
+    assert len(found) == 16
+    for key, (built, formula, stored, expected, gap, wrong_gap) in found.items():
+        tolerance = llm.CACHE_TOLERANCE[llm.activation_dtype(key.split()[-1])]
+        assert (built, stored) == (formula, expected), key
+        assert gap <= tolerance, key
+        if key.endswith("float32"):   # the check can fail: a cache of another context does
+            assert wrong_gap > 10 * tolerance, key
+
+
+def context(events):
+    return RunContext(framework="torch", device_id="cpu", adapter=torch_adapter,
+                      device=torch.device("cpu"), device_name="test cpu", emit=events.append,
+                      settings=QUICK)
+
+
+@pytest.mark.parametrize("given, says", [
+    ({"dtype": "q4"}, "--dtype q4 does not run on torch; choose one of bfloat16, float16, "
+                      "float32."),
+    ({"hidden": 66}, "--hidden (66) must be a multiple of --heads (4)."),
+    ({"hidden": 100}, "--hidden (100) over --heads (4) makes heads of 25; rotary embeddings "
+                      "need an even size."),
+    ({"kv_heads": 3}, "--heads (4) must be a multiple of --kv-heads (3)."),
+    ({"prompts": [5000]}, "--prompts goes up to 5000 but tiny takes 4096 positions."),
+    ({"depths": [4000]}, "--depths goes up to 4000, and 128 generated tokens beyond it pass "
+                         "the 4096 positions tiny takes."),
+])
+def test_bad_parameters_are_refused_before_anything_is_built(given, says):
+    events = []
+    params = {p.name: p.default for p in llm.WORKLOAD.params} | {"preset": "tiny"} | given
+    with pytest.raises(ParamError) as e:
+        llm.run(context(events), params)
+    assert str(e.value) == says
+    assert not [e for e in events if e["event"] == "row"]
+
+
+def test_a_custom_shape_is_part_of_every_point():
+    events = []
+    params = {p.name: p.default for p in llm.WORKLOAD.params} | {
+        "preset": "tiny", "layers": 1, "prompts": [4], "depths": [0], "gen_tokens": 2,
+        "dtype": "float32"}
+    llm.run(context(events), params)
+    rows = [e["row"] for e in events if e["event"] == "row"]
+    assert [r["metric"] for r in rows] == ["prefill_tokens_per_s", "ttft_ms",
+                                           "decode_tokens_per_s", "peak_memory"]
+    assert all(r["params"]["layers"] == 1 and r["params"]["preset"] == "tiny" for r in rows)
+    [settings] = [e["settings"] for e in events if e["event"] == "settings"]
+    assert settings["parameters"] == replace(TINY, layers=1).parameters < TINY.parameters
+
+
+def test_a_model_larger_than_the_free_memory_is_refused_before_it_is_built():
+    events = []
+    small = SimpleNamespace(synchronizer=torch_adapter.synchronizer,
+                            free_memory=lambda device: 8 * 10**9)
+    ctx = RunContext(framework="torch", device_id="cpu", adapter=small,
+                     device=torch.device("cpu"), device_name="test cpu", emit=events.append)
+    params = {p.name: p.default for p in llm.WORKLOAD.params} | {"preset": "llama-3.1-8b",
+                                                                 "dtype": "float32"}
+    with pytest.raises(MemoryError) as e:
+        llm.run(ctx, params)
+    assert str(e.value).startswith("out of memory: llama-3.1-8b in float32 needs about 32.1 GB "
+                                   "and cpu has 8.0 GB free")
+    assert not [e for e in events if e["event"] == "row"]
+
+
+def rows_of(rec: dict) -> dict:
+    return {(r["metric"], r["params"].get("prompt", r["params"].get("depth"))): r
+            for r in rec["rows"]}
+
+
+def check_rows(rec: dict, framework: str) -> dict:
+    """Every row of a tiny run at its point, in its unit, from repeated blocks."""
+    assert rec["status"] == "ok", rec.get("reason")
+    rows = rows_of(rec)
+    assert set(rows) == {("prefill_tokens_per_s", 8), ("ttft_ms", 8),
+                         ("decode_tokens_per_s", 0), ("decode_tokens_per_s", 8),
+                         ("peak_memory", None)} | {k for k in rows if k[0] == "decode_roofline"}
+    base = {"preset": "tiny", "dtype": "float32", "batch": 1}
+    assert rows[("prefill_tokens_per_s", 8)]["params"] == {**base, "prompt": 8}
+    assert rows[("decode_tokens_per_s", 8)]["params"] == {**base, "depth": 8, "gen_tokens": 4}
+    for (metric, _), row in rows.items():
+        unit = {"ttft_ms": "ms", "peak_memory": "bytes"}.get(metric, "tok/s")
+        assert row["unit"] == unit and row["value"] > 0
+        assert set(row["flags"]) <= {"noisy"}, row["flags"]   # the cache check passed
+        if metric not in ("peak_memory", "decode_roofline"):
+            assert len(row["samples"]) == row["stats"]["n"] >= QUICK.floor_blocks
+    # One block is prompt tokens (or 4 generated ones) over its time per call.
+    ttft, prefill = rows[("ttft_ms", 8)], rows[("prefill_tokens_per_s", 8)]
+    assert [8 / (ms / 1e3) for ms in ttft["samples"]] == pytest.approx(prefill["samples"])
+    assert rec["settings"]["parameters"] == TINY.parameters
+    assert rec["settings"]["weight_bytes"] == llm.weight_bytes(TINY, "float32")
+    assert not [w for w in rec["warnings"] if "parameters" in w or "cache" in w]
+    return rows
+
+
+def test_torch_run_against_the_bandwidth_measured_here(tmp_path):
+    r = sb("run", "bandwidth", "--framework", "torch", "--device", "cpu", "--sizes-mb", "4",
+           "--ops", "triad", "--quick", "--json", home=tmp_path)
+    assert r.returncode == 0, r.stderr
+    triad = json.loads(r.stdout)
+    r = sb("run", "llm", "--framework", "torch", *TINY_RUN, home=tmp_path)
+    assert r.returncode == 0, r.stderr
+    [rec] = [x.to_dict() for x in Store(tmp_path / "results.sqlite3").runs(workload="llm")]
+    rows = check_rows(rec, "torch")
+    gb_s = triad["rows"][0]["value"]
+    for depth in (0, 8):
+        decode, bound = rows[("decode_tokens_per_s", depth)], rows[("decode_roofline", depth)]
+        step = llm.bytes_per_decode_step(TINY, "float32", 1, depth, 4)
+        assert bound["value"] == pytest.approx(gb_s * 1e9 / step)
+        assert decode["pct_of_peak"] == pytest.approx(100 * decode["value"] / bound["value"])
+        assert triad["id"][:8] in decode["note"] and triad["id"][:8] in bound["note"]
+    # The terminal shows llama-bench's table beside the usual one.
+    assert "llama-bench style" in r.stdout
+    for test in ("pp8", "tg4", "tg4 @ d8"):
+        assert f"│ {test} " in r.stdout
+
+
+@pytest.mark.skipif(not mlx_installed, reason="mlx-lm is not installed")
+def test_mlx_run_without_a_bandwidth_has_no_roofline(tmp_path):
+    r = sb("run", "llm", "--framework", "mlx", *TINY_RUN, "--json", home=tmp_path)
+    assert r.returncode == 0, r.stderr
+    rows = check_rows(json.loads(r.stdout), "mlx")
+    assert not [k for k in rows if k[0] == "decode_roofline"]
+    assert rows[("decode_tokens_per_s", 0)]["pct_of_peak"] is None   # a CPU has no peak
+
+
+def test_a_precision_the_framework_lacks_is_one_sentence_and_exit_2(tmp_path):
+    r = sb("run", "llm", "--framework", "torch", "--device", "cpu", "--preset", "tiny",
+           "--dtype", "q8", home=tmp_path)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert "--dtype q8 does not run on torch" in r.stderr
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
