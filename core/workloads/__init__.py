@@ -13,7 +13,8 @@ from core.results import Row
 
 # Workload modules, in the order the catalogue shows them.
 _MODULES = tuple(f"core.workloads.{m}"
-                 for m in ("gemm", "bandwidth", "train", "infer", "mlp", "memory"))
+                 for m in ("gemm", "bandwidth", "train", "infer", "mlp", "memory",
+                           "allreduce"))
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,8 @@ class Workload:
                                     # axis); empty: the metric is drawn as bars or tabled
     entry: str = "run"
     hidden: bool = False            # test workloads stay out of listings
+    distributed: bool = False       # runs as ranks under the framework's own launcher
+                                    # (params processes, hosts, port, backend)
 
     def run(self, ctx, params: dict) -> None:
         getattr(importlib.import_module(self.module), self.entry)(ctx, params)

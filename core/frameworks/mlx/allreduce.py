@@ -1,0 +1,63 @@
+"""MLX's part of the allreduce workload (interface: core/workloads/allreduce.py): the group
+mlx.launch started (ring over TCP; JACCL, NCCL or MPI where the launcher chose them) and one
+checked mx.distributed.all_sum."""
+
+from __future__ import annotations
+
+
+class Group:
+    def __init__(self, ctx, backend: str, world: int) -> None:
+        import mlx.core as mx
+        self.mx = mx
+        if backend == "auto":
+            backend = "nccl" if mx.cuda.is_available() and ctx.device.type == "gpu" else "ring"
+        if backend == "gloo":
+            raise ValueError("MLX has no gloo backend; choose ring, jaccl, nccl or mpi.")
+        mx.set_default_device(ctx.device.native)
+        # strict: a rank that cannot join must fail, not measure alone as a group of one.
+        self.group = mx.distributed.init(strict=world > 1, backend=backend)
+        self.rank, self.size, self.backend = self.group.rank(), self.group.size(), backend
+        if self.size != world:
+            raise RuntimeError(f"{self.size} of {world} ranks joined the group.")
+
+    def agree(self, x: float) -> float:
+        mx = self.mx
+        if self.size == 1:
+            return x
+        return mx.distributed.all_max(mx.array([x], mx.float32), group=self.group).item()
+
+    def checked_all_sum(self, count, dtype, base, expected, probes) -> "AllSum":
+        return AllSum(self, count, getattr(self.mx, dtype), base, expected, probes)
+
+
+class AllSum:
+    def __init__(self, g: Group, count, dtype, base, expected, probes) -> None:
+        mx = self.mx = g.mx
+        self.group = g.group
+        self.x = mx.tile(mx.array(base, mx.float32), count // 4).astype(dtype)
+        self.expected = mx.array(expected, mx.float32).astype(dtype)
+        self.probes = mx.array(probes)
+        self.probe_expected = mx.array([expected[i % 4] for i in probes]).astype(dtype)
+        self.wrong = mx.array(0)
+        self.y = None
+        mx.eval(self.x, self.expected, self.probes, self.probe_expected, self.wrong)
+
+    def call(self) -> None:
+        mx = self.mx
+        self.y = mx.distributed.all_sum(self.x, group=self.group)
+        self.wrong = self.wrong + (self.y[self.probes] != self.probe_expected).sum()
+        mx.eval(self.y, self.wrong)
+
+    def wrong_calls(self) -> int:
+        return int(self.wrong.item())
+
+    def last_right(self) -> bool:
+        mx = self.mx
+        return bool(mx.all(self.y.reshape(-1, 4) == self.expected).item())
+
+    def release(self) -> None:
+        del self.x, self.y
+
+
+def join(ctx, backend: str, world: int) -> Group:
+    return Group(ctx, backend, world)

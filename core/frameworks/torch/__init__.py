@@ -1,0 +1,1 @@
+"""PyTorch: its parts of the workloads, imported only in a run's child process."""
