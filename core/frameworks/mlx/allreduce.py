@@ -4,6 +4,8 @@ checked mx.distributed.all_sum."""
 
 from __future__ import annotations
 
+import os
+
 
 class Group:
     def __init__(self, ctx, backend: str, world: int) -> None:
@@ -14,6 +16,8 @@ class Group:
         if backend == "gloo":
             raise ValueError("MLX has no gloo backend; choose ring, jaccl, nccl or mpi.")
         mx.set_default_device(ctx.device.native)
+        if world == 1:  # mlx.launch hands a lone rank an empty hostfile, which ring cannot read
+            os.environ.pop("MLX_HOSTFILE", None)
         # strict: a rank that cannot join must fail, not measure alone as a group of one.
         self.group = mx.distributed.init(strict=world > 1, backend=backend)
         self.rank, self.size, self.backend = self.group.rank(), self.group.size(), backend
