@@ -25,6 +25,11 @@ class LaunchError(ValueError):
     """The ranks cannot be started as asked; the message is one sentence for the user."""
 
 
+def rank_error_line(rank: int, message: str) -> str:
+    """What a rank other than 0 writes on stderr about its error (Launch.failure reads it)."""
+    return f"rank {rank}: {message}"
+
+
 def launcher(framework: str):
     return importlib.import_module(f"core.frameworks.{framework}.launcher")
 
@@ -80,8 +85,9 @@ class Launch:
         if first is None or (first[0] == 0 and rank0_error):
             return None
         rank, code = first
-        return (f"Rank {rank} of {self.world} (on {self.host_of(rank)}) {_cause(code)}; "
-                "every other rank was ended.")
+        said = re.search("^" + re.escape(rank_error_line(rank, "")) + "(.+)$", stderr, re.M)
+        return (f"Rank {rank} of {self.world} (on {self.host_of(rank)}) {_cause(code)}"
+                f"{f' ({said.group(1)})' if said else ''}; every other rank was ended.")
 
 
 def _ports_text(ports: list[int]) -> str:

@@ -102,6 +102,15 @@ def _describe_exit(code: int) -> str:
     return f"the run's process exited with code {code}"
 
 
+def _process(pid: int):
+    """The process behind a pid, pinned to its start time (a reused pid is not it)."""
+    import psutil
+    try:
+        return psutil.Process(pid)
+    except psutil.Error:  # already gone: nothing to end
+        return None
+
+
 class ChildRun:
     """One run in a child process. start(), then wait(); cancel() from any thread."""
 
@@ -114,7 +123,7 @@ class ChildRun:
         self._lines: queue.Queue = queue.Queue()
         self._stderr: deque[str] = deque(maxlen=STDERR_LINES)
         self._launch = None
-        self._ranks: dict[int, int] = {}  # rank -> pid, as each rank announced itself
+        self._ranks: dict = {}  # rank -> psutil.Process, as each rank announced itself
         if workload(self.spec.workload).distributed:
             from core.launch import LAUNCHED_ENV, LaunchError, plan
             try:
@@ -183,11 +192,13 @@ class ChildRun:
                 p.wait()
 
     def _signal_group(self, sig: int) -> None:
+        import psutil
         groups = {self._proc.pid}
         # torchrun starts each rank in a session of its own: their groups go too.
-        for pid in self._ranks.values():
-            with contextlib.suppress(ProcessLookupError):
-                groups.add(os.getpgid(pid))
+        for p in self._ranks.values():
+            with contextlib.suppress(ProcessLookupError, psutil.Error):
+                if p.is_running():  # not a new process under a reused pid
+                    groups.add(os.getpgid(p.pid))
         groups.discard(os.getpgrp())
         for group in groups:
             try:
@@ -198,13 +209,10 @@ class ChildRun:
     def _end_ranks(self) -> None:
         """After a distributed run: no rank may outlive its launcher."""
         import psutil
-        left = []
-        for pid in self._ranks.values():
-            with contextlib.suppress(psutil.Error):
-                left.append(psutil.Process(pid))
+        left = [p for p in self._ranks.values() if p.is_running()]
         for p in left:
             with contextlib.suppress(psutil.Error):
-                p.kill()
+                p.kill()  # psutil refuses a pid that another process reuses by now
         psutil.wait_procs(left, timeout=KILL_GRACE_S)
 
     def wait(self) -> RunRecord:
@@ -233,7 +241,8 @@ class ChildRun:
                 continue
             kind = event.get("event")
             if kind == "rank":
-                self._ranks[event["rank"]] = event["pid"]
+                if (process := _process(event["pid"])) is not None:
+                    self._ranks[event["rank"]] = process
                 rec.settings.setdefault("hosts", {})[str(event["rank"])] = event["host"]
                 continue
             if kind == "started":

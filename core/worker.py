@@ -163,9 +163,11 @@ def _rank_stream(emit: Callable[[dict], None]) -> Callable[[dict], None]:
     if rank == 0:
         return emit
 
+    from core.launch import rank_error_line
+
     def quiet(event: dict) -> None:
         if event.get("event") == "error":
-            print(f"rank {rank}: {event['message']}", file=sys.stderr)
+            print(rank_error_line(rank, event["message"]), file=sys.stderr)
     return quiet
 
 

@@ -3,6 +3,7 @@ loopback: right sums at world sizes 1 and 2, a wrong sum flagged, and the failur
 killed mid-run, a port in use, no launcher, a cancel. No process may be left behind: every
 process a run starts carries the test's SILICONBENCH_HOME (tests/cli_processes.py)."""
 
+import os
 import signal
 import socket
 import threading
@@ -57,21 +58,32 @@ def test_one_rank_moves_no_bus_data(framework):
     assert busbw.value == 0 and "wrong_result" not in busbw.flags
 
 
-def test_a_wrong_sum_is_caught_on_every_call():
+@pytest.mark.parametrize("framework", ENGINES)
+def test_a_wrong_sum_is_caught_on_every_call(framework, monkeypatch):
     """The check itself, in this process on a group of one: expecting another sum fails."""
-    from core.frameworks.mlx.allreduce import join
-    from core.frameworks.mlx_adapter import resolve
+    import importlib
+    from core.frameworks import framework as info
+    from core.launch import free_ports
+    monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")  # torch's rendezvous, as torchrun sets it
+    monkeypatch.setenv("MASTER_PORT", str(free_ports(1)))
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.setenv("WORLD_SIZE", "1")
 
     class Ctx:
-        device = resolve("cpu")
-    group = join(Ctx(), "ring", 1)
-    right = group.checked_all_sum(8, "float32", [1, 2, 3, 4], [1, 2, 3, 4], [0, 7])
-    wrong = group.checked_all_sum(8, "float32", [1, 2, 3, 4], [1, 2, 3, 5], [0, 7])
-    for op in (right, wrong):
-        op.call()
-        op.call()
-    assert (right.wrong_calls(), right.last_right()) == (0, True)
-    assert (wrong.wrong_calls(), wrong.last_right()) == (2, False)
+        device = info(framework).load().resolve("cpu")
+    group = importlib.import_module(f"core.frameworks.{framework}.allreduce").join(
+        Ctx(), "auto", 1)
+    try:
+        for dtype in ("float32", "bfloat16"):
+            right = group.checked_all_sum(8, dtype, [1, 2, 3, 4], [1, 2, 3, 4], [0, 7])
+            wrong = group.checked_all_sum(8, dtype, [1, 2, 3, 4], [1, 2, 3, 5], [0, 7])
+            for op in (right, wrong, right, wrong):
+                op.call()
+            assert (right.wrong_calls(), right.last_right()) == (0, True)
+            assert (wrong.wrong_calls(), wrong.last_right()) == (2, False)
+    finally:
+        if framework == "torch":
+            group.dist.destroy_process_group()
 
 
 def _run_until_rows(framework, rows, then):
@@ -92,8 +104,7 @@ def _run_until_rows(framework, rows, then):
 @pytest.mark.parametrize("framework", ENGINES)
 def test_a_killed_rank_is_named_and_every_other_rank_ends(framework):
     def kill_rank_1(child):
-        import os
-        os.kill(child._ranks[1], signal.SIGKILL)
+        os.kill(child._ranks[1].pid, signal.SIGKILL)
     rec, child = _run_until_rows(framework, 3, kill_rank_1)
     assert rec.status == "failed"
     assert rec.reason == "Rank 1 of 2 (on 127.0.0.1) was killed (SIGKILL); every other rank " \

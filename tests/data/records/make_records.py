@@ -29,6 +29,9 @@ RUNS = [
      ["--depths", "1,2", "--epochs", "1", "--samples", "256", "--batch-size", "64"]),
     ("memory", ("torch", "tensorflow", "mlx"), "", ["--model", "distilbert", "--layers", "1", "--seq-len", "16",
                                 "--max-batch", "4", "--bisect-steps", "0"]),
+    # Two ranks over loopback, each started by the engine's own launcher.
+    ("allreduce", ("mlx", "torch"), "", ["--processes", "2", "--sizes", "4096,65536",
+                                         "--dtypes", "float32,bfloat16"]),
     # A second quick GEMM run for the comparison tests: quick runs time few blocks, so the
     # verdict between two of them must read "inconclusive", never "no difference".
     ("gemm", ("torch",), "second", ["--sizes", "64,128", "--dtypes", "float32"]),
