@@ -4,9 +4,9 @@ checked mx.distributed.all_sum."""
 
 from __future__ import annotations
 
-from core.params import ParamError
-
 import os
+
+from core.params import ParamError
 
 
 class Group:
