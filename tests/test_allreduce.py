@@ -138,3 +138,25 @@ def test_a_missing_launcher_is_one_sentence(monkeypatch):
                                          r"distributed runs, was not found next to .* or on "
                                          r"PATH; reinstall the framework to get it\.$"):
         ChildRun(spec("torch"))
+
+
+def test_two_loopback_hosts_from_an_mlx_hostfile_make_one_group(tmp_path):
+    """The multi-host path (mlx.launch --hostfile), with two "hosts" that are this machine."""
+    hostfile = tmp_path / "hosts.json"
+    hostfile.write_text('{"hosts": [{"ssh": "127.0.0.1", "ips": ["127.0.0.1"]}, '
+                        '{"ssh": "127.0.0.1", "ips": ["127.0.0.1"]}]}')
+    child = ChildRun(spec("mlx", processes=1, hosts=str(hostfile)))
+    assert "--hostfile" in child._launch.command
+    rec = child.start().wait()
+    assert rec.status == "ok", rec.reason
+    assert rec.settings["world_size"] == 2 and len(rec.settings["hosts"]) == 2
+    assert all("wrong_result" not in r.flags and r.value > 0 for r in rec.rows)
+
+
+def test_a_file_that_is_no_hostfile_is_one_sentence(tmp_path):
+    bad = tmp_path / "hosts.txt"
+    bad.write_text("mac1 mac2\n")
+    with pytest.raises(UsageError) as e:
+        ChildRun(spec("mlx", hosts=str(bad)))
+    assert str(e.value) == f"{bad} is not an mlx.launch hostfile (a JSON list of " \
+                           '{"ssh": host, "ips": [addresses]}).'
