@@ -63,10 +63,16 @@ def _spread(xs: list[float]) -> float:
     return (max(xs) - min(xs)) / m if m > 0 else math.inf
 
 
+def _same(x: float) -> float:
+    return x
+
+
 def _warm_up(call: Callable[[], object], sync: Callable[[], None],
-             settings: MeasureSettings) -> tuple[Callable[[], float], int, int, bool]:
+             settings: MeasureSettings, agree: Callable[[float], float] = _same
+             ) -> tuple[Callable[[], float], int, int, bool]:
     """Discard the first calls, size a block, warm up: (block, calls per block, warm-up
-    blocks, whether three blocks agreed). block() times one block and returns s per call."""
+    blocks, whether three blocks agreed). block() times one block and returns s per call.
+    Every decision is taken on agree(time): the ranks of a collective decide alike."""
     clock = time.perf_counter
 
     sync()
@@ -81,7 +87,7 @@ def _warm_up(call: Callable[[], object], sync: Callable[[], None],
         for _ in range(calls):
             call()
         sync()
-        dt = clock() - t0
+        dt = agree(clock() - t0)
         if dt >= settings.min_block_s:
             break
         calls = max(calls * 2, math.ceil(calls * settings.min_block_s / max(dt, 1e-9)))
@@ -91,13 +97,13 @@ def _warm_up(call: Callable[[], object], sync: Callable[[], None],
         for _ in range(calls):
             call()
         sync()
-        dt = clock() - t0
+        dt = agree(clock() - t0)  # after the clock: the agreement is not timed
         return dt / calls
 
     warm: list[float] = [dt / calls]
     start = clock()
     warmed_up = False
-    while clock() - start < settings.max_warmup_s:
+    while agree(clock() - start) < settings.max_warmup_s:
         warm.append(block())
         if len(warm) >= 3 and _spread(warm[-3:]) <= settings.warmup_agree:
             warmed_up = True
@@ -106,19 +112,22 @@ def _warm_up(call: Callable[[], object], sync: Callable[[], None],
 
 
 def measure(call: Callable[[], object], sync: Callable[[], None],
-            settings: MeasureSettings = MeasureSettings()) -> Measurement:
+            settings: MeasureSettings = MeasureSettings(),
+            agree: Callable[[float], float] = _same) -> Measurement:
     """Time `call` by the protocol. `sync` must wait until all work queued on the device is
     done (for a CPU framework that runs eagerly it may do nothing). A run is cancelled by
-    ending its process, so nothing here polls for that."""
+    ending its process, so nothing here polls for that. A collective's ranks pass `agree`
+    (the largest value over the ranks): they then take every decision alike and make the
+    same number of calls, and a block lasts until its slowest rank is done."""
     clock = time.perf_counter
-    block, calls, warm_blocks, warmed_up = _warm_up(call, sync, settings)
+    block, calls, warm_blocks, warmed_up = _warm_up(call, sync, settings, agree)
 
     samples: list[float] = []
     start = clock()
     converged = False
     while True:
         samples.append(block())
-        elapsed = clock() - start
+        elapsed = agree(clock() - start)
         enough = len(samples) >= settings.min_blocks and elapsed >= settings.min_time_s
         if enough and rel_iqr(samples) <= settings.max_rel_iqr:
             converged = True

@@ -16,6 +16,8 @@ METRIC_TITLES = {
     "max_batch_size": "Largest batch", "host_device_ratio": "Host/device ratio",
     "loss_rel_diff": "Loss difference vs CPU", "samples_per_watt": "Samples per watt",
     "max_temperature": "Highest temperature", "power": "Power",
+    # nccl-tests' busbw and algbw, spelled out (README: All-reduce says how they differ)
+    "busbw": "Bus bandwidth", "algbw": "Algorithm bandwidth",
 }
 
 BYTES = "bytes"           # the unit whose values read as a size (peak memory)

@@ -102,6 +102,15 @@ def _describe_exit(code: int) -> str:
     return f"the run's process exited with code {code}"
 
 
+def _process(pid: int):
+    """The process behind a pid, pinned to its start time (a reused pid is not it)."""
+    import psutil
+    try:
+        return psutil.Process(pid)
+    except psutil.Error:  # already gone: nothing to end
+        return None
+
+
 class ChildRun:
     """One run in a child process. start(), then wait(); cancel() from any thread."""
 
@@ -113,18 +122,36 @@ class ChildRun:
         self._proc: subprocess.Popen | None = None
         self._lines: queue.Queue = queue.Queue()
         self._stderr: deque[str] = deque(maxlen=STDERR_LINES)
+        self._launch = None
+        self._ranks: dict = {}  # rank -> psutil.Process, as each rank announced itself
+        if workload(self.spec.workload).distributed:
+            from core.launch import LAUNCHED_ENV, LaunchError, plan
+            try:
+                self._launch = plan(self.spec.framework, self.spec.params,
+                                    worker_command("run", "--spec",
+                                                   json.dumps(self.spec.to_dict())),
+                                    {LAUNCHED_ENV: "1"})
+            except LaunchError as e:
+                raise UsageError(str(e)) from None
 
     def start(self) -> "ChildRun":
         from core.machine import probe
         from core.machine_names import name_for
+        env = _child_env()
+        if self._launch is not None:
+            from core.launch import LAUNCHED_ENV
+            env[LAUNCHED_ENV] = "1"
         self._proc = subprocess.Popen(
-            worker_command("run"), stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_child_env(),
-            start_new_session=True)  # our own process group: a terminal's Ctrl-C is ours
-        # The spec first: the child waits for it before importing its framework (seconds), so
-        # the machine probe below overlaps that import instead of delaying it.
-        self._proc.stdin.write(json.dumps(self.spec.to_dict()))
-        self._proc.stdin.close()
+            self._launch.command if self._launch else worker_command("run"),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=env, start_new_session=True)  # our own process group: a terminal's Ctrl-C is ours
+        if self._launch is None:
+            # The spec first: the child waits for it before importing its framework (seconds),
+            # so the machine probe below overlaps that import instead of delaying it.
+            self._proc.stdin.write(json.dumps(self.spec.to_dict()))
+            self._proc.stdin.close()
+        # A launcher's stdin stays open and empty: mlx.launch forwards it to the ranks, and
+        # spins on one that has ended.
         machine = probe().to_dict()
         # The name given to this machine (Name Machine) labels its new runs too.
         self.record = RunRecord(workload=self.spec.workload, framework=self.spec.framework,
@@ -165,10 +192,28 @@ class ChildRun:
                 p.wait()
 
     def _signal_group(self, sig: int) -> None:
-        try:
-            os.killpg(self._proc.pid, sig)
-        except ProcessLookupError:
-            pass  # it ended meanwhile
+        import psutil
+        groups = {self._proc.pid}
+        # torchrun starts each rank in a session of its own: their groups go too.
+        for p in self._ranks.values():
+            with contextlib.suppress(ProcessLookupError, psutil.Error):
+                if p.is_running():  # not a new process under a reused pid
+                    groups.add(os.getpgid(p.pid))
+        groups.discard(os.getpgrp())
+        for group in groups:
+            try:
+                os.killpg(group, sig)
+            except ProcessLookupError:
+                pass  # it ended meanwhile
+
+    def _end_ranks(self) -> None:
+        """After a distributed run: no rank may outlive its launcher."""
+        import psutil
+        left = [p for p in self._ranks.values() if p.is_running()]
+        for p in left:
+            with contextlib.suppress(psutil.Error):
+                p.kill()  # psutil refuses a pid that another process reuses by now
+        psutil.wait_procs(left, timeout=KILL_GRACE_S)
 
     def wait(self) -> RunRecord:
         """Follow the child until it ends; the record says how it ended. UsageError when
@@ -195,6 +240,11 @@ class ChildRun:
             if event is None:
                 continue
             kind = event.get("event")
+            if kind == "rank":
+                if (process := _process(event["pid"])) is not None:
+                    self._ranks[event["rank"]] = process
+                rec.settings.setdefault("hosts", {})[str(event["rank"])] = event["host"]
+                continue
             if kind == "started":
                 rec.device_name = event.get("device_name")
                 rec.software.update(event.get("software") or {})
@@ -214,6 +264,13 @@ class ChildRun:
         code = self._proc.wait()
         self.telemetry.stop_into(rec)
         self._stderr_reader.join(timeout=2)
+        if self._launch is not None:
+            self._end_ranks()
+            if not finished and ended_by is None:
+                why = self._launch.failure("\n".join(self._stderr),
+                                           error["message"] if error else None)
+                if why is not None:
+                    error = {"kind": "error", "message": why}
         rec.finished_at = now_iso()
         rec.stderr_tail = "\n".join(self._stderr)
         if error is not None and error.get("kind") == "usage":

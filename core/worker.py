@@ -96,11 +96,15 @@ def end_with_parent() -> None:
     the background (the worker has its own session, so no terminal signal reaches it).
     Linux: the kernel sends SIGKILL when the parent goes (PR_SET_PDEATHSIG; it follows the
     thread that started us, which waits for us). Elsewhere (macOS has no such call): a
-    thread that watches for the parent to change."""
+    thread that watches for the parent to change. A rank's parent is its launcher: it also
+    watches the `siliconbench run` that started the launcher, and ends with it."""
     parent = os.environ.get("SILICONBENCH_PARENT_PID")
     if not parent:
         return  # started by hand
     parent_pid = int(parent)
+    if _launched_rank() is not None:
+        _watch(lambda: _alive(parent_pid))
+        parent_pid = os.getppid()
     if sys.platform.startswith("linux"):
         import ctypes
         import signal
@@ -110,14 +114,56 @@ def end_with_parent() -> None:
             if os.getppid() != parent_pid:  # it died before the call took effect
                 _end_group()
             return
+    _watch(lambda: os.getppid() == parent_pid)
+
+
+def _watch(still_there: Callable[[], bool]) -> None:
     import threading
     import time
 
     def watch() -> None:
-        while os.getppid() == parent_pid:
+        while still_there():
             time.sleep(0.5)
         _end_group()
     threading.Thread(target=watch, daemon=True, name="parent-watch").start()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
+def _launched_rank() -> int | None:
+    """This process's rank when a framework's launcher started it (torchrun sets RANK,
+    mlx.launch MLX_RANK), else None."""
+    from core.launch import LAUNCHED_ENV
+    if not os.environ.get(LAUNCHED_ENV):
+        return None
+    return int(os.environ.get("RANK") or os.environ.get("MLX_RANK") or 0)
+
+
+def _rank_stream(emit: Callable[[dict], None]) -> Callable[[dict], None]:
+    """A launched rank announces itself; then only rank 0 streams the run's events (the
+    launcher merges every rank's stdout into the one the parent reads)."""
+    rank = _launched_rank()
+    if rank is None:
+        return emit
+    import socket
+    emit({"event": "rank", "rank": rank, "pid": os.getpid(), "host": socket.gethostname()})
+    if rank == 0:
+        return emit
+
+    from core.launch import rank_error_line
+
+    def quiet(event: dict) -> None:
+        if event.get("event") == "error":
+            print(rank_error_line(rank, event["message"]), file=sys.stderr)
+    return quiet
 
 
 def _end_group() -> None:
@@ -136,8 +182,11 @@ def main(argv: list[str]) -> int:
         emit({"event": "devices", "devices": devices(argv[1])})
         return 0
     if argv[:1] == ["run"]:
-        return run(json.loads(sys.stdin.read()), emit)
-    print("usage: python -m core.worker run < spec.json | devices FRAMEWORK", file=sys.stderr)
+        # A launcher's ranks get the spec as an argument: mlx.launch never closes their stdin.
+        text = argv[2] if argv[1:2] == ["--spec"] and len(argv) == 3 else sys.stdin.read()
+        return run(json.loads(text), _rank_stream(emit))
+    print("usage: python -m core.worker run [--spec JSON] (or the spec on stdin) | devices "
+          "FRAMEWORK", file=sys.stderr)
     return 2
 
 

@@ -7,7 +7,6 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-
 def _threads_per_worker() -> str:
     """The cores each xdist worker's framework processes may use. Two workers whose runs each
     spread over every core oversubscribe the machine: an op's OpenMP threads then spin waiting

@@ -21,7 +21,8 @@ from tests.recorded import every_run, recorded, stems
 
 # What a person reads as each workload's headline unit.
 HEADLINE_UNITS = {"gemm": "TFLOPS", "bandwidth": "GB/s", "train": ("img/s", "seq/s"),
-                  "infer": "img/s", "mlp": "s", "memory": "samples", "llm": "tok/s"}
+                  "infer": "img/s", "mlp": "s", "memory": "samples", "llm": "tok/s",
+                  "allreduce": "GB/s"}
 
 
 def test_the_records_cover_every_workload_on_every_framework_it_runs_here():
@@ -55,7 +56,8 @@ def test_every_chart_row_is_drawn_on_its_chart(qtbot, stem):
     panel.show_records([rec])
     kinds = {chart_of(rec.workload, r) for r in rec.rows} - {None}
     expected = {"gemm": {"tflops"}, "bandwidth": {"gb_per_s"}, "train": {BARS},
-                "infer": {BARS}, "mlp": set(), "memory": set(), "llm": set()}[rec.workload]
+                "infer": {BARS}, "mlp": set(), "memory": set(), "llm": set(),
+                "allreduce": set()}[rec.workload]  # its bus-bandwidth curve: not drawn yet
     assert kinds == expected
     for kind in kinds:
         chart = panel.charts[kind]

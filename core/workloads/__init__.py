@@ -13,7 +13,8 @@ from core.results import Row
 
 # Workload modules, in the order the catalogue shows them.
 _MODULES = tuple(f"core.workloads.{m}"
-                 for m in ("gemm", "bandwidth", "train", "infer", "mlp", "memory", "llm"))
+                 for m in ("gemm", "bandwidth", "train", "infer", "mlp", "memory", "llm",
+                           "allreduce"))
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,8 @@ class Workload:
     # A function of the module giving more tables for the terminal from a record:
     # [(title, header, rows of cells)], e.g. llm's llama-bench-like pp512/tg128 table.
     terminal_tables: str = ""
+    distributed: bool = False       # runs as ranks under the framework's own launcher
+                                    # (params processes, hosts, port, backend)
 
     def more_tables(self, rec) -> list[tuple[str, list[str], list[list[str]]]]:
         if not self.terminal_tables:

@@ -31,6 +31,9 @@ RUNS = [
                                 "--max-batch", "4", "--bisect-steps", "0"]),
     ("llm", ("torch", "mlx"), "", ["--preset", "tiny", "--prompts", "16,64", "--depths",
                                    "0,64", "--gen-tokens", "8", "--dtype", "float32"]),
+    # Two ranks over loopback, each started by the engine's own launcher.
+    ("allreduce", ("mlx", "torch"), "", ["--processes", "2", "--sizes", "4096,65536",
+                                         "--dtypes", "float32,bfloat16"]),
     # A second quick GEMM run for the comparison tests: quick runs time few blocks, so the
     # verdict between two of them must read "inconclusive", never "no difference".
     ("gemm", ("torch",), "second", ["--sizes", "64,128", "--dtypes", "float32"]),

@@ -1,0 +1,39 @@
+"""The hosts of a distributed run, as the `hosts` parameter gives them: empty (this machine
+over loopback), a comma-separated list of addresses, or the path of an mlx.launch hostfile
+(JSON: a list of {"ssh": name, "ips": [addresses]})."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+class HostsError(ValueError):
+    """The message is one sentence for the user."""
+
+
+def host_list(hosts: str) -> list[str]:
+    """The hosts' addresses, one per host (several entries may name the same machine)."""
+    text = (hosts or "").strip()
+    if not text:
+        return ["127.0.0.1"]
+    if Path(text).is_file():
+        try:
+            entries = json.loads(Path(text).read_text())
+            if isinstance(entries, dict):  # newer mlx.distributed_config: {"hosts": [...]}
+                entries = entries["hosts"]
+            return [(e.get("ips") or [e["ssh"]])[0] for e in entries]
+        except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
+            raise HostsError(f"{text} is not an mlx.launch hostfile (a JSON list of "
+                             '{"ssh": host, "ips": [addresses]}).') from None
+    return [h.strip() for h in text.split(",") if h.strip()]
+
+
+def is_local(hosts: str) -> bool:
+    return all(h in LOOPBACK for h in host_list(hosts))
+
+
+def world_size(params: dict) -> int:
+    return params["processes"] * len(host_list(params["hosts"]))

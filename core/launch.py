@@ -1,0 +1,139 @@
+"""A distributed run's child is the framework's own launcher (mlx.launch, torchrun) with its
+ranks: the command line, free ports checked before the start, and the one sentence that says
+which rank failed and why, read from the launcher's own report."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.hosts import HostsError, host_list, is_local
+
+LAUNCHED_ENV = "SILICONBENCH_LAUNCHED"   # set for every rank: it announces itself
+_PORT_IN_USE = re.compile(r"EADDRINUSE|[Aa]ddress already in use|Couldn't bind socket "
+                          r"\(error: 98\)")
+
+
+class LaunchError(ValueError):
+    """The ranks cannot be started as asked; the message is one sentence for the user."""
+
+
+def rank_error_line(rank: int, message: str) -> str:
+    """What a rank other than 0 writes on stderr about its error (Launch.failure reads it)."""
+    return f"rank {rank}: {message}"
+
+
+def launcher(framework: str):
+    from core.frameworks import implementation
+    return implementation(framework, "launcher")
+
+
+def find_executable(name: str) -> str | None:
+    """The launcher of this Python's installation first (a venv need not be on PATH)."""
+    here = Path(sys.executable).with_name(name)
+    return str(here) if here.is_file() and os.access(here, os.X_OK) else shutil.which(name)
+
+
+def port_free(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def free_ports(count: int) -> int:
+    """The first of `count` consecutive free ports, as the system hands them out."""
+    for _ in range(50):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            first = s.getsockname()[1]
+        if first + count <= 65536 and all(port_free(p) for p in range(first, first + count)):
+            return first
+    raise LaunchError(f"No {count} consecutive free TCP ports were found on this machine.")
+
+
+@dataclass
+class Launch:
+    framework: str
+    command: list[str]
+    addresses: list[str]
+    processes: int
+    ports: list[int]
+
+    @property
+    def world(self) -> int:
+        return self.processes * len(self.addresses)
+
+    def host_of(self, rank: int) -> str:
+        return self.addresses[min(rank // self.processes, len(self.addresses) - 1)]
+
+    def failure(self, stderr: str, rank0_error: str | None) -> str | None:
+        """One sentence on why the ranks failed, from the launcher's report; None when rank
+        0's own error says it best (it failed first)."""
+        if _PORT_IN_USE.search(stderr):
+            return (f"A port the ranks need ({_ports_text(self.ports)}) is in use by another "
+                    "program; choose another with --port (0 picks a free one).")
+        first = launcher(self.framework).first_failure(stderr)
+        if first is None or (first[0] == 0 and rank0_error):
+            return None
+        rank, code = first
+        said = re.search("^" + re.escape(rank_error_line(rank, "")) + "(.+)$", stderr, re.M)
+        return (f"Rank {rank} of {self.world} (on {self.host_of(rank)}) {_cause(code)}"
+                f"{f' ({said.group(1)})' if said else ''}; every other rank was ended.")
+
+
+def _ports_text(ports: list[int]) -> str:
+    return f"port {ports[0]}" if len(ports) == 1 else f"ports {ports[0]}-{ports[-1]}"
+
+
+def _cause(code: int | None) -> str:
+    if code is None:
+        return "was ended by the launcher"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return "was killed (SIGKILL)" if -code == signal.SIGKILL else f"crashed ({name})"
+    return f"exited with code {code}"
+
+
+def plan(framework: str, params: dict, worker: list[str], env: dict[str, str]) -> Launch:
+    """The launcher's command line for a run's params (processes, hosts, port, backend).
+    LaunchError when it cannot start: no launcher, a port in use, hosts it cannot reach."""
+    part = launcher(framework)
+    try:
+        addresses = host_list(params["hosts"])
+    except HostsError as e:
+        raise LaunchError(str(e)) from None
+    exe = find_executable(part.EXECUTABLE)
+    if exe is None:
+        raise LaunchError(f"{part.EXECUTABLE}, the launcher of {framework}'s distributed "
+                          f"runs, was not found next to {sys.executable} or on PATH; "
+                          "reinstall the framework to get it.")
+    world = params["processes"] * len(addresses)
+    port = params["port"] or free_ports(len(part.ports(0, world)))
+    ports = part.ports(port, world)
+    if ports[-1] > 65535:
+        raise LaunchError(f"The ranks need ports {port}-{ports[-1]}; choose a lower --port.")
+    if is_local(params["hosts"]):
+        busy = [p for p in ports if not port_free(p)]
+        if busy:
+            raise LaunchError(f"Port {busy[0]} on this machine is in use by another program; "
+                              "choose another with --port (0 picks a free one).")
+    hostfile = params["hosts"].strip() if Path(params["hosts"].strip() or "-").is_file() \
+        else None
+    try:
+        cmd = part.command(exe, worker, params["processes"], hostfile, addresses, port,
+                           params["backend"], env)
+    except ValueError as e:
+        raise LaunchError(str(e)) from None
+    return Launch(framework, cmd, addresses, params["processes"], ports)

@@ -1,0 +1,160 @@
+"""The allreduce workload through the engines' own launchers (mlx.launch, torchrun) over
+loopback: right sums at world sizes 1 and 2, a wrong sum flagged, and the failures: a rank
+killed mid-run, a port in use, no launcher, a cancel. No process may be left behind: every
+process a run starts carries the test's SILICONBENCH_HOME (tests/cli_processes.py)."""
+
+import os
+import signal
+import socket
+import threading
+
+import pytest
+
+from core.runner import ChildRun, RunSpec, UsageError
+from core.store import Store
+from tests.cli_processes import run_cli, wait_until_gone
+
+ENGINES = ["mlx", "torch"]
+TINY = {"sizes": [64], "dtypes": ["float32"]}
+
+
+@pytest.fixture(autouse=True)
+def no_process_left_behind(siliconbench_home):
+    yield
+    assert wait_until_gone(siliconbench_home) == []
+
+
+def spec(framework, **params):
+    return RunSpec("allreduce", framework, "cpu", {**TINY, **params}, quick=True,
+                   time_limit_s=300)
+
+
+@pytest.mark.parametrize("framework", ENGINES)
+def test_two_ranks_from_the_command_sum_right(framework):
+    out = run_cli("run", "allreduce", "--framework", framework, "--processes", "2",
+                  "--sizes", "64,4096", "--dtypes", "float32,bfloat16", "--quick", timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "Bus bandwidth" in out.stdout and "Latency" in out.stdout
+    [rec] = Store().runs()
+    assert rec.status == "ok" and rec.settings["world_size"] == 2
+    assert sorted(rec.settings["hosts"]) == ["0", "1"]
+    by = {(r.metric, r.params["size"], r.params["dtype"]): r for r in rec.rows}
+    assert len(by) == 3 * 2 * 2
+    for (metric, size, dtype), row in by.items():
+        assert row.value > 0 and "wrong_result" not in row.flags, row
+    for size, dtype in [(64, "float32"), (4096, "bfloat16")]:
+        # nccl-tests: algbw = bytes / time, busbw = algbw x 2(n-1)/n (= algbw at n = 2).
+        seconds = [us / 1e6 for us in by["latency", size, dtype].samples]
+        assert by["algbw", size, dtype].samples == pytest.approx([size / s / 1e9 for s in seconds])
+        assert by["busbw", size, dtype].samples == by["algbw", size, dtype].samples
+
+
+@pytest.mark.parametrize("framework", ENGINES)
+def test_one_rank_moves_no_bus_data(framework):
+    rec = ChildRun(spec(framework, processes=1)).start().wait()
+    assert rec.status == "ok", rec.reason
+    assert rec.settings["world_size"] == 1
+    busbw = next(r for r in rec.rows if r.metric == "busbw")
+    assert busbw.value == 0 and "wrong_result" not in busbw.flags
+
+
+@pytest.mark.parametrize("framework", ENGINES)
+def test_a_wrong_sum_is_caught_on_every_call(framework, monkeypatch):
+    """The check itself, in this process on a group of one: expecting another sum fails."""
+    from core.frameworks import framework as info, implementation
+    from core.launch import free_ports
+    monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")  # torch's rendezvous, as torchrun sets it
+    monkeypatch.setenv("MASTER_PORT", str(free_ports(1)))
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.setenv("WORLD_SIZE", "1")
+
+    class Ctx:
+        device = info(framework).load().resolve("cpu")
+    group = implementation(framework, "allreduce").join(Ctx(), "auto", 1)
+    try:
+        for dtype in ("float32", "bfloat16"):
+            right = group.checked_all_sum(8, dtype, [1, 2, 3, 4], [1, 2, 3, 4], [0, 7])
+            wrong = group.checked_all_sum(8, dtype, [1, 2, 3, 4], [1, 2, 3, 5], [0, 7])
+            for op in (right, wrong, right, wrong):
+                op.call()
+            assert (right.wrong_calls(), right.last_right()) == (0, True)
+            assert (wrong.wrong_calls(), wrong.last_right()) == (2, False)
+    finally:
+        if framework == "torch":
+            group.dist.destroy_process_group()
+
+
+def _run_until_rows(framework, rows, then):
+    """Start a long run of two ranks; once `rows` rows are in, call then(child)."""
+    seen = threading.Event()
+    count = [0]
+
+    def on_event(event):
+        count[0] += event.get("event") == "row"
+        if count[0] >= rows:
+            seen.set()
+    child = ChildRun(spec(framework, sizes=[2**k for k in range(4, 24)], processes=2),
+                     on_event).start()
+    threading.Thread(target=lambda: seen.wait(240) and then(child), daemon=True).start()
+    return child.wait(), child
+
+
+@pytest.mark.parametrize("framework", ENGINES)
+def test_a_killed_rank_is_named_and_every_other_rank_ends(framework):
+    def kill_rank_1(child):
+        os.kill(child._ranks[1].pid, signal.SIGKILL)
+    rec, child = _run_until_rows(framework, 3, kill_rank_1)
+    assert rec.status == "failed"
+    assert rec.reason == "Rank 1 of 2 (on 127.0.0.1) was killed (SIGKILL); every other rank " \
+                         "was ended."
+    assert len(rec.rows) >= 3  # what was measured is kept
+
+
+@pytest.mark.parametrize("framework", ENGINES)
+def test_cancel_ends_every_rank(framework):
+    rec, child = _run_until_rows(framework, 1, lambda c: c.cancel())
+    assert rec.status == "cancelled" and len(rec.rows) >= 1
+    assert sorted(child._ranks) == [0, 1]
+
+
+@pytest.mark.parametrize("framework", ENGINES)
+def test_a_port_in_use_is_one_sentence(framework):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        with pytest.raises(UsageError) as e:
+            ChildRun(spec(framework, port=port))
+    assert str(e.value) == f"Port {port} on this machine is in use by another program; " \
+                           "choose another with --port (0 picks a free one)."
+
+
+def test_a_missing_launcher_is_one_sentence(monkeypatch):
+    from core.frameworks.torch import launcher
+    monkeypatch.setattr(launcher, "EXECUTABLE", "torchrun-not-installed")
+    with pytest.raises(UsageError, match=r"^torchrun-not-installed, the launcher of torch's "
+                                         r"distributed runs, was not found next to .* or on "
+                                         r"PATH; reinstall the framework to get it\.$"):
+        ChildRun(spec("torch"))
+
+
+def test_two_loopback_hosts_from_an_mlx_hostfile_make_one_group(tmp_path):
+    """The multi-host path (mlx.launch --hostfile), with two "hosts" that are this machine."""
+    hostfile = tmp_path / "hosts.json"
+    hostfile.write_text('{"hosts": [{"ssh": "127.0.0.1", "ips": ["127.0.0.1"]}, '
+                        '{"ssh": "127.0.0.1", "ips": ["127.0.0.1"]}]}')
+    child = ChildRun(spec("mlx", processes=1, hosts=str(hostfile)))
+    assert "--hostfile" in child._launch.command
+    rec = child.start().wait()
+    assert rec.status == "ok", rec.reason
+    assert rec.settings["world_size"] == 2 and len(rec.settings["hosts"]) == 2
+    assert all("wrong_result" not in r.flags and r.value > 0 for r in rec.rows)
+
+
+def test_a_file_that_is_no_hostfile_is_one_sentence(tmp_path):
+    bad = tmp_path / "hosts.txt"
+    bad.write_text("mac1 mac2\n")
+    with pytest.raises(UsageError) as e:
+        ChildRun(spec("mlx", hosts=str(bad)))
+    assert str(e.value) == f"{bad} is not an mlx.launch hostfile (a JSON list of " \
+                           '{"ssh": host, "ips": [addresses]}).'
