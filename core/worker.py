@@ -63,7 +63,7 @@ def run(spec: dict, emit: Callable[[dict], None]) -> int:
     emit({"event": "started", "device_name": name, "software": adapter.software(),
           "settings": {"measure": settings.to_dict(),
                        "peak": ctx.peak.name if ctx.peak else None}})
-    if words := adapter.caveat(dev):            # the framework's own word on its numbers here
+    if w.multiplies and (words := adapter.caveat(dev)):   # the framework's word on its BLAS
         ctx.warn(words)
     try:
         w.run(ctx, spec["params"])

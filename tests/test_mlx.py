@@ -123,3 +123,12 @@ def test_a_reference_blas_cpu_run_says_its_numbers_measure_the_library(tmp_path,
     rec = json.loads(r.stdout)
     warned = any("measure that library" in w for w in rec["warnings"])
     assert warned == rec["software"]["cpu_blas"].startswith("reference BLAS")
+
+
+def test_the_blas_caveat_stays_off_runs_that_multiply_nothing(tmp_path):
+    """Copy and a*b+c never reach the BLAS: a bandwidth run on the same CPU has no such word."""
+    r = sb("run", "bandwidth", "--framework", "mlx", "--sizes-mb", "1", "--ops", "copy",
+           "--quick", "--json", home=tmp_path)
+    rec = json.loads(r.stdout)
+    assert rec["software"]["cpu_blas"]             # the library is still named in the record
+    assert not any("measure that library" in w for w in rec["warnings"])

@@ -35,6 +35,8 @@ class Workload:
     terminal_tables: str = ""
     distributed: bool = False       # runs as ranks under the framework's own launcher
                                     # (params processes, hosts, port, backend)
+    multiplies: bool = True         # its numbers rest on matrix products, so a framework's
+                                    # word on its BLAS (adapter.caveat) applies to them
 
     def more_tables(self, rec) -> list[tuple[str, list[str], list[list[str]]]]:
         if not self.terminal_tables:

@@ -37,10 +37,12 @@ WORKLOAD = Workload(
     metric="busbw",
     x="size",
     module=__name__,
+    multiplies=False,
     distributed=True,
     params=(
         Param("sizes", "int_list", None, "Message sizes in bytes.", min=16, max=2**36,
-              auto="powers of two from 4 KB to 256 MB that fit in memory"),
+              auto="powers of two from 4 KB to 256 MB that fit in memory",
+              title="Message sizes"),
         Param("dtypes", "choice_list", list(DTYPES), "Element types to sweep.", choices=DTYPES,
               title="Data types"),
         Param("processes", "int", 2, "Ranks to start on each host.", min=1, max=4096),

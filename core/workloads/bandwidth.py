@@ -29,6 +29,7 @@ WORKLOAD = Workload(
     metric="gb_per_s",
     x="size_mb",
     module=__name__,
+    multiplies=False,
     params=(
         Param("sizes_mb", "int_list", None, "Size of each array in MB (2^20 bytes).", min=1,
               max=65536, auto="64, 256 and 1024 MB, those that fit in the device's memory"),
