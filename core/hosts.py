@@ -16,19 +16,31 @@ class HostsError(ValueError):
 
 def host_list(hosts: str) -> list[str]:
     """The hosts' addresses, one per host (several entries may name the same machine)."""
+    return [address for _, address in _entries(hosts)]
+
+
+def ssh_names(hosts: str) -> list[str]:
+    """How SSH reaches each host that is not this machine's loopback (a hostfile's "ssh"
+    name, else the address), each once."""
+    names = [name for name, address in _entries(hosts) if address not in LOOPBACK]
+    return list(dict.fromkeys(names))
+
+
+def _entries(hosts: str) -> list[tuple[str, str]]:
+    """(ssh name, address) of each host."""
     text = (hosts or "").strip()
     if not text:
-        return ["127.0.0.1"]
+        return [("127.0.0.1", "127.0.0.1")]
     if Path(text).is_file():
         try:
             entries = json.loads(Path(text).read_text())
             if isinstance(entries, dict):  # newer mlx.distributed_config: {"hosts": [...]}
                 entries = entries["hosts"]
-            return [(e.get("ips") or [e["ssh"]])[0] for e in entries]
+            return [(e["ssh"], (e.get("ips") or [e["ssh"]])[0]) for e in entries]
         except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
             raise HostsError(f"{text} is not an mlx.launch hostfile (a JSON list of "
                              '{"ssh": host, "ips": [addresses]}).') from None
-    return [h.strip() for h in text.split(",") if h.strip()]
+    return [(h.strip(), h.strip()) for h in text.split(",") if h.strip()]
 
 
 def is_local(hosts: str) -> bool:

@@ -13,9 +13,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.hosts import HostsError, host_list, is_local
+from core.hosts import HostsError, host_list, is_local, ssh_names
 
 LAUNCHED_ENV = "SILICONBENCH_LAUNCHED"   # set for every rank: it announces itself
+SSH_TIMEOUT_S = 5                        # a host that has not answered SSH by then is down
 _PORT_IN_USE = re.compile(r"EADDRINUSE|[Aa]ddress already in use|Couldn't bind socket "
                           r"\(error: 98\)")
 
@@ -67,6 +68,21 @@ class Launch:
     addresses: list[str]
     processes: int
     ports: list[int]
+    first_rank: dict | None = None      # the first rank's announcement, which others match
+
+    def mismatch(self, event: dict) -> str | None:
+        """One sentence when an announced rank runs other versions (Python, the framework,
+        SiliconBench) than the first rank to announce itself, else None."""
+        if self.first_rank is None:
+            self.first_rank = event
+            return None
+        want, got = _versions(self.first_rank, self.framework), _versions(event, self.framework)
+        differ = [f"{name} {got[name]}" for name in want if got[name] != want[name]]
+        if not differ:
+            return None
+        theirs = ", ".join(f"{name} {want[name]}" for name in want if got[name] != want[name])
+        return (f"Host {event['host']} runs {', '.join(differ)} where {self.first_rank['host']} "
+                f"runs {theirs}; install the same versions on every host.")
 
     @property
     def world(self) -> int:
@@ -88,6 +104,13 @@ class Launch:
         said = re.search("^" + re.escape(rank_error_line(rank, "")) + "(.+)$", stderr, re.M)
         return (f"Rank {rank} of {self.world} (on {self.host_of(rank)}) {_cause(code)}"
                 f"{f' ({said.group(1)})' if said else ''}; every other rank was ended.")
+
+
+def _versions(event: dict, framework: str) -> dict[str, str | None]:
+    machine = event.get("machine") or {}
+    return {"Python": machine.get("python_version"),
+            framework: (machine.get("frameworks") or {}).get(framework),
+            "SiliconBench": event.get("siliconbench")}
 
 
 def _ports_text(ports: list[int]) -> str:
@@ -136,4 +159,39 @@ def plan(framework: str, params: dict, worker: list[str], env: dict[str, str]) -
                            params["backend"], env)
     except ValueError as e:
         raise LaunchError(str(e)) from None
+    if problem := unreachable(ssh_names(params["hosts"])):
+        raise LaunchError(problem)
     return Launch(framework, cmd, addresses, params["processes"], ports)
+
+
+def unreachable(names: list[str]) -> str | None:
+    """One sentence on the first host the launcher could not start ranks on, or None. The
+    launchers start every rank over SSH with this machine's Python path; a host that does not
+    answer would otherwise hang the run or fail it with pages of SSH's output."""
+    if not names:
+        return None
+    ssh = shutil.which("ssh")
+    if ssh is None:
+        return "ssh was not found on this machine; the launcher starts the other hosts' ranks over SSH."
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(max_workers=min(16, len(names))) as pool:
+        answers = list(pool.map(lambda name: _ssh_check(ssh, name), names))
+    return next((a for a in answers if a), None)
+
+
+def _ssh_check(ssh: str, name: str) -> str | None:
+    import subprocess
+    cmd = [ssh, "-o", "BatchMode=yes", "-o", f"ConnectTimeout={SSH_TIMEOUT_S}", name,
+           "test", "-x", sys.executable]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                              timeout=3 * SSH_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return f"Host {name} did not answer over SSH within {3 * SSH_TIMEOUT_S} s."
+    if done.returncode == 0:
+        return None
+    if done.returncode == 1:        # `test -x` said no: SSH works, the Python is not there
+        return (f"Host {name} has no {sys.executable}; SiliconBench must sit at the same path "
+                "on every host.")
+    said = (done.stderr.strip().splitlines() or ["no reason given"])[-1]
+    return f"Host {name} does not answer over SSH ({said})."

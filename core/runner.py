@@ -244,6 +244,12 @@ class ChildRun:
                 if (process := _process(event["pid"])) is not None:
                     self._ranks[event["rank"]] = process
                 rec.settings.setdefault("hosts", {})[str(event["rank"])] = event["host"]
+                if "machine" in event:      # each host's fingerprint, once
+                    rec.settings.setdefault("machines", {})[event["host"]] = \
+                        event["machine"] | {"siliconbench": event.get("siliconbench")}
+                if ended_by is None and (why := self._launch.mismatch(event)):
+                    ended_by, error = "mismatch", {"kind": "usage", "message": why}
+                    self._stop()
                 continue
             if kind == "started":
                 rec.device_name = event.get("device_name")

@@ -154,7 +154,13 @@ def _rank_stream(emit: Callable[[dict], None]) -> Callable[[dict], None]:
     if rank is None:
         return emit
     import socket
-    emit({"event": "rank", "rank": rank, "pid": os.getpid(), "host": socket.gethostname()})
+
+    from core import __version__
+    from core.machine import probe
+    # What this host is and runs (versions included): the parent keeps each host's and ends
+    # the run when they differ (core.launch.Launch.mismatch).
+    emit({"event": "rank", "rank": rank, "pid": os.getpid(), "host": socket.gethostname(),
+          "machine": probe().to_dict(), "siliconbench": __version__})
     if rank == 0:
         return emit
 

@@ -38,6 +38,12 @@ def test_two_ranks_from_the_command_sum_right(framework):
     [rec] = Store().runs()
     assert rec.status == "ok" and rec.settings["world_size"] == 2
     assert sorted(rec.settings["hosts"]) == ["0", "1"]
+    # Each host's fingerprint, as that host's rank saw it: here both ranks are this machine.
+    [(host, machine)] = rec.settings["machines"].items()
+    assert host == rec.settings["hosts"]["0"] == rec.settings["hosts"]["1"]
+    assert machine["cpu_model"] == rec.machine["cpu_model"]
+    assert machine["frameworks"] == rec.machine["frameworks"]
+    assert machine["python_version"] == rec.machine["python_version"] and machine["siliconbench"]
     by = {(r.metric, r.params["size"], r.params["dtype"]): r for r in rec.rows}
     assert len(by) == 3 * 2 * 2
     for (metric, size, dtype), row in by.items():
@@ -158,3 +164,43 @@ def test_a_file_that_is_no_hostfile_is_one_sentence(tmp_path):
         ChildRun(spec("mlx", hosts=str(bad)))
     assert str(e.value) == f"{bad} is not an mlx.launch hostfile (a JSON list of " \
                            '{"ssh": host, "ips": [addresses]}).'
+
+
+def test_a_host_that_does_not_answer_is_named_before_anything_starts():
+    out = run_cli("run", "allreduce", "--framework", "mlx", "--processes", "1",
+                  "--hosts", "127.0.0.1,nosuchhost.invalid", "--sizes", "64")
+    assert out.returncode == 2 and out.stdout == ""
+    [line] = out.stderr.splitlines()
+    assert line.startswith("siliconbench: Host nosuchhost.invalid does not answer over SSH (")
+    assert Store().runs() == []
+
+
+def test_hosts_with_other_versions_end_the_run_with_one_sentence():
+    """What each rank announces (real announcements of this machine), one host's MLX older."""
+    import copy
+    import socket
+
+    from core import __version__
+    from core.launch import Launch
+    from core.machine import probe
+    first = {"rank": 0, "host": socket.gethostname(), "machine": probe().to_dict(),
+             "siliconbench": __version__}
+    same = copy.deepcopy(first) | {"rank": 1}
+    older = copy.deepcopy(first) | {"rank": 2, "host": "mac-studio"}
+    older["machine"]["frameworks"]["mlx"] = "0.29.1"
+    launch = Launch("mlx", [], ["a", "b", "c"], 1, [0])
+    assert launch.mismatch(first) is None and launch.mismatch(same) is None
+    mlx = first["machine"]["frameworks"]["mlx"]
+    assert launch.mismatch(older) == (f"Host mac-studio runs mlx 0.29.1 where {first['host']} "
+                                      f"runs mlx {mlx}; install the same versions on every host.")
+
+
+def test_torchrun_blames_the_killed_rank_not_the_one_that_lost_its_peer():
+    """torchrun 2.14's report of a real run here whose rank 1 was killed: it observed rank 0's
+    exit (gloo: "Connection closed by peer") first, in the same second."""
+    from pathlib import Path
+
+    from core.frameworks.torch.launcher import first_failure
+    report = (Path(__file__).parent / "data" / "torchrun-killed-rank.txt").read_text()
+    assert first_failure(report) == (1, -9)
+    assert first_failure(report.replace("-9 (pid: 23905)  (SIGKILL)", "1 (pid: 23905)")) == (0, 1)

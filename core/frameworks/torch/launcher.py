@@ -7,8 +7,10 @@ from __future__ import annotations
 import re
 
 EXECUTABLE = "torchrun"
-# torchrun's ChildFailedError summary: the first rank that failed and how.
+# torchrun's ChildFailedError summary: every rank that failed and how, the first observed
+# under "Root Cause".
 _ROOT = re.compile(r"Root Cause.*?rank\s*:\s*(\d+).*?exitcode\s*:\s*(-?\d+)", re.S)
+_FAILURE = re.compile(r"^\s*rank\s*:\s*(\d+).*?exitcode\s*:\s*(-?\d+)", re.S | re.M)
 
 
 def command(exe: str, worker: list[str], processes: int, hostfile: str | None,
@@ -32,5 +34,11 @@ def ports(port: int, world: int) -> list[int]:
 
 
 def first_failure(stderr: str) -> tuple[int, int | None] | None:
+    """The rank that failed first: one killed by a signal if any, since the others' errors
+    ("Connection closed by peer") follow from it, even when torchrun observed them first."""
     m = _ROOT.search(stderr)
-    return (int(m.group(1)), int(m.group(2))) if m else None
+    if m is None:
+        return None
+    report = stderr[stderr.rfind("ChildFailedError"):]
+    killed = [(int(r), int(c)) for r, c in _FAILURE.findall(report) if int(c) < 0]
+    return killed[0] if killed else (int(m.group(1)), int(m.group(2)))
