@@ -9,6 +9,7 @@ import json
 import os
 import queue
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -215,6 +216,20 @@ class ChildRun:
                 p.kill()  # psutil refuses a pid that another process reuses by now
         psutil.wait_procs(left, timeout=KILL_GRACE_S)
 
+    def _on_rank(self, event: dict) -> str | None:
+        """A rank announced itself: keep its process (to end it) and its host's fingerprint;
+        one sentence when its host runs other versions than the first rank's."""
+        # A pid means this process only on its own host: another Mac's rank 1234 is not ours
+        # to end (its launcher ends it there).
+        if event["host"] == socket.gethostname() and \
+                (process := _process(event["pid"])) is not None:
+            self._ranks[event["rank"]] = process
+        self.record.settings.setdefault("hosts", {})[str(event["rank"])] = event["host"]
+        if "machine" in event:
+            self.record.settings.setdefault("machines", {})[event["host"]] = \
+                event["machine"] | {"siliconbench": event.get("siliconbench")}
+        return self._launch.mismatch(event)
+
     def wait(self) -> RunRecord:
         """Follow the child until it ends; the record says how it ended. UsageError when
         the child found the run impossible (an unknown device, say)."""
@@ -241,13 +256,8 @@ class ChildRun:
                 continue
             kind = event.get("event")
             if kind == "rank":
-                if (process := _process(event["pid"])) is not None:
-                    self._ranks[event["rank"]] = process
-                rec.settings.setdefault("hosts", {})[str(event["rank"])] = event["host"]
-                if "machine" in event:      # each host's fingerprint, once
-                    rec.settings.setdefault("machines", {})[event["host"]] = \
-                        event["machine"] | {"siliconbench": event.get("siliconbench")}
-                if ended_by is None and (why := self._launch.mismatch(event)):
+                why = self._on_rank(event)
+                if ended_by is None and why:
                     ended_by, error = "mismatch", {"kind": "usage", "message": why}
                     self._stop()
                 continue

@@ -204,3 +204,20 @@ def test_torchrun_blames_the_killed_rank_not_the_one_that_lost_its_peer():
     report = (Path(__file__).parent / "data" / "torchrun-killed-rank.txt").read_text()
     assert first_failure(report) == (1, -9)
     assert first_failure(report.replace("-9 (pid: 23905)  (SIGKILL)", "1 (pid: 23905)")) == (0, 1)
+
+
+def test_a_rank_on_another_host_is_never_taken_for_a_local_process():
+    """Its pid may be a process of this machine: ending the run must not end that one."""
+    import copy
+
+    from core.machine import probe
+    from core.results import RunRecord
+    child = ChildRun(spec("mlx", processes=2))      # planned, not started
+    child.record = RunRecord(workload="allreduce", framework="mlx", device="cpu", params={})
+    here = {"event": "rank", "rank": 0, "pid": os.getpid(), "host": socket.gethostname(),
+            "machine": probe().to_dict(), "siliconbench": "1"}
+    there = copy.deepcopy(here) | {"rank": 1, "host": "mac-studio-2"}
+    assert child._on_rank(here) is None and child._on_rank(there) is None
+    assert list(child._ranks) == [0]
+    assert child.record.settings["hosts"] == {"0": socket.gethostname(), "1": "mac-studio-2"}
+    assert set(child.record.settings["machines"]) == {socket.gethostname(), "mac-studio-2"}
