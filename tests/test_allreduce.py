@@ -90,7 +90,15 @@ def test_a_wrong_sum_is_caught_on_every_call(framework, monkeypatch):
             group.dist.destroy_process_group()
 
 
-def _run_until_rows(framework, rows, then):
+# Two ranks: on one host (each engine), and torch's across two "hosts" that are this machine
+# (one torchrun per host, started together by core.frameworks.torch.nodes).
+LAYOUTS = [pytest.param("mlx", {"processes": 2}, id="mlx"),
+           pytest.param("torch", {"processes": 2}, id="torch"),
+           pytest.param("torch", {"processes": 1, "hosts": "127.0.0.1,127.0.0.1"},
+                        id="torch-two-nodes")]
+
+
+def _run_until_rows(framework, rows, then, **params):
     """Start a long run of two ranks; once `rows` rows are in, call then(child)."""
     seen = threading.Event()
     count = [0]
@@ -99,26 +107,26 @@ def _run_until_rows(framework, rows, then):
         count[0] += event.get("event") == "row"
         if count[0] >= rows:
             seen.set()
-    child = ChildRun(spec(framework, sizes=[2**k for k in range(4, 24)], processes=2),
+    child = ChildRun(spec(framework, sizes=[2**k for k in range(4, 24)], **params),
                      on_event).start()
     threading.Thread(target=lambda: seen.wait(240) and then(child), daemon=True).start()
     return child.wait(), child
 
 
-@pytest.mark.parametrize("framework", ENGINES)
-def test_a_killed_rank_is_named_and_every_other_rank_ends(framework):
+@pytest.mark.parametrize("framework, layout", LAYOUTS)
+def test_a_killed_rank_is_named_and_every_other_rank_ends(framework, layout):
     def kill_rank_1(child):
         os.kill(child._ranks[1].pid, signal.SIGKILL)
-    rec, child = _run_until_rows(framework, 3, kill_rank_1)
+    rec, child = _run_until_rows(framework, 3, kill_rank_1, **layout)
     assert rec.status == "failed"
     assert rec.reason == "Rank 1 of 2 (on 127.0.0.1) was killed (SIGKILL); every other rank " \
                          "was ended."
     assert len(rec.rows) >= 3  # what was measured is kept
 
 
-@pytest.mark.parametrize("framework", ENGINES)
-def test_cancel_ends_every_rank(framework):
-    rec, child = _run_until_rows(framework, 1, lambda c: c.cancel())
+@pytest.mark.parametrize("framework, layout", LAYOUTS)
+def test_cancel_ends_every_rank(framework, layout):
+    rec, child = _run_until_rows(framework, 1, lambda c: c.cancel(), **layout)
     assert rec.status == "cancelled" and len(rec.rows) >= 1
     assert sorted(child._ranks) == [0, 1]
 
@@ -221,3 +229,32 @@ def test_a_rank_on_another_host_is_never_taken_for_a_local_process():
     assert list(child._ranks) == [0]
     assert child.record.settings["hosts"] == {"0": socket.gethostname(), "1": "mac-studio-2"}
     assert set(child.record.settings["machines"]) == {socket.gethostname(), "mac-studio-2"}
+
+
+def test_torch_across_two_hosts_runs_one_torchrun_per_host():
+    """Two "hosts" that are this machine: a rendezvous of two nodes, the sums right."""
+    child = ChildRun(spec("torch", processes=1, hosts="127.0.0.1,127.0.0.1", sizes=[64, 4096]))
+    assert child._launch.command[1:3] == ["-m", "core.frameworks.torch.nodes"]
+    rec = child.start().wait()
+    assert rec.status == "ok", rec.reason
+    assert rec.settings["world_size"] == 2 and sorted(rec.settings["hosts"]) == ["0", "1"]
+    assert all("wrong_result" not in r.flags and r.value > 0 for r in rec.rows)
+
+
+def test_a_remote_hosts_torchrun_starts_over_ssh_at_this_machines_paths():
+    import json
+    import shlex
+
+    from core.frameworks.torch.launcher import command
+    cmd = command("/opt/sb/bin/torchrun", ["/opt/sb/bin/python", "-m", "core.worker", "run"],
+                  2, None, ["10.0.0.1", "10.0.0.2"], 29500, "auto",
+                  {"SILICONBENCH_LAUNCHED": "1"})
+    first, second = json.loads(cmd[-1])
+    assert first[:2] == ["ssh", "-tt"] and first[-2] == "10.0.0.1"
+    remote = shlex.split(second[-1])
+    assert second[:5] == ["ssh", "-tt", "-o", "BatchMode=yes", "10.0.0.2"]
+    assert remote[:2] == ["cd", os.getcwd()] and remote[3:6] == ["exec", "env",
+                                                                 "SILICONBENCH_LAUNCHED=1"]
+    assert remote[6:] == ["/opt/sb/bin/torchrun", "--nnodes", "2", "--node-rank", "1",
+                          "--nproc-per-node", "2", "--master-addr", "10.0.0.1",
+                          "--master-port", "29500", "-m", "core.worker", "run"]
