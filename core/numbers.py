@@ -20,7 +20,7 @@ METRIC_TITLES = {
     "busbw": "Bus bandwidth", "algbw": "Algorithm bandwidth",
     # data-parallel scaling (README: Scaling)
     "worker_samples_per_s": "Throughput per worker", "speedup": "Speedup",
-    "scaling_efficiency": "Scaling efficiency", "comm_share": "All-reduce share of a step",
+    "scaling_efficiency": "Scaling efficiency", "comm_share": "All-reduce share",
     "replica_difference": "Difference between replicas",
 }
 

@@ -128,6 +128,8 @@ def layout(params: dict, n: int, folder) -> dict:
 def run(ctx, params: dict) -> None:
     """Each world size in turn, one launch each; their rows, then speedup and efficiency."""
     import tempfile
+
+    from core.workloads.errors import ChildRunFailed
     sizes = world_sizes(params)
     ctx.record_settings(world_sizes=sizes, threads_per_rank=_share_cores(ctx, params))
     totals: dict[int, Row] = {}
@@ -159,7 +161,7 @@ def run(ctx, params: dict) -> None:
                                     **({"hosts": rec.settings["hosts"]}
                                        if "hosts" in rec.settings else {}))
                 if rec.status != "ok":
-                    raise RuntimeError(rec.reason or rec.status)
+                    raise ChildRunFailed(rec.reason or rec.status)
     finally:
         signal.signal(signal.SIGTERM, previous)
     for row in speedup_rows(totals):
