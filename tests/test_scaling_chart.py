@@ -52,3 +52,20 @@ def test_the_chart_draws_points_ideal_line_and_efficiencies(qtbot, stem):
     efficiency = rows_of(rec, "scaling_efficiency")
     assert labels == [percent(efficiency[1]), percent(efficiency[2])]
     assert chart.plot.getAxis("left").labelText == "Total throughput (img/s)"
+
+
+def test_the_published_mac_studio_figures_draw_as_linear_scaling(qtbot):
+    """WWDC22's Horovod demo: about 200 / 400 / 800 images/s on 1 / 2 / 4 Mac Studios."""
+    from core.reference import find
+    [ref] = find("pub-scaling-wwdc22")
+    assert ref.source == "published" and "approximate" in ref.provenance["settings"]
+    [s] = scaling_series([ref])
+    assert s.workers() == [1, 2, 4] and s.ideal() == [200, 400, 800]
+    assert s.efficiency() == [100, 100, 100]
+    panel = ChartPanel()
+    qtbot.addWidget(panel)
+    panel.show_records([ref, recorded("scaling-torch")])
+    chart = panel.charts[SCALING]
+    assert chart.point_count() == 5
+    labels = [i.toPlainText() for i in chart.plot_item.items if isinstance(i, pg.TextItem)]
+    assert labels[:3] == ["100%"] * 3
