@@ -21,7 +21,8 @@ MIN_EFFECT = 0.05                # a difference under 5% is never reported as on
 
 # Lower is better for times and costs: "faster" then means a lower value.
 LOWER_IS_BETTER = {"step_time", "epoch_seconds", "train_seconds", "us_per_sample",
-                   "joules_per_sample", "seconds", "latency", "time"}
+                   "joules_per_sample", "seconds", "latency", "time", "comm_share",
+                   "replica_difference"}
 LOWER_UNITS = {"s", "ms", "us", "µs", "ns", "s/epoch", "J/sample"}
 # Neither faster nor slower: memory, power and heat are reported as higher or lower.
 NEUTRAL = {"peak_memory", "power", "max_temperature", "max_thermal_pressure"}

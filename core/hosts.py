@@ -49,3 +49,19 @@ def is_local(hosts: str) -> bool:
 
 def world_size(params: dict) -> int:
     return params["processes"] * len(host_list(params["hosts"]))
+
+
+def first_hosts(hosts: str, count: int, folder) -> str:
+    """The `hosts` parameter naming only the first `count` hosts: the list cut short, or a
+    hostfile of the first entries written into `folder`."""
+    text = (hosts or "").strip()
+    if not text:
+        return ""
+    if Path(text).is_file():
+        entries = json.loads(Path(text).read_text())
+        wrapped = isinstance(entries, dict)
+        chosen = (entries["hosts"] if wrapped else entries)[:count]
+        out = Path(folder) / f"hosts-{count}.json"
+        out.write_text(json.dumps({**entries, "hosts": chosen} if wrapped else chosen))
+        return str(out)
+    return ",".join(host_list(text)[:count])

@@ -18,6 +18,10 @@ METRIC_TITLES = {
     "max_temperature": "Highest temperature", "power": "Power",
     # nccl-tests' busbw and algbw, spelled out (README: All-reduce says how they differ)
     "busbw": "Bus bandwidth", "algbw": "Algorithm bandwidth",
+    # data-parallel scaling (README: Scaling)
+    "worker_samples_per_s": "Throughput per worker", "speedup": "Speedup",
+    "scaling_efficiency": "Scaling efficiency", "comm_share": "All-reduce share",
+    "replica_difference": "Difference between replicas",
 }
 
 BYTES = "bytes"           # the unit whose values read as a size (peak memory)

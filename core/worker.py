@@ -29,6 +29,7 @@ def _event_stream() -> Callable[[dict], None]:
 def error_kind(exc: BaseException) -> tuple[str, str]:
     """(kind, one sentence) for an exception raised by a workload."""
     from core.params import ParamError
+    from core.workloads.errors import ChildRunFailed
     text = first_line(exc)
     if isinstance(exc, ParamError):
         return "usage", str(exc)
@@ -36,6 +37,8 @@ def error_kind(exc: BaseException) -> tuple[str, str]:
         # A workload that already says "out of memory at batch size B" keeps its words.
         return "oom", text if text.lower().startswith("out of memory") else \
             f"out of memory: {text}"
+    if isinstance(exc, ChildRunFailed):
+        return "error", text
     if isinstance(exc, NotImplementedError):
         return "unsupported", f"an operation is not supported on this device: {text}"
     return "error", f"{type(exc).__name__}: {text}"

@@ -20,6 +20,8 @@ CURVE_METRICS = {
 }
 BARS = "throughput"
 TELEMETRY = "telemetry"
+SCALING = "scaling"             # the headline over the number of workers (world_size)
+SCALING_X = "world_size"
 
 
 def x_param(workload_name: str) -> str:
@@ -36,6 +38,8 @@ def chart_of(workload_name: str, row: Row) -> str | None:
     w = catalogue().get(workload_name)
     if w is None or row.metric != w.metric:
         return None
+    if w.x == SCALING_X and SCALING_X in row.params:
+        return SCALING
     if w.x and w.x in row.params and row.metric in CURVE_METRICS:
         return row.metric
     if "model" in row.params and row.metric.endswith("_per_s"):
@@ -143,6 +147,49 @@ def bar_series(records: list[RunRecord]) -> tuple[list[str], list[Series]]:
                                   rec.device_name or rec.device)
             (out[key].rows if row.value is not None else out[key].missing).append(row)
     return models, list(out.values())
+
+
+@dataclass
+class ScalingSeries:
+    """One run's total throughput over its world sizes, against the ideal: n x one worker."""
+    name: str
+    device: str
+    rows: list[Row] = field(default_factory=list)      # measured, in world-size order
+    missing: list[Row] = field(default_factory=list)
+
+    def workers(self) -> list[int]:
+        return [int(r.params[SCALING_X]) for r in self.rows]
+
+    def one_worker(self) -> float | None:
+        return next((r.value for r in self.rows if r.params[SCALING_X] == 1), None)
+
+    def ideal(self) -> list[float]:
+        """Linear scaling from one worker's throughput (empty without a world of one)."""
+        one = self.one_worker()
+        return [] if one is None else [n * one for n in self.workers()]
+
+    def efficiency(self) -> list[float]:
+        """throughput(N) / (N x throughput(1)), in percent, at each point."""
+        return [100 * r.value / ideal for r, ideal in zip(self.rows, self.ideal(),
+                                                          strict=False)]
+
+
+def scaling_series(records: list[RunRecord]) -> list[ScalingSeries]:
+    """One series per run and point apart from the world size (model, batch size)."""
+    out: dict[tuple, ScalingSeries] = {}
+    for rec in records:
+        for row in rec.rows:
+            if chart_of(rec.workload, row) != SCALING:
+                continue
+            point = {k: v for k, v in row.params.items() if k != SCALING_X}
+            key = (rec.id, tuple(point.items()))
+            if key not in out:
+                out[key] = ScalingSeries(series_title(rec, point),
+                                         rec.device_name or rec.device)
+            (out[key].rows if row.value is not None else out[key].missing).append(row)
+    for s in out.values():
+        s.rows.sort(key=lambda r: r.params[SCALING_X])
+    return list(out.values())
 
 
 # Telemetry units, in the order the chart prefers to show them, with the axis title of each.

@@ -13,10 +13,11 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QGridLayout, QLabel, QTabWidget, QWidget
 
-from core.numbers import number
+from core.numbers import number, percent
 from core.results import RunRecord
 from gui.chart_series import (BARS, CURVE_METRICS, TELEMETRY, TELEMETRY_UNITS, Series,
                               bar_series, chart_of, curve_series, size_label, telemetry_series)
+from gui.chart_series import SCALING, ScalingSeries, scaling_series
 from gui.none_refs import top_up
 from gui.row_table import RowTable
 from gui.row_text import is_serious, point_tip
@@ -343,6 +344,68 @@ class BarChart(Chart):
                              " ✕: above peak or wrong result.")
 
 
+class ScalingChart(Chart):
+    """Total throughput over the number of workers, one colour per run: the measured points
+    (p25/p75 error bars), the ideal linear line dashed (N x one worker) and the scaling
+    efficiency written at each point."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        plot = plot_widget()
+        super().__init__("No scaling results yet.\nThe scaling workload draws total "
+                         "throughput over the number of workers here, against linear "
+                         "scaling.", plot, parent)
+        plot.setLabel("bottom", "Workers (world size)")
+        plot.addLegend(offset=(12, 8), labelTextSize="9pt")
+        self.series: list[ScalingSeries] = []
+
+    def set_records(self, records: list[RunRecord]) -> None:
+        self.series = scaling_series(records)
+        self._redraw()
+
+    def _redraw(self) -> None:
+        plot = self.plot_item
+        plot.clear()
+        top, unit, ticks = 0.0, "", set()
+        for i, s in enumerate(self.series):
+            color = series_color(self.theme, i)
+            xs, ys = s.workers(), [r.value for r in s.rows]
+            unit = unit or (s.rows[0].unit if s.rows else "")
+            ticks.update(xs)
+            plot.addItem(pg.PlotDataItem(xs, ys, pen=pg.mkPen(color, width=2), name=s.name))
+            ideal = s.ideal()
+            if ideal:
+                plot.addItem(pg.PlotDataItem(xs, ideal, pen=pg.mkPen(
+                    color, width=1, style=Qt.PenStyle.DashLine), name=f"{s.name} · ideal"))
+            low = [r.value - (r.stats.p25 if r.stats else r.value) for r in s.rows]
+            high = [(r.stats.p75 if r.stats else r.value) - r.value for r in s.rows]
+            plot.addItem(pg.ErrorBarItem(x=np.array(xs, float), y=np.array(ys), beam=0.08,
+                                         top=np.array(high), bottom=np.array(low),
+                                         pen=pg.mkPen(self.theme.foreground)))
+            plot.addItem(pg.ScatterPlotItem(
+                x=xs, y=ys, size=8, hoverable=True, tip=lambda x, y, data: data,
+                brush=[pg.mkBrush(self.theme.error if is_serious(r) else color)
+                       for r in s.rows],
+                symbol=["x" if is_serious(r) else "o" for r in s.rows],
+                pen=pg.mkPen(self.theme.background),
+                data=[point_tip(s.name, r) for r in s.rows]))
+            for x, y, eff in zip(xs, ys, s.efficiency(), strict=False):
+                label = pg.TextItem(percent(eff), color=color, anchor=(0.5, 1.2))
+                label.setPos(x, y)
+                plot.addItem(label)
+            top = max([top, *ideal] + [r.stats.p75 if r.stats else r.value for r in s.rows])
+        if unit:
+            plot.getAxis("left").setLabel(f"Total throughput ({unit})")
+        plot.getAxis("bottom").setTicks([[(n, str(n)) for n in sorted(ticks)]])
+        plot.legend.setVisible(bool(self.series))
+        self._show_plot(bool(self.series) and top > 0)
+        if ticks:
+            plot.setXRange(min(ticks) - 0.3, max(ticks) + 0.3, padding=0)
+            plot.setYRange(0, top * 1.15 if top > 0 else 1, padding=0)
+        self.caption.setText("Dashed: linear scaling, N × one worker. Percentages: scaling "
+                             "efficiency, throughput(N) / (N × throughput(1)). Error bars: "
+                             "p25–p75.")
+
+
 class TelemetryChart(Chart):
     """Power, temperature, load and clocks over each run's time (RunRecord.telemetry, sampled
     by the runner in the parent process); a running run's series grow about once a second.
@@ -447,11 +510,13 @@ class ChartPanel(QTabWidget):
         self.setDocumentMode(True)
         self.curves = {m: CurveChart(m) for m in CURVE_METRICS}
         self.bars = BarChart()
+        self.scaling = ScalingChart()
         self.telemetry = TelemetryChart()
         self.table = RowTable()
         for metric, chart in self.curves.items():
             self.addTab(chart, CURVE_METRICS[metric][0])
         self.addTab(self.bars, "Throughput")
+        self.addTab(self.scaling, "Scaling")
         self.addTab(self.telemetry, "Telemetry")
         self.addTab(self.table, "Table")
         self._records: dict[str, RunRecord] = {}
@@ -461,7 +526,8 @@ class ChartPanel(QTabWidget):
 
     @property
     def charts(self) -> dict[str, Chart]:
-        return {**self.curves, BARS: self.bars, TELEMETRY: self.telemetry}
+        return {**self.curves, BARS: self.bars, SCALING: self.scaling,
+                TELEMETRY: self.telemetry}
 
     def records(self) -> list[RunRecord]:
         return list(self._records.values())
@@ -485,7 +551,8 @@ class ChartPanel(QTabWidget):
     def _refresh(self, kinds: set[str] | None = None) -> None:
         """Redraw the charts of these kinds (default: all)."""
         records = list(self._records.values())
-        for kind, chart in (*self.curves.items(), (BARS, self.bars)):
+        for kind, chart in (*self.curves.items(), (BARS, self.bars),
+                            (SCALING, self.scaling)):
             if kinds is None or kind in kinds:
                 chart.set_records(records)
         if kinds is None:

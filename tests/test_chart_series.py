@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from core.workloads import catalogue
-from gui.chart_series import (BARS, TELEMETRY_UNITS, bar_series, chart_of, curve_series,
+from gui.chart_series import (BARS, SCALING, TELEMETRY_UNITS, bar_series, chart_of, curve_series,
                               peak_of, series_title, size_label, telemetry_series)
 from tests.recorded import every_run, recorded, stems
 
@@ -17,7 +17,8 @@ from tests.recorded import every_run, recorded, stems
 # largest batch) and llm (decode tokens/s over depth, whose chart is still to come) are
 # table-only.
 CHART_OF_WORKLOAD = {"gemm": "tflops", "bandwidth": "gb_per_s", "train": BARS, "infer": BARS,
-                     "mlp": None, "memory": None, "llm": None}
+                     "mlp": None, "memory": None, "llm": None, "allreduce": None,
+                     "scaling": SCALING}
 
 
 def test_choosing_and_naming_series_needs_no_qt():

@@ -12,9 +12,9 @@ from PySide6.QtCore import QSettings
 from core.compare import (ALPHA, FAR_APART, INCONCLUSIVE, NO_SAMPLES_VERDICT, SAME, Side, compare,
                           smallest_p)
 from core.suites import summary_lines
-from core.workloads import catalogue, headline
+from core.workloads import catalogue, headline, listed
 from core.numbers import metric_title
-from gui.chart_series import BARS, chart_of
+from gui.chart_series import BARS, SCALING, chart_of
 from gui.plots import ChartPanel
 from gui.row_text import headline_text
 from tests.recorded import every_run, recorded, stems
@@ -22,12 +22,12 @@ from tests.recorded import every_run, recorded, stems
 # What a person reads as each workload's headline unit.
 HEADLINE_UNITS = {"gemm": "TFLOPS", "bandwidth": "GB/s", "train": ("img/s", "seq/s"),
                   "infer": "img/s", "mlp": "s", "memory": "samples", "llm": "tok/s",
-                  "allreduce": "GB/s"}
+                  "allreduce": "GB/s", "scaling": "img/s"}
 
 
 def test_the_records_cover_every_workload_on_every_framework_it_runs_here():
     made = {(r.workload, r.framework) for r in every_run()}
-    for w in catalogue().values():
+    for w in listed():  # hidden ones (a world of the scaling workload) only run inside others
         for framework in w.frameworks:
             assert (w.name, framework) in made, f"record {w.name} on {framework}"
     assert all(r.status == "ok" and r.rows for r in every_run())
@@ -57,7 +57,8 @@ def test_every_chart_row_is_drawn_on_its_chart(qtbot, stem):
     kinds = {chart_of(rec.workload, r) for r in rec.rows} - {None}
     expected = {"gemm": {"tflops"}, "bandwidth": {"gb_per_s"}, "train": {BARS},
                 "infer": {BARS}, "mlp": set(), "memory": set(), "llm": set(),
-                "allreduce": set()}[rec.workload]  # its bus-bandwidth curve: not drawn yet
+                "allreduce": set(),  # its bus-bandwidth curve: not drawn yet
+                "scaling": {SCALING}}[rec.workload]
     assert kinds == expected
     for kind in kinds:
         chart = panel.charts[kind]

@@ -14,7 +14,7 @@ from core.results import Row
 # Workload modules, in the order the catalogue shows them.
 _MODULES = tuple(f"core.workloads.{m}"
                  for m in ("gemm", "bandwidth", "train", "infer", "mlp", "memory", "llm",
-                           "allreduce"))
+                           "allreduce", "scaling"))
 
 
 @dataclass(frozen=True)

@@ -19,3 +19,8 @@ def out_of_memory_at(batch_size: int) -> Iterator[None]:
             raise MemoryError(f"out of memory at batch size {batch_size} ({first_line(e)})") \
                 from e
         raise
+
+
+class ChildRunFailed(RuntimeError):
+    """A run this workload started in a process of its own failed; the message is that run's
+    reason, already one sentence (a rank that died, named with its host), and is kept as is."""

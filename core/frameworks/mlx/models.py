@@ -17,7 +17,10 @@ class TrainStep:
     not mx.eval its results would compute nothing. Called without arguments it trains on the
     next of a few batches in turn."""
 
-    def __init__(self, model, optimizer: str, loss_fn: Callable, batches: list) -> None:
+    def __init__(self, model, optimizer: str, loss_fn: Callable, batches: list,
+                 average: Callable | None = None) -> None:
+        """`average`: what the gradients go through before the update (data-parallel
+        training averages them over the ranks: nn.average_gradients)."""
         import mlx.optimizers as optim
         from mlx import nn
         cls, lr = OPTIMIZERS[optimizer]
@@ -31,6 +34,8 @@ class TrainStep:
 
         def train(x, y):
             (loss, logits), grads = grad(x, y)
+            if average is not None:
+                grads = average(grads)
             self.optimizer.update(model, grads)
             return loss, logits
         self._train = train

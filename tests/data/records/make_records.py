@@ -34,6 +34,9 @@ RUNS = [
     # Two ranks over loopback, each started by the engine's own launcher.
     ("allreduce", ("mlx", "torch"), "", ["--processes", "2", "--sizes", "4096,65536",
                                          "--dtypes", "float32,bfloat16"]),
+    # Data-parallel training of a small MLP by one worker, then two, each world one launch.
+    ("scaling", ("mlx", "torch"), "", ["--processes", "2", "--widths", "256",
+                                       "--batch-size", "64"]),
     # A second quick GEMM run for the comparison tests: quick runs time few blocks, so the
     # verdict between two of them must read "inconclusive", never "no difference".
     ("gemm", ("torch",), "second", ["--sizes", "64,128", "--dtypes", "float32"]),
