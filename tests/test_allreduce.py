@@ -212,6 +212,10 @@ def test_torchrun_blames_the_killed_rank_not_the_one_that_lost_its_peer():
     report = (Path(__file__).parent / "data" / "torchrun-killed-rank.txt").read_text()
     assert first_failure(report) == (1, -9)
     assert first_failure(report.replace("-9 (pid: 23905)  (SIGKILL)", "1 (pid: 23905)")) == (0, 1)
+    # torchrun ends the others with SIGTERM: such a rank is no cause.
+    ended = report.replace("exitcode  : 1 (pid: 23904) ", "exitcode  : -15 (pid: 23904)")
+    assert first_failure(ended.replace("Failures:\n[1]", "Failures:\n[0]:\n  rank      : 0 "
+                                       "(local_rank: 0)\n  exitcode  : -15\n[1]")) == (1, -9)
 
 
 def test_a_rank_on_another_host_is_never_taken_for_a_local_process():

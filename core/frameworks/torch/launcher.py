@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shlex
+import signal
 
 from core.hosts import LOOPBACK
 
@@ -54,10 +55,12 @@ def ports(port: int, world: int) -> list[int]:
 
 def first_failure(stderr: str) -> tuple[int, int | None] | None:
     """The rank that failed first: one killed by a signal if any, since the others' errors
-    ("Connection closed by peer") follow from it, even when torchrun observed them first."""
+    ("Connection closed by peer") follow from it, even when torchrun observed them first.
+    SIGTERM is how torchrun itself ends the other ranks once one has failed."""
     m = _ROOT.search(stderr)
     if m is None:
         return None
     report = stderr[stderr.find("ChildFailedError"):]   # every host's report
-    killed = [(int(r), int(c)) for r, c in _FAILURE.findall(report) if int(c) < 0]
+    killed = [(int(r), int(c)) for r, c in _FAILURE.findall(report)
+              if int(c) < 0 and int(c) != -signal.SIGTERM]
     return killed[0] if killed else (int(m.group(1)), int(m.group(2)))
