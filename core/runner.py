@@ -28,6 +28,9 @@ from core.telemetry import TelemetrySampler
 from core.workloads import workload
 
 KILL_GRACE_S = 5.0
+# A distributed run whose ranks say nothing this long has a rank or a link that hangs (a
+# collective waits on every rank): longer than any one point of the sweeps takes.
+SILENT_RANKS_S = 600.0
 PARENT_PID_ENV = "SILICONBENCH_PARENT_PID"
 STDERR_LINES = 200
 
@@ -230,6 +233,24 @@ class ChildRun:
                 event["machine"] | {"siliconbench": event.get("siliconbench")}
         return self._launch.mismatch(event)
 
+    def _silence(self) -> str:
+        """Why the ranks fell silent, as far as this machine can tell."""
+        import psutil
+
+        from core.numbers import duration
+        stopped = []
+        for rank, p in sorted(self._ranks.items()):
+            with contextlib.suppress(psutil.Error):
+                if p.status() in (psutil.STATUS_STOPPED, psutil.STATUS_TRACING_STOP):
+                    stopped.append(rank)
+        world = self._launch.world
+        if stopped:
+            who = ", ".join(f"rank {r} (on {self._launch.host_of(r)})" for r in stopped)
+            return (f"No rank reported for {duration(SILENT_RANKS_S)}: {who} of {world} is "
+                    "stopped; every rank was ended.")
+        return (f"No rank reported for {duration(SILENT_RANKS_S)}: a rank or the link between "
+                f"hosts hangs; all {world} ranks were ended.")
+
     def wait(self) -> RunRecord:
         """Follow the child until it ends; the record says how it ended. UsageError when
         the child found the run impossible (an unknown device, say)."""
@@ -238,6 +259,7 @@ class ChildRun:
         error: dict | None = None
         finished = False
         ended_by: str | None = None
+        heard = time.monotonic()
         while True:
             if self._cancelled.is_set():
                 ended_by = "cancelled"
@@ -245,10 +267,14 @@ class ChildRun:
             elif deadline is not None and time.monotonic() > deadline:
                 ended_by = "timeout"
                 self._stop()
+            elif self._launch is not None and time.monotonic() - heard > SILENT_RANKS_S:
+                ended_by, error = "silent", {"kind": "error", "message": self._silence()}
+                self._stop()
             try:
                 line = self._lines.get(timeout=0.1)
             except queue.Empty:
                 continue
+            heard = time.monotonic()
             if line is None:
                 break
             event = self._parse(line)
