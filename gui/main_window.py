@@ -5,14 +5,13 @@ queue, and wires the panels' signals together."""
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QSettings, Qt, QTimer
 from PySide6.QtWidgets import (QApplication, QCheckBox, QFrame, QHBoxLayout,
                                QInputDialog, QLabel, QMainWindow, QMessageBox, QPushButton,
                                QScrollArea, QSplitter, QStackedWidget, QTabWidget, QVBoxLayout,
                                QWidget)
-
-from typing import TYPE_CHECKING
 
 from core.params import ParamError
 from core.workloads import Workload
@@ -217,7 +216,6 @@ class MainWindow(QMainWindow):
         and Results: after the first paint when deferred."""
         if self._rest_built:
             return
-        self._rest_built = True
         from gui.live_runs import LiveRuns
         from gui.queue_view import QueueView
         from gui.results_browser import ResultsBrowser
@@ -225,7 +223,8 @@ class MainWindow(QMainWindow):
         store = store if store is not None else self._given_store
         if store is None:
             from core.store import Store
-            store = Store()
+            store = Store()  # a StoreError leaves the window as it was, to try again
+        self._rest_built = True  # before the parts below, which read each other through it
         self._store = store
         self._queue = RunQueue(store, self)
         self._queue_view = QueueView(self._queue)

@@ -126,3 +126,20 @@ def test_kept_devices_make_run_available_at_once_in_the_deferred_window(
     assert not deferred.devices._call.finished.is_set()       # still asking afresh
     release.set()
     qtbot.waitUntil(lambda: deferred.devices._call.finished.is_set(), timeout=30_000)
+
+
+def test_a_store_that_cannot_open_leaves_the_window_to_try_again(deferred, store,
+                                                                  siliconbench_home,
+                                                                  monkeypatch):
+    """Reached before gui.app opened the store, and the default store cannot be opened: the
+    one-sentence StoreError, and the window still whole to be given a store."""
+    from core.store import StoreError
+    siliconbench_home.parent.mkdir(parents=True, exist_ok=True)
+    blocker = siliconbench_home.parent / "not-a-folder"
+    blocker.write_text("a file where the store's folder should be")
+    monkeypatch.setenv("SILICONBENCH_HOME", str(blocker / "home"))
+    with pytest.raises(StoreError):
+        deferred.results
+    assert not deferred._rest_built and deferred.bottom.count() == 0
+    deferred.build_rest(store)
+    assert deferred.results.store is store and deferred.bottom.count() == 2
