@@ -22,7 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_RATIO = 1.5
 
-# The same first-paint report as gui.app, for a window with nothing in it.
+# The same first-paint report as gui.app (the first Expose handled, so the window painted),
+# for a window with nothing in it.
 BARE_WINDOW = """
 import os, sys, time
 from PySide6.QtCore import QEvent, QObject, QTimer
@@ -30,11 +31,15 @@ from PySide6.QtWidgets import QApplication, QMainWindow
 app = QApplication(sys.argv)
 w = QMainWindow()
 w.resize(1440, 900)
+def shown():
+    print(f"SILICONBENCH_SHOWN {time.time() - float(os.environ['SILICONBENCH_GUI_LAUNCHED_AT']):.3f} s; frameworks imported: none", flush=True)
+    app.quit()
 class First(QObject):
+    done = False
     def eventFilter(self, obj, event):
-        if event.type() == QEvent.Type.Expose:
-            print(f"SILICONBENCH_SHOWN {time.time() - float(os.environ['SILICONBENCH_GUI_LAUNCHED_AT']):.3f} s; frameworks imported: none", flush=True)
-            QTimer.singleShot(0, app.quit)
+        if event.type() == QEvent.Type.Expose and not self.done:
+            self.done = True
+            QTimer.singleShot(0, shown)  # once the expose is handled: painted
         return False
 first = First()
 w.show()

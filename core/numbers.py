@@ -96,6 +96,16 @@ def duration(seconds: float) -> str:
     return f"{seconds / 86400:.0f} days"
 
 
+def span(seconds: float) -> str:
+    """A measured stretch of time, three significant figures in its own unit: '1.51 s',
+    '1 min', '2.50 min', '1.20 h' (duration rounds; this keeps what was measured)."""
+    if seconds < 60:
+        return f"{number(seconds)} s"
+    if seconds < 3600:
+        return f"{number(seconds / 60)} min"
+    return f"{number(seconds / 3600)} h"
+
+
 def percent(value: float) -> str:
     """A percentage given in percent: '87%'."""
     return f"{value:.0f}%"

@@ -3,7 +3,6 @@ GUI form and the validation, so a bad value is refused with one sentence before 
 
 from __future__ import annotations
 
-import difflib
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -163,6 +162,7 @@ def _shown(value: Any) -> str:
 def closest(value: str, names: list[str] | tuple[str, ...], count: int = 3) -> str:
     """'a, b or c': the names most like `value`, for a refusal that stays one short sentence
     however many names there are; '' when none is close."""
+    import difflib  # for a mistyped name only; the app's form imports this module at start
     found = difflib.get_close_matches(str(value), list(names), n=count, cutoff=0.5)
     return ", ".join(found[:-1]) + " or " + found[-1] if len(found) > 1 else "".join(found)
 

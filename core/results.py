@@ -6,7 +6,6 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
-import uuid
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -33,6 +32,11 @@ FLAGS = {
 
 class NotAResultFile(ValueError):
     """A file or document that is not a SiliconBench result; the message is one sentence."""
+
+
+def new_id() -> str:
+    import uuid  # here: it loads the platform module, which the app's first paint can do without
+    return uuid.uuid4().hex
 
 
 def now_iso() -> str:
@@ -73,7 +77,7 @@ class RunRecord:
     framework: str
     device: str
     params: dict[str, Any]
-    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    id: str = field(default_factory=new_id)
     schema: int = SCHEMA_VERSION
     status: str = "ok"
     reason: str | None = None          # why it failed or was cancelled, one sentence

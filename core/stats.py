@@ -4,7 +4,6 @@ confidence interval of the median (timings are skewed, so no normal-theory inter
 from __future__ import annotations
 
 import math
-import statistics
 from dataclasses import asdict, dataclass
 
 
@@ -62,6 +61,7 @@ def rel_iqr(samples: list[float]) -> float:
     """IQR / median without the rest of the summary (the timing loop asks after every block)."""
     if len(samples) < 2:
         return 0.0
+    import statistics  # here, not above: the app's window imports this module before its paint
     p25, p50, p75 = statistics.quantiles(samples, n=4, method="inclusive")
     return abs(p75 - p25) / abs(p50) if p50 else math.inf
 
@@ -73,6 +73,7 @@ def summarize(samples: list[float], confidence: float = 0.95) -> Stats:
     if len(xs) == 1:
         x = xs[0]
         return Stats(x, x, x, x, x, 1, confidence)
+    import statistics
     p25, p50, p75 = statistics.quantiles(xs, n=4, method="inclusive")
     lo, hi = median_ci(xs, confidence)
     return Stats(p50, p25, p75, lo, hi, len(xs), confidence)

@@ -18,7 +18,7 @@ from statistics import median
 from typing import Any, ClassVar
 from xml.parsers.expat import ExpatError
 
-from core.numbers import number
+from core.numbers import number, span
 from core.results import Row, RunRecord
 
 DEFAULT_INTERVAL_S = 1.0
@@ -695,13 +695,12 @@ def sustained_rows(block_end_s: list[float], rates: list[float], unit: str, poin
     """Rows for a sustained run: throughput per minute (point + {"minute": k}) and the
     last-minute / first-minute ratio (metric "throttle_ratio")."""
     s = sustained(block_end_s, rates, window_s)
-    minutes = s.window_s / 60
+    window = span(s.window_s)
     rows = [Row("samples_per_s", value, unit, {**point, "minute": round(start / 60, 3)},
-                note=f"median over the {minutes:g}-minute window from minute "
-                     f"{start / 60:g}")
+                note=f"median over the {window} window starting {span(start)} in")
             for start, value in s.per_window]
     rows.append(Row("throttle_ratio", s.ratio, "×", dict(point),
-                    note=f"last {minutes:g} min / first {minutes:g} min median throughput "
+                    note=f"last {window} / first {window} median throughput "
                          f"({number(s.last)} / {number(s.first)} {unit}); below 1: the machine slowed "
                          "down (thermal throttling)"))
     return rows

@@ -5,6 +5,7 @@ queue, and wires the panels' signals together."""
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QSettings, Qt, QTimer
 from PySide6.QtWidgets import (QApplication, QCheckBox, QFrame, QHBoxLayout,
@@ -13,21 +14,20 @@ from PySide6.QtWidgets import (QApplication, QCheckBox, QFrame, QHBoxLayout,
                                QWidget)
 
 from core.params import ParamError
-from core.results import RunRecord
-from core.runner import RunSpec
 from core.workloads import Workload
 from gui import import_export, menus
 from gui import settings as prefs
 from gui.device_list import DeviceList, device_key
 from gui.machine_card import MachineCard
 from gui.param_form import ParamForm
-from gui.queue_view import QueueView
-from gui.results_browser import ResultsBrowser
-from gui.live_runs import LiveRuns
-from gui.run_queue import RunJob, RunQueue
 from gui.sheets import message_sheet, open_sheet, question_sheet
 from gui.theme import Theme, theme_for, window_style
 from gui.workload_catalogue import WorkloadCatalogue
+
+if TYPE_CHECKING:  # the run queue, Results and the runner load after the first paint
+    from core.results import RunRecord
+    from core.runner import RunSpec
+    from gui.run_queue import RunJob
 
 DEVICE_PANE_WIDTH = 290
 SETUP_PANE_WIDTH = 330
@@ -50,16 +50,36 @@ def section_title(text: str, button: QPushButton | None = None) -> QWidget:
     return row
 
 
+class _BuiltLater:
+    """A part of the window that build_rest makes (the store, the run queue, Results): reading
+    it before then builds it then, so nothing can reach a part that is not there yet."""
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.slot = "_" + name
+
+    def __get__(self, window, owner=None):
+        if window is None:
+            return self
+        window.build_rest()
+        return getattr(window, self.slot)
+
+
 class MainWindow(QMainWindow):
+    store = _BuiltLater()
+    queue = _BuiltLater()        # gui.run_queue.RunQueue
+    queue_view = _BuiltLater()   # gui.queue_view.QueueView
+    results = _BuiltLater()      # gui.results_browser.ResultsBrowser
+    live_runs = _BuiltLater()    # gui.live_runs.LiveRuns
+
     def __init__(self, store=None, settings: QSettings | None = None,
-                 parent: QWidget | None = None, defer_charts: bool = False) -> None:
-        """defer_charts: build the charts (pyqtgraph, the published references) only after
-        the window is shown (start_background) or first needed, so it appears at once."""
+                 parent: QWidget | None = None, defer: bool = False) -> None:
+        """defer: paint the devices, the workloads and the form first, and build the rest
+        (the store, the run queue, Results, then the charts with pyqtgraph and the published
+        references) after the window is shown (build_rest, start_background) or when first
+        needed. The store is opened then, unless one is given."""
         super().__init__(parent)
-        if store is None:
-            from core.store import Store
-            store = Store()
-        self.store = store
+        self._given_store = store
+        self._rest_built = False
         self.settings = settings or prefs.app_settings()
         self.theme: Theme | None = None
         self.ask_before_closing = True
@@ -68,7 +88,6 @@ class MainWindow(QMainWindow):
         self.file_dialog = None          # the file dialog showing (gui.import_export)
         self._quit_when_closed = False
         self.forms: dict[str, ParamForm] = {}
-        self.queue = RunQueue(store, self)
 
         self.setWindowTitle("SiliconBench")
         self.setAcceptDrops(True)
@@ -77,10 +96,7 @@ class MainWindow(QMainWindow):
         self._charts = None
         self.compare = None
         self._build()
-        self.live_runs = LiveRuns(self)  # the queue's rows, telemetry and endings, shown
         menus.build_menus(self)
-        if not defer_charts:
-            self.build_charts()
         self._connect()
         prefs.restore_window(self)
         self._update_run_button()
@@ -88,6 +104,8 @@ class MainWindow(QMainWindow):
         app = QApplication.instance()
         if app is not None:
             app.styleHints().colorSchemeChanged.connect(self.apply_color_scheme)
+        if not defer:
+            self.build_charts()
 
     # ------------------------------------------------------------------ layout
 
@@ -150,12 +168,8 @@ class MainWindow(QMainWindow):
         loading.setAlignment(Qt.AlignmentFlag.AlignCenter)
         loading.setProperty("role", "hint")
         self.chart_slot.addWidget(loading)
-        self.queue_view = QueueView(self.queue)
-        self.results = ResultsBrowser(self.store)
-        self.bottom = QTabWidget()
+        self.bottom = QTabWidget()  # Run Queue and Results: build_rest
         self.bottom.setDocumentMode(True)
-        self.bottom.addTab(self.queue_view, "Run Queue")
-        self.bottom.addTab(self.results, "Results")
 
         self.right_split = QSplitter(Qt.Orientation.Vertical)
         self.right_split.addWidget(self.chart_slot)
@@ -197,11 +211,48 @@ class MainWindow(QMainWindow):
             self.build_charts()
         return self._charts
 
+    def build_rest(self, store=None) -> None:
+        """The store (this one, the one given to the window, else the default), the run queue
+        and Results: after the first paint when deferred."""
+        if self._rest_built:
+            return
+        from gui.live_runs import LiveRuns
+        from gui.queue_view import QueueView
+        from gui.results_browser import ResultsBrowser
+        from gui.run_queue import RunQueue
+        store = store if store is not None else self._given_store
+        if store is None:
+            from core.store import Store
+            store = Store()  # a StoreError leaves the window as it was, to try again
+        self._rest_built = True  # before the parts below, which read each other through it
+        self._store = store
+        self._queue = RunQueue(store, self)
+        self._queue_view = QueueView(self._queue)
+        self._results = ResultsBrowser(store)
+        self.bottom.addTab(self._queue_view, "Run Queue")
+        self.bottom.addTab(self._results, "Results")
+        self._live_runs = LiveRuns(self)  # the queue's rows, telemetry and endings, shown
+        results = self._results
+        results.selection_changed.connect(self._draw_selection)
+        results.rename_button.clicked.connect(self.choose_machine_name)
+        results.delete_button.clicked.connect(self.confirm_delete)
+        results.store_changed.connect(self._live_runs.update_status)
+        view = results.view
+        view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        view.customContextMenuRequested.connect(
+            lambda pos: menus.results_context_menu(self, pos))
+        view.doubleClicked.connect(lambda _: self.show_run_details())
+        if self.theme is not None:
+            self._queue_view.apply_theme(self.theme)
+            results.apply_theme(self.theme)
+        self._update_tab_order()
+
     def build_charts(self) -> None:
         """The charts and Compare: pyqtgraph and the published references load here, after the
-        window is on screen when it was built with defer_charts."""
+        window is on screen when it was built with defer."""
         if self._charts is not None:
             return
+        self.build_rest()
         from gui.compare_view import CompareView
         from gui.plots import ChartPanel
         self._charts = charts = ChartPanel()
@@ -230,7 +281,9 @@ class MainWindow(QMainWindow):
         chain += [self.quick_box, self.run_button]
         if self._charts is not None:
             chain.append(self._charts.tabBar())
-        chain += [self.bottom.tabBar(), self.results.search, self.results.view]
+        chain.append(self.bottom.tabBar())
+        if self._rest_built:
+            chain += [self._results.search, self._results.view]
         return chain
 
     def _update_tab_order(self, *_) -> None:
@@ -258,19 +311,11 @@ class MainWindow(QMainWindow):
         # Kept answers arrive first: the first launch's sensible choice need not wait for them all.
         self.devices.partly_found.connect(lambda _: self._pick_first_device())
         self.run_button.clicked.connect(self.run_clicked)
-        self.results.selection_changed.connect(self._draw_selection)
-        self.results.rename_button.clicked.connect(self.choose_machine_name)
-        self.results.delete_button.clicked.connect(self.confirm_delete)
-        self.results.store_changed.connect(self.live_runs.update_status)
-        view = self.results.view
-        view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-        view.customContextMenuRequested.connect(
-            lambda pos: menus.results_context_menu(self, pos))
-        view.doubleClicked.connect(lambda _: self.show_run_details())
 
     def start_background(self) -> None:
-        """After the window is shown: probe the machine, discover devices, load results, then
-        build the charts (a second of pyqtgraph) once those are under way."""
+        """After the window is shown: probe the machine and discover devices (threads), build
+        the run queue and Results and load the results, then build the charts (a second of
+        pyqtgraph) once those are under way."""
         self.machine_card.start()
         self.devices.start()
         self.results.load_in_background()
@@ -317,6 +362,7 @@ class MainWindow(QMainWindow):
 
     def build_specs(self) -> tuple[list[RunSpec], list[str]]:
         """One RunSpec per ticked device, from the form; ParamError if a field is wrong."""
+        from core.runner import RunSpec
         w = self.catalogue.current()
         params = self.form.values() if self.form else {}
         specs, titles = [], []
@@ -482,8 +528,9 @@ class MainWindow(QMainWindow):
             return
         self.theme = theme
         self.setStyleSheet(window_style(theme))
+        rest = (self._queue_view, self._results) if self._rest_built else ()
         for panel in (self.machine_card, self.devices, self.catalogue, self._charts,
-                      self.compare, self.queue_view, self.results):
+                      self.compare, *rest):
             if panel is not None:  # the charts may not be built yet
                 panel.apply_theme(theme)
 
@@ -498,13 +545,15 @@ class MainWindow(QMainWindow):
         self.close()
 
     def closeEvent(self, event) -> None:
-        if self.queue.busy and self.ask_before_closing:
+        # (Closed before build_rest, the window has no queue to ask about or stop.)
+        if self._rest_built and self.queue.busy and self.ask_before_closing:
             event.ignore()
             if not (self.message_box and self.message_box.isVisible()):  # asked once at a time
                 self.confirm_close()
             return
         prefs.save_window(self)
-        self.queue.shutdown()
+        if self._rest_built:
+            self.queue.shutdown()
         super().closeEvent(event)
         if self._quit_when_closed:
             QApplication.quit()

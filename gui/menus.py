@@ -9,7 +9,6 @@ import sys
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QMenu
 
-from gui import help as gui_help
 from gui import import_export
 from gui.shortcuts import chart_shortcut, shortcuts
 
@@ -66,7 +65,7 @@ def build_menus(window, platform: str = sys.platform) -> None:
     run = bar.addMenu("&Run")
     window.run_action = action(run, "Run", window.run_clicked, "run")
     window.cancel_action = action(run, "Cancel Current Run", window.cancel_current, "cancel")
-    action(run, "Cancel All Runs", window.queue.cancel_all, "cancel_all")
+    action(run, "Cancel All Runs", lambda: window.queue.cancel_all(), "cancel_all")
     run.addSeparator()
     action(run, "Refresh Devices", window.devices.start, "refresh")
 
@@ -83,13 +82,19 @@ def build_menus(window, platform: str = sys.platform) -> None:
     window.window_menu = build_window_menu(window, bar, keys)
 
     help_menu = bar.addMenu("&Help")
-    action(help_menu, "SiliconBench Help", gui_help.open_help, "help")
-    action(help_menu, "Show Data Folder", gui_help.show_data_folder)
-    action(help_menu, "How to Send Results…", lambda: gui_help.show_how_to_send(window))
+    action(help_menu, "SiliconBench Help", lambda: gui_help().open_help(), "help")
+    action(help_menu, "Show Data Folder", lambda: gui_help().show_data_folder())
+    action(help_menu, "How to Send Results…", lambda: gui_help().show_how_to_send(window))
     help_menu.addSeparator()
-    action(help_menu, "About SiliconBench", lambda: gui_help.show_about(window),
+    action(help_menu, "About SiliconBench", lambda: gui_help().show_about(window),
            role=QAction.MenuRole.AboutRole)
     action(help_menu, "About Qt", QApplication.aboutQt, role=QAction.MenuRole.AboutQtRole)
+
+
+def gui_help():
+    """gui.help, loaded when a Help entry is chosen: not before the window's first paint."""
+    from gui import help
+    return help
 
 
 def build_window_menu(window, bar, keys: dict[str, str]) -> QMenu:

@@ -26,6 +26,7 @@ class WorkloadCatalogue(QListWidget):
             self.load_error = f"The workload catalogue could not be loaded: {e}"
         self._summaries: list[QLabel] = []
         self._titles: list[QLabel] = []
+        self._styled_current = -1    # the entry styled as selected
         for w in self.workloads:
             item = QListWidgetItem()
             item.setData(Qt.ItemDataRole.UserRole, w.name)
@@ -57,7 +58,8 @@ class WorkloadCatalogue(QListWidget):
         self.apply_theme(self.theme)
 
     def _on_row(self, row: int) -> None:
-        self.apply_theme(self.theme)  # the selected entry's text takes the highlight colour
+        # The selected entry's text takes the highlight colour; the one left gives it back.
+        self._style_rows({self._styled_current, row})
         if 0 <= row < len(self.workloads):
             self.chosen.emit(self.workloads[row])
 
@@ -71,10 +73,20 @@ class WorkloadCatalogue(QListWidget):
 
     def apply_theme(self, theme: Theme) -> None:
         self.theme = theme
+        self._style_rows(range(len(self._titles)))
+
+    def _style_rows(self, rows) -> None:
+        """Style these entries' labels (a style sheet each costs a polish: only those that
+        change, not every entry at every click)."""
         selected = self.palette().color(QPalette.ColorRole.HighlightedText).name()
-        for row, (title, summary) in enumerate(zip(self._titles, self._summaries, strict=True)):
-            on = row == self.currentRow()
-            title.setStyleSheet("font-weight: 600; background: transparent;"
-                                + (f" color: {selected};" if on else ""))
-            summary.setStyleSheet(f"color: {selected if on else theme.muted};"
-                                  f" font-size: {font_pt(0.9)}pt; background: transparent;")
+        current = self.currentRow()
+        for row in rows:
+            if not 0 <= row < len(self._titles):
+                continue
+            on = row == current
+            self._titles[row].setStyleSheet("font-weight: 600; background: transparent;"
+                                            + (f" color: {selected};" if on else ""))
+            self._summaries[row].setStyleSheet(
+                f"color: {selected if on else self.theme.muted};"
+                f" font-size: {font_pt(0.9)}pt; background: transparent;")
+        self._styled_current = current

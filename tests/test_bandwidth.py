@@ -64,6 +64,8 @@ def test_percent_of_peak_bandwidth_and_the_impossible_flagged():
     assert rows[0].pct_of_peak == pytest.approx(100 * rows[0].value / 1e6)
     rows, _ = sweep({"sizes_mb": [1], "ops": ["copy"]}, peak=peak(1e-6))
     assert "above_peak" in rows[0].flags and "measurement is wrong" in rows[0].note
+    from core.numbers import quantity
+    assert rows[0].note.startswith(f"{quantity(rows[0].value, 'GB/s')} is above")
 
 
 def test_arrays_that_do_not_fit_are_flagged_and_defaults_leave_the_caches(monkeypatch):

@@ -89,6 +89,9 @@ def peak(tflops):
 def test_above_physical_peak_is_flagged_as_a_measurement_error():
     rows, _ = sweep({"sizes": [128]}, peak=peak(1e-9))
     assert "above_peak" in rows[0].flags and "measurement is wrong" in rows[0].note
+    # The figure as core.numbers writes it: a tiny CPU product's 0.0123 TFLOPS, not "0.0".
+    from core.numbers import quantity
+    assert rows[0].note.startswith(f"{quantity(rows[0].value, 'TFLOPS')} is above")
 
 
 def test_percent_of_peak_when_known():

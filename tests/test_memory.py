@@ -67,7 +67,7 @@ def test_how_a_probe_record_reads():
                                                 "likely by the system"), None)
     assert killed.out_of_memory
     swapping = memory.outcome(8, record("cancelled", "cancelled by the user"),
-                              "the system swapped heavily (2.0 GB swapped in)")
+                              "the system swapped heavily (2 GB swapped in)")
     assert swapping.out_of_memory and swapping.reason.startswith("the system swapped")
     other = memory.outcome(8, record("failed", "RuntimeError: bad op"), None)
     assert not other.fits and not other.out_of_memory
@@ -88,7 +88,7 @@ def test_host_memory_watch_cancels_a_probe_when_memory_runs_short(monkeypatch):
             if child.cancelled:
                 break
             time.sleep(0.01)
-    assert child.cancelled and watch.reason == "the system swapped heavily (3.0 GB swapped in)"
+    assert child.cancelled and watch.reason == "the system swapped heavily (3 GB swapped in)"
 
     monkeypatch.setattr(psutil, "virtual_memory",
                         lambda: SimpleNamespace(total=16 << 30, available=100 << 20))
@@ -96,7 +96,7 @@ def test_host_memory_watch_cancels_a_probe_when_memory_runs_short(monkeypatch):
     with memory.HostMemoryWatch(child) as watch:
         while not child.cancelled:
             time.sleep(0.01)
-    assert watch.reason == "the system ran low on memory (0.1 GB left)"
+    assert watch.reason == "the system ran low on memory (100 MB left)"
 
 
 def test_probes_run_in_child_processes_through_the_command(capsys):

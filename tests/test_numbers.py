@@ -12,7 +12,7 @@ import pytest
 from core import cli
 from core.compare import compare, resolve_sides
 from core.numbers import (duration, metric_heading, number, quantity, ratio, row_with_spread,
-                          size, with_spread)
+                          size, span, with_spread)
 from core.workloads import headline
 from gui.compare_view import FIXED, CompareView
 from gui.results_browser import BEST, cell_text
@@ -107,6 +107,8 @@ def test_everyday_values_read_without_exponents():
         ["16 GB", "7.5 GB", "117 MB", "512 bytes"]
     assert [duration(s) for s in (0, 0.3, 45, 200, 9000, 3 * 86400)] == \
         ["0 s", "1 s", "45 s", "3 min", "2.5 h", "3 days"]
+    assert [span(s) for s in (0, 1.509138, 45, 60, 150, 4320)] == \
+        ["0 s", "1.51 s", "45 s", "1 min", "2.50 min", "1.20 h"]
     # Near parity the third decimal matters; a 57x gap does not need it.
     assert [ratio(v) for v in (1.0134, 0.018, 9.9994, 57.821, 1234.5)] == \
         ["1.013×", "0.018×", "9.999×", "57.8×", "1,234×"]

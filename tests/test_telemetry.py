@@ -232,6 +232,20 @@ def test_throttle_ratio_with_known_answer():
     assert [r.params.get("minute") for r in rows[:-1]] == [0.0, 1.0, 2.0]
     assert rows[-1].metric == "throttle_ratio" and rows[-1].value == pytest.approx(0.8)
     assert rows[-1].params == {"model": "resnet50"}
+    assert [r.note for r in rows[:2]] == ["median over the 1 min window starting 0 s in",
+                                          "median over the 1 min window starting 1 min in"]
+    assert rows[-1].note.startswith("last 1 min / first 1 min median throughput "
+                                    "(80 / 100 img/s)")
+
+
+def test_a_short_sustained_runs_notes_read_in_seconds():
+    """A run of seconds is cut in halves: its notes give them as core.numbers writes a span,
+    never raw minutes ('0.0251523 min')."""
+    ends = [0.5 * i for i in range(1, 7)]                         # 3 s, cut into 1.5 s halves
+    rows = sustained_rows(ends, [10.0, 10.0, 10.0, 9.0, 9.0, 9.0], "img/s", {})
+    assert [r.note for r in rows[:2]] == ["median over the 1.50 s window starting 0 s in",
+                                          "median over the 1.50 s window starting 1.50 s in"]
+    assert rows[-1].note.startswith("last 1.50 s / first 1.50 s median throughput (9 / 10 img/s)")
 
 
 def test_short_sustained_run_uses_halves():

@@ -8,6 +8,7 @@ copy_kernel and triad_kernel for the record."""
 
 from __future__ import annotations
 
+from core.numbers import quantity
 from core.params import Param
 from core.results import Row
 from core.stats import summarize
@@ -106,7 +107,7 @@ def _measure_point(ctx, ops, op: str, size_mb: int, point: dict) -> Row:
             pct, above = assess(stats.median, ctx.peak.bandwidth_gbs)
             if above:
                 flags.append("above_peak")
-                note = (f"{stats.median:.0f} GB/s is above the device's physical peak: the "
+                note = (f"{quantity(stats.median, 'GB/s')} is above the device's physical peak: the "
                         "measurement is wrong")
         return Row("gb_per_s", stats.median, "GB/s", point, stats, flags, note, pct, samples)
     finally:

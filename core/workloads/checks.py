@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+from core.numbers import number
 from core.results import Row
 
 # Largest relative loss difference against a float32 CPU run that still counts as right.
@@ -38,7 +39,7 @@ def loss_check_row(ctx, ours: list[float], reference: list[float], tol: float,
     flags = []
     if worst > tol:
         flags.append("wrong_result")
-        ctx.warn(f"Training on {ctx.device_id} differs from the CPU by {worst:.2e} in the loss "
-                 f"(tolerance {tol:g}): its results are wrong.")
+        ctx.warn(f"Training on {ctx.device_id} differs from the CPU by {number(worst)} in the loss "
+                 f"(tolerance {number(tol)}): its results are wrong.")
     ctx.record_settings(check_losses={"device": ours, "cpu": reference})
     return Row("loss_rel_diff", worst, "", point, None, flags, what, None, diffs)

@@ -8,6 +8,7 @@ run_once, seconds_once, failure, release; tf32_capable and set_tf32 where TF32 e
 
 from __future__ import annotations
 
+from core.numbers import duration, number, quantity
 from core.params import Param
 from core.results import Row
 from core.stats import summarize
@@ -84,7 +85,7 @@ def run(ctx, params: dict) -> None:
             wrong = error > limit
             if wrong:
                 ctx.warn(f"{dtype} products differ from a float64 reference by "
-                         f"{error:.2e} (tolerance {limit:.0e}): the results are wrong.")
+                         f"{number(error)} (tolerance {number(limit)}): the results are wrong.")
             check_s = _seconds_per_product(ops, dtype) if auto else 0.0
         for n in sizes:
             ctx.progress(done, total, f"{dtype} N={n}")
@@ -98,7 +99,7 @@ def run(ctx, params: dict) -> None:
             elif (estimate := check_s * (n / CHECK_SIZE) ** 3) > AUTO_MAX_PRODUCT_S:
                 ctx.row(Row("tflops", None, "TFLOPS", point, flags=["skipped"],
                             note=f"one {n}x{n} {dtype} product would take about "
-                                 f"{estimate:.0f} s here; name the size with --sizes to "
+                                 f"{duration(estimate)} here; name the size with --sizes to "
                                  "measure it anyway"))
             else:
                 ctx.row(_measure_point(ctx, ops, n, point, tf32, wrong))
@@ -154,7 +155,7 @@ def _measure_point(ctx, ops, n: int, point: dict, tf32: bool, wrong: bool) -> Ro
             pct, above = assess(stats.median, ctx.peak.tflops_for(point["dtype"], tf32))
             if above:
                 flags.append("above_peak")
-                note = (f"{stats.median:.1f} TFLOPS is above the device's physical peak: "
+                note = (f"{quantity(stats.median, 'TFLOPS')} is above the device's physical peak: "
                         "the measurement is wrong")
         return Row("tflops", stats.median, "TFLOPS", point, stats, flags, note, pct, samples)
     finally:

@@ -11,6 +11,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Self
 
+from core.numbers import size
 from core.params import Param, ParamError
 from core.results import Row
 from core.workloads import Workload
@@ -75,10 +76,9 @@ class HostMemoryWatch:
             vm = self.psutil.virtual_memory()
             swapped = self.psutil.swap_memory().sin - self.swapped_in_at_start
             if vm.available < LOW_MEMORY_FRACTION * vm.total:
-                self.reason = (f"the system ran low on memory ({vm.available / 2**30:.1f} GB "
-                               "left)")
+                self.reason = f"the system ran low on memory ({size(vm.available)} left)"
             elif swapped > HEAVY_SWAP_BYTES:
-                self.reason = f"the system swapped heavily ({swapped / 2**30:.1f} GB swapped in)"
+                self.reason = f"the system swapped heavily ({size(swapped)} swapped in)"
             if self.reason:
                 self.child.cancel()
                 return

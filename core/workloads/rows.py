@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable
 
 from core.measure import Measurement
+from core.numbers import duration, quantity
 from core.results import Row
 from core.stats import summarize
 
@@ -51,7 +52,7 @@ def throughput_rows(ctx, m: Measurement, batch_size: int, unit: str, point: dict
             pct, above = assess(stats.median, ctx.peak.tflops_for(dtype))
             if above:
                 tf_flags.append("above_peak")
-                tf_note = (f"{stats.median:.1f} TFLOPS is above the device's physical peak: "
+                tf_note = (f"{quantity(stats.median, 'TFLOPS')} is above the device's physical peak: "
                            "the measurement is wrong")
         rows.append(Row("tflops", stats.median, "TFLOPS", point, stats, tf_flags, tf_note, pct,
                         tflops))
@@ -77,7 +78,7 @@ def measure_run(ctx, call: Callable[[], object], duration_min: float | None,
         if elapsed - reported[0] >= 1.0:
             reported[0] = elapsed
             ctx.progress(min(elapsed, duration_s), duration_s,
-                         f"{label}sustained: {elapsed:.0f} of {duration_s:.0f} s")
+                         f"{label}sustained: {duration(elapsed)} of {duration(duration_s)}")
     return measure_for(call, ctx.sync, duration_s, ctx.settings, on_block=on_block)
 
 
