@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (QApplication, QCheckBox, QFrame, QHBoxLayout,
 
 from core.params import ParamError
 from core.workloads import Workload
-from gui import import_export, menus
+from gui import import_export, menus, singleton_refs
 from gui import settings as prefs
 from gui.device_list import DeviceList, device_key
 from gui.machine_card import MachineCard
@@ -98,6 +98,11 @@ class MainWindow(QMainWindow):
         self._build()
         menus.build_menus(self)
         self._connect()
+        # pyqtgraph takes references to None/True/False it never gave back (on a resize, say):
+        # keep the interpreter's counts far from zero (gui/singleton_refs.py).
+        self.top_up_timer = QTimer(self, interval=singleton_refs.TOP_UP_EVERY_MS)
+        self.top_up_timer.timeout.connect(singleton_refs.top_up)
+        self.top_up_timer.start()
         prefs.restore_window(self)
         self._update_run_button()
         self.apply_theme(theme_for())

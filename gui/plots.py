@@ -18,7 +18,7 @@ from core.results import RunRecord
 from gui.chart_series import (BARS, CURVE_METRICS, TELEMETRY, TELEMETRY_UNITS, Series,
                               bar_series, chart_of, curve_series, size_label, telemetry_series)
 from gui.chart_series import SCALING, ScalingSeries, scaling_series
-from gui.none_refs import top_up
+from gui.singleton_refs import top_up
 from gui.row_table import RowTable
 from gui.row_text import is_serious, point_tip
 from gui.theme import LIGHT, Theme, series_color
@@ -27,7 +27,7 @@ from gui.theme import LIGHT, Theme, series_color
 
 def plot_widget(**kwargs) -> pg.PlotWidget:
     """A pyqtgraph PlotWidget, after making sure None's reference count can take what building
-    one releases (gui/none_refs.py)."""
+    one releases (gui/singleton_refs.py; the window tops the counts up on a timer too)."""
     top_up()
     return pg.PlotWidget(**kwargs)
 
