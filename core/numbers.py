@@ -16,7 +16,14 @@ METRIC_TITLES = {
     "max_batch_size": "Largest batch", "host_device_ratio": "Host/device ratio",
     "loss_rel_diff": "Loss difference vs CPU", "samples_per_watt": "Samples per watt",
     "max_temperature": "Highest temperature", "power": "Power",
+    "prefill_tokens_per_s": "Prefill", "decode_tokens_per_s": "Decode",
+    "ttft_ms": "Time to first token", "decode_roofline": "Decode memory bound",
 }
+
+# What a row's % of peak is a share of where that is not the device's physical peak (an
+# LLM's decode against its memory roofline), or None for a metric that has no ceiling.
+CEILINGS = {"decode_tokens_per_s": "memory bound", "prefill_tokens_per_s": "compute bound",
+            "ttft_ms": None, "decode_roofline": None}
 
 BYTES = "bytes"           # the unit whose values read as a size (peak memory)
 _SIZES = ("bytes", "KB", "MB", "GB", "TB")
@@ -152,8 +159,11 @@ def row_with_spread(row) -> str:
 
 
 def peak_text(row) -> str:
-    """'87% of peak', 'peak unknown' where the device has no tabulated peak, or nothing for a
-    point not measured."""
-    if row.value is None:
+    """'87% of peak' ('41% of memory bound' for an LLM's decode), 'peak unknown' where the
+    device has no tabulated peak, or nothing for a point not measured or a metric without a
+    ceiling (a time to first token)."""
+    ceiling = CEILINGS.get(row.metric, "peak")
+    if row.value is None or ceiling is None:
         return ""
-    return "peak unknown" if row.pct_of_peak is None else f"{percent(row.pct_of_peak)} of peak"
+    return f"{ceiling} unknown" if row.pct_of_peak is None else \
+        f"{percent(row.pct_of_peak)} of {ceiling}"
