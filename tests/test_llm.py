@@ -133,6 +133,33 @@ def test_bad_parameters_are_refused_before_anything_is_built(given, says):
     assert not [e for e in events if e["event"] == "row"]
 
 
+@pytest.mark.parametrize("dtype, kernel", [("float16", "Half"), ("bfloat16", "BFloat16")])
+def test_a_precision_the_device_cannot_multiply_in_is_one_sentence_before_building(
+        monkeypatch, dtype, kernel):
+    """A torch CPU build without half-precision kernels refuses the product with this error
+    (torch before 2.1 for float16); an MPS device before macOS 14 refuses bfloat16 alike."""
+    from core.frameworks.torch import llm as torch_llm
+    from core.frameworks.torch.ops import TorchOps
+    real = TorchOps.matmul
+
+    def refuse(self, a, b):
+        if a.dtype == getattr(torch, dtype):
+            raise RuntimeError(f'"addmm_impl_cpu_" not implemented for \'{kernel}\'\nmore')
+        return real(self, a, b)
+    monkeypatch.setattr(TorchOps, "matmul", refuse)
+    built = []
+    monkeypatch.setattr(torch_llm, "build", lambda *a: built.append(a))
+    events = []
+    params = {p.name: p.default for p in llm.WORKLOAD.params} | {"preset": "tiny",
+                                                                 "dtype": dtype}
+    with pytest.raises(ParamError) as e:
+        llm.run(context(events), params)
+    assert str(e.value) == (f"--dtype {dtype} does not run here: {dtype} matmul is not "
+                            f"supported on cpu: \"addmm_impl_cpu_\" not implemented for "
+                            f"'{kernel}'.")
+    assert not built and not [e for e in events if e["event"] == "row"]
+
+
 def test_a_custom_shape_is_part_of_every_point():
     events = []
     params = {p.name: p.default for p in llm.WORKLOAD.params} | {

@@ -265,6 +265,12 @@ def run(ctx, params: dict) -> None:
     if dtype not in impl.DTYPES:
         raise ParamError(f"--dtype {dtype} does not run on {ctx.framework}; choose one of "
                          f"{', '.join(impl.DTYPES)}.")
+    # A precision the device cannot multiply in is refused before anything is built.
+    from core.frameworks.ops import for_run
+    from core.workloads.gemm import unsupported_reason
+    reason = unsupported_reason(for_run(ctx), activation_dtype(dtype))
+    if reason is not None:
+        raise ParamError(f"--dtype {dtype} does not run here: {reason}.")
     shape = shape_for(params)
     longest = max(params["prompts"] or [0])
     if longest > shape.max_positions:
