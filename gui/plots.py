@@ -1,6 +1,6 @@
 """Live charts (pyqtgraph): the drawing of what gui.chart_series selects and names: a
 headline metric over a log2 size axis (p25/p75 error bars, the device's peak dashed), an
-LLM's prefill and decode side by side (decode's memory bound dashed per series), throughput
+LLM's prefill and decode one above the other (decode's memory bound dashed per series), throughput
 bars grouped by model, telemetry over time; and their export to PNG or SVG."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QComboBox, QGridLayout, QLabel, QSplitter, QTabWidget, QWidget
 
-from core.numbers import number
+from core.numbers import interval, number
 from core.results import RunRecord
 from gui.chart_series import (BARS, CURVE_METRICS, TELEMETRY, TELEMETRY_UNITS, Series,
                               bar_series, chart_of, curve_series, size_label, telemetry_series)
@@ -120,6 +120,10 @@ class Chart(QWidget):
         return sum(len(s.rows) for s in self.series)
 
 
+# A bound more than this many times the highest point is left above the y axis's end.
+BOUND_ZOOM = 3
+
+
 class CurveChart(Chart):
     """A metric over its point parameter, one curve per series, live-updated by
     set_records."""
@@ -143,6 +147,7 @@ class CurveChart(Chart):
         self._peak_lines: list[pg.InfiniteLine] = []
         self._peak_keys: list[tuple] = []
         self._ranges: tuple | None = None
+        self._bound_above = False
         self.plot_item.vb.sigResized.connect(self._on_view_resized)
 
     def set_records(self, records: list[RunRecord]) -> None:
@@ -162,8 +167,7 @@ class CurveChart(Chart):
             items = self._items.get(s.key) or self._new_items(s)
             self._draw(items, s, color)
             xs_all += s.xs()
-            top = max([top] + [r.stats.p75 if r.stats else r.value for r in s.rows]
-                      + [r.value for r in s.bounds])
+            top = max([top] + [r.stats.p75 if r.stats else r.value for r in s.rows])
             if s.peak:
                 peaks.setdefault((s.device, s.peak), (s, color))
                 top = max(top, s.peak)
@@ -174,6 +178,12 @@ class CurveChart(Chart):
                 plot.removeItem(line)
             self._peak_lines = [self._add_peak_line(s, color) for s, color in peaks.values()]
             self._peak_keys = list(peaks)
+        bound_top = max([r.value for s in self.series for r in s.bounds], default=0.0)
+        # A bound far above every point (a tiny model is bound by overheads, not memory)
+        # would flatten the curve at the bottom: it stays above the scale, its label says so.
+        self._bound_above = bound_top > BOUND_ZOOM * top > 0
+        if not self._bound_above:
+            top = max(top, bound_top)
         self._show_plot(bool(xs_all))
         plot.legend.setVisible(bool(self.series))  # an empty legend is a stray box
         plot.legend.setColumnCount(2 if len(self.series) > 4 else 1)
@@ -186,9 +196,37 @@ class CurveChart(Chart):
                 self._ranges = ranges
                 plot.setXRange(ranges[0], ranges[1], padding=0)
                 plot.setYRange(0, ranges[2], padding=0)
+            self._place_bound_labels()
         caption = self._caption()
         if caption != self.caption.text():
             self.caption.setText(caption)
+
+    def _place_bound_labels(self) -> None:
+        """Each bound's label at its last point, or, above the scale, at the foot of the plot
+        with its values (the top strip is the legend's). Runs of one device share their
+        bound: it is labelled once."""
+        labelled = set()
+        for s in self.series:
+            label = self._items[s.key].get("bound_label")
+            if label is None:
+                continue
+            same = (s.bound_label, tuple((s.x_of(r), r.value) for r in s.bounds))
+            label.setVisible(bool(s.bounds) and same not in labelled)
+            labelled.add(same)
+            if not s.bounds:
+                continue
+            last = s.bounds[-1]
+            if self._bound_above:
+                values = sorted(r.value for r in s.bounds)
+                span = interval(values[0], values[-1]) if len(values) > 1 else \
+                    number(values[0])
+                label.setText(f"{s.bound_label} ↑\n{span} {self.unit}, above the scale")
+                label.setAnchor((1, 1))
+                label.setPos(s.position(last), 0)
+            else:
+                label.setText(s.bound_label)
+                label.setAnchor((1, 1))
+                label.setPos(s.position(last), last.value)
 
     def _headroom(self) -> float:
         """How far above the highest point or peak the y axis ends: room for the legend in
@@ -216,7 +254,9 @@ class CurveChart(Chart):
         items = {"line": line, "bars": bars, "dots": dots}
         if self.curve.bound:
             items["bound"] = pg.PlotDataItem()
+            # On the window's colour over lines and grid, under the points (always hoverable).
             items["bound_label"] = pg.TextItem(anchor=(1, 1))
+            items["bound_label"].setZValue(1500)
         for item in items.values():
             plot.addItem(item)
         # Clicking the legend entry hides the line; the points, error bars and bound follow.
@@ -254,11 +294,8 @@ class CurveChart(Chart):
             bxs, bys = [s.position(r) for r in s.bounds], [r.value for r in s.bounds]
             items["bound"].setData(bxs, bys, pen=pg.mkPen(color, width=1.2,
                                                           style=Qt.PenStyle.DashLine))
-            label = items["bound_label"]
-            label.setText(s.bound_label, color=color)
-            label.setVisible(bool(bxs))
-            if bxs:
-                label.setPos(bxs[-1], bys[-1])
+            items["bound_label"].setColor(color)
+            items["bound_label"].fill = pg.mkBrush(self.theme.background + "E0")
 
     def _add_peak_line(self, s: Series, color: str) -> pg.InfiniteLine:
         line = pg.InfiniteLine(
@@ -281,7 +318,9 @@ class CurveChart(Chart):
         if self.curve.bound:
             if any(s.bounds for s in self.series):
                 parts.append(f"Dashed, in each run's colour: its {self.curve.bound_name} "
-                             "(bandwidth over the bytes read per token).")
+                             "(bandwidth over the bytes read per token)"
+                             + (", here far above the points: its label gives its values."
+                                if self._bound_above else "."))
             unknown = sorted({s.device for s in self.series if not s.bounds and s.rows})
             if unknown:
                 parts.append(f"No {self.curve.bound_name} for {', '.join(unknown)}: measure "
@@ -464,12 +503,13 @@ def _closed_svg_paths_tolerated():
         module.correctCoordinates = original
 
 
-class ChartRow(QSplitter):
-    """The charts of one tab side by side (an LLM's prefill and decode). File > Export Chart
-    writes the one last clicked, the last of the row until then."""
+class ChartStack(QSplitter):
+    """The charts of one tab, one above the other (an LLM's prefill and decode: side by side,
+    legends naming whole runs were wider than each plot). File > Export Chart writes the one
+    last clicked, the last of the stack until then."""
 
     def __init__(self, charts: list[Chart], parent: QWidget | None = None) -> None:
-        super().__init__(Qt.Orientation.Horizontal, parent)
+        super().__init__(Qt.Orientation.Vertical, parent)
         self.charts = charts
         self._current = charts[-1]
         for chart in charts:
@@ -483,11 +523,11 @@ class ChartRow(QSplitter):
 
 
 def curve_tabs(curves: dict[str, Chart]) -> dict[str, QWidget]:
-    """Tab title -> its widget: a curve alone, or a ChartRow of the curves sharing a tab."""
+    """Tab title -> its widget: a curve alone, or a ChartStack of the curves sharing a tab."""
     by_tab: dict[str, list[Chart]] = {}
     for metric, chart in curves.items():
         by_tab.setdefault(CURVE_METRICS[metric].tab, []).append(chart)
-    return {tab: charts[0] if len(charts) == 1 else ChartRow(charts)
+    return {tab: charts[0] if len(charts) == 1 else ChartStack(charts)
             for tab, charts in by_tab.items()}
 
 
@@ -538,7 +578,7 @@ class ChartPanel(QTabWidget):
                 self.setCurrentWidget(self.tab_of(sorted(kinds)[0]))
 
     def tab_of(self, kind: str) -> QWidget:
-        """The tab that shows this kind's chart (the chart itself, or the row holding it)."""
+        """The tab that shows this kind's chart (the chart itself, or the stack holding it)."""
         chart = self.charts[kind]
         return next((w for w in self.tabs.values() if w is chart or
                      chart in getattr(w, "charts", ())), chart)

@@ -13,7 +13,7 @@ from core.compare import (ALPHA, FAR_APART, INCONCLUSIVE, NO_SAMPLES_VERDICT, SA
                           smallest_p)
 from core.suites import summary_lines
 from core.workloads import catalogue, headline
-from core.numbers import metric_title, percent, spread_text, value_text
+from core.numbers import interval, metric_title, percent, spread_text, value_text
 from gui.chart_series import BARS, chart_of
 from gui.plots import ChartPanel
 from gui.row_text import headline_text
@@ -120,16 +120,37 @@ def test_the_llm_tab_draws_prefill_and_decode_with_each_runs_memory_bound(qtbot,
         assert list(ys) == [r.value for r in bounds]
         pen, line_pen = items["bound"].opts["pen"], items["line"].opts["pen"]
         assert pen.style() == Qt.PenStyle.DashLine and pen.color() == line_pen.color()
-        assert items["bound_label"].textItem.toPlainText() == "memory bound (measured triad)"
         colours.add(pen.color().name())
-        # The highest bound is inside the view: the curve is read against it.
-        assert decode.plot_item.viewRange()[1][1] >= max(r.value for r in bounds)
+        # The tiny model runs far below its bound (overheads, not memory, bind it): the bound
+        # stays above the scale, so the curve is not flattened, and its label gives its values.
+        top = decode.plot_item.viewRange()[1][1]
+        assert max(r.value for r in s.rows) < top < min(r.value for r in bounds)
+        values = sorted(r.value for r in bounds)
+        # Both runs divide the one triad measured on this CPU: one label for the two lines.
+        assert items["bound_label"].isVisible() == (s is decode.series[0])
+        assert items["bound_label"].textItem.toPlainText() == (
+            f"memory bound (measured triad) ↑\n{interval(values[0], values[-1])} tok/s, above "
+            "the scale")
         tip = items["dots"].data["data"][0]
         row = s.rows[0]
         assert f"p25–p75: {spread_text(row)}" in tip
         assert f"{percent(row.pct_of_peak)} of memory bound" in tip
     assert len(colours) == 2
     assert "memory bound" in decode.caption.text()
+    # A bound within reach of the points is drawn in the scale, labelled at its last point.
+    for rec in runs:
+        for r in rec.rows:
+            if r.metric == "decode_roofline":
+                r.value = next(x.value for x in rec.rows if x.metric == "decode_tokens_per_s"
+                               and x.params == r.params) * 1.5
+    panel.show_records(runs)
+    for s in decode.series:
+        label = decode._items[s.key]["bound_label"]
+        assert label.isVisible() and label.textItem.toPlainText() == \
+            "memory bound (measured triad)"
+        assert (label.pos().x(), label.pos().y()) == pytest.approx(
+            (s.bounds[-1].params["depth"], s.bounds[-1].value))
+        assert decode.plot_item.viewRange()[1][1] >= s.bounds[0].value
     # File > Export Chart writes the decode chart, or the prefill chart once clicked.
     assert panel.current_chart() is decode
     qtbot.mouseClick(prefill.plot.viewport(), Qt.MouseButton.LeftButton)
