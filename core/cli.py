@@ -315,8 +315,13 @@ def print_record(rec) -> None:
     if rec.status != "ok":
         c.print(Text.assemble((f"The run {rec.status}:", "red"), " ", _text(rec.reason),
                               f". {len(rec.rows)} result rows were kept."))
-    if any(r.pct_of_peak is None and r.stats is not None for r in rec.rows):
-        c.print("% peak unknown: SiliconBench has no physical peak for this device.")
+    unknown = {peak_text(r) for r in rec.rows if r.stats is not None} & {
+        "peak unknown", "memory bound unknown", "compute bound unknown"}
+    if unknown:
+        c.print("% peak unknown: SiliconBench has no physical peak for this device"
+                + ("." if unknown == {"peak unknown"} else
+                   "; run bandwidth (and gemm) on it first to hold an LLM's decode (and "
+                   "prefill) against what it measured."))
 
 
 def cmd_quick(args) -> int:

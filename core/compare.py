@@ -330,6 +330,12 @@ def comparability_warnings(sides: list[Side], picks: list[dict], rows: list[Comp
             if synthetic and len(synthetic) < len(present):
                 out.append(f"synthetic vs real data ({workload}): {', '.join(sorted(synthetic))} "
                            "used synthetic data, the others the real data set")
+            # Peak memory is the allocator's count where the framework keeps one, else the
+            # process's resident peak (core.workloads.rows.peak_memory): another quantity.
+            kinds = {c.note for _, c in present if r.metric == "peak_memory" and not c.published}
+            if len(kinds) > 1:
+                what = ", ".join(f"{label} {c.note}" for label, c in present if not c.published)
+                out.append(f"peak memory counted differently ({workload}): {what}")
             for label, c in present:
                 for flag in SUSPECT_FLAGS:
                     if flag in c.flags:

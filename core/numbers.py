@@ -22,7 +22,14 @@ METRIC_TITLES = {
     "worker_samples_per_s": "Throughput per worker", "speedup": "Speedup",
     "scaling_efficiency": "Scaling efficiency", "comm_share": "All-reduce share",
     "replica_difference": "Difference between replicas",
+    "prefill_tokens_per_s": "Prefill", "decode_tokens_per_s": "Decode",
+    "ttft_ms": "Time to first token", "decode_roofline": "Decode memory bound",
 }
+
+# What a row's % of peak is a share of where that is not the device's physical peak (an
+# LLM's decode against its memory roofline), or None for a metric that has no ceiling.
+CEILINGS = {"decode_tokens_per_s": "memory bound", "prefill_tokens_per_s": "compute bound",
+            "ttft_ms": None, "decode_roofline": None}
 
 BYTES = "bytes"           # the unit whose values read as a size (peak memory)
 _SIZES = ("bytes", "KB", "MB", "GB", "TB")
@@ -168,8 +175,11 @@ def row_with_spread(row) -> str:
 
 
 def peak_text(row) -> str:
-    """'87% of peak', 'peak unknown' where the device has no tabulated peak, or nothing for a
-    point not measured."""
-    if row.value is None:
+    """'87% of peak' ('41% of memory bound' for an LLM's decode), 'peak unknown' where the
+    device has no tabulated peak, or nothing for a point not measured or a metric without a
+    ceiling (a time to first token)."""
+    ceiling = CEILINGS.get(row.metric, "peak")
+    if row.value is None or ceiling is None:
         return ""
-    return "peak unknown" if row.pct_of_peak is None else f"{percent(row.pct_of_peak)} of peak"
+    return f"{ceiling} unknown" if row.pct_of_peak is None else \
+        f"{percent(row.pct_of_peak)} of {ceiling}"

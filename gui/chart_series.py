@@ -1,8 +1,10 @@
 """Which rows of which runs go on which chart, and what each series is called: plain Python
 (no Qt, no pyqtgraph), so it is tested on recorded runs without a display. Which chart a row
-belongs to follows from its workload's own declaration (core.workloads: `metric` and `x`), so
-new workloads slot in: the headline metric over a swept `x` -> a curve over a log2 axis; a rate
-per "model" -> throughput bars grouped by model; telemetry -> a time series per unit.
+belongs to follows from its workload's own declaration (core.workloads: `metric` and `x`) and
+the curves below, so new workloads slot in: the headline metric over a swept `x` -> a curve
+over a log2 axis; a metric whose curve names its own x (an LLM's prefill over the prompt,
+decode over the context depth) -> that curve, whichever workload measured it; a rate per
+"model" -> throughput bars grouped by model; telemetry -> a time series per unit.
 gui/plots.py draws them."""
 
 from __future__ import annotations
@@ -13,10 +15,39 @@ from functools import cache
 
 from core.results import RunRecord, Row
 
-# metric -> (tab title, y axis label, unit, x axis label)
+
+@dataclass(frozen=True)
+class Curve:
+    """How one metric is drawn over a point parameter."""
+    tab: str              # the tab it is shown in; curves of one tab are drawn side by side
+    y_name: str
+    unit: str
+    x_label: str          # says how the axis is scaled
+    x: str = ""           # the point parameter on x; "" for the workload's declared x
+    log_x: bool = True
+    peak: bool = True     # the device's physical peak (core.peaks) bounds it: drawn dashed
+    # The metric of rows that bound each point (decode's memory roofline, which falls with
+    # the depth): drawn dashed under this name, per series, in the series' colour.
+    bound: str = ""
+    bound_name: str = ""
+
+
 CURVE_METRICS = {
-    "tflops": ("TFLOPS", "Throughput", "TFLOPS", "Matrix size N (log₂ scale)"),
-    "gb_per_s": ("Bandwidth", "Bandwidth", "GB/s", "Array size in MB (log₂ scale)"),
+    "tflops": Curve("TFLOPS", "Throughput", "TFLOPS", "Matrix size N (log₂ scale)"),
+    "gb_per_s": Curve("Bandwidth", "Bandwidth", "GB/s", "Array size in MB (log₂ scale)"),
+    # Prompts are lengths of 1 and more, swept in powers of two (128, 512, 2048).
+    "prefill_tokens_per_s": Curve("LLM", "Prefill", "tok/s",
+                                  "Prompt length in tokens (log₂ scale)", x="prompt",
+                                  peak=False),
+    # Depth 0 (an empty context) is the first point of every sweep, which a log axis cannot
+    # place; and the bytes a step reads grow in step with the depth, so on a linear axis the
+    # bound falls as a smooth 1/(a + b·depth) and a curve that falls faster stands out.
+    "decode_tokens_per_s": Curve("LLM", "Decode", "tok/s", "Context depth in tokens (linear)",
+                                 x="depth", log_x=False, peak=False, bound="decode_roofline",
+                                 bound_name="memory bound"),
+    # nccl-tests' bus bandwidth over the message size; a link has no published peak here.
+    "busbw": Curve("All-reduce", "Bus bandwidth", "GB/s", "Message size in bytes (log₂ scale)",
+                   peak=False),
 }
 BARS = "throughput"
 TELEMETRY = "telemetry"
@@ -31,18 +62,30 @@ def x_param(workload_name: str) -> str:
     return w.x if w is not None else ""
 
 
+def curve_x(workload_name: str, metric: str) -> str:
+    """The point parameter a curve of this metric runs over ("" for no curve)."""
+    curve = CURVE_METRICS.get(metric)
+    if curve is None:
+        return ""
+    return curve.x or x_param(workload_name)
+
+
 def chart_of(workload_name: str, row: Row) -> str | None:
     """The chart a row of this workload is drawn on (CURVE_METRICS key or BARS), or None:
     table only (a latency in ms, a peak memory in bytes: they do not belong among rates)."""
     from core.workloads import catalogue
     w = catalogue().get(workload_name)
-    if w is None or row.metric != w.metric:
+    if w is None:
         return None
-    if w.x == SCALING_X and SCALING_X in row.params:
+    if row.metric == w.metric and w.x == SCALING_X and SCALING_X in row.params:
         return SCALING
-    if w.x and w.x in row.params and row.metric in CURVE_METRICS:
+    curve = CURVE_METRICS.get(row.metric)
+    # A curve over the workload's declared x takes its headline metric only (training's
+    # TFLOPS per model are no sweep); a curve naming its own x takes its metric anywhere.
+    if curve is not None and (curve.x or row.metric == w.metric) \
+            and curve_x(workload_name, row.metric) in row.params:
         return row.metric
-    if "model" in row.params and row.metric.endswith("_per_s"):
+    if row.metric == w.metric and "model" in row.params and row.metric.endswith("_per_s"):
         return BARS
     return None
 
@@ -96,35 +139,57 @@ class Series:
     missing: list[Row] = field(default_factory=list)  # unsupported points (no value)
     peak: float | None = None
     x: str = ""                                        # the point parameter on the x axis
+    log_x: bool = True
+    bounds: list[Row] = field(default_factory=list)   # the curve's bound at each x, in order
+    bound_label: str = ""                              # 'memory bound (measured triad)'
 
     def x_of(self, row: Row) -> float:
         return float(row.params[self.x])
 
-    def log_xs(self) -> list[float]:
-        return [math.log2(self.x_of(r)) for r in self.rows]
+    def position(self, row: Row) -> float:
+        """Where the row lies on the x axis: log2 of its x, or x itself on a linear axis."""
+        return math.log2(self.x_of(row)) if self.log_x else self.x_of(row)
+
+    def xs(self) -> list[float]:
+        return [self.position(r) for r in self.rows]
+
+
+def bound_label(rec: RunRecord, curve: Curve) -> str:
+    """'memory bound (measured triad)': the bound's name and which ceiling it divides, as
+    the run recorded it (core.workloads.llm: settings["memory_bound"]["source"])."""
+    source = (rec.settings.get("memory_bound") or {}).get("source")
+    return f"{curve.bound_name} ({source})" if source else curve.bound_name
 
 
 def curve_series(records: list[RunRecord], metric: str) -> list[Series]:
-    """One series per (run, the point's other parameters, e.g. dtype); x is the workload's
-    declared parameter (Series.x)."""
+    """One series per (run, the point's other parameters, e.g. dtype); x is the curve's point
+    parameter (Series.x), and its bound rows (Curve.bound) go with the series of their point."""
+    curve = CURVE_METRICS[metric]
     out: list[Series] = []
     for rec in records:
         groups: dict[tuple, Series] = {}
-        x = x_param(rec.workload)
+        x = curve_x(rec.workload, metric)
+        bounds: dict[tuple, list[Row]] = {}
         for row in rec.rows:
+            point = tuple((k, v) for k, v in row.params.items() if k != x)
+            if curve.bound and row.metric == curve.bound and row.value is not None \
+                    and x in row.params:
+                bounds.setdefault(point, []).append(row)
             if chart_of(rec.workload, row) != metric:
                 continue
-            point = {k: v for k, v in row.params.items() if k != x}
-            key = (rec.id, tuple(point.items()))
+            key = (rec.id, point)
             s = groups.get(key)
             if s is None:
-                s = groups[key] = Series(key, series_title(rec, point),
-                                         rec.device_name or rec.device, x=x)
+                s = groups[key] = Series(key, series_title(rec, dict(point)),
+                                         rec.device_name or rec.device, x=x,
+                                         log_x=curve.log_x)
             (s.rows if row.value is not None else s.missing).append(row)
         for s in groups.values():
             s.rows.sort(key=s.x_of)
-            point = dict(s.key[1])
-            s.peak = peak_of(rec, metric, point, s.rows)
+            s.bounds = sorted(bounds.get(s.key[1], []), key=s.x_of)
+            s.bound_label = bound_label(rec, curve) if s.bounds else ""
+            if curve.peak:
+                s.peak = peak_of(rec, metric, dict(s.key[1]), s.rows)
             out.append(s)
     return out
 

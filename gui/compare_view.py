@@ -47,7 +47,7 @@ from core.report import (
 )
 from core.results import RunRecord
 from core.runner import RunSpec
-from gui.chart_series import CURVE_METRICS, x_param
+from gui.chart_series import CURVE_METRICS, curve_x
 from gui.import_export import file_dialog
 from gui.plots import CategoryAxis, Chart, CurveChart, export_chart, plot_widget
 from gui.sheets import message_sheet
@@ -153,9 +153,9 @@ def chart_groups(cmp: Comparison) -> list[tuple[str, str, str]]:
 
 
 def is_curve(rows: list[ComparedRow]) -> bool:
-    """GEMM and bandwidth sweeps read better as curves over their x than as bars."""
-    x = x_param(rows[0].workload) if rows else ""
-    return bool(x) and rows[0].metric in CURVE_METRICS and all(x in r.params for r in rows)
+    """GEMM, bandwidth and LLM sweeps read better as curves over their x than as bars."""
+    x = curve_x(rows[0].workload, rows[0].metric) if rows else ""
+    return bool(x) and all(x in r.params for r in rows)
 
 
 class CompareBarChart(Chart):

@@ -1,6 +1,7 @@
 """Live charts (pyqtgraph): the drawing of what gui.chart_series selects and names: a
-headline metric over a log2 size axis (p25/p75 error bars, the device's peak dashed),
-throughput bars grouped by model, telemetry over time; and their export to PNG or SVG."""
+headline metric over a log2 size axis (p25/p75 error bars, the device's peak dashed), an
+LLM's prefill and decode one above the other (decode's memory bound dashed per series), throughput
+bars grouped by model, telemetry over time; and their export to PNG or SVG."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ from contextlib import contextmanager
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QGridLayout, QLabel, QTabWidget, QWidget
+from PySide6.QtWidgets import QComboBox, QGridLayout, QLabel, QSplitter, QTabWidget, QWidget
 
-from core.numbers import number, percent
+from core.numbers import interval, number, percent
 from core.results import RunRecord
 from gui.chart_series import (BARS, CURVE_METRICS, TELEMETRY, TELEMETRY_UNITS, Series,
                               bar_series, chart_of, curve_series, size_label, telemetry_series)
@@ -120,25 +121,34 @@ class Chart(QWidget):
         return sum(len(s.rows) for s in self.series)
 
 
+# A bound more than this many times the highest point is left above the y axis's end.
+BOUND_ZOOM = 3
+
+
 class CurveChart(Chart):
-    """A metric over size, one curve per series, live-updated by set_records."""
+    """A metric over its point parameter, one curve per series, live-updated by
+    set_records."""
 
     def __init__(self, metric: str, parent: QWidget | None = None) -> None:
-        title, y_name, unit, x_label = CURVE_METRICS[metric]
-        plot = plot_widget(axisItems={"bottom": SizeAxis("bottom")})
-        super().__init__(f"No {title} results yet.\nChoose a workload and devices "
-                         "on the left, then press Run — points appear here as they are "
-                         "measured.\nOr select earlier runs under Results.", plot, parent)
-        self.metric_name, self.unit = metric, unit
-        plot.getAxis("left").setLabel(f"{y_name} ({unit})")
+        curve = CURVE_METRICS[metric]
+        axis = SizeAxis("bottom") if curve.log_x else pg.AxisItem("bottom")
+        axis.enableAutoSIPrefix(False)   # a depth of 2048 reads 2048, not "2.048 (x1000)"
+        plot = plot_widget(axisItems={"bottom": axis})
+        super().__init__(f"No {curve.y_name if curve.tab == 'LLM' else curve.tab} results "
+                         "yet.\nChoose a workload and devices on the left, then press Run — "
+                         "points appear here as they are measured.\nOr select earlier runs "
+                         "under Results.", plot, parent)
+        self.metric_name, self.unit, self.curve = metric, curve.unit, curve
+        plot.getAxis("left").setLabel(f"{curve.y_name} ({curve.unit})")
         plot.getAxis("left").enableAutoSIPrefix(False)  # "(x0.001)" confuses; 0.25 is clear
-        plot.setLabel("bottom", x_label)
+        plot.setLabel("bottom", curve.x_label)
         plot.addLegend(offset=(12, 8), labelTextSize="9pt")
         self.series: list[Series] = []
         self._items: dict[tuple, dict] = {}
         self._peak_lines: list[pg.InfiniteLine] = []
         self._peak_keys: list[tuple] = []
         self._ranges: tuple | None = None
+        self._bound_above = False
         self.plot_item.vb.sigResized.connect(self._on_view_resized)
 
     def set_records(self, records: list[RunRecord]) -> None:
@@ -157,7 +167,7 @@ class CurveChart(Chart):
             color = series_color(self.theme, i)
             items = self._items.get(s.key) or self._new_items(s)
             self._draw(items, s, color)
-            xs_all += s.log_xs()
+            xs_all += s.xs()
             top = max([top] + [r.stats.p75 if r.stats else r.value for r in s.rows])
             if s.peak:
                 peaks.setdefault((s.device, s.peak), (s, color))
@@ -169,19 +179,55 @@ class CurveChart(Chart):
                 plot.removeItem(line)
             self._peak_lines = [self._add_peak_line(s, color) for s, color in peaks.values()]
             self._peak_keys = list(peaks)
+        bound_top = max([r.value for s in self.series for r in s.bounds], default=0.0)
+        # A bound far above every point (a tiny model is bound by overheads, not memory)
+        # would flatten the curve at the bottom: it stays above the scale, its label says so.
+        self._bound_above = bound_top > BOUND_ZOOM * top > 0
+        if not self._bound_above:
+            top = max(top, bound_top)
         self._show_plot(bool(xs_all))
         plot.legend.setVisible(bool(self.series))  # an empty legend is a stray box
         plot.legend.setColumnCount(2 if len(self.series) > 4 else 1)
         if xs_all:
-            ranges = (min(xs_all) - 0.4, max(xs_all) + 0.4,
+            # A log2 axis: 0.4 of a doubling either side; a linear one: 5% of the span.
+            pad = 0.4 if self.curve.log_x else 0.05 * ((max(xs_all) - min(xs_all)) or 20)
+            ranges = (min(xs_all) - pad, max(xs_all) + pad,
                       top * self._headroom() if top > 0 else 1)
             if ranges != self._ranges:
                 self._ranges = ranges
                 plot.setXRange(ranges[0], ranges[1], padding=0)
                 plot.setYRange(0, ranges[2], padding=0)
+            self._place_bound_labels()
         caption = self._caption()
         if caption != self.caption.text():
             self.caption.setText(caption)
+
+    def _place_bound_labels(self) -> None:
+        """Each bound's label at its last point, or, above the scale, at the foot of the plot
+        with its values (the top strip is the legend's). Runs of one device share their
+        bound: it is labelled once."""
+        labelled = set()
+        for s in self.series:
+            label = self._items[s.key].get("bound_label")
+            if label is None:
+                continue
+            same = (s.bound_label, tuple((s.x_of(r), r.value) for r in s.bounds))
+            label.setVisible(bool(s.bounds) and same not in labelled)
+            labelled.add(same)
+            if not s.bounds:
+                continue
+            last = s.bounds[-1]
+            if self._bound_above:
+                values = sorted(r.value for r in s.bounds)
+                span = interval(values[0], values[-1]) if len(values) > 1 else \
+                    number(values[0])
+                label.setText(f"{s.bound_label} ↑\n{span} {self.unit}, above the scale")
+                label.setAnchor((1, 1))
+                label.setPos(s.position(last), 0)
+            else:
+                label.setText(s.bound_label)
+                label.setAnchor((1, 1))
+                label.setPos(s.position(last), last.value)
 
     def _headroom(self) -> float:
         """How far above the highest point or peak the y axis ends: room for the legend in
@@ -206,17 +252,22 @@ class CurveChart(Chart):
         dots = pg.ScatterPlotItem(hoverable=True, tip=lambda x, y, data: data, size=9)
         # Points above everything (peak labels, the legend): each can always be hovered.
         dots.setZValue(2000)
-        for item in (bars, line, dots):
-            plot.addItem(item)
-        # Clicking the legend entry hides the line; the points and error bars follow it.
-        line.visibleChanged.connect(lambda: (bars.setVisible(line.isVisible()),
-                                             dots.setVisible(line.isVisible())))
         items = {"line": line, "bars": bars, "dots": dots}
+        if self.curve.bound:
+            items["bound"] = pg.PlotDataItem()
+            # On the window's colour over lines and grid, under the points (always hoverable).
+            items["bound_label"] = pg.TextItem(anchor=(1, 1))
+            items["bound_label"].setZValue(1500)
+        for item in items.values():
+            plot.addItem(item)
+        # Clicking the legend entry hides the line; the points, error bars and bound follow.
+        line.visibleChanged.connect(lambda: [item.setVisible(line.isVisible())
+                                             for item in items.values()])
         self._items[s.key] = items
         return items
 
     def _draw(self, items: dict, s: Series, color: str) -> None:
-        xs = s.log_xs()
+        xs = s.xs()
         ys = [r.value for r in s.rows]
         items["line"].setData(xs, ys, pen=pg.mkPen(color, width=2))
         low = [r.value - (r.stats.p25 if r.stats else r.value) for r in s.rows]
@@ -240,6 +291,12 @@ class CurveChart(Chart):
                 pens.append(pg.mkPen(self.theme.background, width=1))
         items["dots"].setData(x=xs, y=ys, symbol=symbols, brush=brushes, pen=pens,
                               data=[point_tip(s.name, r) for r in s.rows])
+        if "bound" in items:
+            bxs, bys = [s.position(r) for r in s.bounds], [r.value for r in s.bounds]
+            items["bound"].setData(bxs, bys, pen=pg.mkPen(color, width=1.2,
+                                                          style=Qt.PenStyle.DashLine))
+            items["bound_label"].setColor(color)
+            items["bound_label"].fill = pg.mkBrush(self.theme.background + "E0")
 
     def _add_peak_line(self, s: Series, color: str) -> pg.InfiniteLine:
         line = pg.InfiniteLine(
@@ -253,12 +310,22 @@ class CurveChart(Chart):
     def _caption(self) -> str:
         parts = ["Error bars: p25–p75 of the timed blocks. Hover a point for its spread, "
                  "confidence interval and flags."]
-        with_peak = [s for s in self.series if s.peak]
-        if with_peak:
-            parts.append("Dashed: the device's physical peak.")
-        unknown = sorted({s.device for s in self.series if not s.peak and s.rows})
-        if unknown:
-            parts.append(f"Peak unknown for {', '.join(unknown)}.")
+        if self.curve.peak:
+            if any(s.peak for s in self.series):
+                parts.append("Dashed: the device's physical peak.")
+            unknown = sorted({s.device for s in self.series if not s.peak and s.rows})
+            if unknown:
+                parts.append(f"Peak unknown for {', '.join(unknown)}.")
+        if self.curve.bound:
+            if any(s.bounds for s in self.series):
+                parts.append(f"Dashed, in each run's colour: its {self.curve.bound_name} "
+                             "(bandwidth over the bytes read per token)"
+                             + (", here far above the points: its label gives its values."
+                                if self._bound_above else "."))
+            unknown = sorted({s.device for s in self.series if not s.bounds and s.rows})
+            if unknown:
+                parts.append(f"No {self.curve.bound_name} for {', '.join(unknown)}: measure "
+                             "its bandwidth first.")
         flagged = [r for s in self.series for r in s.rows if r.flags]
         if flagged:
             parts.append("Hollow: noisy; ✕: above peak or wrong result.")
@@ -499,6 +566,34 @@ def _closed_svg_paths_tolerated():
         module.correctCoordinates = original
 
 
+class ChartStack(QSplitter):
+    """The charts of one tab, one above the other (an LLM's prefill and decode: side by side,
+    legends naming whole runs were wider than each plot). File > Export Chart writes the one
+    last clicked, the last of the stack until then."""
+
+    def __init__(self, charts: list[Chart], parent: QWidget | None = None) -> None:
+        super().__init__(Qt.Orientation.Vertical, parent)
+        self.charts = charts
+        self._current = charts[-1]
+        for chart in charts:
+            self.addWidget(chart)
+            chart.plot.scene().sigMouseClicked.connect(
+                lambda _event, chart=chart: setattr(self, "_current", chart))
+        self.setChildrenCollapsible(False)
+
+    def current_chart(self) -> Chart:
+        return self._current
+
+
+def curve_tabs(curves: dict[str, Chart]) -> dict[str, QWidget]:
+    """Tab title -> its widget: a curve alone, or a ChartStack of the curves sharing a tab."""
+    by_tab: dict[str, list[Chart]] = {}
+    for metric, chart in curves.items():
+        by_tab.setdefault(CURVE_METRICS[metric].tab, []).append(chart)
+    return {tab: charts[0] if len(charts) == 1 else ChartStack(charts)
+            for tab, charts in by_tab.items()}
+
+
 class ChartPanel(QTabWidget):
     """The charts and the table of result rows for the runs being looked at: those selected
     under Results, plus runs being measured now."""
@@ -513,8 +608,9 @@ class ChartPanel(QTabWidget):
         self.scaling = ScalingChart()
         self.telemetry = TelemetryChart()
         self.table = RowTable()
-        for metric, chart in self.curves.items():
-            self.addTab(chart, CURVE_METRICS[metric][0])
+        self.tabs = curve_tabs(self.curves)
+        for title, widget in self.tabs.items():
+            self.addTab(widget, title)
         self.addTab(self.bars, "Throughput")
         self.addTab(self.scaling, "Scaling")
         self.addTab(self.telemetry, "Telemetry")
@@ -542,11 +638,16 @@ class ChartPanel(QTabWidget):
         self._records[rec.id] = rec
         kinds = {chart_of(rec.workload, r) for r in rec.rows} - {None}
         self._refresh(kinds)
-        if follow:
+        if follow and kinds:
             current = self.currentWidget()
-            if kinds and not (isinstance(current, Chart) and current.has_data()
-                              and any(self.charts[k] is current for k in kinds)):
-                self.setCurrentWidget(self.charts[sorted(kinds)[0]])
+            if not any(self.tab_of(k) is current and self.charts[k].has_data() for k in kinds):
+                self.setCurrentWidget(self.tab_of(sorted(kinds)[0]))
+
+    def tab_of(self, kind: str) -> QWidget:
+        """The tab that shows this kind's chart (the chart itself, or the stack holding it)."""
+        chart = self.charts[kind]
+        return next((w for w in self.tabs.values() if w is chart or
+                     chart in getattr(w, "charts", ())), chart)
 
     def _refresh(self, kinds: set[str] | None = None) -> None:
         """Redraw the charts of these kinds (default: all)."""

@@ -9,16 +9,18 @@ import sys
 import pytest
 
 from core.workloads import catalogue
-from gui.chart_series import (BARS, SCALING, TELEMETRY_UNITS, bar_series, chart_of, curve_series,
-                              peak_of, series_title, size_label, telemetry_series)
+from gui.chart_series import (BARS, CURVE_METRICS, SCALING, TELEMETRY_UNITS, bar_series,
+                              chart_of, curve_series, peak_of, series_title, size_label,
+                              telemetry_series)
 from tests.recorded import every_run, recorded, stems
 
-# The chart each workload's headline rows belong on; mlp (seconds to train), memory (the
-# largest batch) and llm (decode tokens/s over depth, whose chart is still to come) are
-# table-only.
+# The chart each workload's headline rows belong on; mlp (seconds to train) and memory (the
+# largest batch) are table-only.
 CHART_OF_WORKLOAD = {"gemm": "tflops", "bandwidth": "gb_per_s", "train": BARS, "infer": BARS,
-                     "mlp": None, "memory": None, "llm": None, "allreduce": None,
-                     "scaling": SCALING}
+                     "mlp": None, "memory": None, "llm": "decode_tokens_per_s",
+                     "allreduce": "busbw", "scaling": SCALING}
+# Charts of rows other than the headline: llm's prefill, over the prompt length.
+OTHER_CHARTS = {"llm": {"prefill_tokens_per_s"}}
 
 
 def test_choosing_and_naming_series_needs_no_qt():
@@ -36,9 +38,11 @@ def test_only_a_workloads_headline_rows_go_on_its_chart(stem):
     charted = {chart_of(rec.workload, r) for r in rec.rows if r.metric == headline}
     expected = CHART_OF_WORKLOAD[rec.workload]
     assert charted == {expected}
-    # Latencies, FLOP rates of models and peak memory stay in the table.
+    # Latencies, FLOP rates of models, times to first token and peak memory stay in the table.
     others = {chart_of(rec.workload, r) for r in rec.rows if r.metric != headline}
-    assert others <= {None}
+    assert others - {None} == OTHER_CHARTS.get(rec.workload, set())
+    assert all(chart_of(rec.workload, r) is None for r in rec.rows
+               if r.metric in ("ttft_ms", "peak_memory", "decode_roofline"))
 
 
 def test_gemm_runs_make_one_curve_each_over_the_matrix_size_named_by_run_and_dtype():
@@ -50,7 +54,7 @@ def test_gemm_runs_make_one_curve_each_over_the_matrix_size_named_by_run_and_dty
         assert s.x == "size" and s.device == rec.device_name
         sizes = [r.params["size"] for r in rec.rows if r.value is not None]
         assert [s.x_of(r) for r in s.rows] == sorted(sizes)
-        assert s.log_xs() == [float(int(n).bit_length() - 1) for n in sorted(sizes)]  # 64 -> 6
+        assert s.xs() == [float(int(n).bit_length() - 1) for n in sorted(sizes)]  # 64 -> 6
     assert curve_series(runs, "gb_per_s") == []
 
 
@@ -60,6 +64,47 @@ def test_bandwidth_makes_one_curve_per_operation_over_the_array_size():
     ops = sorted({r.params["op"] for r in rec.rows})
     assert [s.name for s in series] == [f"{rec.identity} · float32 · {op}" for op in ops]
     assert all(s.x == "size_mb" and len(s.rows) == 2 for s in series)
+
+
+def test_llm_prefill_runs_over_the_prompt_on_a_log_axis_decode_over_the_depth_on_a_linear_one():
+    runs = [recorded("llm-torch"), recorded("llm-mlx")]
+    prefill = curve_series(runs, "prefill_tokens_per_s")
+    decode = curve_series(runs, "decode_tokens_per_s")
+    for series, extra in ((prefill, set()), (decode, {"gen_tokens=8"})):
+        assert [s.name.split(" · ")[:3] for s in series] == [r.identity.split(" · ")
+                                                            for r in runs]
+        assert [set(s.name.split(" · ")[3:]) for s in series] == \
+            [{"tiny", "float32", "batch=1"} | extra] * 2
+    for p, d, rec in zip(prefill, decode, runs, strict=True):
+        rows = {m: [r for r in rec.rows if r.metric == m] for m in
+                ("prefill_tokens_per_s", "decode_tokens_per_s", "decode_roofline")}
+        assert p.x == "prompt" and p.rows == rows["prefill_tokens_per_s"]
+        assert p.xs() == [4.0, 6.0, 8.0]   # log2 of 16, 64, 256
+        assert d.x == "depth" and d.rows == rows["decode_tokens_per_s"]
+        assert d.xs() == [0.0, 64.0, 256.0]   # linear: depth 0 is a point like any other
+        # The decode bound is the run's own roofline rows, named by the ceiling it divides.
+        assert d.bounds == rows["decode_roofline"] and len(d.bounds) == 3
+        assert d.bound_label == "memory bound (measured triad)"
+        assert rec.settings["memory_bound"]["source"] == "measured triad"
+        # Its physical peak is no bound of tokens/s: none drawn; prefill has no bound row.
+        assert p.peak is d.peak is None and p.bounds == []
+
+
+def test_a_decode_bound_from_the_published_peak_says_so_and_none_is_drawn_without_one():
+    rec = recorded("llm-torch")
+    rec.settings["memory_bound"]["source"] = "published peak"
+    [s] = curve_series([rec], "decode_tokens_per_s")
+    assert s.bound_label == "memory bound (published peak)"
+    rec.rows = [r for r in rec.rows if r.metric != "decode_roofline"]
+    [s] = curve_series([rec], "decode_tokens_per_s")
+    assert s.bounds == [] and s.bound_label == ""
+
+
+def test_every_curve_metric_names_its_axes_with_units_and_scale():
+    for metric, curve in CURVE_METRICS.items():
+        assert curve.unit and curve.y_name and curve.tab
+        assert ("log₂ scale" in curve.x_label) == curve.log_x, metric
+        assert ("linear" in curve.x_label) == (not curve.log_x), metric
 
 
 def test_training_and_inference_bars_group_by_model_one_series_per_run():

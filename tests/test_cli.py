@@ -3,6 +3,7 @@ store -> the same rows; bad input gets one sentence and exit 2, never a tracebac
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -143,8 +144,11 @@ def only_torch_is_listed(home: Path) -> None:
 # minute on a small CPU, and the sizes are data, not the headless path under test.
 TINY_QUICK_PARAMS = {"gemm": {"sizes": [64], "dtypes": ["float32"]},
                      "infer": {"model": "resnet18", "image_size": 32, "batch_size": 4,
-                               "images": 10}}
-TINY_QUICK_SIZES = [[64], None, [128]]  # per entry: the suite's gemm entries stay apart
+                               "images": 10},
+                     "bandwidth": {"sizes_mb": [4], "ops": ["triad"]},
+                     "llm": {"preset": "tiny", "dtype": "float32", "prompts": [4],
+                             "depths": [0], "gen_tokens": 4}}
+TINY_QUICK_SIZES = [[64], None, None, None, [128]]  # the suite's gemm entries stay apart
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="a Mac or Windows always has a display")
@@ -156,7 +160,8 @@ def test_no_display_runs_the_quick_suite_headless(tmp_path, monkeypatch, capsys)
         monkeypatch.delenv(name, raising=False)
     only_torch_is_listed(tmp_path)
     quick = suites.load_suites()["quick"]
-    assert [e["workload"] for e in quick["runs"]] == ["gemm", "infer", "gemm"]
+    assert [e["workload"] for e in quick["runs"]] == ["gemm", "infer", "bandwidth", "llm",
+                                                      "gemm"]
     tiny = {**quick, "runs": [{**e, "params": {**TINY_QUICK_PARAMS[e["workload"]],
                                                **({"sizes": sizes} if sizes else {})}}
                               for e, sizes in zip(quick["runs"], TINY_QUICK_SIZES)]}
@@ -170,14 +175,17 @@ def test_no_display_runs_the_quick_suite_headless(tmp_path, monkeypatch, capsys)
     summary = out.split("Quick suite: the best point of each workload")[1]
     assert "(torch cpu)\n  Matrix multiply (TFLOPS): " in summary
     assert " TFLOPS (size 128, dtype float32; " in summary and "model resnet18" in summary
+    # The tiny LLM's decode against the memory bound of the triad measured just before it.
+    assert re.search(r"\n  LLM inference \(tokens/s\): [\d,.]+ tok/s \(.*depth 0.*; "
+                     r"\d+% of memory bound\)\n", summary), summary
     assert "All rows are kept in the store" in summary and "p25" not in summary
-    assert out.count("(torch:cpu)") == 3  # the suite's two gemm and its infer, on torch alone
+    assert out.count("(torch:cpu)") == 5  # the suite's five runs, on torch alone
     [csv] = tmp_path.glob("quick-suite-*.csv")
     from core.store import Store
     store = Store()
     runs = store.runs()
     store.close()
-    assert sorted(r.workload for r in runs) == ["gemm", "gemm", "infer"]
+    assert sorted(r.workload for r in runs) == ["bandwidth", "gemm", "gemm", "infer", "llm"]
     assert all(r.status == "ok" for r in runs)
     assert all(r.id in csv.read_text() for r in runs) and str(csv) in out
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 
 import pytest
 from PySide6.QtCore import QSettings
@@ -152,6 +153,57 @@ def test_a_reference_says_what_it_measured_and_can_be_run_here(view, qtbot):
     view.set_records([recorded("infer-torch")])
     assert "Nothing to compare" in view.summary.text() and "Run It Here" in \
         view.summary.text()
+
+
+def test_llm_runs_side_by_side_with_their_units_and_curves(view):
+    """Two recorded tiny LLM runs (torch and MLX on this CPU): prefill and decode in tok/s,
+    time to first token in ms (lower is faster), decode drawn over the depth with each run's
+    memory bound; peak memory counted two ways is said to be."""
+    recs = [recorded("llm-torch"), recorded("llm-mlx")]
+    view.set_records(recs)
+    rows = table(view)
+    metrics = [r["Metric"] for r in rows]
+    assert {"Prefill (tok/s)", "Time to first token (ms)", "Decode (tok/s)",
+            "Peak memory (bytes)"} <= set(metrics)
+    for r in rows:
+        unit = {"Time to first token (ms)": " ms", "Peak memory (bytes)": "B"}.get(
+            r["Metric"], " tok/s")
+        assert r["A"].endswith(unit) and r["B"].endswith(unit), r
+    ttft = [r for r in rows if r["Metric"] == "Time to first token (ms)"]
+    for r, cell in zip(ttft, [c for c in view.comparison.rows if c.metric == "ttft_ms"],
+                       strict=True):
+        word = r["B vs A: ratio · verdict"].split(" · ")[1]
+        if word in ("faster", "slower"):     # a shorter time to the first token is faster
+            assert (word == "faster") == (cell.cells[1].value < cell.cells[0].value)
+    decode = view.chart_combo.findText("llm: Decode (tok/s)")
+    assert decode >= 0
+    view.chart_combo.setCurrentIndex(decode)
+    chart = view.current_chart()
+    assert chart is view.curves["decode_tokens_per_s"] and chart.has_data()
+    assert [len(s.bounds) for s in chart.series] == [3, 3]
+    view.warnings_button.setChecked(True)
+    assert "Peak memory counted differently (llm)" in view.warnings.text()
+    assert "process peak resident memory" in view.warnings.text()
+
+
+def test_run_it_here_on_an_mlx_lm_reference_measures_the_points_it_published(view, qtbot):
+    """Compare pairs rows on their points: the run Run It Here queues for each of mlx-lm's
+    Qwen3-4B figures (prompt 2048, 128 tokens after it) makes exactly the published points."""
+    from core.workloads import llm
+    view.set_devices([DeviceInfo("mlx", "cpu", "CPU", "cpu")])
+    for ref_id in ("pub-mlxlm-qwen3-4b-bf16", "pub-mlxlm-qwen3-4b-q8", "pub-mlxlm-qwen3-4b-q4"):
+        [ref] = reference.find(ref_id)
+        view.reference_combo.setCurrentIndex(view.reference_combo.findData(ref_id))
+        with qtbot.waitSignal(view.run_requested) as sent:
+            view.run_reference_button.click()
+        (spec,) = sent.args[0]
+        params = {p.name: p.default for p in llm.WORKLOAD.params} | spec.params
+        base = llm.base_point(params)
+        made = [base] + [{**base, "prompt": p} for p in params["prompts"]] + \
+            [{**base, "depth": d, "gen_tokens": params["gen_tokens"]} for d in params["depths"]]
+        assert sorted(json.dumps(m, sort_keys=True) for m in made) == \
+            sorted(json.dumps(r.params, sort_keys=True) for r in ref.rows)
+        assert (params["preset"], params["gen_tokens"]) == ("qwen3-4b", 128)
 
 
 def test_window_compare_tab_follows_the_results_selection(qtbot, tmp_path):

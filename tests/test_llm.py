@@ -133,6 +133,33 @@ def test_bad_parameters_are_refused_before_anything_is_built(given, says):
     assert not [e for e in events if e["event"] == "row"]
 
 
+@pytest.mark.parametrize("dtype, kernel", [("float16", "Half"), ("bfloat16", "BFloat16")])
+def test_a_precision_the_device_cannot_multiply_in_is_one_sentence_before_building(
+        monkeypatch, dtype, kernel):
+    """A torch CPU build without half-precision kernels refuses the product with this error
+    (torch before 2.1 for float16); an MPS device before macOS 14 refuses bfloat16 alike."""
+    from core.frameworks.torch import llm as torch_llm
+    from core.frameworks.torch.ops import TorchOps
+    real = TorchOps.matmul
+
+    def refuse(self, a, b):
+        if a.dtype == getattr(torch, dtype):
+            raise RuntimeError(f'"addmm_impl_cpu_" not implemented for \'{kernel}\'\nmore')
+        return real(self, a, b)
+    monkeypatch.setattr(TorchOps, "matmul", refuse)
+    built = []
+    monkeypatch.setattr(torch_llm, "build", lambda *a: built.append(a))
+    events = []
+    params = {p.name: p.default for p in llm.WORKLOAD.params} | {"preset": "tiny",
+                                                                 "dtype": dtype}
+    with pytest.raises(ParamError) as e:
+        llm.run(context(events), params)
+    assert str(e.value) == (f"--dtype {dtype} does not run here: {dtype} matmul is not "
+                            f"supported on cpu: \"addmm_impl_cpu_\" not implemented for "
+                            f"'{kernel}'.")
+    assert not built and not [e for e in events if e["event"] == "row"]
+
+
 def test_a_custom_shape_is_part_of_every_point():
     events = []
     params = {p.name: p.default for p in llm.WORKLOAD.params} | {
@@ -212,6 +239,31 @@ def test_torch_run_against_the_bandwidth_measured_here(tmp_path):
     assert "llama-bench style" in r.stdout
     for test in ("pp8", "tg4", "tg4 @ d8"):
         assert f"│ {test} " in r.stdout
+
+
+def test_the_bound_divides_the_best_framework_s_newest_triad_on_the_device(tmp_path,
+                                                                          monkeypatch):
+    """MLX's CPU triad measured 1.0 GB/s after torch's 6.7 GB/s in one quick suite here, and
+    the torch decode was held against MLX's: a slow kernel must not lower the device's bound."""
+    from core.workloads.llm import MEASURED_TRIAD, _ceiling
+    from tests.recorded import recorded
+    monkeypatch.setenv("SILICONBENCH_HOME", str(tmp_path))
+    store = Store(tmp_path / "results.sqlite3")
+    from core.machine import probe
+    runs = [recorded("bandwidth-torch"), recorded("bandwidth-mlx"),
+            recorded("bandwidth-tensorflow")]
+    for rec in runs:
+        rec.machine = probe().to_dict()    # runs of this machine
+        store.save(rec)
+    store.close()
+    triads = {rec.framework: max((r for r in rec.rows if r.params["op"] == "triad"),
+                                 key=lambda r: r.params["size_mb"]).value for rec in runs}
+    assert len(set(triads.values())) == 3
+    ctx = SimpleNamespace(device_name=runs[0].device_name, peak=None)
+    ceiling = _ceiling(ctx, "bandwidth", "float32")
+    best = max(triads, key=triads.get)
+    assert (ceiling.value, ceiling.source) == (triads[best], MEASURED_TRIAD)
+    assert f"({best})" in ceiling.text
 
 
 @pytest.mark.skipif(not mlx_installed, reason="mlx-lm is not installed")

@@ -13,7 +13,7 @@ from core.compare import (ALPHA, FAR_APART, INCONCLUSIVE, NO_SAMPLES_VERDICT, SA
                           smallest_p)
 from core.suites import summary_lines
 from core.workloads import catalogue, headline, listed
-from core.numbers import metric_title
+from core.numbers import interval, metric_title, percent, spread_text, value_text
 from gui.chart_series import BARS, SCALING, chart_of
 from gui.plots import ChartPanel
 from gui.row_text import headline_text
@@ -56,9 +56,9 @@ def test_every_chart_row_is_drawn_on_its_chart(qtbot, stem):
     panel.show_records([rec])
     kinds = {chart_of(rec.workload, r) for r in rec.rows} - {None}
     expected = {"gemm": {"tflops"}, "bandwidth": {"gb_per_s"}, "train": {BARS},
-                "infer": {BARS}, "mlp": set(), "memory": set(), "llm": set(),
-                "allreduce": set(),  # its bus-bandwidth curve: not drawn yet
-                "scaling": {SCALING}}[rec.workload]
+                "infer": {BARS}, "mlp": set(), "memory": set(),
+                "llm": {"prefill_tokens_per_s", "decode_tokens_per_s"},
+                "allreduce": {"busbw"}, "scaling": {SCALING}}[rec.workload]
     assert kinds == expected
     for kind in kinds:
         chart = panel.charts[kind]
@@ -85,6 +85,80 @@ def test_bandwidth_draws_one_curve_per_op_over_the_array_size(qtbot):
     assert sorted(s.name.split(" · ")[-1] for s in chart.series) == ["copy", "triad"]
     assert [r.params["size_mb"] for r in chart.series[0].rows] == [1, 4]
     assert "MB" in chart.plot.getAxis("bottom").labelText
+
+
+def test_the_llm_tab_draws_prefill_and_decode_with_each_runs_memory_bound(qtbot, tmp_path):
+    """Two recorded tiny LLM runs side by side: prefill over the prompt, decode over the depth
+    from 0, each decode series with its roofline dashed in its own colour, labelled with the
+    ceiling it divides; hovering a point tells its spread and its share of the bound."""
+    from PySide6.QtCore import Qt
+    runs = [recorded("llm-torch"), recorded("llm-mlx")]
+    panel = ChartPanel()
+    qtbot.addWidget(panel)
+    panel.resize(1400, 700)
+    panel.show()
+    panel.show_records(runs)
+    tab = panel.tab_of("decode_tokens_per_s")
+    assert tab is panel.tab_of("prefill_tokens_per_s")
+    assert panel.tabText(panel.indexOf(tab)) == "LLM"
+    panel.setCurrentWidget(tab)
+    prefill, decode = panel.curves["prefill_tokens_per_s"], panel.curves["decode_tokens_per_s"]
+    for chart, metric in ((prefill, "prefill_tokens_per_s"), (decode, "decode_tokens_per_s")):
+        assert chart.isVisible() and chart.has_data() and len(chart.series) == 2
+        legend = [label.text for _, label in chart.plot_item.legend.items]
+        assert legend == [s.name for s in chart.series] and len(set(legend)) == 2
+        for s, rec in zip(chart.series, runs, strict=True):
+            _, ys = chart._items[s.key]["line"].getData()
+            assert list(ys) == [r.value for r in rec.rows if r.metric == metric]
+    assert "log₂" in prefill.plot.getAxis("bottom").labelText
+    assert "linear" in decode.plot.getAxis("bottom").labelText
+    assert decode.plot_item.viewRange()[0][0] < 0   # depth 0 is inside the axis
+    colours = set()
+    for s, rec in zip(decode.series, runs, strict=True):
+        items = decode._items[s.key]
+        xs, ys = items["bound"].getData()
+        bounds = [r for r in rec.rows if r.metric == "decode_roofline"]
+        assert list(xs) == [r.params["depth"] for r in bounds] == [0, 64, 256]
+        assert list(ys) == [r.value for r in bounds]
+        pen, line_pen = items["bound"].opts["pen"], items["line"].opts["pen"]
+        assert pen.style() == Qt.PenStyle.DashLine and pen.color() == line_pen.color()
+        colours.add(pen.color().name())
+        # The tiny model runs far below its bound (overheads, not memory, bind it): the bound
+        # stays above the scale, so the curve is not flattened, and its label gives its values.
+        top = decode.plot_item.viewRange()[1][1]
+        assert max(r.value for r in s.rows) < top < min(r.value for r in bounds)
+        values = sorted(r.value for r in bounds)
+        # Both runs divide the one triad measured on this CPU: one label for the two lines.
+        assert items["bound_label"].isVisible() == (s is decode.series[0])
+        assert items["bound_label"].textItem.toPlainText() == (
+            f"memory bound (measured triad) ↑\n{interval(values[0], values[-1])} tok/s, above "
+            "the scale")
+        tip = items["dots"].data["data"][0]
+        row = s.rows[0]
+        assert f"p25–p75: {spread_text(row)}" in tip
+        assert f"{percent(row.pct_of_peak)} of memory bound" in tip
+    assert len(colours) == 2
+    assert "memory bound" in decode.caption.text()
+    # A bound within reach of the points is drawn in the scale, labelled at its last point.
+    for rec in runs:
+        for r in rec.rows:
+            if r.metric == "decode_roofline":
+                r.value = next(x.value for x in rec.rows if x.metric == "decode_tokens_per_s"
+                               and x.params == r.params) * 1.5
+    panel.show_records(runs)
+    for s in decode.series:
+        label = decode._items[s.key]["bound_label"]
+        assert label.isVisible() and label.textItem.toPlainText() == \
+            "memory bound (measured triad)"
+        assert (label.pos().x(), label.pos().y()) == pytest.approx(
+            (s.bounds[-1].params["depth"], s.bounds[-1].value))
+        assert decode.plot_item.viewRange()[1][1] >= s.bounds[0].value
+    # File > Export Chart writes the decode chart, or the prefill chart once clicked.
+    assert panel.current_chart() is decode
+    qtbot.mouseClick(prefill.plot.viewport(), Qt.MouseButton.LeftButton)
+    assert panel.current_chart() is prefill
+    panel.export_chart(str(tmp_path / "prefill.png"))
+    assert (tmp_path / "prefill.png").stat().st_size > 0
 
 
 def test_runs_on_one_device_have_distinct_legend_names(qtbot):
@@ -152,13 +226,19 @@ def test_two_real_quick_runs_get_verdicts_that_match_their_statistics():
 
 
 def test_the_quick_suite_summary_is_one_headline_per_workload_and_device():
-    runs = [recorded("gemm-torch"), recorded("infer-torch"), recorded("gemm-mlx")]
+    runs = [recorded("gemm-torch"), recorded("infer-torch"), recorded("llm-torch"),
+            recorded("gemm-mlx")]
     lines = summary_lines(runs)
-    assert lines[0].endswith("(torch cpu)") and lines[3].endswith("(mlx cpu)")
+    assert lines[0].endswith("(torch cpu)") and lines[4].endswith("(mlx cpu)")
     assert lines[1].startswith("  Matrix multiply (TFLOPS): ") and " TFLOPS (dtype " in lines[1]
     assert lines[2].startswith("  Inference throughput: ") and " img/s (" in lines[2]
-    assert all("peak" in line for line in lines if line.startswith("  "))
-    assert len(lines) == 5
+    # An LLM's best decode, with its share of the memory bound the run recorded.
+    best = headline(runs[2])
+    assert lines[3] == (f"  LLM inference (tokens/s): {value_text(best)} (batch 1, depth "
+                        f"{best.params['depth']}, dtype float32, gen_tokens 8, preset tiny; "
+                        f"{percent(best.pct_of_peak)} of memory bound)")
+    assert all("peak" in line for line in lines if line.startswith("  ") and line != lines[3])
+    assert len(lines) == 6
 
 
 def test_naming_a_machine_names_its_future_runs_too(qtbot, tmp_path):
@@ -265,7 +345,8 @@ def test_the_quick_suite_waits_for_every_framework_not_the_first_to_answer(qtbot
     try:
         jobs = w.queue.jobs
         assert {(j.spec.workload, j.spec.framework) for j in jobs} == {
-            ("gemm", "mlx"), ("gemm", "torch"), ("infer", "torch")}
+            ("gemm", "mlx"), ("gemm", "torch"), ("infer", "torch"), ("bandwidth", "torch"),
+            ("bandwidth", "mlx"), ("llm", "torch"), ("llm", "mlx")}
         assert {j.batch for j in jobs} <= w.live_runs.compare_batches
     finally:
         w.queue.cancel_all()

@@ -78,7 +78,7 @@ def run(ctx, params: dict) -> None:
     total = len(sizes) * len(dtypes)
     done = 0
     for dtype in dtypes:
-        reason = _unsupported_reason(ops, dtype)
+        reason = unsupported_reason(ops, dtype)
         if reason is None:
             error = _relative_error(ops, dtype)
             limit = TF32_TOLERANCE if (tf32 and dtype == "float32") else TOLERANCE[dtype]
@@ -107,7 +107,7 @@ def run(ctx, params: dict) -> None:
     ctx.progress(done, total, "done")
 
 
-def _unsupported_reason(ops, dtype: str) -> str | None:
+def unsupported_reason(ops, dtype: str) -> str | None:
     """Try a tiny product the way the sweep times it; a dtype the device cannot multiply in
     (float64 on MPS and MLX's GPU; on TensorFlow's Metal GPU the classic sweep found float16
     and float64 placed on the CPU, which soft placement off turns into an error) gives the

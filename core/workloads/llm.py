@@ -22,6 +22,7 @@ The protocol lives here; the framework part is core.frameworks.<framework>.llm, 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from core.params import Param, ParamError
 from core.results import Row
@@ -248,6 +249,15 @@ def fits(shape, dtype, batch, tokens, free: int | None) -> bool:
 
 # ---------------------------------------------------------------- the run
 
+def base_point(params: dict) -> dict:
+    """What every row's point holds: the model, its precision and the batch. A prefill row
+    adds its `prompt`, a decode row its `depth` and `gen_tokens`; a published reference
+    (resources/reference) is comparable where its rows name the same points."""
+    # A custom shape is part of the point: it is not the preset's model any more.
+    return {"preset": params["preset"], "dtype": params["dtype"], "batch": params["batch"],
+            **{k: params[k] for k in CUSTOM if params.get(k) is not None}}
+
+
 def run(ctx, params: dict) -> None:
     from core.frameworks import implementation
     impl = implementation(ctx.framework, "llm")
@@ -255,6 +265,12 @@ def run(ctx, params: dict) -> None:
     if dtype not in impl.DTYPES:
         raise ParamError(f"--dtype {dtype} does not run on {ctx.framework}; choose one of "
                          f"{', '.join(impl.DTYPES)}.")
+    # A precision the device cannot multiply in is refused before anything is built.
+    from core.frameworks.ops import for_run
+    from core.workloads.gemm import unsupported_reason
+    reason = unsupported_reason(for_run(ctx), activation_dtype(dtype))
+    if reason is not None:
+        raise ParamError(f"--dtype {dtype} does not run here: {reason}.")
     shape = shape_for(params)
     longest = max(params["prompts"] or [0])
     if longest > shape.max_positions:
@@ -274,11 +290,15 @@ def run(ctx, params: dict) -> None:
                                                                          free)]
     depths = params["depths"] or [d for d in DEFAULT_DEPTHS if fits(shape, dtype, batch,
                                                                        d + gen, free)]
-    # A custom shape is part of the point: it is not the preset's model any more.
-    base = {"preset": params["preset"], "dtype": dtype, "batch": batch,
-            **{k: params[k] for k in CUSTOM if params.get(k) is not None}}
+    base = base_point(params)
+    flop_ceiling = _ceiling(ctx, "gemm", activation_dtype(dtype))
+    bandwidth = _ceiling(ctx, "bandwidth", dtype)
+    # Which bandwidth the decode roofline divides (the chart labels its bound with it); a
+    # dict, so that Compare does not count another source as another setting of the run.
+    bound = {} if bandwidth is None else {"memory_bound": {
+        "gb_per_s": bandwidth.value, "source": bandwidth.source, "detail": bandwidth.text}}
     ctx.record_settings(model=_describe(shape), parameters=shape.parameters,
-                        weight_bytes=weight_bytes(shape, dtype))
+                        weight_bytes=weight_bytes(shape, dtype), **bound)
     total = len(prompts) + len(depths) + 1
     ctx.progress(0, total, "building the model")
     ctx.adapter.reset_peak_memory(ctx.device)
@@ -295,7 +315,6 @@ def run(ctx, params: dict) -> None:
             ctx.warn(f"Decoding with the cache differs from running the whole sequence by "
                      f"{gap:.2e} in the logits: the results are wrong.")
         done = 1
-        flop_ceiling = _ceiling(ctx, "gemm", activation_dtype(dtype))
         for prompt in prompts:
             ctx.progress(done, total, f"prefill {prompt} tokens")
             point = {**base, "prompt": prompt}
@@ -305,7 +324,6 @@ def run(ctx, params: dict) -> None:
                 for row in _prefill_rows(ctx, lm, shape, point, flags, flop_ceiling):
                     ctx.row(row)
             done += 1
-        bandwidth = _ceiling(ctx, "bandwidth", dtype)
         for depth in depths:
             ctx.progress(done, total, f"decode {gen} tokens at depth {depth}")
             point = {**base, "depth": depth, "gen_tokens": gen}
@@ -386,25 +404,36 @@ def _against(ceiling, value: float, unit: str, flags: list[str]):
     return pct, list(flags), f"% of {ceiling[0]:.4g} {unit} ({ceiling[1]})"
 
 
-def _ceiling(ctx, workload: str, dtype: str) -> tuple[float, str] | None:
-    """(value, where it comes from) of the device's bandwidth (GB/s) or matrix-multiply rate
-    in `dtype` (TFLOPS): the newest run of that workload on this device in the store, else the
-    published peak, else None."""
+PUBLISHED, MEASURED_TRIAD, MEASURED_GEMM = "published peak", "measured triad", "measured GEMM"
+
+
+class Ceiling(NamedTuple):
+    value: float        # GB/s or TFLOPS
+    text: str           # where it comes from, in a sentence's words
+    source: str         # in a label's: "measured triad", "measured GEMM" or "published peak"
+
+
+def _ceiling(ctx, workload: str, dtype: str) -> Ceiling | None:
+    """The device's bandwidth (GB/s) or matrix-multiply rate in `dtype` (TFLOPS): the newest
+    run of that workload on this device in the store, else the published peak, else None."""
     measured = _measured(ctx, workload, dtype)
     if measured is not None:
         return measured
     if ctx.peak is None:
         return None
     if workload == "bandwidth":
-        return ctx.peak.bandwidth_gbs, f"the published peak {ctx.peak.bandwidth_gbs:.0f} GB/s"
+        return Ceiling(ctx.peak.bandwidth_gbs,
+                       f"the published peak {ctx.peak.bandwidth_gbs:.0f} GB/s", PUBLISHED)
     value = ctx.peak.tflops_for(dtype)
-    return None if value is None else (value, f"the published {dtype} peak "
-                                              f"{value:.4g} TFLOPS")
+    return None if value is None else Ceiling(
+        value, f"the published {dtype} peak {value:.4g} TFLOPS", PUBLISHED)
 
 
-def _measured(ctx, workload: str, dtype: str) -> tuple[float, str] | None:
-    """From the newest run of `workload` measured on this machine's device: the triad at its
-    largest array (past the caches), or the best GEMM rate in `dtype`."""
+def _measured(ctx, workload: str, dtype: str) -> Ceiling | None:
+    """From the newest run of `workload` of each framework measured on this machine's device:
+    the triad at its largest array (past the caches), or the best GEMM rate in `dtype`; the
+    highest of the frameworks'. A device's ceiling is what its best kernel reached: MLX's CPU
+    triad (1.0 GB/s here) is no bound on torch's decode beside torch's (6.7 GB/s)."""
     from core.store import Store, StoreError, default_path
     if not default_path().exists():
         return None
@@ -415,9 +444,11 @@ def _measured(ctx, workload: str, dtype: str) -> tuple[float, str] | None:
         store = Store()
     except StoreError:
         return None
+    newest: dict[str, Ceiling] = {}
     try:
         for rec in store.runs(workload=workload, status="ok"):
             if rec.source != "measured" or rec.device_name != ctx.device_name \
+                    or rec.framework in newest \
                     or any(rec.machine.get(k) != here.get(k) for k in same):
                 continue
             if workload == "bandwidth":
@@ -425,18 +456,20 @@ def _measured(ctx, workload: str, dtype: str) -> tuple[float, str] | None:
                         "triad" and "above_peak" not in r.flags]
                 if rows:
                     row = max(rows, key=lambda r: r.params.get("size_mb", 0))
-                    return row.value, (f"the triad {row.value:.4g} GB/s measured here by "
-                                       f"run {rec.id[:8]}")
+                    newest[rec.framework] = Ceiling(
+                        row.value, f"the triad {row.value:.4g} GB/s measured here by run "
+                                   f"{rec.id[:8]} ({rec.framework})", MEASURED_TRIAD)
             else:
                 rows = [r for r in rec.rows if r.value is not None and r.metric == "tflops"
                         and r.params.get("dtype") == dtype and "above_peak" not in r.flags]
                 if rows:
                     row = max(rows, key=lambda r: r.value)
-                    return row.value, (f"the {dtype} GEMM {row.value:.4g} TFLOPS measured "
-                                       f"here by run {rec.id[:8]}")
-        return None
+                    newest[rec.framework] = Ceiling(
+                        row.value, f"the {dtype} GEMM {row.value:.4g} TFLOPS measured here "
+                                   f"by run {rec.id[:8]} ({rec.framework})", MEASURED_GEMM)
     finally:
         store.close()
+    return max(newest.values(), key=lambda c: c.value, default=None)
 
 
 # ---------------------------------------------------------------- the terminal
