@@ -16,9 +16,9 @@ from PySide6.QtWidgets import QComboBox, QGridLayout, QLabel, QSplitter, QTabWid
 
 from core.numbers import interval, number, percent
 from core.results import RunRecord
-from gui.chart_series import (BARS, CURVE_METRICS, TELEMETRY, TELEMETRY_UNITS, Series,
-                              bar_series, chart_of, curve_series, size_label, telemetry_series)
-from gui.chart_series import SCALING, ScalingSeries, scaling_series
+from gui.chart_series import (BARS, CURVE_METRICS, SCALING, TELEMETRY, TELEMETRY_UNITS,
+                              ScalingSeries, Series, bar_series, chart_of, curve_series,
+                              scaling_series, size_label, telemetry_series)
 from gui.singleton_refs import top_up
 from gui.row_table import RowTable
 from gui.row_text import is_serious, point_tip
@@ -31,6 +31,23 @@ def plot_widget(**kwargs) -> pg.PlotWidget:
     one releases (gui/singleton_refs.py; the window tops the counts up on a timer too)."""
     top_up()
     return pg.PlotWidget(**kwargs)
+
+def add_measured_points(plot, theme: Theme, name: str, xs: list, rows: list, color,
+                        size: int, beam: float) -> None:
+    """Each row's value at its x with p25-p75 error bars, hoverable for its spread; a wrong
+    or above-peak result drawn as a cross in the error colour."""
+    ys = [r.value for r in rows]
+    low = [r.value - (r.stats.p25 if r.stats else r.value) for r in rows]
+    high = [(r.stats.p75 if r.stats else r.value) - r.value for r in rows]
+    plot.addItem(pg.ErrorBarItem(x=np.array(xs, float), y=np.array(ys), beam=beam,
+                                 top=np.array(high), bottom=np.array(low),
+                                 pen=pg.mkPen(theme.foreground)))
+    plot.addItem(pg.ScatterPlotItem(
+        x=xs, y=ys, size=size, hoverable=True, tip=lambda x, y, data: data,
+        brush=[pg.mkBrush(theme.error if is_serious(r) else color) for r in rows],
+        symbol=["x" if is_serious(r) else "o" for r in rows],
+        pen=pg.mkPen(theme.background), data=[point_tip(name, r) for r in rows]))
+
 
 class SizeAxis(pg.AxisItem):
     """x is log2(size): ticks at whole powers of two, labelled with the size itself."""
@@ -386,19 +403,8 @@ class BarChart(Chart):
                                    pen=pg.mkPen(self.theme.background), name=s.name)
             plot.addItem(bars)
             if xs:
-                low = [r.value - (r.stats.p25 if r.stats else r.value) for r in s.rows]
-                high = [(r.stats.p75 if r.stats else r.value) - r.value for r in s.rows]
-                plot.addItem(pg.ErrorBarItem(x=np.array(xs), y=np.array(ys),
-                                             top=np.array(high), bottom=np.array(low),
-                                             beam=width * 0.3,
-                                             pen=pg.mkPen(self.theme.foreground)))
-                plot.addItem(pg.ScatterPlotItem(
-                    x=xs, y=ys, size=7, hoverable=True, tip=lambda x, y, data: data,
-                    brush=[pg.mkBrush(self.theme.error if is_serious(r) else color)
-                           for r in s.rows],
-                    symbol=["x" if is_serious(r) else "o" for r in s.rows],
-                    pen=pg.mkPen(self.theme.background),
-                    data=[point_tip(s.name, r) for r in s.rows]))
+                add_measured_points(plot, self.theme, s.name, xs, s.rows, color, size=7,
+                                    beam=width * 0.3)
             top = max([top] + [r.stats.p75 if r.stats else r.value for r in s.rows])
         if unit:
             plot.getAxis("left").setLabel(f"Throughput ({unit})")
@@ -443,18 +449,7 @@ class ScalingChart(Chart):
             if ideal:
                 plot.addItem(pg.PlotDataItem(xs, ideal, pen=pg.mkPen(
                     color, width=1, style=Qt.PenStyle.DashLine), name=f"{s.name} · ideal"))
-            low = [r.value - (r.stats.p25 if r.stats else r.value) for r in s.rows]
-            high = [(r.stats.p75 if r.stats else r.value) - r.value for r in s.rows]
-            plot.addItem(pg.ErrorBarItem(x=np.array(xs, float), y=np.array(ys), beam=0.08,
-                                         top=np.array(high), bottom=np.array(low),
-                                         pen=pg.mkPen(self.theme.foreground)))
-            plot.addItem(pg.ScatterPlotItem(
-                x=xs, y=ys, size=8, hoverable=True, tip=lambda x, y, data: data,
-                brush=[pg.mkBrush(self.theme.error if is_serious(r) else color)
-                       for r in s.rows],
-                symbol=["x" if is_serious(r) else "o" for r in s.rows],
-                pen=pg.mkPen(self.theme.background),
-                data=[point_tip(s.name, r) for r in s.rows]))
+            add_measured_points(plot, self.theme, s.name, xs, s.rows, color, size=8, beam=0.08)
             for x, y, eff in zip(xs, ys, s.efficiency(), strict=False):
                 label = pg.TextItem(percent(eff), color=color, anchor=(0.5, 1.2))
                 label.setPos(x, y)

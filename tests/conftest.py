@@ -65,13 +65,22 @@ def window(qtbot, store, settings):
 
 
 @pytest.fixture
-def fake_workloads(monkeypatch):
-    """Make the crash/hang/raise test workloads visible to the parent and the child."""
+def extra_workloads(monkeypatch):
+    """extra_workloads("tests.module"): that module's test workloads, visible to the parent
+    and the child."""
     from core.workloads import catalogue
-    monkeypatch.setenv("SILICONBENCH_EXTRA_WORKLOADS", "tests.fake_workloads")
+
+    def use(module: str) -> None:
+        monkeypatch.setenv("SILICONBENCH_EXTRA_WORKLOADS", module)
+        catalogue.cache_clear()
+    yield use
     catalogue.cache_clear()
-    yield
-    catalogue.cache_clear()
+
+
+@pytest.fixture
+def fake_workloads(extra_workloads):
+    """The crash/hang/raise test workloads."""
+    extra_workloads("tests.fake_workloads")
 
 
 _exit_status: list[int] = []

@@ -60,12 +60,8 @@ def test_one_and_two_workers_from_the_command(framework):
 
 
 @pytest.fixture
-def tampered(monkeypatch):
-    from core.workloads import catalogue
-    monkeypatch.setenv("SILICONBENCH_EXTRA_WORKLOADS", "tests.scaling_tampered")
-    catalogue.cache_clear()
-    yield
-    catalogue.cache_clear()
+def tampered(extra_workloads):
+    extra_workloads("tests.scaling_tampered")
 
 
 @pytest.mark.parametrize("framework", ENGINES)
