@@ -96,6 +96,9 @@ def main(argv: list[str]) -> int:
         if times:
             print(json.dumps(times), flush=True)
         return 0
+    if any(a not in ("mlx", "torch") for a in argv):
+        print("usage: allreduce_fidelity.py [mlx|torch ...] (no name: both)", file=sys.stderr)
+        return 2
     worst = float("inf")
     for framework in argv or ["mlx", "torch"]:
         ours, ref = [], []
