@@ -206,10 +206,15 @@ class CurveChart(Chart):
         plot.legend.setVisible(bool(self.series))  # an empty legend is a stray box
         plot.legend.setColumnCount(2 if len(self.series) > 4 else 1)
         if xs_all:
-            # A log2 axis: 0.4 of a doubling either side; a linear one: 5% of the span.
-            pad = 0.4 if self.curve.log_x else 0.05 * ((max(xs_all) - min(xs_all)) or 20)
-            ranges = (min(xs_all) - pad, max(xs_all) + pad,
-                      top * self._headroom() if top > 0 else 1)
+            lo, hi = min(xs_all), max(xs_all)
+            if self.curve.log_x:      # 0.4 of a doubling either side
+                lo, hi = lo - 0.4, hi + 0.4
+            elif hi > lo:             # a linear axis: 5% of the span either side
+                lo, hi = lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo)
+            else:                     # one depth (0, say): the axis runs on from it, never
+                span = max(64.0, hi)  # mostly into depths below zero
+                lo, hi = lo - 0.05 * span, hi + span
+            ranges = (lo, hi, top * self._headroom() if top > 0 else 1)
             if ranges != self._ranges:
                 self._ranges = ranges
                 plot.setXRange(ranges[0], ranges[1], padding=0)

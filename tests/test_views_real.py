@@ -76,6 +76,18 @@ def test_every_chart_row_is_drawn_on_its_chart(qtbot, stem):
     assert not any("_" in m for m in shown)
 
 
+def test_decode_at_one_depth_draws_depths_from_zero_on(qtbot):
+    """The quick suite decodes at depth 0 alone: the axis runs on from 0, not -1..1 (the
+    real run's rows at depth 0, as the quick suite measures them)."""
+    rec = recorded("llm-torch")
+    rec.rows = [r for r in rec.rows if r.params.get("depth", 0) == 0]
+    panel = ChartPanel()
+    qtbot.addWidget(panel)
+    panel.show_records([rec])
+    lo, hi = panel.curves["decode_tokens_per_s"].plot_item.viewRange()[0]
+    assert -0.05 * hi <= lo < 0 and hi >= 64
+
+
 def test_bandwidth_draws_one_curve_per_op_over_the_array_size(qtbot):
     rec = recorded("bandwidth-torch")
     panel = ChartPanel()
