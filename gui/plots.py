@@ -229,6 +229,7 @@ class CurveChart(Chart):
         with its values (the top strip is the legend's). Runs of one device share their
         bound: it is labelled once."""
         labelled = set()
+        stacked = 0             # labels above the scale, stacked up from the right foot
         for s in self.series:
             label = self._items[s.key].get("bound_label")
             if label is None:
@@ -244,8 +245,11 @@ class CurveChart(Chart):
                 span = interval(values[0], values[-1]) if len(values) > 1 else \
                     number(values[0])
                 label.setText(f"{s.bound_label} ↑\n{span} {self.unit}, above the scale")
-                label.setAnchor((1, 1))
-                label.setPos(s.position(last), 0)
+                # At the plot's right edge: at the last point it ran off the left of a
+                # sweep of one depth.
+                label.setAnchor((1, 1 + stacked))
+                label.setPos(self._ranges[1] if self._ranges else s.position(last), 0)
+                stacked += label.isVisible()
             else:
                 label.setText(s.bound_label)
                 label.setAnchor((1, 1))

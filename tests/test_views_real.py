@@ -84,8 +84,14 @@ def test_decode_at_one_depth_draws_depths_from_zero_on(qtbot):
     panel = ChartPanel()
     qtbot.addWidget(panel)
     panel.show_records([rec])
-    lo, hi = panel.curves["decode_tokens_per_s"].plot_item.viewRange()[0]
+    decode = panel.curves["decode_tokens_per_s"]
+    lo, hi = decode.plot_item.viewRange()[0]
     assert -0.05 * hi <= lo < 0 and hi >= 64
+    # The bound far above: its label ends at the right edge, inside the plot (it ran off the
+    # left when it ended at the one point, depth 0).
+    label = decode._items[decode.series[0].key]["bound_label"]
+    assert "above the scale" in label.textItem.toPlainText()
+    assert label.pos().x() == pytest.approx(hi) and label.anchor.x() == 1
 
 
 def test_bandwidth_draws_one_curve_per_op_over_the_array_size(qtbot):
