@@ -145,59 +145,77 @@ def test_failed_run_exits_1_and_is_kept(tmp_path, capsys, monkeypatch):
     assert listed[0]["status"] == "failed" and len(listed[0]["rows"]) == 1
 
 
-def test_devices_lists_cpu_and_imports_no_tensorflow_or_qt(tmp_path):
-    # One command in a fresh store asks every framework, each in a child process, not here.
+@pytest.fixture(scope="module")
+def device_listing(tmp_path_factory):
+    """`siliconbench devices --json` in a fresh store, where it asks every framework (each in
+    a child process): its exit code, the JSON it printed, the heavy modules it imported
+    itself, and the store's folder with the device listing it keeps."""
+    home = tmp_path_factory.mktemp("devices")
     code = ("import sys; from core.cli import main; rc = main(['devices', '--json']);"
             "bad = [m for m in ('tensorflow', 'PySide6', 'pyqtgraph', 'torch', 'mlx') "
             "if m in sys.modules]; sys.stderr.write(repr((rc, bad)))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
-                       env=dict(os.environ, SILICONBENCH_HOME=str(tmp_path)))
-    assert r.stderr.strip().endswith("(0, [])"), r.stderr
+                       env=dict(os.environ, SILICONBENCH_HOME=str(home)))
+    return r, home
+
+
+@pytest.mark.xdist_group(name="test_cli")
+def test_devices_lists_cpu_and_imports_no_tensorflow_or_qt(device_listing):
+    r, _ = device_listing
+    assert r.stderr.strip().endswith("(0, [])"), r.stderr   # asked in child processes only
     found = json.loads(r.stdout)
     cpu = [d for d in found if d["framework"] == "torch" and d["id"] == "cpu"]
     assert cpu and cpu[0]["usable"]
     assert {d["framework"] for d in found} >= {"torch", "tensorflow", "mlx"}
 
 
-def only_torch_is_listed(home: Path) -> None:
-    """Keep, in `home`, PyTorch's real device listing and none for TensorFlow and MLX, so the
-    quick suite runs on torch:cpu alone: the headless path is the same for every framework,
-    whose runs have their own tests, and each one more costs a framework import and two
-    runs."""
+def only_torch_is_listed(home: Path, listed: Path) -> None:
+    """Keep, in `home`, PyTorch's real device listing (the one `devices` kept in `listed`) and
+    none for TensorFlow and MLX, so the quick suite runs on torch:cpu alone: the headless
+    path is the same for every framework, whose runs have their own tests, and each one more
+    costs a framework import and several runs."""
     from core.runner import DEVICE_CACHE, discover_devices
-    from core.store import home as store_home
-    assert store_home() == home
-    discover_devices(["torch"])
-    cache = json.loads((home / DEVICE_CACHE).read_text())
+    cache = json.loads((listed / DEVICE_CACHE).read_text())
+    assert cache["frameworks"]["torch"]
     cache["frameworks"].update(tensorflow=[], mlx=[])
+    home.mkdir(parents=True, exist_ok=True)
     (home / DEVICE_CACHE).write_text(json.dumps(cache))
+    assert [(d.framework, d.id) for d in discover_devices(fresh=False) if d.usable] == \
+        [("torch", "cpu")]
 
 
-# The quick suite's own workloads at tiny sizes: its bfloat16 1024 products alone take a
-# minute on a small CPU, and the sizes are data, not the headless path under test.
-TINY_QUICK_PARAMS = {"gemm": {"sizes": [64], "dtypes": ["float32"]},
-                     "infer": {"model": "resnet18", "image_size": 32, "batch_size": 4,
-                               "images": 10},
-                     "bandwidth": {"sizes_mb": [4], "ops": ["triad"]},
-                     "llm": {"preset": "tiny", "dtype": "float32", "prompts": [4],
-                             "depths": [0], "gen_tokens": 4}}
-TINY_QUICK_SIZES = [[64], None, None, None, [128]]  # the suite's gemm entries stay apart
+# The quick suite's workloads but ResNet inference, at tiny sizes: its bfloat16 1024 products
+# alone take a minute on a small CPU, and the sizes are data, not the headless path under
+# test. Each entry is a run (a child process importing torch); the summary's line per
+# workload is the same code for each, so the inference entry (its own tests in test_infer)
+# and the second product add a run each and check nothing more here.
+TINY_QUICK = {"gemm": {"sizes": [64], "dtypes": ["float32"]},
+              "bandwidth": {"sizes_mb": [4], "ops": ["triad"]},
+              "llm": {"preset": "tiny", "dtype": "float32", "prompts": [4], "depths": [0],
+                      "gen_tokens": 4}}
 
 
+@pytest.mark.xdist_group(name="test_cli")
 @pytest.mark.skipif(sys.platform != "linux", reason="a Mac or Windows always has a display")
-def test_no_display_runs_the_quick_suite_headless(tmp_path, monkeypatch, capsys):
+def test_no_display_runs_the_quick_suite_headless(tmp_path, monkeypatch, capsys,
+                                                  device_listing):
     # In this process (each run is still a child process) so the suite can be made tiny.
     from core import cli, suites
+    from core.runner import discover_devices
     monkeypatch.setenv("SILICONBENCH_HOME", str(tmp_path))
     for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
         monkeypatch.delenv(name, raising=False)
-    only_torch_is_listed(tmp_path)
+    only_torch_is_listed(tmp_path, device_listing[1])
     quick = suites.load_suites()["quick"]
-    assert [e["workload"] for e in quick["runs"]] == ["gemm", "infer", "bandwidth", "llm",
-                                                      "gemm"]
-    tiny = {**quick, "runs": [{**e, "params": {**TINY_QUICK_PARAMS[e["workload"]],
-                                               **({"sizes": sizes} if sizes else {})}}
-                              for e, sizes in zip(quick["runs"], TINY_QUICK_SIZES)]}
+    # The shipped suite, expanded for this device: what the headless command would run.
+    specs = suites.expand("quick", discover_devices(fresh=False))
+    assert [(s.workload, s.framework, s.device, s.quick) for s in specs] == \
+        [(w, "torch", "cpu", True) for w in ("gemm", "infer", "bandwidth", "llm", "gemm")]
+    assert specs[0].params["dtypes"] == ["float32", "bfloat16"] and \
+        specs[4].params["sizes"] == [8192]
+    tiny = {**quick, "runs": [{**e, "params": TINY_QUICK[e["workload"]]}
+                              for e in quick["runs"][:4] if e["workload"] != "infer"]}
+    assert [e["workload"] for e in tiny["runs"]] == ["gemm", "bandwidth", "llm"]
     monkeypatch.setattr(suites, "load_suites", lambda: {"quick": tiny})
 
     assert cli.main([]) == 0
@@ -207,18 +225,19 @@ def test_no_display_runs_the_quick_suite_headless(tmp_path, monkeypatch, capsys)
     # says where the store and the CSV went.
     summary = out.split("Quick suite: the best point of each workload")[1]
     assert "(torch cpu)\n  Matrix multiply (TFLOPS): " in summary
-    assert " TFLOPS (size 128, dtype float32; " in summary and "model resnet18" in summary
+    assert " TFLOPS (size 64, dtype float32; " in summary
+    assert re.search(r"\n  Memory bandwidth \(GB/s\): [\d,.]+ GB/s \(", summary), summary
     # The tiny LLM's decode against the memory bound of the triad measured just before it.
     assert re.search(r"\n  LLM inference \(tokens/s\): [\d,.]+ tok/s \(.*depth 0.*; "
                      r"\d+% of memory bound\)\n", summary), summary
     assert "All rows are kept in the store" in summary and "p25" not in summary
-    assert out.count("(torch:cpu)") == 5  # the suite's five runs, on torch alone
+    assert out.count("(torch:cpu)") == 3  # the tiny suite's three runs, on torch alone
     [csv] = tmp_path.glob("quick-suite-*.csv")
     from core.store import Store
     store = Store()
     runs = store.runs()
     store.close()
-    assert sorted(r.workload for r in runs) == ["bandwidth", "gemm", "gemm", "infer", "llm"]
+    assert sorted(r.workload for r in runs) == ["bandwidth", "gemm", "llm"]
     assert all(r.status == "ok" for r in runs)
     assert all(r.id in csv.read_text() for r in runs) and str(csv) in out
 
