@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_processes import cli_in_process
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -21,17 +23,9 @@ def sb(*args, home, env_extra=None, timeout=240):
 
 
 def cli(capsys, monkeypatch, *args, home) -> tuple[int, str, str]:
-    """`siliconbench ARGS` in this process (a run is still a child process): the commands
-    that only read or write the store, checked without a Python start-up each."""
-    from core import cli as command
+    """`siliconbench ARGS` in this process, in the store at `home`."""
     monkeypatch.setenv("SILICONBENCH_HOME", str(home))
-    capsys.readouterr()
-    try:
-        rc = command.main([str(a) for a in args])
-    except SystemExit as e:    # argparse's usage errors
-        rc = e.code
-    out, err = capsys.readouterr()
-    return rc, out, err
+    return cli_in_process(capsys, *args)
 
 
 @pytest.fixture(scope="module")
