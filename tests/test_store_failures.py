@@ -313,7 +313,7 @@ HOLD_LOCK = textwrap.dedent("""
     con = sqlite3.connect(sys.argv[1], isolation_level=None)
     con.execute("BEGIN IMMEDIATE")
     print("locked", flush=True)
-    time.sleep(float(sys.argv[2]))
+    sys.stdin.readline()   # until the test lets go
     con.execute("COMMIT")
 """)
 
@@ -328,8 +328,8 @@ def test_imports_and_a_run_wait_for_a_long_lock_and_lose_nothing(tmp_path, real_
     for i, rec in enumerate(recs):
         files.append(tmp_path / f"r{i}.json")
         files[-1].write_text(records_to_json([rec]))
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(Store().path), "10"],
-                              stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(Store().path)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert holder.stdout.readline().strip() == "locked"
     cli = [sys.executable, "-m", "core.cli"]
     others = [subprocess.Popen(cli + ["import", str(f)], stdout=subprocess.PIPE,
@@ -337,7 +337,18 @@ def test_imports_and_a_run_wait_for_a_long_lock_and_lose_nothing(tmp_path, real_
     others.append(subprocess.Popen(cli + ["run", "fake-ok", "--steps", "2", "--json",
                                           "--framework", FRAMEWORK],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    # The lock is let go once the first import has waited past the notice time and said so,
+    # and then past SQLite's old 5 s timeout: ordered by what it says, not by a start-up
+    # time a loaded machine may outlast.
+    said = []
+    for line in others[0].stderr:
+        said.append(line)
+        if "waiting for another SiliconBench process" in line:
+            time.sleep(5.0 - store_mod.WAIT_NOTICE_S + 1.0)
+            break
+    holder.stdin.close()
     outs = [(p.wait(120), *p.communicate()) for p in others]
+    outs[0] = (outs[0][0], outs[0][1], "".join(said) + outs[0][2])
     assert holder.wait(30) == 0
     assert [rc for rc, _, _ in outs] == [0] * 4, outs
     waited = [err for _, _, err in outs if "waiting for another SiliconBench process" in err]
