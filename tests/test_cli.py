@@ -1,6 +1,7 @@
 """The siliconbench command end to end: run -> results -> export json -> import into a fresh
 store -> the same rows; bad input gets one sentence and exit 2, never a traceback."""
 
+import importlib.util
 import json
 import os
 import re
@@ -158,9 +159,11 @@ def test_devices_lists_cpu_and_imports_no_tensorflow_or_qt(device_listing):
     r, _ = device_listing
     assert r.stderr.strip().endswith("(0, [])"), r.stderr   # asked in child processes only
     found = json.loads(r.stdout)
-    cpu = [d for d in found if d["framework"] == "torch" and d["id"] == "cpu"]
-    assert cpu and cpu[0]["usable"]
-    assert {d["framework"] for d in found} >= {"torch", "tensorflow", "mlx"}
+    cpus = {d["framework"] for d in found if d["id"] == "cpu" and d["usable"]}
+    # Each installed framework answered, each from a process of its own.
+    assert cpus == {f for f in ("torch", "tensorflow", "mlx") if importlib.util.find_spec(f)}, \
+        found
+    assert "torch" in cpus
 
 
 def only_torch_is_listed(home: Path, listed: Path) -> None:
