@@ -154,8 +154,13 @@ def test_every_listed_workload_gets_a_form(window):
 
 # ---------------------------------------------------------------- real runs
 
-def test_tiny_gemm_run_from_the_controls_plots_and_exports(qtbot, window, store, tmp_path):
-    window.start_background()  # real discovery: a child process asks PyTorch
+def test_tiny_gemm_run_from_the_controls_plots_and_exports(qtbot, window, store, tmp_path,
+                                                          monkeypatch):
+    # Real discovery, of PyTorch alone: a child process asks it. Every framework's answer is
+    # checked by tests/test_cli.py's devices test; TensorFlow's import alone is 5 CPU-s.
+    from core.frameworks import FRAMEWORKS
+    monkeypatch.setattr("core.runner.FRAMEWORKS", {"torch": FRAMEWORKS["torch"]})
+    window.start_background()
     qtbot.waitUntil(lambda: "torch:cpu" in window.devices.boxes, timeout=120_000)
     window.devices.set_checked(["torch:cpu"])
     set_tiny_gemm(window)
