@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli_processes import cli_in_process
+from tests.fake_workloads import FRAMEWORK
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -131,7 +132,7 @@ def test_foreign_file_is_refused_and_store_unchanged(tmp_path, gemm_run, capsys,
 
 
 def test_failed_run_exits_1_and_is_kept(tmp_path, capsys, monkeypatch):
-    r = sb("run", "fake-raises", "--steps", "1", home=tmp_path,
+    r = sb("run", "fake-raises", "--steps", "1", "--framework", FRAMEWORK, home=tmp_path,
            env_extra={"SILICONBENCH_EXTRA_WORKLOADS": "tests.fake_workloads"})
     assert r.returncode == 1
     assert "The run failed: RuntimeError: the workload broke. 1 result rows were kept." \
