@@ -37,6 +37,20 @@ def run_cli(*args: str, cwd: Path | None = None, timeout: float = 120) -> subpro
                           capture_output=True, text=True, timeout=timeout, env=_env(None))
 
 
+def cli_in_process(capsys, *args) -> tuple[int, str, str]:
+    """`siliconbench ARGS` in the test's own process (a run is still a child process): the
+    commands that only read or write the store, checked without a Python start-up each.
+    The exit status, stdout and stderr, as a real process would give them."""
+    from core import cli
+    capsys.readouterr()
+    try:
+        rc = cli.main([str(a) for a in args])
+    except SystemExit as e:    # argparse's usage errors
+        rc = e.code
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
 def processes_under(home: Path) -> list[psutil.Process]:
     """Live processes whose environment names this SILICONBENCH_HOME (not this one)."""
     found = []

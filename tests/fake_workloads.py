@@ -10,6 +10,12 @@ from core.results import Row
 from core.stats import summarize
 from core.workloads import Workload
 
+# The framework the tests run these in: the worker loads a run's framework before its workload,
+# and MLX imports in a tenth of a second where PyTorch takes three CPU-seconds. Their lifecycle
+# (rows, raise, crash, kill, hang, cancel) is the runner's, whatever the framework; PyTorch
+# still runs them where a test is about it (tests/test_isolation.py).
+FRAMEWORK = "mlx"
+
 STEPS = (Param("steps", "int", 2, "rows before misbehaving", min=0, max=100),)
 
 
@@ -63,6 +69,6 @@ def hang(ctx, p):
 
 
 WORKLOADS = [Workload(name=f"fake-{fn.__name__}", title=fn.__name__, summary="test workload",
-                      frameworks=("torch",), params=STEPS, module=__name__, entry=fn.__name__,
-                      hidden=True)
+                      frameworks=("torch", "mlx"), params=STEPS, module=__name__, entry=fn.__name__,
+                      hidden=True, multiplies=False)
              for fn in (ok, warns, raises, oom, crash, killed, slow, hang)]

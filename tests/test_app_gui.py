@@ -91,7 +91,8 @@ def test_help_menu_entries(window, monkeypatch):
 @pytest.mark.usefixtures("fake_workloads")
 def test_a_failed_runs_stderr_shows_on_its_queue_row(qtbot, window):
     from core.runner import RunSpec
-    (job,) = window.queue.enqueue([RunSpec("fake-raises")])
+    from tests.fake_workloads import FRAMEWORK
+    (job,) = window.queue.enqueue([RunSpec("fake-raises", FRAMEWORK)])
     qtbot.waitUntil(lambda: job.ended, timeout=120_000)
     tip = window.queue_view.row_for(job).step.toolTip()
     assert "RuntimeError: the workload broke" in tip
@@ -101,7 +102,8 @@ def test_a_failed_runs_stderr_shows_on_its_queue_row(qtbot, window):
 def test_a_runs_warnings_show_on_its_queue_row_and_in_the_results(qtbot, window):
     from core.runner import RunSpec
     from gui.results_browser import STATUS
-    (job,) = window.queue.enqueue([RunSpec("fake-warns")])
+    from tests.fake_workloads import FRAMEWORK
+    (job,) = window.queue.enqueue([RunSpec("fake-warns", FRAMEWORK)])
     qtbot.waitUntil(lambda: job.ended, timeout=120_000)
     step = window.queue_view.row_for(job).step
     assert step.text().endswith("⚠ 1 warning (hover to read)")

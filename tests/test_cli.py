@@ -1,6 +1,7 @@
 """The siliconbench command end to end: run -> results -> export json -> import into a fresh
 store -> the same rows; bad input gets one sentence and exit 2, never a traceback."""
 
+import importlib.util
 import json
 import os
 import re
@@ -10,22 +11,44 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_processes import cli_in_process
+from tests.fake_workloads import FRAMEWORK
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def sb(*args, home, env_extra=None, timeout=240):
+    """`siliconbench ARGS` as its own process, as a user's terminal starts it."""
     env = dict(os.environ, SILICONBENCH_HOME=str(home), **(env_extra or {}))
     return subprocess.run([sys.executable, "-m", "core.cli", *args], capture_output=True,
-                           text=True, env=env, cwd=ROOT, timeout=timeout)
+                          text=True, env=env, cwd=ROOT, timeout=timeout)
 
 
-def test_run_results_export_import_round_trip(tmp_path):
-    home_a, home_b = tmp_path / "a", tmp_path / "b"
+def cli(capsys, monkeypatch, *args, home) -> tuple[int, str, str]:
+    """`siliconbench ARGS` in this process, in the store at `home`."""
+    monkeypatch.setenv("SILICONBENCH_HOME", str(home))
+    return cli_in_process(capsys, *args)
+
+
+@pytest.fixture(scope="module")
+def gemm_run(tmp_path_factory):
+    """One real tiny torch GEMM run by the command, in a store of its own: the record it
+    prints, and the store it leaves for results, export and import."""
+    home = tmp_path_factory.mktemp("gemm-run")
     r = sb("run", "gemm", "--framework", "torch", "--device", "cpu", "--sizes", "64,128",
            "--dtypes", "float32,bfloat16", "--quick", "--json", "--label", "MacBook Pro 14",
-           home=home_a)
+           home=home)
     assert r.returncode == 0, r.stderr
-    rec = json.loads(r.stdout)
+    return home, json.loads(r.stdout)
+
+
+shares_the_gemm_run = pytest.mark.xdist_group(name="test_cli")
+
+
+@shares_the_gemm_run
+def test_run_results_export_import_round_trip(tmp_path, gemm_run, capsys, monkeypatch):
+    home_a, rec = gemm_run
+    home_b = tmp_path / "b"
     assert rec["status"] == "ok" and rec["label"] == "MacBook Pro 14"
     assert len(rec["rows"]) == 4
     row = rec["rows"][0]
@@ -33,31 +56,36 @@ def test_run_results_export_import_round_trip(tmp_path):
     assert set(row["stats"]) >= {"median", "p25", "p75", "ci_low", "ci_high", "n"}
     assert rec["settings"]["tf32"] is False
 
-    listed = json.loads(sb("results", "--json", "--limit", "5", home=home_a).stdout)
+    listed = json.loads(cli(capsys, monkeypatch, "results", "--json", "--limit", "5",
+                            home=home_a)[1])
     assert [x["id"] for x in listed] == [rec["id"]]
-    table = sb("results", home=home_a).stdout
+    table = cli(capsys, monkeypatch, "results", home=home_a)[1]
     assert rec["id"][:8] in table and "MacBook Pro 14" in table
 
     out = tmp_path / "export.json"
-    r = sb("export", "--format", "json", "-o", str(out), "--run", rec["id"][:8], home=home_a)
-    assert r.returncode == 0 and "Wrote 1 run" in r.stdout
-    r = sb("import", str(out), home=home_b)
-    assert r.returncode == 0 and "Imported 1 run" in r.stdout
-    again = sb("import", str(out), home=home_b)
-    assert "1 were already in the store" in again.stdout
-    imported = json.loads(sb("results", "--json", home=home_b).stdout)
+    rc, said, _ = cli(capsys, monkeypatch, "export", "--format", "json", "-o", out, "--run",
+                      rec["id"][:8], home=home_a)
+    assert rc == 0 and "Wrote 1 run" in said
+    rc, said, _ = cli(capsys, monkeypatch, "import", out, home=home_b)
+    assert rc == 0 and "Imported 1 run" in said
+    again = cli(capsys, monkeypatch, "import", out, home=home_b)[1]
+    assert "1 were already in the store" in again
+    imported = json.loads(cli(capsys, monkeypatch, "results", "--json", home=home_b)[1])
     assert imported[0]["rows"] == rec["rows"]
 
     csv_out = tmp_path / "export.csv"
-    assert sb("export", "-o", str(csv_out), home=home_a).returncode == 0
+    assert cli(capsys, monkeypatch, "export", "-o", csv_out, home=home_a)[0] == 0
     lines = csv_out.read_text().splitlines()
     assert lines[0].startswith("run_id,") and len(lines) == 5
 
 
-def test_human_output_has_table_and_spread(tmp_path):
-    r = sb("run", "gemm", "--sizes", "64", "--dtypes", "float32", "--quick", home=tmp_path)
-    assert r.returncode == 0, r.stderr
-    assert "TFLOPS" in r.stdout and "p25–p75" in r.stdout and "unknown" in r.stdout
+@shares_the_gemm_run
+def test_human_output_has_table_and_spread(gemm_run, capsys, monkeypatch):
+    # The table `run` prints without --json (print_record), here for the run above.
+    home, rec = gemm_run
+    rc, out, err = cli(capsys, monkeypatch, "results", "--show", rec["id"][:8], home=home)
+    assert rc == 0, err
+    assert "TFLOPS" in out and "p25–p75" in out and "unknown" in out
 
 
 @pytest.mark.parametrize("args, says", [
@@ -80,91 +108,112 @@ def test_human_output_has_table_and_spread(tmp_path):
     (["run", "infer", "--model", "resnt50", "--images", "1", "--batch-size", "1"],
      "did you mean resnet50"),
 ])
-def test_bad_input_is_one_sentence_and_exit_2(tmp_path, args, says):
-    r = sb(*args, home=tmp_path)
-    assert r.returncode == 2, (r.stdout, r.stderr)
-    assert says in r.stderr
-    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
-    assert len(r.stderr) < 200
-    assert json.loads(sb("results", "--json", home=tmp_path).stdout) == []   # nothing stored
+def test_bad_input_is_one_sentence_and_exit_2(tmp_path, args, says, capsys, monkeypatch):
+    rc, out, err = cli(capsys, monkeypatch, *args, home=tmp_path)
+    assert rc == 2, (out, err)
+    assert says in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert len(err) < 200
+    stored = cli(capsys, monkeypatch, "results", "--json", home=tmp_path)[1]
+    assert json.loads(stored) == []   # nothing stored
 
 
-def test_foreign_file_is_refused_and_store_unchanged(tmp_path):
+@shares_the_gemm_run
+def test_foreign_file_is_refused_and_store_unchanged(tmp_path, gemm_run, capsys, monkeypatch):
     good = tmp_path / "good.json"
     bad = tmp_path / "bad.json"
     bad.write_text('{"some": "other program\'s file"}')
-    sb("run", "gemm", "--sizes", "64", "--dtypes", "float32", "--quick", home=tmp_path / "a")
-    sb("export", "-o", str(good), home=tmp_path / "a")
+    assert cli(capsys, monkeypatch, "export", "-o", good, home=gemm_run[0])[0] == 0
     r = sb("import", str(good), str(bad), home=tmp_path / "b")
     assert r.returncode == 2
     assert "bad.json is not a SiliconBench result file" in r.stderr
     assert "nothing was imported" in r.stderr
-    assert json.loads(sb("results", "--json", home=tmp_path / "b").stdout) == []
+    assert json.loads(cli(capsys, monkeypatch, "results", "--json", home=tmp_path / "b")[1]) == []
 
 
-def test_failed_run_exits_1_and_is_kept(tmp_path):
-    r = sb("run", "fake-raises", "--steps", "1", home=tmp_path,
+def test_failed_run_exits_1_and_is_kept(tmp_path, capsys, monkeypatch):
+    r = sb("run", "fake-raises", "--steps", "1", "--framework", FRAMEWORK, home=tmp_path,
            env_extra={"SILICONBENCH_EXTRA_WORKLOADS": "tests.fake_workloads"})
     assert r.returncode == 1
     assert "The run failed: RuntimeError: the workload broke. 1 result rows were kept." \
         in " ".join(r.stdout.split())
-    listed = json.loads(sb("results", "--json", home=tmp_path).stdout)
+    listed = json.loads(cli(capsys, monkeypatch, "results", "--json", home=tmp_path)[1])
     assert listed[0]["status"] == "failed" and len(listed[0]["rows"]) == 1
 
 
-def test_devices_lists_cpu_and_imports_no_tensorflow_or_qt(tmp_path):
-    r = sb("devices", "--json", home=tmp_path)
-    assert r.returncode == 0
-    found = json.loads(r.stdout)
-    cpu = [d for d in found if d["framework"] == "torch" and d["id"] == "cpu"]
-    assert cpu and cpu[0]["usable"]
-    code = ("import sys; from core.cli import main; main(['devices', '--json']);"
-            "bad = [m for m in ('tensorflow', 'PySide6', 'pyqtgraph', 'torch') "
-            "if m in sys.modules]; sys.stderr.write(repr(bad))")
+@pytest.fixture(scope="module")
+def device_listing(tmp_path_factory):
+    """`siliconbench devices --json` in a fresh store, where it asks every framework (each in
+    a child process): its exit code, the JSON it printed, the heavy modules it imported
+    itself, and the store's folder with the device listing it keeps."""
+    home = tmp_path_factory.mktemp("devices")
+    code = ("import sys; from core.cli import main; rc = main(['devices', '--json']);"
+            "bad = [m for m in ('tensorflow', 'PySide6', 'pyqtgraph', 'torch', 'mlx') "
+            "if m in sys.modules]; sys.stderr.write(repr((rc, bad)))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
-                       env=dict(os.environ, SILICONBENCH_HOME=str(tmp_path)))
-    assert r.stderr.strip().endswith("[]")  # torch is asked in a child process, not here
+                       env=dict(os.environ, SILICONBENCH_HOME=str(home)))
+    return r, home
 
 
-def only_torch_is_listed(home: Path) -> None:
-    """Keep, in `home`, PyTorch's real device listing and none for TensorFlow and MLX, so the
-    quick suite runs on torch:cpu alone: the headless path is the same for every framework,
-    whose runs have their own tests, and each one more costs a framework import and two
-    runs."""
+@pytest.mark.xdist_group(name="test_cli")
+def test_devices_lists_cpu_and_imports_no_tensorflow_or_qt(device_listing):
+    r, _ = device_listing
+    assert r.stderr.strip().endswith("(0, [])"), r.stderr   # asked in child processes only
+    found = json.loads(r.stdout)
+    cpus = {d["framework"] for d in found if d["id"] == "cpu" and d["usable"]}
+    # Each installed framework answered, each from a process of its own.
+    assert cpus == {f for f in ("torch", "tensorflow", "mlx") if importlib.util.find_spec(f)}, \
+        found
+    assert "torch" in cpus
+
+
+def only_torch_is_listed(home: Path, listed: Path) -> None:
+    """Keep, in `home`, PyTorch's real device listing (the one `devices` kept in `listed`) and
+    none for TensorFlow and MLX, so the quick suite runs on torch:cpu alone: the headless
+    path is the same for every framework, whose runs have their own tests, and each one more
+    costs a framework import and several runs."""
     from core.runner import DEVICE_CACHE, discover_devices
-    from core.store import home as store_home
-    assert store_home() == home
-    discover_devices(["torch"])
-    cache = json.loads((home / DEVICE_CACHE).read_text())
+    cache = json.loads((listed / DEVICE_CACHE).read_text())
+    assert cache["frameworks"]["torch"]
     cache["frameworks"].update(tensorflow=[], mlx=[])
+    home.mkdir(parents=True, exist_ok=True)
     (home / DEVICE_CACHE).write_text(json.dumps(cache))
+    assert [(d.framework, d.id) for d in discover_devices(fresh=False) if d.usable] == \
+        [("torch", "cpu")]
 
 
-# The quick suite's own workloads at tiny sizes: its bfloat16 1024 products alone take a
-# minute on a small CPU, and the sizes are data, not the headless path under test.
-TINY_QUICK_PARAMS = {"gemm": {"sizes": [64], "dtypes": ["float32"]},
-                     "infer": {"model": "resnet18", "image_size": 32, "batch_size": 4,
-                               "images": 10},
-                     "bandwidth": {"sizes_mb": [4], "ops": ["triad"]},
-                     "llm": {"preset": "tiny", "dtype": "float32", "prompts": [4],
-                             "depths": [0], "gen_tokens": 4}}
-TINY_QUICK_SIZES = [[64], None, None, None, [128]]  # the suite's gemm entries stay apart
+# The quick suite's workloads but ResNet inference, at tiny sizes: its bfloat16 1024 products
+# alone take a minute on a small CPU, and the sizes are data, not the headless path under
+# test. Each entry is a run (a child process importing torch); the summary's line per
+# workload is the same code for each, so the inference entry (its own tests in test_infer)
+# and the second product add a run each and check nothing more here.
+TINY_QUICK = {"gemm": {"sizes": [64], "dtypes": ["float32"]},
+              "bandwidth": {"sizes_mb": [4], "ops": ["triad"]},
+              "llm": {"preset": "tiny", "dtype": "float32", "prompts": [4], "depths": [0],
+                      "gen_tokens": 4}}
 
 
+@pytest.mark.xdist_group(name="test_cli")
 @pytest.mark.skipif(sys.platform != "linux", reason="a Mac or Windows always has a display")
-def test_no_display_runs_the_quick_suite_headless(tmp_path, monkeypatch, capsys):
+def test_no_display_runs_the_quick_suite_headless(tmp_path, monkeypatch, capsys,
+                                                  device_listing):
     # In this process (each run is still a child process) so the suite can be made tiny.
     from core import cli, suites
+    from core.runner import discover_devices
     monkeypatch.setenv("SILICONBENCH_HOME", str(tmp_path))
     for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
         monkeypatch.delenv(name, raising=False)
-    only_torch_is_listed(tmp_path)
+    only_torch_is_listed(tmp_path, device_listing[1])
     quick = suites.load_suites()["quick"]
-    assert [e["workload"] for e in quick["runs"]] == ["gemm", "infer", "bandwidth", "llm",
-                                                      "gemm"]
-    tiny = {**quick, "runs": [{**e, "params": {**TINY_QUICK_PARAMS[e["workload"]],
-                                               **({"sizes": sizes} if sizes else {})}}
-                              for e, sizes in zip(quick["runs"], TINY_QUICK_SIZES)]}
+    # The shipped suite, expanded for this device: what the headless command would run.
+    specs = suites.expand("quick", discover_devices(fresh=False))
+    assert [(s.workload, s.framework, s.device, s.quick) for s in specs] == \
+        [(w, "torch", "cpu", True) for w in ("gemm", "infer", "bandwidth", "llm", "gemm")]
+    assert specs[0].params["dtypes"] == ["float32", "bfloat16"] and \
+        specs[4].params["sizes"] == [8192]
+    tiny = {**quick, "runs": [{**e, "params": TINY_QUICK[e["workload"]]}
+                              for e in quick["runs"][:4] if e["workload"] != "infer"]}
+    assert [e["workload"] for e in tiny["runs"]] == ["gemm", "bandwidth", "llm"]
     monkeypatch.setattr(suites, "load_suites", lambda: {"quick": tiny})
 
     assert cli.main([]) == 0
@@ -174,25 +223,26 @@ def test_no_display_runs_the_quick_suite_headless(tmp_path, monkeypatch, capsys)
     # says where the store and the CSV went.
     summary = out.split("Quick suite: the best point of each workload")[1]
     assert "(torch cpu)\n  Matrix multiply (TFLOPS): " in summary
-    assert " TFLOPS (size 128, dtype float32; " in summary and "model resnet18" in summary
+    assert " TFLOPS (size 64, dtype float32; " in summary
+    assert re.search(r"\n  Memory bandwidth \(GB/s\): [\d,.]+ GB/s \(", summary), summary
     # The tiny LLM's decode against the memory bound of the triad measured just before it.
     assert re.search(r"\n  LLM inference \(tokens/s\): [\d,.]+ tok/s \(.*depth 0.*; "
                      r"\d+% of memory bound\)\n", summary), summary
     assert "All rows are kept in the store" in summary and "p25" not in summary
-    assert out.count("(torch:cpu)") == 5  # the suite's five runs, on torch alone
+    assert out.count("(torch:cpu)") == 3  # the tiny suite's three runs, on torch alone
     [csv] = tmp_path.glob("quick-suite-*.csv")
     from core.store import Store
     store = Store()
     runs = store.runs()
     store.close()
-    assert sorted(r.workload for r in runs) == ["bandwidth", "gemm", "gemm", "infer", "llm"]
+    assert sorted(r.workload for r in runs) == ["bandwidth", "gemm", "llm"]
     assert all(r.status == "ok" for r in runs)
     assert all(r.id in csv.read_text() for r in runs) and str(csv) in out
 
 
-def test_published_references_are_not_imported_as_runs(tmp_path):
+def test_published_references_are_not_imported_as_runs(tmp_path, capsys, monkeypatch):
     refs = tmp_path / "refs.json"
-    refs.write_text(sb("reference", "--json", home=tmp_path).stdout)
-    r = sb("import", str(refs), home=tmp_path)
-    assert r.returncode == 0 and "Left out" in r.stdout and "Imported 0 run(s)" in r.stdout
-    assert json.loads(sb("results", "--json", home=tmp_path).stdout) == []
+    refs.write_text(cli(capsys, monkeypatch, "reference", "--json", home=tmp_path)[1])
+    rc, out, _ = cli(capsys, monkeypatch, "import", refs, home=tmp_path)
+    assert rc == 0 and "Left out" in out and "Imported 0 run(s)" in out
+    assert json.loads(cli(capsys, monkeypatch, "results", "--json", home=tmp_path)[1]) == []

@@ -27,6 +27,9 @@ from tests.dialogs import answer_file_dialog  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 RUN_TIMEOUT_MS = 240_000
 CPU = DeviceInfo("torch", "cpu", "Test CPU", "cpu", 8 * 2**30)
+# Where the framework is not what a test is about (cancel, failures, the queue), its runs go to
+# MLX: its child imports it in a tenth of a CPU-second, PyTorch's in three.
+MLX_CPU = DeviceInfo("mlx", "cpu", "Test CPU", "cpu", 8 * 2**30)
 
 
 @pytest.fixture(autouse=True)
@@ -48,7 +51,7 @@ def window(qtbot, store, settings):
 
 
 def with_devices(window, devices=(CPU,)):
-    window.devices.set_devices(list(devices), {"torch": "test"})
+    window.devices.set_devices(list(devices), {d.framework: "test" for d in devices})
 
 
 def set_tiny_gemm(window, sizes="64,128"):
@@ -151,8 +154,13 @@ def test_every_listed_workload_gets_a_form(window):
 
 # ---------------------------------------------------------------- real runs
 
-def test_tiny_gemm_run_from_the_controls_plots_and_exports(qtbot, window, store, tmp_path):
-    window.start_background()  # real discovery: a child process asks PyTorch
+def test_tiny_gemm_run_from_the_controls_plots_and_exports(qtbot, window, store, tmp_path,
+                                                          monkeypatch):
+    # Real discovery, of PyTorch alone: a child process asks it. Every framework's answer is
+    # checked by tests/test_cli.py's devices test; TensorFlow's import alone is 5 CPU-s.
+    from core.frameworks import FRAMEWORKS
+    monkeypatch.setattr("core.runner.FRAMEWORKS", {"torch": FRAMEWORKS["torch"]})
+    window.start_background()
     qtbot.waitUntil(lambda: "torch:cpu" in window.devices.boxes, timeout=120_000)
     window.devices.set_checked(["torch:cpu"])
     set_tiny_gemm(window)
@@ -194,8 +202,9 @@ def test_tiny_gemm_run_from_the_controls_plots_and_exports(qtbot, window, store,
 
 
 def test_cancel_mid_run_keeps_the_window_and_the_run(qtbot, window, store):
-    with_devices(window)
+    with_devices(window, [MLX_CPU])
     set_tiny_gemm(window, sizes="64,128,256,512,1024")
+    window.devices.set_checked(["mlx:cpu"])
     window.quick_box.setChecked(False)
     jobs = window.run_clicked()
     assert len(jobs) == 1
@@ -212,24 +221,24 @@ def test_cancel_mid_run_keeps_the_window_and_the_run(qtbot, window, store):
 
 def test_a_failing_run_shows_its_reason_inline(qtbot, window, store):
     # A device id the runner cannot resolve: the child refuses it with a UsageError.
-    with_devices(window, [CPU, DeviceInfo("torch", "cuda:7", "Phantom GPU", "gpu")])
+    with_devices(window, [MLX_CPU, DeviceInfo("mlx", "gpu:7", "Phantom GPU", "gpu")])
     set_tiny_gemm(window)
-    window.devices.set_checked(["torch:cuda:7"])
+    window.devices.set_checked(["mlx:gpu:7"])
     jobs = window.run_clicked()
     wait_idle(qtbot, window, timeout=120_000)
     job = jobs[0]
     assert job.state == "failed"
-    assert "cuda:7" in job.reason
+    assert "gpu:7" in job.reason
     text = window.queue_view.row_for(job).step.text()
-    assert text.startswith("Failed:") and "cuda:7" in text
+    assert text.startswith("Failed:") and "gpu:7" in text
     assert store.runs() == []       # a run that could not start is not a result
     assert window.isVisible()
 
 
 def test_a_crashing_run_fails_with_its_reason_and_keeps_its_rows(qtbot, window, store,
                                                                   fake_workloads):
-    with_devices(window)
-    job, = window.queue.enqueue([RunSpec("fake-crash", "torch", "cpu", {"steps": 1})])
+    with_devices(window, [MLX_CPU])
+    job, = window.queue.enqueue([RunSpec("fake-crash", "mlx", "cpu", {"steps": 1})])
     wait_idle(qtbot, window, timeout=120_000)
     assert job.state == "failed" and "SIGSEGV" in job.reason
     assert "Failed:" in window.queue_view.row_for(job).step.text()
@@ -240,8 +249,8 @@ def test_a_crashing_run_fails_with_its_reason_and_keeps_its_rows(qtbot, window, 
 
 def test_queue_runs_several_devices_in_turn(qtbot, window):
     # A queued job can be cancelled before it starts; the overall bar counts it as done.
-    with_devices(window)
-    specs = [RunSpec("gemm", "torch", "cuda:9", {"sizes": [64], "dtypes": ["float32"]},
+    with_devices(window, [MLX_CPU])
+    specs = [RunSpec("gemm", "mlx", "gpu:9", {"sizes": [64], "dtypes": ["float32"]},
                      quick=True) for _ in range(2)]
     first, second = window.queue.enqueue(specs)
     assert second.state == "queued"

@@ -21,6 +21,7 @@ import pytest
 from core import cli
 from core.results import NotAResultFile, records_from_file, records_from_json
 from core.store import Store
+from tests.cli_processes import cli_in_process
 
 FIXTURE = Path(__file__).parent / "data" / "records" / "gemm_cpu_tiny.json"
 SEED = 14
@@ -48,11 +49,7 @@ def one_parser(monkeypatch):
     monkeypatch.setattr(cli, "build_parser", functools.cache(cli.build_parser))
 
 
-def sb(capsys, *args) -> tuple[int, str, str]:
-    capsys.readouterr()
-    rc = cli.main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return rc, out, err
+sb = cli_in_process
 
 
 def assert_one_sentence(rc: int, err: str) -> None:

@@ -17,6 +17,7 @@ import pytest
 from core.store import INTERRUPTED, Store
 from tests.cli_processes import (processes_under, start_cli, wait_for_stored_rows,
                                  wait_until_gone)
+from tests.fake_workloads import FRAMEWORK
 
 pytestmark = pytest.mark.usefixtures("fake_workloads")
 
@@ -30,7 +31,7 @@ def no_process_left_behind(siliconbench_home):
 
 
 def slow_run():
-    return start_cli("run", "fake-slow", "--steps", "2")
+    return start_cli("run", "fake-slow", "--steps", "2", "--framework", FRAMEWORK)
 
 
 @pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGHUP, 129),

@@ -8,23 +8,24 @@ import pytest
 from core.runner import ChildRun, RunSpec, UsageError, execute
 from core.store import Store
 from tests.cli_processes import stored_records
+from tests.fake_workloads import FRAMEWORK
 
 pytestmark = pytest.mark.usefixtures("fake_workloads")
 
 
 def run(name, **kw):
-    return execute(RunSpec(f"fake-{name}", params={"steps": 2}, **kw), Store())
+    return execute(RunSpec(f"fake-{name}", FRAMEWORK, params={"steps": 2}, **kw), Store())
 
 
 def test_ok_run_streams_rows_despite_stray_prints():
     events = []
-    rec = execute(RunSpec("fake-ok", params={"steps": 3}), Store(), on_event=events.append)
+    rec = execute(RunSpec("fake-ok", FRAMEWORK, params={"steps": 3}), Store(), on_event=events.append)
     assert rec.status == "ok" and rec.reason is None
     assert [r.value for r in rec.rows] == [1.0, 2.0, 3.0]
     assert "stray output" in rec.stderr_tail
     kinds = [e["event"] for e in events]
     assert kinds[0] == "started" and kinds[-1] == "finished" and "progress" in kinds
-    assert rec.machine["memory_bytes"] > 0 and rec.software["torch"]
+    assert rec.machine["memory_bytes"] > 0 and rec.software[FRAMEWORK]
 
 
 def test_raise_is_a_failed_run_with_reason_and_rows():
@@ -64,7 +65,7 @@ def test_hang_stops_at_time_limit_even_ignoring_sigterm(monkeypatch):
     rows = []
     monkeypatch.setattr(runner, "time", types.SimpleNamespace(
         monotonic=lambda: 3600.0 if len(rows) == 2 else 0.0))
-    rec = execute(RunSpec("fake-hang", params={"steps": 2}, time_limit_s=4), Store(),
+    rec = execute(RunSpec("fake-hang", FRAMEWORK, params={"steps": 2}, time_limit_s=4), Store(),
                   on_event=lambda e: e["event"] == "row" and rows.append(e))
     assert rec.status == "failed" and "time limit of 4 s" in rec.reason
     assert len(rec.rows) == 2
@@ -78,7 +79,7 @@ def test_cancel_mid_run(monkeypatch):
         if e["event"] == "row":
             seen_row.set()
 
-    child = ChildRun(RunSpec("fake-hang", params={"steps": 1}), on_event).start()
+    child = ChildRun(RunSpec("fake-hang", FRAMEWORK, params={"steps": 1}), on_event).start()
     threading.Thread(target=lambda: (seen_row.wait(30), child.cancel()), daemon=True).start()
     rec = child.wait()
     assert rec.status == "cancelled" and rec.reason == "cancelled by the user"

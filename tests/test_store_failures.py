@@ -24,6 +24,7 @@ from core.results import RunRecord, records_from_json, records_to_json
 from core.runner import RunNotStored, RunSpec, execute
 from core.store import Store, StoreError
 from tests.cli_processes import run_cli, wait_until_gone
+from tests.fake_workloads import FRAMEWORK
 
 
 # ---------------------------------------------------------------- helpers
@@ -45,7 +46,7 @@ def real_run(tmp_path_factory) -> RunRecord:
     os.environ["SILICONBENCH_EXTRA_WORKLOADS"] = "tests.fake_workloads"
     catalogue.cache_clear()
     try:
-        return execute(RunSpec("fake-ok", params={"steps": 3}), None)
+        return execute(RunSpec("fake-ok", FRAMEWORK, params={"steps": 3}), None)
     finally:
         for k, v in saved.items():
             os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
@@ -129,7 +130,7 @@ def test_a_run_on_a_full_disk_is_kept_in_a_file_and_earlier_runs_survive(tmp_pat
         s.import_records(earlier)
         s.close()
         fill(disk)
-        r = run_cli("run", "fake-ok", "--steps", "3", cwd=tmp_path)
+        r = run_cli("run", "fake-ok", "--steps", "3", "--framework", FRAMEWORK, cwd=tmp_path)
         assert r.returncode == 1
         assert "Traceback" not in r.stderr  # not from the log handler either
         line = r.stderr.strip().splitlines()[-1]
@@ -245,7 +246,7 @@ def test_a_read_only_store_is_read_and_a_new_run_kept_beside(tmp_path, monkeypat
         r = run_cli("results", "--json")
         assert r.returncode == 0, r.stderr
         assert {x["id"] for x in json.loads(r.stdout)} == {e.id for e in earlier}
-        r = run_cli("run", "fake-ok", "--steps", "2", cwd=tmp_path)
+        r = run_cli("run", "fake-ok", "--steps", "2", "--framework", FRAMEWORK, cwd=tmp_path)
         assert r.returncode == 1
         line = r.stderr.strip().splitlines()[-1]
         assert "read-only" in line and "siliconbench import" in line
@@ -270,7 +271,7 @@ def test_a_failed_final_save_raises_with_the_record_kept(tmp_path, monkeypatch, 
     from core.workloads import catalogue
     catalogue.cache_clear()
     with pytest.raises(RunNotStored) as e:
-        execute(RunSpec("fake-ok", params={"steps": 2}), s)
+        execute(RunSpec("fake-ok", FRAMEWORK, params={"steps": 2}), s)
     catalogue.cache_clear()
     assert e.value.path.parent == s.path.parent and e.value.path.exists()
     assert "siliconbench import" in str(e.value)
@@ -312,7 +313,7 @@ HOLD_LOCK = textwrap.dedent("""
     con = sqlite3.connect(sys.argv[1], isolation_level=None)
     con.execute("BEGIN IMMEDIATE")
     print("locked", flush=True)
-    time.sleep(float(sys.argv[2]))
+    sys.stdin.readline()   # until the test lets go
     con.execute("COMMIT")
 """)
 
@@ -327,15 +328,27 @@ def test_imports_and_a_run_wait_for_a_long_lock_and_lose_nothing(tmp_path, real_
     for i, rec in enumerate(recs):
         files.append(tmp_path / f"r{i}.json")
         files[-1].write_text(records_to_json([rec]))
-    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(Store().path), "10"],
-                              stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(Store().path)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert holder.stdout.readline().strip() == "locked"
     cli = [sys.executable, "-m", "core.cli"]
     others = [subprocess.Popen(cli + ["import", str(f)], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True) for f in files]
-    others.append(subprocess.Popen(cli + ["run", "fake-ok", "--steps", "2", "--json"],
+    others.append(subprocess.Popen(cli + ["run", "fake-ok", "--steps", "2", "--json",
+                                          "--framework", FRAMEWORK],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    # The lock is let go once the first import has waited past the notice time and said so,
+    # and then past SQLite's old 5 s timeout: ordered by what it says, not by a start-up
+    # time a loaded machine may outlast.
+    said = []
+    for line in others[0].stderr:
+        said.append(line)
+        if "waiting for another SiliconBench process" in line:
+            time.sleep(5.0 - store_mod.WAIT_NOTICE_S + 1.0)
+            break
+    holder.stdin.close()
     outs = [(p.wait(120), *p.communicate()) for p in others]
+    outs[0] = (outs[0][0], outs[0][1], "".join(said) + outs[0][2])
     assert holder.wait(30) == 0
     assert [rc for rc, _, _ in outs] == [0] * 4, outs
     waited = [err for _, _, err in outs if "waiting for another SiliconBench process" in err]
