@@ -22,11 +22,12 @@ if importlib.util.find_spec("mlx") is None:
 
 # Each run below serves every test that asserts on it: the same tiny run with --check, whose
 # comparison comes after the measured steps and leaves them as they are (one MLX step of the
-# one-layer encoder takes seconds on this CPU), made once per test session.
+# one-layer encoder takes seconds on this CPU), made once per test session. The encoder's
+# run is also the --compile run: the check builds its own eager models.
 @pytest.fixture(scope="module")
 def bert(tmp_path_factory) -> dict:
     return shared_run(tmp_path_factory, "mlx-bert", "train", "--framework", "mlx", *TINY_BERT,
-                      "--precision", "mixed", "--check", "--check-steps", "2")
+                      "--precision", "mixed", "--compile", "--check", "--check-steps", "2")
 
 
 @pytest.fixture(scope="module")
@@ -81,15 +82,17 @@ def test_check_trains_a_cpu_twin_with_the_same_weights(request, name, point, ste
 
 
 # --compile on MLX is mx.compile of the whole step; it must train exactly as the eager step.
+# A narrow encoder with a small vocabulary: the same layers and step as DistilBERT's without
+# the 23M-weight embedding whose Adam update makes each step cost a second here.
 COMPILED = """
 import json
 from core.frameworks import isolate
 isolate("mlx")
 import mlx.core as mx
 from core.frameworks.mlx import models as mlx_models
-from core.workloads.encoders import encoder_config
+from core.workloads.encoders import EncoderConfig
 
-config = encoder_config("distilbert", 1, 16)
+config = EncoderConfig(layers=1, hidden=32, heads=2, ffn=64, vocab=64, max_positions=16)
 mx.random.seed(0)
 weights = mlx_models.encoder(config, 8, 0.0).parameters()
 batches = [(mx.random.randint(0, config.vocab, (2, 16)), mx.random.randint(0, 8, (2,)))
@@ -106,7 +109,7 @@ print(json.dumps(curves))
 """
 
 
-def test_compile_is_mx_compile_and_trains_as_the_eager_step(tmp_path):
+def test_compile_is_mx_compile_and_trains_as_the_eager_step(bert):
     import subprocess
     import sys
 
@@ -118,9 +121,8 @@ def test_compile_is_mx_compile_and_trains_as_the_eager_step(tmp_path):
     curves = json.loads(r.stdout.strip().splitlines()[-1])
     assert curves["True"] == pytest.approx(curves["False"], rel=1e-4)
     assert len(set(curves["True"])) > 1            # it trained: the loss moved
-    rec = run(tmp_path, "train", "--framework", "mlx", *TINY_BERT, "--compile")
-    assert rec["settings"]["compiled"] is True
-    assert not any("--compile" in w or "mx.compile" in w for w in rec["warnings"])
+    assert bert["settings"]["compiled"] is True
+    assert not any("--compile" in w or "mx.compile" in w for w in bert["warnings"])
 
 
 COMPILE_FAILS = """
@@ -130,12 +132,12 @@ isolate("mlx")
 import mlx.core as mx
 import mlx.nn  # compiles its activations at import, before the compiler breaks
 from core.frameworks.mlx import models as mlx_models
-from core.workloads.encoders import encoder_config
+from core.workloads.encoders import EncoderConfig
 
 def broken(*args, **kwargs):
     raise RuntimeError("no C++ compiler found\\nmore")
 mx.compile = broken
-config = encoder_config("distilbert", 1, 16)
+config = EncoderConfig(layers=1, hidden=32, heads=2, ffn=64, vocab=64, max_positions=16)
 batches = [(mx.random.randint(0, config.vocab, (2, 16)), mx.random.randint(0, 8, (2,)))]
 step = mlx_models.TrainStep(mlx_models.encoder(config, 8), "adam", mlx_models.cross_entropy,
                             batches)
