@@ -15,13 +15,13 @@ class RunContext:
                  settings: MeasureSettings = MeasureSettings(), peak: Any = None) -> None:
         self.framework = framework
         self.device_id = device_id
-        self.adapter = adapter            # the framework adapter module
-        self.device = device              # the framework's own device object
+        self.adapter = adapter            # the framework adapter module (None, with device,
+        self.device = device              # for a workload that starts_runs) and its device
         self.device_name = device_name
         self.settings = settings
         self.peak = peak                  # core.peaks.Peak or None when unknown
         self._emit = emit
-        self.sync = adapter.synchronizer(device)
+        self.sync = adapter.synchronizer(device) if adapter is not None else None
 
     def progress(self, done: float, total: float, message: str = "") -> None:
         self._emit({"event": "progress", "done": done, "total": total, "message": message})
@@ -31,6 +31,11 @@ class RunContext:
 
     def warn(self, message: str) -> None:
         self._emit({"event": "warning", "message": message})
+
+    def started(self, event: dict) -> None:
+        """A workload that starts_runs passes on its first run's "started" event (device name,
+        software, settings) as its own."""
+        self._emit(event)
 
     def record_settings(self, **settings: Any) -> None:
         """Settings that change what a number means (tf32, precision, ...) go into the record."""

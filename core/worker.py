@@ -51,6 +51,8 @@ def run(spec: dict, emit: Callable[[dict], None]) -> int:
 
     w = workload(spec["workload"])
     isolate(spec["framework"])  # TensorFlow and PyTorch never share a process
+    if w.starts_runs:
+        return _start_runs(w, spec, emit)
     adapter = framework(spec["framework"]).load()
     try:
         dev = adapter.resolve(spec["device"])
@@ -68,8 +70,24 @@ def run(spec: dict, emit: Callable[[dict], None]) -> int:
                        "peak": ctx.peak.name if ctx.peak else None}})
     if w.multiplies and (words := adapter.caveat(dev)):   # the framework's word on its BLAS
         ctx.warn(words)
+    return _run_workload(w, ctx, spec["params"], emit)
+
+
+def _start_runs(w, spec: dict, emit: Callable[[dict], None]) -> int:
+    """A workload that only starts runs of its own: no framework here. Its first run's
+    "started" event (device name, software, settings) is the record's, and an unknown device
+    is that run's usage error."""
+    from core.context import RunContext
+    from core.measure import QUICK, MeasureSettings
+    ctx = RunContext(framework=spec["framework"], device_id=spec["device"], adapter=None,
+                     device=None, device_name="", emit=emit,
+                     settings=QUICK if spec.get("quick") else MeasureSettings())
+    return _run_workload(w, ctx, spec["params"], emit)
+
+
+def _run_workload(w, ctx, params: dict, emit: Callable[[dict], None]) -> int:
     try:
-        w.run(ctx, spec["params"])
+        w.run(ctx, params)
     except Exception as e:  # the parent turns this into a failed run with the rows so far
         traceback.print_exc()
         kind, message = error_kind(e)

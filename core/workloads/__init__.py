@@ -37,6 +37,8 @@ class Workload:
                                     # (params processes, hosts, port, backend)
     multiplies: bool = True         # its numbers rest on matrix products, so a framework's
                                     # word on its BLAS (adapter.caveat) applies to them
+    starts_runs: bool = False       # its run only starts other runs (ChildRun), which import
+                                    # the framework: its own process never does (seconds)
 
     def more_tables(self, rec) -> list[tuple[str, list[str], list[list[str]]]]:
         if not self.terminal_tables:

@@ -71,6 +71,7 @@ WORKLOAD = Workload(
     x="world_size",
     module=__name__,
     params=PARAMS,
+    starts_runs=True,
 )
 # One world size: every rank of one launch. Started by `scaling` only.
 WORLD = Workload(
@@ -135,8 +136,7 @@ def run(ctx, params: dict) -> None:
     totals: dict[int, Row] = {}
     current: list = []
     terminated = []
-    # Each world's warnings once, not the device's caveat this run already carries.
-    said = {ctx.adapter.caveat(ctx.device)}
+    said: set[str] = set()      # each world's warnings once (the framework's caveat too)
 
     def on_terminate(signum, frame) -> None:
         # The world's wait then ends its launcher and every rank; then this run ends too.
@@ -175,7 +175,7 @@ def _share_cores(ctx, params: dict) -> str | None:
     all, and a lone rank's two OpenMP threads on a loaded machine measured 7x slower
     (589 against 4,291 img/s, the 64-wide MLP at batch 32) than one."""
     import os
-    if ctx.device.type != "cpu":
+    if ctx.device_id.strip().lower().split(":")[0] != "cpu":   # the ranks resolve it
         return None
     threads = os.environ.get("OMP_NUM_THREADS") or \
         str(max(1, (os.cpu_count() or 1) // params["processes"]))
@@ -190,7 +190,9 @@ def _run_world(ctx, params: dict, index: int, count: int, n: int, current: list,
 
     def follow(event: dict) -> None:
         kind = event.get("event")
-        if kind == "progress" and event.get("total"):
+        if kind == "started" and index == 0:
+            ctx.started(event)
+        elif kind == "progress" and event.get("total"):
             ctx.progress(index + event["done"] / event["total"], count,
                          f"{n} workers: {event.get('message', '')}")
         elif kind == "warning" and event["message"] not in said:
