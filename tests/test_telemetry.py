@@ -480,15 +480,18 @@ class SpawnsPerPoll(Source):
 def _children_while_sampling(monkeypatch, sources, seconds=1.0) -> tuple[dict, set[int], int]:
     """(the telemetry, the child pids seen, processes launched): psutil
     lists this process's children throughout the window, and every way Python starts a process
-    is counted too, since a short-lived one can end between two listings."""
+    is counted too, since a short-lived one can end between two listings. Only the sampler's:
+    a child an earlier test left ending, or one its threads start meanwhile, is not counted."""
     import os
+    import threading
 
     import psutil
     launched = []
 
     def counted(real):
         def launch(*args, **kwargs):
-            launched.append(real.__name__)
+            if threading.current_thread().name == "telemetry":  # TelemetrySampler's thread
+                launched.append(real.__name__)
             return real(*args, **kwargs)
         return launch
 
@@ -496,12 +499,13 @@ def _children_while_sampling(monkeypatch, sources, seconds=1.0) -> tuple[dict, s
                         (os, "posix_spawn"), (os, "posix_spawnp")):
         monkeypatch.setattr(owner, name, counted(getattr(owner, name)))
     me = psutil.Process()
+    before = {c.pid for c in me.children(recursive=True)}
     sampler = TelemetrySampler("cpu", 0.02, sources).start()
     seen: set[int] = set()
     listings = 0
     end = time.monotonic() + seconds
     while time.monotonic() < end:
-        seen |= {c.pid for c in me.children(recursive=True)}
+        seen |= {c.pid for c in me.children(recursive=True)} - before
         listings += 1
     result = sampler.stop()
     monkeypatch.undo()
