@@ -252,11 +252,13 @@ def test_devices_kept_from_last_launch_make_run_available_at_once(qtbot, window,
         {"key": runner._installation_key(), "frameworks": kept}))
     release = threading.Event()
     fresh = DeviceInfo("torch", "cpu", "Fresh CPU", "cpu", 8 * 2**30)
-    monkeypatch.setattr(runner, "_ask_child", lambda name, fw: (release.wait(30), [
+    monkeypatch.setattr(runner, "_ask_child", lambda name, fw: (release.wait(120), [
         DeviceInfo(name, "cpu", "Fresh CPU", "cpu", 8 * 2**30)])[1])
     window.catalogue.select("gemm")
     window.devices.start()
-    qtbot.waitUntil(lambda: window.run_button.isEnabled(), timeout=10_000)
+    # Generous limits: this checks the order (Run before the fresh answers), not the speed,
+    # which benchmarks/gui_startup.py measures; a loaded machine took over 10 s.
+    qtbot.waitUntil(lambda: window.run_button.isEnabled(), timeout=60_000)
     assert not window.devices._call.finished.is_set()       # still asking afresh
     installed = [d for d in window.devices.devices if d.id != "-"]
     assert installed and {d.name for d in installed} == {"Kept CPU"}
