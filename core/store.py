@@ -15,6 +15,7 @@ import socket
 import sqlite3
 import sys
 import threading
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
@@ -122,7 +123,7 @@ class Store:
         if not self.read_only:
             db = sqlite3.connect(self.path, timeout=WAIT_FOREVER_S, check_same_thread=False)
             try:
-                self._wait_for_lock(lambda: db.execute("PRAGMA journal_mode=WAL"))
+                self._wait_for_lock(lambda: _use_wal(db))
                 # After a big import the WAL shrinks back at its next checkpoint.
                 db.execute(f"PRAGMA journal_size_limit = {WAL_LIMIT_BYTES}")
             except sqlite3.DatabaseError as e:
@@ -379,6 +380,25 @@ class Store:
             db.executemany("DELETE FROM live_runs WHERE id = ?", [(i,) for i in run_ids])
             return sum(db.execute("DELETE FROM runs WHERE id = ?", (i,)).rowcount
                        for i in run_ids)
+
+
+def _use_wal(db: sqlite3.Connection) -> None:
+    """Put the store in WAL mode. WAL is a property of the file, so after the first open this
+    only reads the mode. The conversion needs the file to itself, and SQLite does not call the
+    busy handler for it: processes that create a new store at the same moment would get
+    "database is locked" at once (1 open in 100 with ten at once here), so wait our turn."""
+    delay, deadline = 0.001, time.monotonic() + WAIT_FOREVER_S
+    while True:
+        try:
+            if db.execute("PRAGMA journal_mode").fetchone()[0] == "wal":
+                return
+            db.execute("PRAGMA journal_mode=WAL")  # a file system without WAL keeps its mode
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() > deadline:
+                raise
+        time.sleep(delay)
+        delay = min(2 * delay, 0.05)
 
 
 def _first_file(folder: Path) -> Path:

@@ -8,9 +8,11 @@ import dataclasses
 import errno
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import uuid
 from contextlib import contextmanager
@@ -306,6 +308,35 @@ def test_ten_processes_creating_the_store_at_once_all_succeed(tmp_path, real_run
     results = [(p.wait(60), p.stderr.read()) for p in procs]
     assert [rc for rc, _ in results] == [0] * 10, results
     assert {r.id for r in Store().runs()} == {r.id for r in recs}
+
+
+def test_a_new_store_held_by_another_process_waits_to_become_wal(tmp_path):
+    """SQLite does not call the busy handler for the switch to WAL: while another connection
+    holds the write lock of a new store, opening it failed at once with "database is locked"
+    (the ten racing processes above met it 1 open in 100). Here the holder is sure to be
+    there: the open must wait for it, then switch."""
+    path = tmp_path / "new.sqlite3"
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # a new file, still in SQLite's default journal mode
+    opened: list = []
+    opener = threading.Thread(target=lambda: opened.append(_open(path)))
+    opener.start()
+    opener.join(1.0)
+    assert opened == [], "it waits while the other holds the file"
+    holder.execute("COMMIT")
+    holder.close()
+    opener.join(60)
+    [s] = opened
+    assert not isinstance(s, Exception), s
+    assert s.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    s.close()
+
+
+def _open(path):
+    try:
+        return Store(path)
+    except StoreError as e:
+        return e
 
 
 HOLD_LOCK = textwrap.dedent("""
