@@ -12,13 +12,15 @@ from core.results import Row
 class RunContext:
     def __init__(self, *, framework: str, device_id: str, adapter: Any, device: Any,
                  device_name: str, emit: Callable[[dict], None],
-                 settings: MeasureSettings = MeasureSettings(), peak: Any = None) -> None:
+                 settings: MeasureSettings = MeasureSettings(), peak: Any = None,
+                 quick: bool = False) -> None:
         self.framework = framework
         self.device_id = device_id
         self.adapter = adapter            # the framework adapter module (None, with device,
         self.device = device              # for a workload that starts_runs) and its device
         self.device_name = device_name
         self.settings = settings
+        self.quick = quick                # asked for quick settings: runs it starts are too
         self.peak = peak                  # core.peaks.Peak or None when unknown
         self._emit = emit
         self.sync = adapter.synchronizer(device) if adapter is not None else None

@@ -23,6 +23,7 @@ from typing import Any, Callable
 from core import params as params_mod
 from core.frameworks import FRAMEWORKS, DeviceInfo, framework
 from core.logs import log
+from core.measure import settings_for
 from core.results import RunRecord, Row, now_iso
 from core.telemetry import TelemetrySampler
 from core.workloads import workload
@@ -65,6 +66,7 @@ def prepare(spec: RunSpec) -> RunSpec:
         if not fw.installed():
             raise UsageError(fw.missing_reason())
         resolved = params_mod.resolve(w.params, spec.params)
+        settings_for(spec.quick)    # SETTINGS_ENV, if set, must be readable
     except ValueError as e:
         raise UsageError(str(e)) from None
     if spec.time_limit_s is not None and spec.time_limit_s <= 0:

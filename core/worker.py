@@ -46,13 +46,19 @@ def error_kind(exc: BaseException) -> tuple[str, str]:
 
 def run(spec: dict, emit: Callable[[dict], None]) -> int:
     from core.frameworks import UnknownDevice, framework, isolate
-    from core.measure import QUICK, MeasureSettings
+    from core.measure import settings_for
     from core.workloads import workload
 
     w = workload(spec["workload"])
     isolate(spec["framework"])  # TensorFlow and PyTorch never share a process
+    quick = bool(spec.get("quick"))
+    try:
+        settings = settings_for(quick)
+    except ValueError as e:
+        emit({"event": "error", "kind": "usage", "message": str(e)})
+        return 2
     if w.starts_runs:
-        return _start_runs(w, spec, emit)
+        return _start_runs(w, spec, settings, emit)
     adapter = framework(spec["framework"]).load()
     try:
         dev = adapter.resolve(spec["device"])
@@ -60,11 +66,10 @@ def run(spec: dict, emit: Callable[[dict], None]) -> int:
         emit({"event": "error", "kind": "usage", "message": str(e)})
         return 2
     name = adapter.device_name(dev)
-    settings = QUICK if spec.get("quick") else MeasureSettings()
     from core.context import RunContext
     ctx = RunContext(framework=spec["framework"], device_id=spec["device"], adapter=adapter,
                      device=dev, device_name=name, emit=emit, settings=settings,
-                     peak=_peak(adapter, dev, name))
+                     peak=_peak(adapter, dev, name), quick=quick)
     emit({"event": "started", "device_name": name, "software": adapter.software(),
           "settings": {"measure": settings.to_dict(),
                        "peak": ctx.peak.name if ctx.peak else None}})
@@ -73,15 +78,14 @@ def run(spec: dict, emit: Callable[[dict], None]) -> int:
     return _run_workload(w, ctx, spec["params"], emit)
 
 
-def _start_runs(w, spec: dict, emit: Callable[[dict], None]) -> int:
+def _start_runs(w, spec: dict, settings, emit: Callable[[dict], None]) -> int:
     """A workload that only starts runs of its own: no framework here. Its first run's
     "started" event (device name, software, settings) is the record's, and an unknown device
     is that run's usage error."""
     from core.context import RunContext
-    from core.measure import QUICK, MeasureSettings
     ctx = RunContext(framework=spec["framework"], device_id=spec["device"], adapter=None,
-                     device=None, device_name="", emit=emit,
-                     settings=QUICK if spec.get("quick") else MeasureSettings())
+                     device=None, device_name="", emit=emit, settings=settings,
+                     quick=bool(spec.get("quick")))
     return _run_workload(w, ctx, spec["params"], emit)
 
 

@@ -65,6 +65,15 @@ def window(qtbot, store, settings):
 
 
 @pytest.fixture
+def short_protocol(monkeypatch):
+    """For tests of how a run is launched, ended and stored, not of its numbers: each point
+    times a short warm-up and three or more blocks, not QUICK's up to 1 s + 2 s (a loopback
+    collective on a loaded machine rarely settles, so it ran to the cap on every point)."""
+    from core.measure import SETTINGS_ENV
+    monkeypatch.setenv(SETTINGS_ENV, '{"max_warmup_s": 0.2, "max_time_s": 0.3}')
+
+
+@pytest.fixture
 def extra_workloads(monkeypatch):
     """extra_workloads("tests.module"): that module's test workloads, visible to the parent
     and the child."""

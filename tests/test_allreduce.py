@@ -19,7 +19,7 @@ TINY = {"sizes": [64], "dtypes": ["float32"]}
 
 
 @pytest.fixture(autouse=True)
-def no_process_left_behind(siliconbench_home):
+def no_process_left_behind(siliconbench_home, short_protocol):
     yield
     assert wait_until_gone(siliconbench_home) == []
 

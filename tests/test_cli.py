@@ -196,7 +196,7 @@ TINY_QUICK = {"gemm": {"sizes": [64], "dtypes": ["float32"]},
 @pytest.mark.xdist_group(name="test_cli")
 @pytest.mark.skipif(sys.platform != "linux", reason="a Mac or Windows always has a display")
 def test_no_display_runs_the_quick_suite_headless(tmp_path, monkeypatch, capsys,
-                                                  device_listing):
+                                                  device_listing, short_protocol):
     # In this process (each run is still a child process) so the suite can be made tiny.
     from core import cli, suites
     from core.runner import discover_devices

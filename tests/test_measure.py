@@ -151,3 +151,17 @@ def test_median_interval_matches_the_exact_binomial_and_scales(monkeypatch):
     assert binom.cdf(j, n, 0.5) <= 0.025 < binom.cdf(j + 1, n, 0.5)
     s = summarize(list(range(n)))
     assert s.ci_low < s.median < s.ci_high
+
+
+def test_the_settings_env_shortens_the_protocol_and_a_bad_value_is_one_sentence(monkeypatch):
+    from core.measure import QUICK, SETTINGS_ENV, MeasureSettings, settings_for
+    monkeypatch.delenv(SETTINGS_ENV, raising=False)
+    assert (settings_for(True), settings_for(False)) == (QUICK, MeasureSettings())
+    monkeypatch.setenv(SETTINGS_ENV, '{"max_time_s": 0.3, "min_blocks": 3}')
+    short = settings_for(True)
+    assert (short.max_time_s, short.min_blocks, short.max_warmup_s) == (0.3, 3, 1.0)
+    assert type(short.min_blocks) is int and settings_for(False).max_warmup_s == 5.0
+    for bad in ('{"max_time": 1}', "[1]", "0.3", "{", '{"min_blocks": "many"}'):
+        monkeypatch.setenv(SETTINGS_ENV, bad)
+        with pytest.raises(ValueError, match=f"^{SETTINGS_ENV} must be a JSON object"):
+            settings_for(True)

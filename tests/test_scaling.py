@@ -20,7 +20,7 @@ TINY = {"widths": [32], "batch_size": 16}
 
 
 @pytest.fixture(autouse=True)
-def no_process_left_behind(siliconbench_home):
+def no_process_left_behind(siliconbench_home, short_protocol):
     yield
     assert wait_until_gone(siliconbench_home) == []
 

@@ -185,7 +185,6 @@ def _share_cores(ctx, params: dict) -> str | None:
 
 def _run_world(ctx, params: dict, index: int, count: int, n: int, current: list,
                said: set):
-    from core.measure import QUICK
     from core.runner import ChildRun, RunSpec, UsageError
 
     def follow(event: dict) -> None:
@@ -200,7 +199,7 @@ def _run_world(ctx, params: dict, index: int, count: int, n: int, current: list,
             ctx.warn(event["message"])
 
     spec = RunSpec(WORLD.name, ctx.framework, ctx.device_id, params,
-                   quick=ctx.settings == QUICK)
+                   quick=ctx.quick)
     try:
         child = ChildRun(spec, follow)
     except UsageError as e:
