@@ -101,6 +101,7 @@ def test_host_memory_watch_cancels_a_probe_when_memory_runs_short(monkeypatch):
 
 # The search with real probes: doubled from 2, then the limit itself (a PyTorch probe costs a
 # third of a TensorFlow one here, so the search's several probes are PyTorch's).
+@pytest.mark.usefixtures("short_protocol")   # the probes' rows, not their numbers
 def test_probes_run_in_child_processes_through_the_command(capsys):
     code, rec, err = run_cli(capsys, "memory", "--model", "mobilenet_v2", "--image-size", "32",
                              "--start-batch", "2", "--max-batch", "3")

@@ -24,6 +24,7 @@ def child(code: str) -> dict:
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.usefixtures("short_protocol")   # the rows' shape, not their numbers
 def test_gemm_through_the_cli(tmp_path):
     r = sb("run", "gemm", "--framework", "mlx", "--device", "cpu", "--sizes", "16,32",
            "--dtypes", "float32,bfloat16", "--quick", "--json", home=tmp_path)
@@ -38,6 +39,7 @@ def test_gemm_through_the_cli(tmp_path):
         assert len(row["samples"]) == row["stats"]["n"]
 
 
+@pytest.mark.usefixtures("short_protocol")
 def test_bandwidth_through_the_cli(tmp_path):
     r = sb("run", "bandwidth", "--framework", "mlx", "--sizes-mb", "1,2", "--ops", "triad",
            "--quick", "--json", home=tmp_path)

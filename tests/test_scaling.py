@@ -77,9 +77,12 @@ def tampered(extra_workloads):
 
 @pytest.mark.parametrize("framework", ENGINES)
 def test_replicas_that_differ_are_flagged(framework, tampered):
-    rec = ChildRun(spec(framework, "scaling-tampered", processes=2)).start().wait()
+    # World 2 alone: world 1 of each engine runs in test_one_and_two_workers_from_the_command.
+    rec = ChildRun(spec(framework, "scaling-tampered", processes=2, world_sizes=[2])
+                   ).start().wait()
     assert rec.status == "ok", rec.reason
     rows = by_world(rec)
+    assert {n for _, n in rows} == {2}
     assert rows["replica_difference", 2].value == pytest.approx(1e-3, rel=0.01)
     for metric in ("samples_per_s", "worker_samples_per_s", "comm_share",
                    "replica_difference"):
@@ -116,8 +119,9 @@ def _in_world_two(framework, then):
 
 
 def test_a_killed_rank_is_named_and_every_other_rank_ends(siliconbench_home):
-    """On MLX; torchrun's report of a killed rank is read in tests/test_allreduce.py, and the
-    cancel below ends torch's ranks through the same nested run."""
+    """On MLX, as the cancel below: what is scaling's own here is the nested run (this run's
+    worker starts one run per world), the same for both engines. torchrun's report of a killed
+    rank is read, and its ranks ended, in tests/test_allreduce.py."""
     rec = _in_world_two("mlx",
                         lambda child: os.kill(_rank(siliconbench_home, 1).pid, signal.SIGKILL))
     assert rec.status == "failed"
@@ -127,7 +131,7 @@ def test_a_killed_rank_is_named_and_every_other_rank_ends(siliconbench_home):
 
 
 def test_cancel_ends_every_rank():
-    rec = _in_world_two("torch", lambda child: child.cancel())
+    rec = _in_world_two("mlx", lambda child: child.cancel())
     assert rec.status == "cancelled"
     assert {r.params["world_size"] for r in rec.rows} == {1}
 
