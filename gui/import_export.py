@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 from core.results import NotAResultFile, RunRecord, records_from_json
@@ -27,6 +26,7 @@ def file_dialog(parent: QWidget, title: str, start: str, file_filter: str,
     if not save:
         dialog.setFileMode(QFileDialog.FileMode.ExistingFiles if many
                            else QFileDialog.FileMode.ExistingFile)
+    from PySide6.QtCore import Qt   # not before the first paint (gui/qt_values.py)
     dialog.setWindowModality(Qt.WindowModality.WindowModal)
     dialog.accepted.connect(lambda: chosen(dialog.selectedFiles(), dialog.selectedNameFilter()))
     parent.file_dialog = dialog  # kept alive while it is open (tests answer it)

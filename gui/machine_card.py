@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import sys
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QFrame, QLabel, QVBoxLayout, QWidget
 
 from core.numbers import size
+from gui import qt_values
 from gui.background import BackgroundCall
+from gui.qt_values import set_value
 from gui.theme import LIGHT, Theme, font_pt
 
 POWER_REFRESH_MS = 60_000
@@ -71,7 +73,7 @@ class MachineCard(QFrame):
         self.title.setObjectName("MachineTitle")
         self.details = QLabel("Reading the machine…")
         self.details.setWordWrap(True)
-        self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        set_value(self.details, "textInteractionFlags", qt_values.TEXT_SELECTABLE_BY_MOUSE)
         self.power = QLabel()
         self.warnings = QLabel()
         self.warnings.setWordWrap(True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QSettings, Qt, QTimer
+from PySide6.QtCore import QEvent, QSettings, QTimer
 from PySide6.QtWidgets import (QApplication, QCheckBox, QFrame, QHBoxLayout,
                                QInputDialog, QLabel, QMainWindow, QMessageBox, QPushButton,
                                QScrollArea, QSplitter, QStackedWidget, QTabWidget, QVBoxLayout,
@@ -15,13 +15,14 @@ from PySide6.QtWidgets import (QApplication, QCheckBox, QFrame, QHBoxLayout,
 
 from core.params import ParamError
 from core.workloads import Workload
-from gui import import_export, menus, singleton_refs
+from gui import import_export, menus, qt_values, singleton_refs
 from gui import settings as prefs
 from gui.device_list import DeviceList, device_key
 from gui.machine_card import MachineCard
 from gui.param_form import ParamForm
+from gui.qt_values import set_value
 from gui.sheets import message_sheet, open_sheet, question_sheet
-from gui.theme import Theme, theme_for, window_style
+from gui.theme import Theme, palette_theme, theme_for, window_style
 from gui.workload_catalogue import WorkloadCatalogue
 
 if TYPE_CHECKING:  # the run queue, Results and the runner load after the first paint
@@ -105,10 +106,7 @@ class MainWindow(QMainWindow):
         self.top_up_timer.start()
         prefs.restore_window(self)
         self._update_run_button()
-        self.apply_theme(theme_for())
-        app = QApplication.instance()
-        if app is not None:
-            app.styleHints().colorSchemeChanged.connect(self.apply_color_scheme)
+        self.apply_theme(palette_theme())   # theme_for() confirms it in build_rest
         if not defer:
             self.build_charts()
 
@@ -170,20 +168,21 @@ class MainWindow(QMainWindow):
 
         self.chart_slot = QStackedWidget()  # "Loading charts…" until build_charts
         loading = QLabel("Loading charts…")
-        loading.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        set_value(loading, "alignment", qt_values.ALIGN_CENTER)
         loading.setProperty("role", "hint")
         self.chart_slot.addWidget(loading)
         self.bottom = QTabWidget()  # Run Queue and Results: build_rest
         self.bottom.setDocumentMode(True)
 
-        self.right_split = QSplitter(Qt.Orientation.Vertical)
+        self.right_split = QSplitter()
+        set_value(self.right_split, "orientation", qt_values.VERTICAL)
         self.right_split.addWidget(self.chart_slot)
         self.right_split.addWidget(self.bottom)
         self.right_split.setStretchFactor(0, 3)
         self.right_split.setStretchFactor(1, 2)
         self.right_split.setSizes([520, 320])
 
-        self.main_split = QSplitter(Qt.Orientation.Horizontal)
+        self.main_split = QSplitter()           # horizontal
         for pane in (self.device_pane, self.setup_pane, self.right_split):
             self.main_split.addWidget(pane)
         self.main_split.setStretchFactor(2, 1)
@@ -198,8 +197,8 @@ class MainWindow(QMainWindow):
         scroll.setWidget(inner)
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
-        scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # Tab goes to the controls inside
-        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        set_value(scroll, "focusPolicy", qt_values.NO_FOCUS)  # Tab goes to the controls inside
+        set_value(scroll, "horizontalScrollBarPolicy", qt_values.SCROLL_BAR_ALWAYS_OFF)
         return scroll
 
     def _separator(self) -> QFrame:
@@ -221,6 +220,11 @@ class MainWindow(QMainWindow):
         and Results: after the first paint when deferred."""
         if self._rest_built:
             return
+        # The colour scheme, asked of Qt now that the window is painted (gui/qt_values.py).
+        self.apply_theme(theme_for())
+        app = QApplication.instance()
+        if app is not None:
+            app.styleHints().colorSchemeChanged.connect(self.apply_color_scheme)
         from gui.live_runs import LiveRuns
         from gui.queue_view import QueueView
         from gui.results_browser import ResultsBrowser
@@ -242,6 +246,7 @@ class MainWindow(QMainWindow):
         results.rename_button.clicked.connect(self.choose_machine_name)
         results.delete_button.clicked.connect(self.confirm_delete)
         results.store_changed.connect(self._live_runs.update_status)
+        from PySide6.QtCore import Qt   # after the first paint (gui/qt_values.py)
         view = results.view
         view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         view.customContextMenuRequested.connect(
@@ -277,6 +282,7 @@ class MainWindow(QMainWindow):
     def focus_chain(self) -> list[QWidget]:
         """What Tab visits, in reading order: the devices, the workload, its parameters,
         Run; then the charts' tabs, the queue and the results."""
+        from PySide6.QtCore import Qt
         chain: list[QWidget] = [*self.devices.boxes.values(), self.devices.refresh_button,
                                 self.catalogue]
         form = self.form
@@ -292,6 +298,8 @@ class MainWindow(QMainWindow):
         return chain
 
     def _update_tab_order(self, *_) -> None:
+        if not self._rest_built:    # build_rest sets it, after the first paint (it reads Qt's
+            return                  # focus policies: gui/qt_values.py)
         chain = self.focus_chain()
         for first, second in zip(chain, chain[1:]):
             QWidget.setTabOrder(first, second)

@@ -28,7 +28,9 @@ def add_action(window, menu: QMenu, text: str, slot, shortcut: str = "",
                role: QAction.MenuRole | None = None, before: QAction | None = None) -> QAction:
     a = QAction(text, window)
     if shortcut:
-        a.setShortcut(QKeySequence(shortcut))
+        # fromString: QKeySequence(str) tries the Qt-enum overloads first, and building the Qt
+        # namespace costs the window's first paint 35-43 ms (gui/qt_values.py).
+        a.setShortcuts([QKeySequence.fromString(shortcut, QKeySequence.SequenceFormat.PortableText)])
     if role is not None:
         a.setMenuRole(role)
     a.triggered.connect(slot)

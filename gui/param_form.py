@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QCompleter, QFileDialog, QFormLayout,
                                QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget)
 
 from core.params import LIST_ALL_UP_TO, Param, ParamError
+from gui import qt_values
 from gui.import_export import file_dialog
+from gui.qt_values import set_value
 
 _BAD_FIELD = "QLineEdit { border: 1px solid #FF3B30; border-radius: 4px; padding: 2px; }"
 
@@ -83,8 +85,8 @@ class ParamField(QWidget):
                 combo.setEditable(True)
                 combo.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
                 completer = QCompleter(list(p.choices), combo)
-                completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
-                completer.setFilterMode(Qt.MatchFlag.MatchContains)
+                set_value(completer, "caseSensitivity", qt_values.CASE_INSENSITIVE)
+                set_value(completer, "filterMode", qt_values.MATCH_CONTAINS)
                 combo.setCompleter(completer)
             if p.default in p.choices:
                 combo.setCurrentText(p.default)

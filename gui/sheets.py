@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QMessageBox, QWidget
 
 
 def open_sheet(parent: QWidget, dialog: QDialog) -> QDialog:
+    from PySide6.QtCore import Qt   # not before the first paint (gui/qt_values.py)
     dialog.setWindowModality(Qt.WindowModality.WindowModal)
     parent.message_box = dialog
     dialog.open()

@@ -3,10 +3,14 @@ the system's appearance (QStyleHints.colorScheme, Qt 6.5+)."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from typing import TYPE_CHECKING
+
 from PySide6.QtGui import QGuiApplication, QPalette
 
 from core.palette import DARK, LIGHT, Palette
+
+if TYPE_CHECKING:
+    from PySide6.QtCore import Qt
 
 
 # The colours live in core.palette, shared with the HTML report.
@@ -15,6 +19,7 @@ Theme = Palette
 
 def theme_for(scheme: Qt.ColorScheme | None = None) -> Theme:
     """The theme for a colour scheme; with none given, the running application's."""
+    from PySide6.QtCore import Qt   # not before the first paint (gui/qt_values.py)
     app = QGuiApplication.instance()
     if scheme is None and app is not None:
         scheme = app.styleHints().colorScheme()
@@ -23,6 +28,17 @@ def theme_for(scheme: Qt.ColorScheme | None = None) -> Theme:
     if scheme == Qt.ColorScheme.Light or app is None:
         return LIGHT
     # Unknown (Linux without a desktop portal, offscreen): judge by the palette's window colour.
+    return palette_theme()
+
+
+def palette_theme() -> Theme:
+    """The theme the application's palette suggests (its window colour): the first paint's,
+    as asking Qt for the colour scheme builds the Qt namespace (gui/qt_values.py); theme_for()
+    confirms it right after. Qt's macOS, Windows and desktop-portal themes give a dark palette
+    in dark mode."""
+    app = QGuiApplication.instance()
+    if app is None:
+        return LIGHT
     window = app.palette().color(QPalette.ColorRole.Window)
     return DARK if window.lightness() < 128 else LIGHT
 

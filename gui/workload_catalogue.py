@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtCore import QSize, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QVBoxLayout, QWidget
 
 from core.workloads import Workload, listed
+from gui import qt_values
+from gui.qt_values import set_value
 from gui.theme import LIGHT, Theme, font_pt
 
 ITEM_TEXT_WIDTH = 300   # the sidebar's width less margins
@@ -29,7 +31,7 @@ class WorkloadCatalogue(QListWidget):
         self._styled_current = -1    # the entry styled as selected
         for w in self.workloads:
             item = QListWidgetItem()
-            item.setData(Qt.ItemDataRole.UserRole, w.name)
+            item.setData(qt_values.USER_ROLE, w.name)
             item.setToolTip(f"{w.summary}\nRuns on: {', '.join(w.frameworks)}")
             cell = QWidget()
             lay = QVBoxLayout(cell)
@@ -54,7 +56,7 @@ class WorkloadCatalogue(QListWidget):
         # Every entry in view: a list scrolling inside the scrolling sidebar is fiddly.
         rows = sum(self.item(i).sizeHint().height() for i in range(self.count()))
         self.setFixedHeight(rows + 2 * self.frameWidth() + 2)
-        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        set_value(self, "verticalScrollBarPolicy", qt_values.SCROLL_BAR_ALWAYS_OFF)
         self.apply_theme(self.theme)
 
     def _on_row(self, row: int) -> None:

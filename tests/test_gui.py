@@ -501,3 +501,27 @@ def test_export_dialogs_open_in_the_last_folder_and_remember_the_one_chosen(
     answer_file_dialog(window, str(second / "chart.png"))
     assert (second / "chart.png").stat().st_size > 0
     assert settings.value("files/last_dir") == str(second)
+
+
+def test_a_dark_palette_paints_dark_before_qt_is_asked_for_the_scheme(qtbot, store, settings):
+    """The first paint judges by the palette (gui.theme.palette_theme: asking Qt for the colour
+    scheme builds the Qt namespace); build_rest then asks theme_for, which agrees here."""
+    from PySide6.QtGui import QColor, QGuiApplication, QPalette
+
+    from gui.main_window import MainWindow
+    from gui.theme import DARK, palette_theme, theme_for
+    app = QGuiApplication.instance()
+    before = app.palette()
+    dark = QPalette(before)
+    dark.setColor(QPalette.ColorRole.Window, QColor("#1e1e1e"))
+    app.setPalette(dark)
+    try:
+        assert palette_theme() is DARK and theme_for() is DARK   # offscreen: scheme Unknown
+        w = MainWindow(store=store, settings=settings, defer=True)
+        qtbot.addWidget(w)
+        assert w.theme is DARK                       # painted dark, nothing built yet
+        w.build_rest()
+        assert w.theme is DARK
+        w.ask_before_closing = False
+    finally:
+        app.setPalette(before)

@@ -266,3 +266,59 @@ def test_devices_kept_from_last_launch_make_run_available_at_once(qtbot, window,
     qtbot.waitUntil(lambda: window.devices._call.finished.is_set(), timeout=30_000)
     qtbot.waitUntil(lambda: fresh.name in {d.name for d in window.devices.devices})
     assert window.run_button.isEnabled()
+
+
+def test_the_widgets_built_before_the_first_paint_have_qts_own_values(window):
+    """gui/qt_values.py writes Qt's numbers through the property system: they are Qt's enums,
+    and the window's widgets read them back as those enums."""
+    from PySide6.QtWidgets import QCompleter, QScrollArea
+
+    from gui import qt_values as v
+    assert (v.VERTICAL, v.ALIGN_CENTER, v.NO_FOCUS, v.SCROLL_BAR_ALWAYS_OFF,
+            v.TEXT_SELECTABLE_BY_MOUSE, v.CASE_INSENSITIVE, v.MATCH_CONTAINS, v.USER_ROLE) == (
+        Qt.Orientation.Vertical.value, Qt.AlignmentFlag.AlignCenter.value,
+        Qt.FocusPolicy.NoFocus.value, Qt.ScrollBarPolicy.ScrollBarAlwaysOff.value,
+        Qt.TextInteractionFlag.TextSelectableByMouse.value,
+        Qt.CaseSensitivity.CaseInsensitive.value, Qt.MatchFlag.MatchContains.value,
+        Qt.ItemDataRole.UserRole.value)
+    assert window.right_split.orientation() == Qt.Orientation.Vertical
+    assert window.main_split.orientation() == Qt.Orientation.Horizontal
+    scrolls = [s for s in window.findChildren(QScrollArea)
+               if window.device_pane.isAncestorOf(s) or window.setup_pane.isAncestorOf(s)]
+    assert len(scrolls) == 2 and all(  # the sidebars' (MainWindow._scrolling)
+        s.focusPolicy() == Qt.FocusPolicy.NoFocus and
+        s.horizontalScrollBarPolicy() == Qt.ScrollBarPolicy.ScrollBarAlwaysOff for s in scrolls)
+    assert window.catalogue.verticalScrollBarPolicy() == Qt.ScrollBarPolicy.ScrollBarAlwaysOff
+    first = window.catalogue.item(0)
+    assert first.data(Qt.ItemDataRole.UserRole) == window.catalogue.workloads[0].name
+    assert window.machine_card.details.textInteractionFlags() == \
+        Qt.TextInteractionFlag.TextSelectableByMouse
+    window.catalogue.select("infer")            # its model list: type to narrow it
+    [completer] = window.form.findChildren(QCompleter)
+    assert completer.caseSensitivity() == Qt.CaseSensitivity.CaseInsensitive
+    assert completer.filterMode() == Qt.MatchFlag.MatchContains
+
+
+FIRST_PAINT = """
+import sys
+from PySide6 import QtCore
+from PySide6.QtWidgets import QApplication
+app = QApplication([])
+from gui.main_window import MainWindow
+w = MainWindow(defer=True)
+w.show()
+app.processEvents()
+print("built" if "Qt" in QtCore.__dict__ else "not built")
+"""
+
+
+def test_the_window_paints_without_building_the_qt_namespace(tmp_path):
+    """Reading PySide6's Qt namespace builds its ~100 enums (35-43 ms, gui/qt_values.py): the
+    window up to its first paint never does; a child process, as this one has Qt."""
+    import subprocess
+    import sys
+    env = {**os.environ, "SILICONBENCH_HOME": str(tmp_path), "QT_QPA_PLATFORM": "offscreen"}
+    out = subprocess.run([sys.executable, "-c", FIRST_PAINT], capture_output=True, text=True,
+                         env=env, timeout=120, cwd=Path(__file__).parent.parent)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "not built"
