@@ -58,7 +58,7 @@ def run(spec: dict, emit: Callable[[dict], None]) -> int:
         emit({"event": "error", "kind": "usage", "message": str(e)})
         return 2
     if w.starts_runs:
-        return _start_runs(w, spec, settings, emit)
+        return _start_runs(w, spec, settings, quick, emit)
     adapter = framework(spec["framework"]).load()
     try:
         dev = adapter.resolve(spec["device"])
@@ -78,14 +78,13 @@ def run(spec: dict, emit: Callable[[dict], None]) -> int:
     return _run_workload(w, ctx, spec["params"], emit)
 
 
-def _start_runs(w, spec: dict, settings, emit: Callable[[dict], None]) -> int:
+def _start_runs(w, spec: dict, settings, quick: bool, emit: Callable[[dict], None]) -> int:
     """A workload that only starts runs of its own: no framework here. Its first run's
     "started" event (device name, software, settings) is the record's, and an unknown device
     is that run's usage error."""
     from core.context import RunContext
     ctx = RunContext(framework=spec["framework"], device_id=spec["device"], adapter=None,
-                     device=None, device_name="", emit=emit, settings=settings,
-                     quick=bool(spec.get("quick")))
+                     device=None, device_name="", emit=emit, settings=settings, quick=quick)
     return _run_workload(w, ctx, spec["params"], emit)
 
 
