@@ -66,9 +66,10 @@ def loop_torch() -> dict:
 
 def reference(framework: str) -> dict[int, float]:
     """busbw (GB/s) per size from the minimal loop, started by the engine's own launcher."""
-    from core.launch import find_executable, free_ports, launcher
+    from core.launch import find_executable, launcher, reserve_ports
     part = launcher(framework)
-    port = free_ports(RANKS)
+    ports = reserve_ports(RANKS)   # held until this function returns
+    port = ports.first
     me = [sys.executable, os.path.abspath(__file__), "--loop", framework]
     if framework == "mlx":
         cmd = [find_executable(part.EXECUTABLE), "-n", str(RANKS), "--backend", "ring",

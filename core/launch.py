@@ -50,14 +50,53 @@ def port_free(port: int) -> bool:
     return True
 
 
-def free_ports(count: int) -> int:
-    """The first of `count` consecutive free ports, as the system hands them out."""
-    for _ in range(50):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            first = s.getsockname()[1]
-        if first + count <= 65536 and all(port_free(p) for p in range(first, first + count)):
-            return first
+def _ephemeral_low() -> int:
+    """The lowest port the system hands to outgoing connections and to bind(port 0): Linux
+    says it in /proc; macOS (and IANA) start at 49152."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 49152
+
+
+class PortReservation:
+    """`count` consecutive free ports, held for this run against other SiliconBench runs on
+    this machine (a lock file per port) until release(); the ranks bind them meanwhile."""
+
+    def __init__(self, first: int, locks: list) -> None:
+        self.first, self._locks = first, locks
+
+    def release(self) -> None:
+        for f in self._locks:
+            f.close()       # closing the file drops its lock
+        self._locks = []
+
+
+def reserve_ports(count: int) -> PortReservation:
+    """Ports for a run's ranks, chosen below the system's ephemeral range: ports in it are
+    what every outgoing connection takes (gloo's, another test's, a browser's), so one free
+    now may be taken before the ranks bind it (1 run in ~100 with two runs at once here).
+    A random start keeps two runs that start together apart; the lock files make sure."""
+    import fcntl
+    import random
+    import tempfile
+    high = min(_ephemeral_low(), 32768)
+    low = max(1024, high - 12000)
+    folder = Path(tempfile.gettempdir()) / f"siliconbench-ports-{os.getuid()}"
+    folder.mkdir(exist_ok=True)
+    for _ in range(100):
+        first = random.randrange(low, high - count)
+        locks = []
+        try:
+            for port in range(first, first + count):
+                f = open(folder / str(port), "a")
+                locks.append(f)
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)   # OSError: another run's
+                if not port_free(port):
+                    raise OSError
+            return PortReservation(first, locks)
+        except OSError:
+            PortReservation(first, locks).release()
     raise LaunchError(f"No {count} consecutive free TCP ports were found on this machine.")
 
 
@@ -68,6 +107,7 @@ class Launch:
     addresses: list[str]
     processes: int
     ports: list[int]
+    reservation: PortReservation | None = None  # ports chosen for it: release() at its end
     first_rank: dict | None = None      # the first rank's announcement, which others match
 
     def mismatch(self, event: dict) -> str | None:
@@ -83,6 +123,11 @@ class Launch:
         theirs = ", ".join(f"{name} {want[name]}" for name in want if got[name] != want[name])
         return (f"Host {event['host']} runs {', '.join(differ)} where {self.first_rank['host']} "
                 f"runs {theirs}; install the same versions on every host.")
+
+    def release_ports(self) -> None:
+        """The ranks have ended: other runs may have the ports again."""
+        if self.reservation is not None:
+            self.reservation.release()
 
     @property
     def world(self) -> int:
@@ -143,25 +188,32 @@ def plan(framework: str, params: dict, worker: list[str], env: dict[str, str]) -
                           f"runs, was not found next to {sys.executable} or on PATH; "
                           "reinstall the framework to get it.")
     world = params["processes"] * len(addresses)
-    port = params["port"] or free_ports(len(part.ports(0, world)))
-    ports = part.ports(port, world)
-    if ports[-1] > 65535:
-        raise LaunchError(f"The ranks need ports {port}-{ports[-1]}; choose a lower --port.")
-    if is_local(params["hosts"]):
-        busy = [p for p in ports if not port_free(p)]
-        if busy:
-            raise LaunchError(f"Port {busy[0]} on this machine is in use by another program; "
-                              "choose another with --port (0 picks a free one).")
+    count = len(part.ports(0, world))
+    if params["port"]:
+        port, reservation = params["port"], None
+        ports = part.ports(port, world)
+        if ports[-1] > 65535:
+            raise LaunchError(f"The ranks need ports {port}-{ports[-1]}; choose a lower --port.")
+        if is_local(params["hosts"]):
+            busy = [p for p in ports if not port_free(p)]
+            if busy:
+                raise LaunchError(f"Port {busy[0]} on this machine is in use by another "
+                                  "program; choose another with --port (0 picks a free one).")
     hostfile = params["hosts"].strip() if Path(params["hosts"].strip() or "-").is_file() \
         else None
+    if problem := unreachable(ssh_names(params["hosts"])):
+        raise LaunchError(problem)
+    if not params["port"]:
+        reservation = reserve_ports(count)
+        port, ports = reservation.first, part.ports(reservation.first, world)
     try:
         cmd = part.command(exe, worker, params["processes"], hostfile, addresses, port,
                            params["backend"], env)
     except ValueError as e:
+        if reservation:
+            reservation.release()
         raise LaunchError(str(e)) from None
-    if problem := unreachable(ssh_names(params["hosts"])):
-        raise LaunchError(problem)
-    return Launch(framework, cmd, addresses, params["processes"], ports)
+    return Launch(framework, cmd, addresses, params["processes"], ports, reservation)
 
 
 def unreachable(names: list[str]) -> str | None:

@@ -310,6 +310,7 @@ class ChildRun:
         self._stderr_reader.join(timeout=2)
         if self._launch is not None:
             self._end_ranks()
+            self._launch.release_ports()
             if not finished and ended_by is None:
                 why = self._launch.failure("\n".join(self._stderr),
                                            error["message"] if error else None)

@@ -93,9 +93,10 @@ def test_one_rank_moves_no_bus_data():
 def test_a_wrong_sum_is_caught_on_every_call(framework, monkeypatch):
     """The check itself, in this process on a group of one: expecting another sum fails."""
     from core.frameworks import framework as info, implementation
-    from core.launch import free_ports
+    from core.launch import reserve_ports
+    ports = reserve_ports(1)
     monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")  # torch's rendezvous, as torchrun sets it
-    monkeypatch.setenv("MASTER_PORT", str(free_ports(1)))
+    monkeypatch.setenv("MASTER_PORT", str(ports.first))
     monkeypatch.setenv("RANK", "0")
     monkeypatch.setenv("WORLD_SIZE", "1")
 
@@ -111,6 +112,7 @@ def test_a_wrong_sum_is_caught_on_every_call(framework, monkeypatch):
             assert (right.wrong_calls(), right.last_right()) == (0, True)
             assert (wrong.wrong_calls(), wrong.last_right()) == (2, False)
     finally:
+        ports.release()
         if framework == "torch":
             group.dist.destroy_process_group()
 
@@ -169,6 +171,38 @@ def test_a_port_in_use_is_one_sentence(framework):
             ChildRun(spec(framework, port=port))
     assert str(e.value) == f"Port {port} on this machine is in use by another program; " \
                            "choose another with --port (0 picks a free one)."
+
+
+def test_ports_picked_for_a_run_lie_outside_the_systems_ephemeral_range():
+    """The ports of outgoing connections come from that range: a port picked there was
+    taken by another program's connection before the ranks bound it (CI, 1 run in ~100)."""
+    from core.launch import reserve_ports
+    with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+        ephemeral = range(*(int(p) for p in f.read().split()))
+    held = [reserve_ports(4) for _ in range(20)]
+    try:
+        assert all(1024 <= r.first and r.first + 3 < ephemeral.start for r in held)
+    finally:
+        for r in held:
+            r.release()
+
+
+def test_two_runs_started_together_never_pick_the_same_ports(monkeypatch):
+    """Both draw the same first port; the one that asks second is given other ports, and the
+    ports are free again once the first run releases them."""
+    import random
+    from core.launch import reserve_ports
+    first = reserve_ports(2)
+    draws = iter([first.first + 1, first.first, first.first + 100])
+    monkeypatch.setattr(random, "randrange", lambda a, b: next(draws))
+    second = reserve_ports(2)
+    assert second.first == first.first + 100
+    first.release()
+    monkeypatch.setattr(random, "randrange", lambda a, b: first.first)
+    again = reserve_ports(2)
+    assert again.first == first.first
+    second.release()
+    again.release()
 
 
 def test_a_missing_launcher_is_one_sentence(monkeypatch):
