@@ -601,20 +601,47 @@ def _raise_ended(signum, frame) -> None:
 ENDING_SIGNALS = [s for s in (signal.SIGTERM, getattr(signal, "SIGHUP", None)) if s]
 
 
+_ctrl_c: list[int] = []   # Ctrl-C seen by main(), even where Python swallowed the exception
+
+
+def _on_ctrl_c(signum, frame) -> None:
+    _ctrl_c.append(signum)
+    raise KeyboardInterrupt
+
+
+def _quiet_unraisable(hook):
+    """A KeyboardInterrupt raised in a callback (a weakref's, during an import) cannot
+    propagate: Python prints "Exception ignored" and goes on. main() ends it as Ctrl-C."""
+    def quiet(unraisable) -> None:
+        if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+            hook(unraisable)
+    return quiet
+
+
 def main(argv: list[str] | None = None) -> int:
     """Ctrl-C, `kill` and a closed terminal end the command with one line and keep any run
-    under way as cancelled (core.runner.execute)."""
-    before = {s: signal.getsignal(s) for s in [signal.SIGINT, *ENDING_SIGNALS]}
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    for sig in ENDING_SIGNALS:
-        signal.signal(sig, _raise_ended)
+    under way as cancelled (core.runner.execute). The handlers are set inside the try and the
+    Ctrl-C one restored first in the finally, with `_signal` (C, no Python frame that could
+    take the signal in between): a Ctrl-C outside the try ends quietly (`_end_quietly`)."""
+    before = {s: _signal.getsignal(s) for s in [signal.SIGINT, *ENDING_SIGNALS]}
+    before = {s: signal.SIG_DFL if h is None else h for s, h in before.items()}
+    hook, _ctrl_c[:] = sys.unraisablehook, []
     try:
-        return _main(sys.argv[1:] if argv is None else argv)
+        _signal.signal(_signal.SIGINT, _on_ctrl_c)
+        sys.unraisablehook = _quiet_unraisable(hook)
+        for sig in ENDING_SIGNALS:
+            _signal.signal(sig, _raise_ended)
+        code = _main(sys.argv[1:] if argv is None else argv)
     except KeyboardInterrupt as e:  # also one raised while another was being handled
-        return _interrupted(e)
+        code = _interrupted(e)
     finally:  # main() called in-process (tests) leaves the caller's handlers as they were
-        for sig, handler in before.items():
-            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+        _signal.signal(_signal.SIGINT, before[signal.SIGINT])
+        sys.unraisablehook = hook
+        for sig in ENDING_SIGNALS:
+            _signal.signal(sig, before[sig])
+    if _ctrl_c and code != 130:  # the KeyboardInterrupt was swallowed (see above)
+        code = _interrupted(KeyboardInterrupt())
+    return code
 
 
 def _interrupted(e: KeyboardInterrupt) -> int:

@@ -2,6 +2,7 @@
 moment) loses nothing measured: the run is in the store from its start, its rows as they
 arrive, and the worker ends with its parent. Each test is the failure that showed it."""
 
+import json
 import os
 import re
 import signal
@@ -103,21 +104,52 @@ def test_the_worker_ends_when_its_parent_dies(siliconbench_home, platform):
 
 
 def test_ctrl_c_at_any_moment_is_one_line(siliconbench_home):
-    """From the command's first line on, never a KeyboardInterrupt traceback. Before it, the
-    interpreter itself is starting (site, encodings, finding the package): a signal there is
-    Python's own affair, told apart by a traceback with no frame in SiliconBench's files."""
+    """From the command's first line on, Ctrl-C is one line and exit 130, never a traceback.
+    Before it, the interpreter itself is starting (site, encodings, finding the package): a
+    signal there is Python's own affair (its traceback, "Fatal Python error", or a bare
+    "KeyboardInterrupt" it raised before any frame, exit 1 or -2), told apart by saying
+    nothing of SiliconBench's. A command the signal missed finished: exit 0 and its JSON."""
     outcomes = []
     for delay_ms in range(10, 310, 10):
         cli = start_cli("results", "--json")
         time.sleep(delay_ms / 1000)
         cli.send_signal(signal.SIGINT)
         out, err = cli.communicate(timeout=30)
-        outcomes.append((delay_ms, cli.returncode, err))
-    ours = re.compile(r'File ".*[/\\\\](core|gui)[/\\\\]')
-    assert not [(d, err) for d, rc, err in outcomes if ours.search(err)]
-    started = [(d, rc, err) for d, rc, err in outcomes if "Traceback" not in err
-               and "Fatal Python error" not in err]
-    assert {rc for _, rc, _ in started} <= {0, 130, -signal.SIGINT}  # -2: before Python's handler
-    assert all(err.strip() == "siliconbench: interrupted." for _, rc, err in started
-               if rc == 130)
-    assert sum(rc == 130 for _, rc, _ in started) >= 5  # the signal did land in the command
+        outcomes.append((delay_ms, cli.returncode, out, err))
+    ours = re.compile(r'File ".*[/\\\\](core|gui)[/\\\\]|^siliconbench:', re.M)
+    for delay_ms, rc, out, err in outcomes:
+        said = (delay_ms, rc, err)
+        if err == "siliconbench: interrupted.\n":
+            # -2: CPython ends by SIGINT (a shell reads 130 all the same) once a Ctrl-C hit
+            # code run by exec() or eval() of a string (dataclasses, namedtuple), even though
+            # the KeyboardInterrupt was caught: run_eval_code_obj sets a process-wide flag.
+            assert rc in {130, -signal.SIGINT}, said
+        elif rc == 130:
+            raise AssertionError(said)
+        elif rc == 0 and not err:
+            assert json.loads(out) == [], said
+        else:   # Python's own, before the command's first line
+            assert rc in {0, 1, -signal.SIGINT} and not ours.search(err), said
+    assert sum(err == "siliconbench: interrupted.\n" for *_, err in outcomes) >= 5  # it landed
+
+
+def test_a_ctrl_c_python_swallowed_still_ends_the_command(monkeypatch, capsys):
+    """A Ctrl-C that lands in a callback (a weakref's, during an import) cannot propagate:
+    Python prints "Exception ignored" and goes on. The command still ends as interrupted."""
+    import weakref
+    from core import cli
+
+    class Thing:
+        pass
+
+    def command(argv):
+        thing = Thing()
+        watch = weakref.ref(thing, lambda ref: signal.raise_signal(signal.SIGINT))  # noqa: F841
+        del thing           # the callback runs here, and the KeyboardInterrupt dies in it
+        print("finished")
+        return 0
+
+    monkeypatch.setattr(cli, "_main", command)
+    assert cli.main(["results"]) == 130
+    out, err = capsys.readouterr()
+    assert (out, err) == ("finished\n", "siliconbench: interrupted.\n")
