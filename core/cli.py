@@ -164,8 +164,8 @@ def cmd_devices(args) -> int:
         mem = size(d.memory_bytes) if d.memory_bytes else ""
         # Reasons name pip extras ('siliconbench[mlx]'): text, never markup.
         t.add_row(_text(d.framework), _text(d.id), _text(d.name), _text(d.kind), mem,
-                  "ready" if d.usable else Text.assemble(("unusable", "red"), ": ",
-                                                         _text(d.reason)))
+                  (_text("ready" + (f" ({d.note})" if d.note else "")) if d.usable else
+                   Text.assemble(("unusable", "red"), ": ", _text(d.reason))))
     _console().print(t)
     return EXIT_OK
 

@@ -155,7 +155,8 @@ class DeviceList(QWidget):
         lay.addWidget(box)
         mem = f" · {size(d.memory_bytes)}" if d.memory_bytes else ""
         if d.usable:
-            status = QLabel(f"{d.id} · {d.kind.upper()}{mem} · ready")
+            status = QLabel(f"{d.id} · {d.kind.upper()}{mem} · ready"
+                            + (f"\n{d.note}" if d.note else ""))
             kind = "ok"
         else:
             status = QLabel(f"{d.id} · unusable: {d.reason or 'no reason given'}")

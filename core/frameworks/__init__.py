@@ -27,6 +27,7 @@ class DeviceInfo:
     memory_bytes: int | None = None
     usable: bool = True
     reason: str | None = None    # why not usable, and how to fix it
+    note: str | None = None      # a limit of a usable device, shown beside "ready"
 
     def to_dict(self) -> dict:
         return asdict(self)

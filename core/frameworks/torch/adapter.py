@@ -19,6 +19,10 @@ def version() -> str:
     return _torch().__version__
 
 
+NO_MPS_COLLECTIVES = ("PyTorch has no collective backend for MPS tensors: distributed runs "
+                      "(all-reduce, scaling) use gloo on the CPU.")
+
+
 def software() -> dict:
     torch = _torch()
     info = {"torch": torch.__version__}
@@ -36,7 +40,8 @@ def devices() -> list[DeviceInfo]:
     out = [DeviceInfo(NAME, "cpu", cpu_name(), "cpu", host_memory())]
     if torch.backends.mps.is_built():
         if torch.backends.mps.is_available():
-            out.append(DeviceInfo(NAME, "mps", apple_gpu_name(), "gpu", host_memory()))
+            out.append(DeviceInfo(NAME, "mps", apple_gpu_name(), "gpu", host_memory(),
+                                  note=NO_MPS_COLLECTIVES))
         else:
             out.append(DeviceInfo(NAME, "mps", "Apple GPU", "gpu", usable=False,
                                   reason="MPS needs macOS 12.3 or later on an Apple Silicon Mac."))

@@ -13,8 +13,8 @@ class Group:
         import torch.distributed as dist
         self.torch, self.dist, self.device = torch, dist, ctx.device
         if ctx.device.type == "mps":
-            raise ParamError("PyTorch has no collective backend for MPS tensors; run the "
-                             "all-reduce on the CPU (--device cpu, gloo) instead.")
+            raise ParamError("PyTorch has no collective backend for MPS tensors; run it on "
+                             "the CPU (--device cpu), where gloo works.")
         if backend == "auto":
             backend = "nccl" if ctx.device.type == "cuda" else "gloo"
         if backend not in ("gloo", "nccl", "mpi"):
