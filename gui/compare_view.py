@@ -106,6 +106,10 @@ def reference_details(rec: RunRecord) -> str:
     return "\n".join(lines)
 
 
+MIN_TABLE_H = 72     # the header and two rows
+MIN_CHART_H = 200    # a plot below a legend of several runs still reads
+
+
 def reference_line(rec: RunRecord) -> str:
     """The reference in one line: what it measured and whose figure it is."""
     params = point_label(rec.params) if rec.params else "defaults"
@@ -170,6 +174,7 @@ class CompareBarChart(Chart):
         plot.addLegend(offset=(12, 8), labelTextSize="9pt")
         self.cmp: Comparison | None = None
         self.rows: list[ComparedRow] = []
+        plot.getPlotItem().vb.sigResized.connect(self._redraw)  # the legend's share changed
 
     def set_rows(self, cmp: Comparison | None, rows: list[ComparedRow]) -> None:
         self.cmp, self.rows = cmp, rows
@@ -211,7 +216,7 @@ class CompareBarChart(Chart):
             plot.getAxis("left").setLabel(metric_heading(r.metric, r.unit))
             plot.getAxis("bottom").setLabel(r.workload)
             plot.setXRange(-0.6, len(self.rows) - 0.4, padding=0)
-            plot.setYRange(0, top * 1.12 if top > 0 else 1, padding=0)
+            plot.setYRange(0, top * self._headroom(len(sides)) if top > 0 else 1, padding=0)
         plot.legend.setVisible(bool(sides))
         self._show_plot(bool(self.rows) and top > 0)
         self.caption.setText(f"Whiskers: {CONFIDENCE:.0%} confidence intervals of the median. "
@@ -325,14 +330,15 @@ class CompareView(QWidget):
         chart_bar.addWidget(self.chart_combo, 1)
         chart_col.addLayout(chart_bar)
         chart_col.addWidget(self.chart_stack, 1)
-        # The verdicts come first; the chart takes what is left below them.
+        # The verdicts come first, as tall as their rows up to half; the chart takes the rest
+        # (a one-row comparison left it 60 px under a legend) and what the window grows by.
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.splitter.addWidget(self.table)
         self.splitter.addWidget(chart_box)
-        self.splitter.setStretchFactor(0, 3)
-        self.splitter.setStretchFactor(1, 2)
-        self.splitter.setSizes([3000, 2000])  # 3:2 from the start, whatever the hints
+        self.splitter.setStretchFactor(0, 0)
+        self.splitter.setStretchFactor(1, 1)
         self.splitter.setChildrenCollapsible(False)
+        self.chart_stack.setMinimumHeight(MIN_CHART_H)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 6, 8, 6)
         layout.setSpacing(4)
@@ -429,6 +435,7 @@ class CompareView(QWidget):
         self.warnings_button.setVisible(bool(warnings))
         self._fold_warnings(self.warnings_button.isChecked())
         self._fill_table()
+        self._fit_table()
         self.chart_combo.blockSignals(True)
         self.chart_combo.clear()
         for workload, metric, unit in (chart_groups(cmp) if cmp else []):
@@ -525,6 +532,25 @@ class CompareView(QWidget):
             head.setSectionResizeMode(j, QHeaderView.ResizeMode.Stretch)
         head.setStretchLastSection(True)
         self.table.resizeRowsToContents()
+
+    def table_height(self) -> int:
+        """The height that shows the header and every row of the verdict table."""
+        t = self.table
+        rows = sum(t.rowHeight(r) for r in range(t.rowCount()) if not t.isRowHidden(r))
+        bar = t.horizontalScrollBar()
+        return (t.horizontalHeader().sizeHint().height() + rows + 2 * t.frameWidth()
+                + (bar.sizeHint().height() if bar.maximum() > 0 else 0))
+
+    def _fit_table(self) -> None:
+        total = sum(self.splitter.sizes())
+        if total <= 0:           # not laid out yet: the stretch factors decide
+            return
+        top = max(MIN_TABLE_H, min(self.table_height(), total // 2))
+        self.splitter.setSizes([top, total - top])
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit_table()
 
     def _style_verdict(self, item: QTableWidgetItem, verdict: str | None) -> None:
         kind = verdict_class(verdict)

@@ -137,6 +137,18 @@ class Chart(QWidget):
     def point_count(self) -> int:
         return sum(len(s.rows) for s in self.series)
 
+    def _headroom(self, entries: int | None = None) -> float:
+        """How far above the highest point or peak the y axis ends: room for the legend in
+        the top corner, so that no point or bar hides under it (long run identities make it
+        wide). `entries`: the legend's lines, for a guess before the plot is laid out."""
+        plot = self.plot_item
+        view_h = plot.vb.height()
+        if view_h < 80:  # not laid out yet: a guess by the number of legend lines
+            n = len(self.series) if entries is None else entries
+            return 1.12 + 0.06 * min(n, 4)
+        legend_h = plot.legend.boundingRect().height() + 16
+        return max(1.1, 1 / (1 - min(0.6, legend_h / view_h)))
+
 
 # A bound more than this many times the highest point is left above the y axis's end.
 BOUND_ZOOM = 3
@@ -254,16 +266,6 @@ class CurveChart(Chart):
                 label.setText(s.bound_label)
                 label.setAnchor((1, 1))
                 label.setPos(s.position(last), last.value)
-
-    def _headroom(self) -> float:
-        """How far above the highest point or peak the y axis ends: room for the legend in
-        the top corner, so that no point hides under it (long run identities make it wide)."""
-        plot = self.plot_item
-        view_h = plot.vb.height()
-        if view_h < 80:  # not laid out yet: a guess by the number of legend lines
-            return 1.12 + 0.06 * min(len(self.series), 4)
-        legend_h = plot.legend.boundingRect().height() + 16
-        return max(1.1, 1 / (1 - min(0.6, legend_h / view_h)))
 
     def _on_view_resized(self) -> None:
         # The legend's share of the height changed: the headroom follows.
@@ -390,6 +392,7 @@ class BarChart(Chart):
         plot.addLegend(offset=(12, 8), labelTextSize="9pt")
         self.series: list[Series] = []
         self.models: list[str] = []
+        plot.getPlotItem().vb.sigResized.connect(self._redraw)  # the legend's share changed
 
     def set_records(self, records: list[RunRecord]) -> None:
         self.models, self.series = bar_series(records)
@@ -421,7 +424,7 @@ class BarChart(Chart):
         self._show_plot(bool(self.series) and top > 0)
         if self.models:
             plot.setXRange(-0.6, len(self.models) - 0.4, padding=0)
-            plot.setYRange(0, top * 1.12 if top > 0 else 1, padding=0)
+            plot.setYRange(0, top * self._headroom() if top > 0 else 1, padding=0)
         self.caption.setText("Error bars: p25–p75. Hover a bar's top for its spread and flags."
                              " ✕: above peak or wrong result.")
 

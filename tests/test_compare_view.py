@@ -78,9 +78,11 @@ def test_warnings_fold_away_under_one_line(view):
     assert view.warnings_button.text().startswith(f"⚠ {len(view.comparison.warnings)} warning")
     view.warnings_button.setChecked(True)
     assert view.warnings.isVisible() and "Other framework" in view.warnings.text()
-    # The verdict table comes before the chart and takes the larger share.
+    # The verdict table comes before the chart, as tall as its rows up to half of the
+    # room; the chart takes the rest.
     sizes = view.splitter.sizes()
-    assert view.splitter.widget(0) is view.table and sizes[0] > sizes[1]
+    assert view.splitter.widget(0) is view.table
+    assert sizes[0] == max(72, min(view.table_height(), sum(sizes) // 2)) and sizes[1] >= 200
 
 
 def test_report_and_chart_export(view, tmp_path):
@@ -254,3 +256,25 @@ def test_the_quick_suite_ends_beside_the_published_m1_max_gemm_point(qtbot, tmp_
     assert row["Metric"] == "Throughput (TFLOPS)" and "size=8192" in row["Point"]
     assert "published" in row["B vs A: ratio · verdict"]
     store.close()
+
+
+@pytest.mark.parametrize("case", ["bars: a run and a published figure", "curves: three runs"])
+def test_the_chart_has_room_and_no_point_or_bar_under_its_legend(view, qtbot, case):
+    """What the README's Compare screenshot showed: a one-row comparison left the chart 60 px
+    tall, its legend over the bars. The chart takes the room the verdicts do not need, and
+    the y axis ends far enough above the data for the legend to sit clear of it."""
+    from PySide6.QtCore import QPointF
+    if case.startswith("bars"):
+        view.set_records([recorded("infer-torch-reference")])
+        view.add_reference(infer_reference().id)
+    else:
+        view.set_records(runs())
+    chart = view.current_chart()
+    qtbot.waitUntil(lambda: chart.plot_item.vb.height() > 80)
+    qtbot.wait(50)   # the redraw that follows the view's resize
+    vb = chart.plot_item.vb
+    assert chart.has_data() and vb.height() >= 150
+    (_, _), (_, data_top) = vb.childrenBounds()
+    top_on_screen = vb.mapViewToScene(QPointF(0, data_top)).y()
+    assert chart.plot_item.legend.isVisible()
+    assert chart.plot_item.legend.sceneBoundingRect().bottom() <= top_on_screen
