@@ -267,6 +267,23 @@ def test_torchrun_blames_the_killed_rank_not_the_one_that_lost_its_peer():
                                        "(local_rank: 0)\n  exitcode  : -15\n[1]")) == (1, -9)
 
 
+def test_mlx_launch_blames_the_killed_rank_not_the_one_that_lost_its_peer():
+    """mlx.launch's report (0.32.4) of a real run in CI whose rank 1 was killed: it saw rank 0
+    exit ("[ring] connection to a peer was lost") first."""
+    from pathlib import Path
+
+    from core.frameworks.mlx.launcher import first_failure
+    from core.launch import Launch
+    report = (Path(__file__).parent / "data" / "mlx-launch-killed-rank.txt").read_text()
+    assert report.index("rank 0 exited with code 1") < report.index("rank 1 exited with code -9")
+    assert first_failure(report) == (1, -9)
+    launch = Launch("mlx", [], ["127.0.0.1"], 2, [1, 2])
+    assert launch.failure(report, "RuntimeError: [ring] connection to a peer was lost") == \
+        "Rank 1 of 2 (on 127.0.0.1) was killed (SIGKILL); every other rank was ended."
+    # mlx.launch ends the others with SIGTERM: such a rank is no cause, a failing one is.
+    assert first_failure(report.replace("code -9", "code -15")) == (0, 1)
+
+
 def test_a_rank_on_another_host_is_never_taken_for_a_local_process():
     """Its pid may be a process of this machine: ending the run must not end that one."""
     import copy

@@ -5,6 +5,7 @@ parent process uses this module."""
 from __future__ import annotations
 
 import re
+import signal
 
 EXECUTABLE = "mlx.launch"
 # mlx.launch ends the other ranks when one fails, says which, and itself exits 0.
@@ -32,6 +33,10 @@ def ports(port: int, world: int) -> list[int]:
 
 
 def first_failure(stderr: str) -> tuple[int, int | None] | None:
-    """(rank, exit code or None when mlx.launch killed it) of the first rank that failed."""
-    m = _FAILED.search(stderr)
-    return (int(m.group(1)), int(m.group(2)) if m.group(2) else None) if m else None
+    """(rank, exit code or None when mlx.launch killed it) of the rank that failed first: one
+    killed by a signal if any, since the others' errors ("connection to a peer was lost")
+    follow from it, even when mlx.launch saw them end first. SIGTERM is how mlx.launch itself
+    ends the other ranks once one has failed."""
+    ended = [(int(r), int(c) if c else None) for r, c in _FAILED.findall(stderr)]
+    killed = [(r, c) for r, c in ended if c is not None and c < 0 and c != -signal.SIGTERM]
+    return (killed or ended or [None])[0]
