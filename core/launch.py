@@ -75,7 +75,7 @@ class PortReservation:
 def reserve_ports(count: int) -> PortReservation:
     """Ports for a run's ranks, chosen below the system's ephemeral range: ports in it are
     what every outgoing connection takes (gloo's, another test's, a browser's), so one free
-    now may be taken before the ranks bind it (1 run in ~100 with two runs at once here).
+    now may be taken before the ranks bind it (CI saw it once: "Couldn't bind socket").
     A random start keeps two runs that start together apart; the lock files make sure."""
     import fcntl
     import random
