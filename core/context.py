@@ -25,6 +25,12 @@ class RunContext:
         self._emit = emit
         self.sync = adapter.synchronizer(device) if adapter is not None else None
 
+    @property
+    def on_cpu(self) -> bool:
+        """Whether the device is the CPU, read from its id (every framework names it "cpu"),
+        so a workload that starts_runs, with no framework loaded, can tell too."""
+        return self.device_id.strip().lower().split(":")[0] == "cpu"
+
     def progress(self, done: float, total: float, message: str = "") -> None:
         self._emit({"event": "progress", "done": done, "total": total, "message": message})
 

@@ -1,6 +1,7 @@
 """The largest batch that trains: batch sizes doubled, then bisected, each probe a `train` run in
 its own child process, so an out-of-memory (or the system's OOM killer) ends only the probe.
-It needs no framework part of its own: a framework that runs train runs memory."""
+It needs no framework part of its own: a framework that runs train runs memory, and its own
+process never loads one (the first probe's device, software and settings are the record's)."""
 
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ WORKLOAD = Workload(
         Param("probe_time_limit", "float", 900, "Seconds one probe may take; a slower one "
                                                 "ends the search.", min=5, max=86_400),
     ),
+    starts_runs=True,
 )
 
 
@@ -94,6 +96,7 @@ def run(ctx, params: dict) -> None:
     unit = "seq/s" if params["model"] in TRANSFORMER_MODELS else "img/s"
     tried: list[Probe] = []
     current: list = []                      # the probe running now, for a cancel to stop
+    said: set = set()                       # what the probes said that this run passed on
     terminated = threading.Event()
 
     def on_terminate(signum, frame) -> None:
@@ -104,7 +107,7 @@ def run(ctx, params: dict) -> None:
 
     def probe(batch_size: int) -> Probe:
         ctx.progress(min(len(tried), expected - 1), expected, f"batch {batch_size}")
-        p = run_probe(ctx, {**probe_params, "batch_size": batch_size}, params, current)
+        p = run_probe(ctx, {**probe_params, "batch_size": batch_size}, params, current, said)
         if terminated.is_set():
             raise SystemExit(128 + signal.SIGTERM)
         p.rows = p.rows or [Row("samples_per_s", None, unit,
@@ -170,7 +173,7 @@ def search(probe, start: int, limit: int, bisect_steps: int) -> tuple[int | None
     return fits, fails
 
 
-def run_probe(ctx, train_params: dict, params: dict, current: list) -> Probe:
+def run_probe(ctx, train_params: dict, params: dict, current: list, said: set) -> Probe:
     """One `train` run at one batch size, in a child process with the quick measurement, on
     the run's framework and device. A probe the framework refuses as a usage error (a CNN on
     MLX, say) ends the search with that sentence."""
@@ -180,10 +183,10 @@ def run_probe(ctx, train_params: dict, params: dict, current: list) -> Probe:
     batch_size = train_params["batch_size"]
     spec = RunSpec("train", ctx.framework, ctx.device_id, train_params, quick=True,
                    time_limit_s=params["probe_time_limit"])
-    child = ChildRun(spec).start()
+    child = ChildRun(spec, lambda event: _pass_on(ctx, event, said)).start()
     current[:] = [child]
     # Every GPU of a Mac (MPS, TensorFlow's Metal, MLX) allocates from the host's memory.
-    host_memory = ctx.device.type == "cpu" or platform.system() == "Darwin"
+    host_memory = ctx.on_cpu or platform.system() == "Darwin"
     watch = HostMemoryWatch(child)
     try:
         with watch if host_memory else nullcontext():
@@ -192,6 +195,18 @@ def run_probe(ctx, train_params: dict, params: dict, current: list) -> Probe:
         raise ParamError(str(e)) from None
     current.clear()
     return outcome(batch_size, rec, watch.reason)
+
+
+def _pass_on(ctx, event: dict, said: set) -> None:
+    """The first probe's "started" event (device name, software, settings) is the run's own,
+    and each warning of a probe (the framework's word on its BLAS, say) is said once."""
+    kind = event.get("event")
+    if kind == "started" and "started" not in said:
+        said.add("started")
+        ctx.started(event)
+    elif kind == "warning" and event["message"] not in said:
+        said.add(event["message"])
+        ctx.warn(event["message"])
 
 
 def outcome(batch_size: int, rec, memory_pressure: str | None) -> Probe:
