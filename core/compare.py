@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -92,11 +92,16 @@ class Comparison:
     def to_dict(self) -> dict:
         return {"sides": [{"label": s.label, "published": s.published,
                            "runs": [r.id for r in s.records]} for s in self.sides],
-                "rows": [{**{k: v for k, v in asdict(r).items() if k != "cells"},
-                          "cells": [None if c is None else
-                                    {k: v for k, v in asdict(c).items() if k != "samples"}
+                "rows": [{**_fields(r, "cells"),
+                          "cells": [None if c is None else _fields(c, "samples")
                                     for c in r.cells]} for r in self.rows],
                 "warnings": self.warnings, "left_out": self.left_out}
+
+
+def _fields(obj, left_out: str) -> dict:
+    """A dataclass's fields as a dict, one left out, without dataclasses.asdict's deep copy:
+    that copied every cell's samples float by float only to drop them (25 ms a comparison)."""
+    return {f.name: getattr(obj, f.name) for f in fields(obj) if f.name != left_out}
 
 
 # ---------------------------------------------------------------- statistics
