@@ -66,6 +66,7 @@ def prepare(spec: RunSpec) -> RunSpec:
         if not fw.installed():
             raise UsageError(fw.missing_reason())
         resolved = params_mod.resolve(w.params, spec.params)
+        w.check(resolved)
         settings_for(spec.quick)    # SETTINGS_ENV, if set, must be readable
     except ValueError as e:
         raise UsageError(str(e)) from None

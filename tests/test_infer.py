@@ -1,6 +1,8 @@
 """The infer workload on a tiny resnet18 on the CPU: both data paths with their ratio, latency
 percentiles, progress in images, and one-sentence refusals of impossible parameters."""
 
+import re
+
 import pytest
 import torch
 
@@ -59,6 +61,20 @@ def test_impossible_parameters_are_one_sentence_exit_2(capsys, args, says):
     assert code == 2 and rec is None
     assert says in err and len(err.strip().splitlines()) == 1
     assert Store().runs() == []
+
+
+@pytest.mark.parametrize("workload, params, says", [
+    ("infer", {"images": 3, "batch_size": 4}, "--images (3) must be at least --batch-size (4)."),
+    ("mlp", {"samples": 16, "batch_size": 32},
+     "--samples (16) must be at least --batch-size (32)."),
+])
+def test_what_the_parameters_alone_rule_out_is_refused_before_a_process_starts(
+        monkeypatch, workload, params, says):
+    from core import runner
+    from core.runner import ChildRun, RunSpec, UsageError
+    monkeypatch.setattr(runner.subprocess, "Popen", None)   # any start would raise TypeError
+    with pytest.raises(UsageError, match=re.escape(says)):
+        ChildRun(RunSpec(workload, "torch", "cpu", params)).start()
 
 
 def test_host_images_are_normalised_random_batches():

@@ -39,11 +39,18 @@ class Workload:
                                     # word on its BLAS (adapter.caveat) applies to them
     starts_runs: bool = False       # its run only starts other runs (ChildRun), which import
                                     # the framework: its own process never does (seconds)
+    checks: str = ""                # a function of the module, checks(params), that refuses
+                                    # (ParamError) what the parameters alone rule out: called
+                                    # before any process starts, so the sentence comes at once
 
     def more_tables(self, rec) -> list[tuple[str, list[str], list[list[str]]]]:
         if not self.terminal_tables:
             return []
         return getattr(importlib.import_module(self.module), self.terminal_tables)(rec)
+
+    def check(self, params: dict) -> None:
+        if self.checks:
+            getattr(importlib.import_module(self.module), self.checks)(params)
 
     def run(self, ctx, params: dict) -> None:
         getattr(importlib.import_module(self.module), self.entry)(ctx, params)

@@ -36,6 +36,7 @@ WORKLOAD = Workload(
     frameworks=("torch",),
     metric="samples_per_s",
     module=__name__,
+    checks="check_params",
     params=(
         Param("model", "choice", "resnet50", "A torchvision classification model, e.g. "
                                              "resnet50, mobilenet_v2, efficientnet_b0, vit_b_16.",
@@ -64,14 +65,18 @@ def percentile(values: list[float], q: int) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
 
 
+def check_params(params: dict) -> None:
+    images, batch_size = params["images"], params["batch_size"]
+    if images < batch_size:
+        raise ParamError(f"--images ({images}) must be at least --batch-size ({batch_size}).")
+
+
 def run(ctx, params: dict) -> None:
     from core.frameworks import implementation
     from core.workloads.errors import out_of_memory_at
     from core.workloads.rows import measure_run, memory_row, sustained_rows, throughput_rows
 
     batch_size, images = params["batch_size"], params["images"]
-    if images < batch_size:
-        raise ParamError(f"--images ({images}) must be at least --batch-size ({batch_size}).")
     framework = implementation(ctx.framework, "infer")
     paths = ["device", "host"] if params["data"] == "both" else [params["data"]]
     rates: dict[str, float] = {}

@@ -44,6 +44,7 @@ WORKLOAD = Workload(
     frameworks=("torch", "tensorflow", "mlx"),
     metric="train_seconds",
     module=__name__,
+    checks="check_params",
     params=(
         Param("preset", "choice", "depth-sweep", "depth-sweep: Flatten -> depth x Dense(1024, "
               "ReLU) -> Dense(10, sigmoid); 3000-1000: Dense(3000) -> Dense(1000) -> Dense(10).",
@@ -153,12 +154,21 @@ def prepare(ctx, params: dict) -> tuple:
     if count > len(data.labels):
         raise ParamError(f"--samples must be at most {len(data.labels)}, the images in "
                          f"{data.source}, not {count}.")
-    if count < batch_size:
-        raise ParamError(f"--samples ({count}) must be at least --batch-size ({batch_size}).")
+    _at_least_a_batch(count, batch_size)
     ctx.record_settings(cifar=data.source, cifar_official=data.official, epochs=epochs,
                         samples=count)
     extra_flags = ["synthetic"] if synthetic else []
     return data, count, epochs, widths_list, extra_flags
+
+
+def check_params(params: dict) -> None:
+    if params["samples"]:       # 0: every image of the data, known once it is found
+        _at_least_a_batch(params["samples"], params["batch_size"])
+
+
+def _at_least_a_batch(count: int, batch_size: int) -> None:
+    if count < batch_size:
+        raise ParamError(f"--samples ({count}) must be at least --batch-size ({batch_size}).")
 
 
 def rotating_batches(x, y, count: int, batch_size: int) -> list[tuple]:
