@@ -8,7 +8,6 @@ import json
 import math
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from typing import Any
 
 from core.stats import Stats
@@ -151,6 +150,7 @@ MAX_DEPTH = 32
 
 @cache
 def _schema() -> dict:
+    from importlib import resources     # 7 ms: not before the window's first paint
     text = resources.files("resources").joinpath("run_record.schema.json").read_text()
     return json.loads(text)
 
