@@ -167,6 +167,14 @@ def closest(value: str, names: list[str] | tuple[str, ...], count: int = 3) -> s
     return ", ".join(found[:-1]) + " or " + found[-1] if len(found) > 1 else "".join(found)
 
 
+def worded_for_form(declared: tuple[Param, ...], text: str) -> str:
+    """A sentence about several parameters (a workload's checks) worded for the app's form:
+    each field's label, not its flag (longest flags first: --batch-size before --batch)."""
+    for p in sorted(declared, key=lambda p: -len(p.flag)):
+        text = text.replace(p.flag, p.label)
+    return text
+
+
 def resolve(declared: tuple[Param, ...], given: dict[str, Any]) -> dict[str, Any]:
     """Validate `given` against the declaration and fill in defaults (None means "auto")."""
     by_name = {p.name: p for p in declared}

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (QApplication, QCheckBox, QFrame, QHBoxLayout,
                                QScrollArea, QSplitter, QStackedWidget, QTabWidget, QVBoxLayout,
                                QWidget)
 
-from core.params import ParamError
+from core.params import ParamError, resolve, worded_for_form
 from core.workloads import Workload
 from gui import import_export, menus, qt_values, singleton_refs
 from gui import settings as prefs
@@ -378,6 +378,10 @@ class MainWindow(QMainWindow):
         from core.runner import RunSpec
         w = self.catalogue.current()
         params = self.form.values() if self.form else {}
+        try:        # what the fields allow one by one but not together, before any run starts
+            w.check(resolve(w.params, params))
+        except ParamError as e:
+            raise ParamError(worded_for_form(w.params, str(e))) from None
         specs, titles = [], []
         for d in self.devices.checked():
             specs.append(RunSpec(w.name, d.framework, d.id, dict(params),

@@ -163,6 +163,18 @@ def test_a_mistyped_model_is_marked_before_running(qtbot, window):
     assert field.error == "" and window.form.values()["model"] == "resnet18"
 
 
+def test_fields_that_do_not_fit_together_are_refused_before_a_run_is_queued(qtbot, window):
+    window.devices.set_devices([this_cpu()], {"torch": "test"})
+    window.devices.set_checked(["torch:cpu"])
+    window.catalogue.select("infer")
+    window.form.fields["images"].editor.setText("3")
+    window.form.fields["batch_size"].editor.setText("4")
+    assert window.run_button.isEnabled()        # each field alone is fine
+    assert window.run_clicked() == [] and window.queue.jobs == []
+    assert window.message_box.isVisible()
+    assert window.last_message == "Images (3) must be at least Batch size (4)."
+
+
 def test_path_parameters_have_a_choose_button(qtbot, window, tmp_path):
     window.catalogue.select("mlp")
     field = window.form.fields["cifar"]
