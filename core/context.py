@@ -40,10 +40,17 @@ class RunContext:
     def warn(self, message: str) -> None:
         self._emit({"event": "warning", "message": message})
 
-    def started(self, event: dict) -> None:
-        """A workload that starts_runs passes on its first run's "started" event (device name,
-        software, settings) as its own."""
-        self._emit(event)
+    def pass_on(self, event: dict, said: set) -> None:
+        """For a workload that starts_runs: the first "started" event of its runs (device name,
+        software, settings) becomes its own, and each warning of its runs is said once
+        (`said` holds what was passed on already)."""
+        kind = event.get("event")
+        if kind == "started" and None not in said:
+            said.add(None)
+            self._emit(event)
+        elif kind == "warning" and event["message"] not in said:
+            said.add(event["message"])
+            self.warn(event["message"])
 
     def record_settings(self, **settings: Any) -> None:
         """Settings that change what a number means (tf32, precision, ...) go into the record."""

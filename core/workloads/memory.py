@@ -183,7 +183,7 @@ def run_probe(ctx, train_params: dict, params: dict, current: list, said: set) -
     batch_size = train_params["batch_size"]
     spec = RunSpec("train", ctx.framework, ctx.device_id, train_params, quick=True,
                    time_limit_s=params["probe_time_limit"])
-    child = ChildRun(spec, lambda event: _pass_on(ctx, event, said)).start()
+    child = ChildRun(spec, lambda event: ctx.pass_on(event, said)).start()
     current[:] = [child]
     # Every GPU of a Mac (MPS, TensorFlow's Metal, MLX) allocates from the host's memory.
     host_memory = ctx.on_cpu or platform.system() == "Darwin"
@@ -195,18 +195,6 @@ def run_probe(ctx, train_params: dict, params: dict, current: list, said: set) -
         raise ParamError(str(e)) from None
     current.clear()
     return outcome(batch_size, rec, watch.reason)
-
-
-def _pass_on(ctx, event: dict, said: set) -> None:
-    """The first probe's "started" event (device name, software, settings) is the run's own,
-    and each warning of a probe (the framework's word on its BLAS, say) is said once."""
-    kind = event.get("event")
-    if kind == "started" and "started" not in said:
-        said.add("started")
-        ctx.started(event)
-    elif kind == "warning" and event["message"] not in said:
-        said.add(event["message"])
-        ctx.warn(event["message"])
 
 
 def outcome(batch_size: int, rec, memory_pressure: str | None) -> Probe:

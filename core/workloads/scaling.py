@@ -136,7 +136,7 @@ def run(ctx, params: dict) -> None:
     totals: dict[int, Row] = {}
     current: list = []
     terminated = []
-    said: set[str] = set()      # each world's warnings once (the framework's caveat too)
+    said: set = set()           # passed on once: the first "started", each warning
 
     def on_terminate(signum, frame) -> None:
         # The world's wait then ends its launcher and every rank; then this run ends too.
@@ -188,15 +188,11 @@ def _run_world(ctx, params: dict, index: int, count: int, n: int, current: list,
     from core.runner import ChildRun, RunSpec, UsageError
 
     def follow(event: dict) -> None:
-        kind = event.get("event")
-        if kind == "started" and index == 0:
-            ctx.started(event)
-        elif kind == "progress" and event.get("total"):
+        if event.get("event") == "progress" and event.get("total"):
             ctx.progress(index + event["done"] / event["total"], count,
                          f"{n} workers: {event.get('message', '')}")
-        elif kind == "warning" and event["message"] not in said:
-            said.add(event["message"])
-            ctx.warn(event["message"])
+        else:
+            ctx.pass_on(event, said)
 
     spec = RunSpec(WORLD.name, ctx.framework, ctx.device_id, params,
                    quick=ctx.quick)
