@@ -7,7 +7,6 @@ import dataclasses
 import functools
 import hashlib
 import importlib.metadata
-import importlib.resources
 import json
 import os
 import platform
@@ -18,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+import resources
 from core.numbers import size
 
 COMMAND_TIMEOUT_S = 5.0
@@ -420,11 +420,7 @@ def _fill(info: MachineInfo, values: dict[str, Any] | None) -> None:
 @functools.cache
 def mac_model_names() -> dict[str, str]:
     """Apple Silicon model identifier -> marketing name, from resources/mac_models.json."""
-    text = (
-        importlib.resources.files("resources")
-        .joinpath("mac_models.json")
-        .read_text(encoding="utf-8")
-    )
+    text = resources.read_text("mac_models.json")
     return {key: value for key, value in json.loads(text).items() if not key.startswith("_")}
 
 

@@ -8,8 +8,9 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from importlib.resources import files
 from typing import Any
+
+import resources
 
 DTYPES = ("float32", "float16", "bfloat16", "float64")
 
@@ -151,7 +152,7 @@ def _find_nvidia(device_name: str) -> Peak | None:
 
 @functools.cache
 def _table() -> tuple[tuple[Peak, _Matcher], ...]:
-    text = files("resources").joinpath("peaks.json").read_text(encoding="utf-8")
+    text = resources.read_text("peaks.json")
     data = json.loads(text)
     entries = data.get("peaks") if isinstance(data, dict) else None
     if not isinstance(entries, list):

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from importlib import resources
 
+import resources
 from core.results import NotAResultFile, RunRecord, dumps, records_from_json
 
 
@@ -17,7 +17,7 @@ class BadReference(RuntimeError):
 
 @cache
 def _load() -> tuple[RunRecord, ...]:
-    folder = resources.files("resources").joinpath("reference")
+    folder = resources.FOLDER / "reference"
     records: list[RunRecord] = []
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
         if not entry.name.endswith(".json"):

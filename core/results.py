@@ -150,8 +150,8 @@ MAX_DEPTH = 32
 
 @cache
 def _schema() -> dict:
-    from importlib import resources     # 7 ms: not before the window's first paint
-    text = resources.files("resources").joinpath("run_record.schema.json").read_text()
+    import resources
+    text = resources.read_text("run_record.schema.json")
     return json.loads(text)
 
 

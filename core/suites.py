@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from importlib import resources
 
+import resources
 from core.frameworks import DeviceInfo
 from core.numbers import peak_text, value_text
 from core.runner import RunSpec
@@ -13,7 +13,7 @@ from core.workloads import headline, workload
 
 
 def load_suites() -> dict:
-    text = resources.files("resources").joinpath("suites.json").read_text()
+    text = resources.read_text("suites.json")
     return {k: v for k, v in json.loads(text).items() if not k.startswith("_")}
 
 

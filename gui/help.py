@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import platform
 from html import escape
-from importlib import resources
 from pathlib import Path
 
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QMessageBox
 
+import resources
 from core.params import LIST_ALL_UP_TO
 from gui.sheets import message_sheet
 
@@ -25,7 +25,7 @@ SEND_RESULTS_TEXT = (
 
 
 def help_template() -> str:
-    return resources.files("resources").joinpath("help.html").read_text(encoding="utf-8")
+    return resources.read_text("help.html")
 
 
 def parameters_html() -> str:

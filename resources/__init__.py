@@ -1,0 +1,13 @@
+"""The files the app ships (schema, reference runs, peaks, help, icons). They sit beside this
+module as plain files in every form the app takes (a checkout, a wheel, the py2app bundle,
+where setup_app.py copies this package unzipped), so a path is all that reading one needs;
+importlib.resources would cost 7-15 ms of imports before the window's first paint."""
+
+from pathlib import Path
+
+FOLDER = Path(__file__).resolve().parent
+
+
+def read_text(name: str) -> str:
+    """The text of a shipped file, e.g. read_text("suites.json") or "reference/x.json"."""
+    return (FOLDER / name).read_text(encoding="utf-8")
