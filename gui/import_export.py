@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+from typing import TYPE_CHECKING
 
 from core.results import NotAResultFile, RunRecord, records_from_json
 from gui import settings as prefs
+
+if TYPE_CHECKING:  # imported when a dialog opens, after the first paint (gui/sheets.py)
+    from PySide6.QtWidgets import QFileDialog, QWidget
 
 RESULT_FILTER = "SiliconBench results (*.sbresults *.json);;All files (*)"
 
@@ -20,6 +22,7 @@ def file_dialog(parent: QWidget, title: str, start: str, file_filter: str,
                 chosen: Callable[[list[str], str], None], save: bool = False,
                 many: bool = False) -> QFileDialog:
     """Open a file dialog as a sheet; `chosen(paths, name filter)` once the user accepts."""
+    from PySide6.QtWidgets import QFileDialog
     dialog = QFileDialog(parent, title, start, file_filter)
     dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave if save
                          else QFileDialog.AcceptMode.AcceptOpen)
@@ -86,6 +89,7 @@ def _refuse_import(window, text: str) -> bool:
 
 
 def choose_export_runs(window, fmt: str) -> QFileDialog | None:
+    from PySide6.QtWidgets import QMessageBox
     records = window.results.selected_records()
     if not records:
         window.show_message("Nothing to export", "Select runs under Results to export them.",
@@ -117,6 +121,7 @@ def export_runs(window, path: str, records: list[RunRecord] | None = None,
 
 
 def choose_export_chart(window, fmt: str) -> QFileDialog | None:
+    from PySide6.QtWidgets import QMessageBox
     chart = window.charts.current_chart()
     if chart is None or not chart.has_data():
         window.show_message("Nothing to export", "Show a chart with data first (select runs "

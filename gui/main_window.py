@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QSettings, QTimer
 from PySide6.QtWidgets import (QApplication, QCheckBox, QFrame, QHBoxLayout,
-                               QInputDialog, QLabel, QMainWindow, QMessageBox, QPushButton,
+                               QLabel, QMainWindow, QPushButton,
                                QScrollArea, QSplitter, QStackedWidget, QTabWidget, QVBoxLayout,
                                QWidget)
 
@@ -25,7 +25,9 @@ from gui.sheets import message_sheet, open_sheet, question_sheet
 from gui.theme import Theme, palette_theme, theme_for, window_style
 from gui.workload_catalogue import WorkloadCatalogue
 
-if TYPE_CHECKING:  # the run queue, Results and the runner load after the first paint
+if TYPE_CHECKING:  # the run queue, Results, the runner and dialogs load after the first paint
+    from PySide6.QtWidgets import QInputDialog, QMessageBox
+
     from core.results import RunRecord
     from core.runner import RunSpec
     from gui.run_queue import RunJob
@@ -463,6 +465,7 @@ class MainWindow(QMainWindow):
         return n
 
     def show_run_details(self):
+        from PySide6.QtWidgets import QMessageBox
         records = self.results.selected_records()
         if not records:
             self.show_message("Run details", "Select a run under Results first.",
@@ -474,6 +477,7 @@ class MainWindow(QMainWindow):
         return self.run_detail
 
     def choose_machine_name(self) -> QInputDialog | None:
+        from PySide6.QtWidgets import QInputDialog, QMessageBox
         records = self.results.selected_records()
         if not records:
             self.show_message("Name a machine", "Select a run of that machine under Results "
@@ -494,6 +498,7 @@ class MainWindow(QMainWindow):
     def confirm_delete(self) -> QMessageBox | None:
         """Ask in a sheet (window-modal, not blocking the event loop); delete on its Delete
         button. Returns the open box (None with nothing selected)."""
+        from PySide6.QtWidgets import QMessageBox
         records = self.results.selected_records()
         if not records:
             self.show_message("Delete Runs", "Select the runs to delete under Results first.",
@@ -530,8 +535,9 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ messages, about
 
     def show_message(self, title: str, text: str,
-                     icon: QMessageBox.Icon = QMessageBox.Icon.Warning) -> None:
-        """A sheet on the Mac (window-modal, not blocking the event loop)."""
+                     icon: QMessageBox.Icon | None = None) -> None:
+        """A sheet on the Mac (window-modal, not blocking the event loop); a warning unless
+        another icon is given."""
         self.last_message = text
         message_sheet(self, title, text, icon)
 
@@ -577,6 +583,7 @@ class MainWindow(QMainWindow):
 
     def confirm_close(self) -> QMessageBox:
         """Runs are going: ask in a sheet; Close closes (and quits, from Quit)."""
+        from PySide6.QtWidgets import QMessageBox
         def close() -> None:
             self.ask_before_closing = False
             self.close()

@@ -4,16 +4,19 @@ bad value is marked in the form and never sent to a run."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QCompleter, QFileDialog, QFormLayout,
-                               QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QCompleter, QFormLayout, QHBoxLayout,
+                               QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget)
 
 from core.params import LIST_ALL_UP_TO, Param, ParamError
 from gui import qt_values
 from gui.import_export import file_dialog
 from gui.qt_values import set_value
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QFileDialog
 
 _BAD_FIELD = "QLineEdit { border: 1px solid #FF3B30; border-radius: 4px; padding: 2px; }"
 

@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QVBoxLayout,
 from core.workloads import Workload, listed
 from gui import qt_values
 from gui.qt_values import set_value
-from gui.theme import LIGHT, Theme, font_pt
+from gui.theme import Theme, font_pt
 
 ITEM_TEXT_WIDTH = 300   # the sidebar's width less margins
 
@@ -19,7 +19,7 @@ class WorkloadCatalogue(QListWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.theme = LIGHT
+        self.theme: Theme | None = None   # the entries are styled by apply_theme
         self.load_error = ""
         try:
             self.workloads: list[Workload] = listed()
@@ -57,7 +57,6 @@ class WorkloadCatalogue(QListWidget):
         rows = sum(self.item(i).sizeHint().height() for i in range(self.count()))
         self.setFixedHeight(rows + 2 * self.frameWidth() + 2)
         set_value(self, "verticalScrollBarPolicy", qt_values.SCROLL_BAR_ALWAYS_OFF)
-        self.apply_theme(self.theme)
 
     def _on_row(self, row: int) -> None:
         # The selected entry's text takes the highlight colour; the one left gives it back.
@@ -74,12 +73,16 @@ class WorkloadCatalogue(QListWidget):
         self.setCurrentRow(names.index(name) if name in names else 0 if names else -1)
 
     def apply_theme(self, theme: Theme) -> None:
+        if theme == self.theme:
+            return   # a style sheet a label costs a polish: not again for nothing
         self.theme = theme
         self._style_rows(range(len(self._titles)))
 
     def _style_rows(self, rows) -> None:
         """Style these entries' labels (a style sheet each costs a polish: only those that
         change, not every entry at every click)."""
+        if self.theme is None:
+            return   # not styled yet: apply_theme styles every entry
         selected = self.palette().color(QPalette.ColorRole.HighlightedText).name()
         current = self.currentRow()
         for row in rows:
