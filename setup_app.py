@@ -50,8 +50,8 @@ OPTIONS = {
     "iconfile": "resources/SiliconBench.icns",  # from resources/icon.png (scripts/make_icon.py)
     # Whole package folders (core/ with every workload and framework package, core/frameworks/
     # <name>/, subpackages included, which only the worker imports by name, so the module
-    # finder would miss them), not zipped: resources/ is read with
-    # importlib.resources and torch loads its dylibs from its package directory.
+    # finder would miss them), not zipped: resources/ is read by path beside its __init__.py
+    # (resources.read_text) and torch loads its dylibs from its package directory.
     "packages": ["core", "gui", "resources", "torch", "torchvision", "transformers", "numpy",
                  "scipy", "fastjsonschema", "rich", "platformdirs",
                  "psutil", "pyqtgraph", "PySide6", "shiboken6"],
