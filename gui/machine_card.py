@@ -73,6 +73,7 @@ class MachineCard(QFrame):
         self.title.setObjectName("MachineTitle")
         self.details = QLabel("Reading the machine…")
         self.details.setWordWrap(True)
+        set_value(self.details, "textInteractionFlags", qt_values.TEXT_SELECTABLE_BY_MOUSE)
         self.power = QLabel()
         self.warnings = QLabel()
         self.warnings.setWordWrap(True)
@@ -98,9 +99,6 @@ class MachineCard(QFrame):
         title, lines, warnings = describe(info)
         self.title.setText(title)
         self.details.setText("\n".join(lines))
-        # Selectable once there is something to copy: a selectable label builds Qt's text
-        # editing machinery, 10 ms the first time, which kept the window's first paint waiting.
-        set_value(self.details, "textInteractionFlags", qt_values.TEXT_SELECTABLE_BY_MOUSE)
         self.warnings.setText("\n".join(warnings))
         self.warnings.setVisible(bool(warnings))
         from core.machine import PowerStatus
