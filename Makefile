@@ -30,15 +30,18 @@ test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -n auto --maxprocesses=4 --dist loadgroup --durations=15
 
 devices: $(STAMP)
+	@$(COMPILE)
 	$(BIN)/siliconbench devices
 
 bench: $(STAMP)
+	@$(COMPILE)
 	$(BIN)/python benchmarks/gemm_fidelity.py
 	$(BIN)/python benchmarks/cli_speed.py
 	$(BIN)/python benchmarks/gui_startup.py
 
 # docs/screenshots/: the real window after the quick suite, one PNG per tab (a few minutes).
 screenshots: $(STAMP)
+	@$(COMPILE)
 	$(BIN)/python scripts/screenshots.py
 
 # The Mac app, dist/SiliconBench.app (arm64): py2app bundles this venv's Python and torch.
