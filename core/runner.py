@@ -8,10 +8,12 @@ import contextlib
 import json
 import os
 import queue
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections import deque
@@ -148,6 +150,11 @@ class ChildRun:
         if self._launch is not None:
             from core.launch import LAUNCHED_ENV
             env[LAUNCHED_ENV] = "1"
+            # The launcher's and its local ranks' temporary files go in a folder of this run's,
+            # removed when it ends: mlx.launch leaves a pid file and a hostfile per rank in the
+            # temporary folder, and torchrun a torchelastic_* folder, at every run.
+            self._tmp = tempfile.mkdtemp(prefix="siliconbench-run-")
+            env["TMPDIR"] = self._tmp
         self._proc = subprocess.Popen(
             self._launch.command if self._launch else worker_command("run"),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -312,6 +319,7 @@ class ChildRun:
         if self._launch is not None:
             self._end_ranks()
             self._launch.release_ports()
+            shutil.rmtree(self._tmp, ignore_errors=True)
             if not finished and ended_by is None:
                 why = self._launch.failure("\n".join(self._stderr),
                                            error["message"] if error else None)
