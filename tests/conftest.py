@@ -64,13 +64,18 @@ def window(qtbot, store, settings):
     qtbot.waitUntil(lambda: not w.queue.busy, timeout=60_000)
 
 
+# The timing protocol's overrides (core.measure.SETTINGS_ENV) for a test of how a run is
+# launched, ended and stored, or of its rows and checks, not of its numbers: each point times
+# a short warm-up and three or more blocks, not QUICK's up to 1 s + 2 s (a loopback collective
+# on a loaded machine rarely settles, so it ran to the cap on every point).
+SHORT_PROTOCOL = '{"max_warmup_s": 0.2, "max_time_s": 0.3}'
+
+
 @pytest.fixture
 def short_protocol(monkeypatch):
-    """For tests of how a run is launched, ended and stored, not of its numbers: each point
-    times a short warm-up and three or more blocks, not QUICK's up to 1 s + 2 s (a loopback
-    collective on a loaded machine rarely settles, so it ran to the cap on every point)."""
+    """SHORT_PROTOCOL for this test's runs."""
     from core.measure import SETTINGS_ENV
-    monkeypatch.setenv(SETTINGS_ENV, '{"max_warmup_s": 0.2, "max_time_s": 0.3}')
+    monkeypatch.setenv(SETTINGS_ENV, SHORT_PROTOCOL)
 
 
 @pytest.fixture

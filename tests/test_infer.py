@@ -16,6 +16,7 @@ from tests.test_train import by_metric, run_cli
 TINY = {"model": "resnet18", "image_size": 32, "batch_size": 4, "images": 10}
 
 
+@pytest.mark.usefixtures("short_protocol")   # the rows, not their numbers
 def test_both_data_paths_through_the_runner_with_progress_in_images():
     events = []
     rec = execute(RunSpec("infer", params={**TINY, "data": "both"}, quick=True), Store(),
@@ -39,6 +40,7 @@ def test_both_data_paths_through_the_runner_with_progress_in_images():
     assert progress[-1]["done"] == 20 and any(e["done"] == 10 for e in progress)
 
 
+@pytest.mark.usefixtures("short_protocol")   # the rows, not their numbers
 def test_device_path_through_the_command(capsys):
     code, rec, err = run_cli(capsys, "infer", "--model", "resnet18", "--image-size", "32",
                              "--batch-size", "2", "--images", "4")

@@ -219,6 +219,7 @@ def check_rows(rec: dict, framework: str) -> dict:
     return rows
 
 
+@pytest.mark.usefixtures("short_protocol")   # the bound's arithmetic, not the numbers
 def test_torch_run_against_the_bandwidth_measured_here(tmp_path):
     r = sb("run", "bandwidth", "--framework", "torch", "--device", "cpu", "--sizes-mb", "4",
            "--ops", "triad", "--quick", "--json", home=tmp_path)

@@ -18,6 +18,7 @@ if importlib.util.find_spec("tensorflow") is None:  # looked up, not imported
     pytest.skip("TensorFlow is not installed", allow_module_level=True)
 
 
+@pytest.mark.usefixtures("short_protocol")   # the rows, not their numbers
 def test_gemm_through_the_cli(tmp_path):
     # One size: each (size, dtype) traces a tf.function of its own, about a CPU-second here;
     # the sweep's order over sizes is the engines' common code (test_gemm.py).
@@ -83,6 +84,7 @@ def test_a_timed_tensorflow_call_is_a_chain_of_real_products():
     assert 0.05 < out["scale"] < 20  # scaled by 1/sqrt(N): the values stay near 1
 
 
+@pytest.mark.usefixtures("short_protocol")   # the rows, not their numbers
 def test_bandwidth_through_the_cli(tmp_path):
     r = sb("run", "bandwidth", "--framework", "tensorflow", "--sizes-mb", "1", "--quick",
            "--json", home=tmp_path)

@@ -75,6 +75,7 @@ def by_metric(rows) -> dict:
     return {(r["metric"] if isinstance(r, dict) else r.metric): r for r in rows}
 
 
+@pytest.mark.usefixtures("short_protocol")   # the rows and the check, not their numbers
 def test_one_layer_distilbert_trains_end_to_end_with_check(capsys):
     code, rec, err = run_cli(capsys, "train", *TINY_BERT, "--check", "--check-steps", "2")
     assert code == 0, (err, rec and rec["reason"])
