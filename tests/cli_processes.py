@@ -9,7 +9,6 @@ import os
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -65,14 +64,6 @@ def processes_under(home: Path) -> list[psutil.Process]:
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             continue
     return found
-
-
-def launch_litter() -> set[str]:
-    """What a distributed run's launcher would leave in the temporary folder, had it not a
-    folder of the run's own (core.runner): mlx.launch's `mktemp` files, torchrun's
-    torchelastic_* folder."""
-    return {p.name for p in Path(tempfile.gettempdir()).iterdir()
-            if p.name.startswith(("tmp.", "torchelastic_"))}
 
 
 def wait_until_gone(home: Path, timeout: float = 10) -> list[psutil.Process]:
