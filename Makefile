@@ -24,10 +24,11 @@ run: $(STAMP)
 
 # The 15 slowest tests are listed after every run, so a slow new test shows at once. Tests run
 # in parallel workers (pytest-xdist), at most 4: each starts framework processes of its own.
-# Tests marked xdist_group(name) run in one worker, so a module fixture they share runs once.
+# A costly run that several tests assert on is made once for all workers
+# (tests/cli_processes.shared).
 test: $(STAMP)
 	@$(COMPILE) tests
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -n auto --maxprocesses=4 --dist loadgroup --durations=15
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -n auto --maxprocesses=4 --durations=15
 
 devices: $(STAMP)
 	@$(COMPILE)

@@ -4,13 +4,16 @@ SILICONBENCH_HOME carries it in its environment, whatever session it moved to.""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -64,6 +67,25 @@ def processes_under(home: Path) -> list[psutil.Process]:
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             continue
     return found
+
+
+def shared(tmp_path_factory, name: str, make: Callable[[Path], Any]) -> tuple[Path, Any]:
+    """make(home) once per test session, for every test that asserts on what it made (a real
+    run, a device listing: seconds of framework imports): the first test to ask makes it in
+    a store folder of its own, under a lock in the session's temporary folder, which every
+    xdist worker shares; the others read the JSON it returned. (home, that JSON.)
+    (xdist_group marks cannot do this: with pytest 9.2, --dist loadgroup silently stops
+    grouping, pytest-dev/pytest-xdist#1386; seen again here, a marked test of test_cli ran on
+    the other worker and made its own run.)"""
+    root = tmp_path_factory.getbasetemp()
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        root = root.parent
+    home, path = root / f"shared-{name}", root / f"shared-{name}.json"
+    with open(f"{path}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not path.exists():
+            path.write_text(json.dumps(make(home)))
+        return home, json.loads(path.read_text())
 
 
 def wait_until_gone(home: Path, timeout: float = 10) -> list[psutil.Process]:

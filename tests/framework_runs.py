@@ -1,12 +1,11 @@
 """What the Keras and MLX workload tests check alike: a run through the CLI in a subprocess
 (TensorFlow and MLX load only in child processes) and the rows torch's workloads give."""
 
-import fcntl
 import json
 import math
-import os
 
 from core.measure import SETTINGS_ENV
+from tests.cli_processes import shared
 from tests.conftest import SHORT_PROTOCOL
 from tests.test_cli import sb
 
@@ -37,19 +36,8 @@ def run(home, *args: str) -> dict:
 
 def shared_run(tmp_path_factory, name: str, *args: str) -> dict:
     """run(ARGS) once per test session, for every test that asserts on it (a TensorFlow or MLX
-    run costs seconds of imports, tracing and steps): the first test to ask makes it, under a
-    lock in the session's temporary folder, which every xdist worker shares; the others read
-    its record. (xdist_group marks cannot do this: with pytest 9.2, --dist loadgroup silently
-    stops grouping, pytest-dev/pytest-xdist#1386.)"""
-    root = tmp_path_factory.getbasetemp()
-    if "PYTEST_XDIST_WORKER" in os.environ:
-        root = root.parent
-    path = root / f"shared-run-{name}.json"
-    with open(f"{path}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not path.exists():
-            path.write_text(json.dumps(run(root / f"shared-run-{name}", *args)))
-        return json.loads(path.read_text())
+    run costs seconds of imports, tracing and steps): tests.cli_processes.shared."""
+    return shared(tmp_path_factory, f"run-{name}", lambda home: run(home, *args))[1]
 
 
 def by_metric(rec: dict) -> dict:

@@ -8,10 +8,11 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from tests.cli_processes import cli_in_process
+from tests.cli_processes import cli_in_process, shared
 from tests.fake_workloads import FRAMEWORK
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,20 +33,18 @@ def cli(capsys, monkeypatch, *args, home) -> tuple[int, str, str]:
 
 @pytest.fixture(scope="module")
 def gemm_run(tmp_path_factory):
-    """One real tiny torch GEMM run by the command, in a store of its own: the record it
-    prints, and the store it leaves for results, export and import."""
-    home = tmp_path_factory.mktemp("gemm-run")
-    r = sb("run", "gemm", "--framework", "torch", "--device", "cpu", "--sizes", "64,128",
-           "--dtypes", "float32,bfloat16", "--quick", "--json", "--label", "MacBook Pro 14",
-           home=home)
-    assert r.returncode == 0, r.stderr
-    return home, json.loads(r.stdout)
+    """One real tiny torch GEMM run by the command, in a store of its own, once per session
+    (cli_processes.shared): the store it leaves for results, export and import, and the
+    record it printed."""
+    def make(home: Path) -> dict:
+        r = sb("run", "gemm", "--framework", "torch", "--device", "cpu", "--sizes", "64,128",
+               "--dtypes", "float32,bfloat16", "--quick", "--json", "--label",
+               "MacBook Pro 14", home=home)
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)
+    return shared(tmp_path_factory, "cli-gemm", make)
 
 
-shares_the_gemm_run = pytest.mark.xdist_group(name="test_cli")
-
-
-@shares_the_gemm_run
 def test_run_results_export_import_round_trip(tmp_path, gemm_run, capsys, monkeypatch):
     home_a, rec = gemm_run
     home_b = tmp_path / "b"
@@ -79,7 +78,6 @@ def test_run_results_export_import_round_trip(tmp_path, gemm_run, capsys, monkey
     assert lines[0].startswith("run_id,") and len(lines) == 5
 
 
-@shares_the_gemm_run
 def test_human_output_has_table_and_spread(gemm_run, capsys, monkeypatch):
     # The table `run` prints without --json (print_record), here for the run above.
     home, rec = gemm_run
@@ -118,7 +116,6 @@ def test_bad_input_is_one_sentence_and_exit_2(tmp_path, args, says, capsys, monk
     assert json.loads(stored) == []   # nothing stored
 
 
-@shares_the_gemm_run
 def test_foreign_file_is_refused_and_store_unchanged(tmp_path, gemm_run, capsys, monkeypatch):
     good = tmp_path / "good.json"
     bad = tmp_path / "bad.json"
@@ -145,17 +142,20 @@ def test_failed_run_exits_1_and_is_kept(tmp_path, capsys, monkeypatch):
 def device_listing(tmp_path_factory):
     """`siliconbench devices --json` in a fresh store, where it asks every framework (each in
     a child process): its exit code, the JSON it printed, the heavy modules it imported
-    itself, and the store's folder with the device listing it keeps."""
-    home = tmp_path_factory.mktemp("devices")
+    itself, and the store's folder with the device listing it keeps. Once per session
+    (cli_processes.shared)."""
     code = ("import sys; from core.cli import main; rc = main(['devices', '--json']);"
             "bad = [m for m in ('tensorflow', 'PySide6', 'pyqtgraph', 'torch', 'mlx') "
             "if m in sys.modules]; sys.stderr.write(repr((rc, bad)))")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
-                       env=dict(os.environ, SILICONBENCH_HOME=str(home)))
-    return r, home
+
+    def make(home: Path) -> dict:
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           cwd=ROOT, env=dict(os.environ, SILICONBENCH_HOME=str(home)))
+        return {"stdout": r.stdout, "stderr": r.stderr}
+    home, said = shared(tmp_path_factory, "devices", make)
+    return SimpleNamespace(**said), home
 
 
-@pytest.mark.xdist_group(name="test_cli")
 def test_devices_lists_cpu_and_imports_no_tensorflow_or_qt(device_listing):
     r, _ = device_listing
     assert r.stderr.strip().endswith("(0, [])"), r.stderr   # asked in child processes only
@@ -193,7 +193,6 @@ TINY_QUICK = {"gemm": {"sizes": [64], "dtypes": ["float32"]},
                       "gen_tokens": 4}}
 
 
-@pytest.mark.xdist_group(name="test_cli")
 @pytest.mark.skipif(sys.platform != "linux", reason="a Mac or Windows always has a display")
 def test_no_display_runs_the_quick_suite_headless(tmp_path, monkeypatch, capsys,
                                                   device_listing, short_protocol):
