@@ -4,8 +4,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 # SiliconBench's own modules compiled to bytecode before they run: where PYTHONDONTWRITEBYTECODE
-# is set (as on CI's machines) nothing else writes it, and every process (each run's worker,
-# each test's) compiled them anew, 0.05-0.15 CPU-s each. Only changed files are compiled again.
+# is set (as on the machine this project is built on) nothing else writes it, and every process
+# (each run's worker, each test's) compiled them anew, 0.05-0.15 CPU-s each. Only changed files
+# are compiled again.
 COMPILE := $(BIN)/python -m compileall -q core gui resources
 
 .PHONY: run test devices bench app clean screenshots
