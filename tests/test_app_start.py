@@ -43,3 +43,14 @@ def test_without_a_display_the_app_says_so_in_one_sentence(tmp_path):
                          text=True, timeout=60, cwd=ROOT)
     assert out.returncode == 2
     assert out.stderr.startswith("SiliconBench: no display found") and "Traceback" not in out.stderr
+
+
+def test_the_app_refuses_in_one_sentence_before_qt_starts(monkeypatch, capsys):
+    """main() gets the X11 check's answer from its preflight thread before it makes the
+    QApplication: a missing library is said, not left to Qt's abort."""
+    import gui.app
+    sentence = "SiliconBench: the desktop app cannot open because libxcb-cursor.so.0 is missing."
+    monkeypatch.setattr(gui.app, "qt_platform_problem", lambda: sentence)
+    monkeypatch.setenv("DISPLAY", ":0")
+    assert gui.app.main([]) == 2
+    assert capsys.readouterr().err.strip() == sentence
