@@ -10,7 +10,7 @@ from PySide6.QtWidgets import (QCheckBox, QLabel, QProgressBar, QPushButton, QVB
 
 from core.numbers import size
 from gui.background import BackgroundCall
-from gui.theme import LIGHT, Theme, font_pt
+from gui.theme import LIGHT, ROLES, Theme, tone
 
 
 def device_key(d) -> str:
@@ -125,7 +125,7 @@ class DeviceList(QWidget):
             if versions.get(fw):
                 title += f" {versions[fw]}"
             header = QLabel(title)
-            header.setObjectName("SectionSubtitle")
+            tone(header, None, *ROLES["subsection"][1:])
             self.body.addWidget(header)
             for d in found:
                 self._add_device(d)
@@ -235,4 +235,4 @@ class DeviceList(QWidget):
     def _style_status(self) -> None:
         colors = {"ok": self.theme.muted, "error": self.theme.error, "muted": self.theme.muted}
         for label, kind in self._status_labels:
-            label.setStyleSheet(f"color: {colors[kind]}; font-size: {font_pt(0.9)}pt;")
+            tone(label, colors[kind], 0.9)

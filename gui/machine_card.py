@@ -12,7 +12,7 @@ from core.numbers import size
 from gui import qt_values
 from gui.background import BackgroundCall
 from gui.qt_values import set_value
-from gui.theme import LIGHT, Theme, font_pt
+from gui.theme import LIGHT, Theme, tone
 
 POWER_REFRESH_MS = 60_000
 
@@ -70,7 +70,7 @@ class MachineCard(QFrame):
         layout.setContentsMargins(12, 10, 12, 10)
         layout.setSpacing(2)
         self.title = QLabel("This Mac" if sys.platform == "darwin" else "This machine")
-        self.title.setObjectName("MachineTitle")
+        tone(self.title, scale=1.25, bold=True)
         self.details = QLabel("Reading the machine…")
         self.details.setWordWrap(True)
         set_value(self.details, "textInteractionFlags", qt_values.TEXT_SELECTABLE_BY_MOUSE)
@@ -121,16 +121,16 @@ class MachineCard(QFrame):
 
     def apply_theme(self, theme: Theme) -> None:
         self.theme = theme
-        self.setStyleSheet(
-            f"#MachineCard {{ background: {theme.card}; border: 1px solid {theme.border};"
-            f" border-radius: 10px; }}"
-            f"#MachineCard QLabel {{ background: transparent; }}"
-            f"#MachineTitle {{ font-weight: 600; font-size: {font_pt(1.25)}pt; }}")
-        self.details.setStyleSheet(f"color: {theme.muted};")
-        self.warnings.setStyleSheet(f"color: {theme.warning};")
+        # The rounded card is the one style sheet before the first paint: drawing it in
+        # paintEvent needs a QPen or QBrush, and PySide6 builds all of Qt's enums to choose
+        # between their constructors (gui/qt_values.py).
+        self.setStyleSheet(f"#MachineCard {{ background: {theme.card}; border: 1px solid"
+                           f" {theme.border}; border-radius: 10px; }}")
+        tone(self.details, theme.muted)
+        tone(self.warnings, theme.warning)
         self._style_power()
 
     def _style_power(self) -> None:
         color = {"ok": self.theme.ok, "warn": self.theme.warning}.get(self._power_tone,
                                                                       self.theme.muted)
-        self.power.setStyleSheet(f"color: {color};")
+        tone(self.power, color)

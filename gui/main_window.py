@@ -22,7 +22,7 @@ from gui.machine_card import MachineCard
 from gui.param_form import ParamForm
 from gui.qt_values import set_value
 from gui.sheets import message_sheet, open_sheet, question_sheet
-from gui.theme import Theme, palette_theme, theme_for, window_style
+from gui.theme import Theme, palette_theme, theme_for, tone, tone_role, tone_roles
 from gui.workload_catalogue import WorkloadCatalogue
 
 if TYPE_CHECKING:  # the run queue, Results, the runner and dialogs load after the first paint
@@ -39,9 +39,10 @@ MIN_WINDOW = (720, 520)    # with the sidebar hidden; the panes ask for more whe
 
 
 def section_title(text: str, button: QPushButton | None = None) -> QWidget:
-    """A sidebar section's heading, with an optional small button at its right."""
+    """A sidebar section's heading (a label of role "section", gui.theme.ROLES), with an
+    optional small button at its right."""
     label = QLabel(text)
-    label.setObjectName("SectionTitle")
+    label.setProperty("role", "section")
     if button is None:
         return label
     row = QWidget()
@@ -137,7 +138,8 @@ class MainWindow(QMainWindow):
         col.setContentsMargins(14, 12, 10, 12)
         col.setSpacing(8)
         col.addWidget(self.machine_card)
-        col.addWidget(section_title("Devices", self.devices.refresh_button))
+        self.role_labels = [self.run_hint]   # toned by apply_theme (gui.theme.ROLES)
+        col.addWidget(self._section("Devices", self.devices.refresh_button))
         col.addWidget(self.devices)
         col.addStretch(1)
         self.device_pane = self._scrolling(where)
@@ -147,9 +149,9 @@ class MainWindow(QMainWindow):
         col = QVBoxLayout(what)
         col.setContentsMargins(10, 12, 12, 8)
         col.setSpacing(8)
-        col.addWidget(section_title("Workload"))
+        col.addWidget(self._section("Workload"))
         col.addWidget(self.catalogue)
-        col.addWidget(section_title("Parameters"))
+        col.addWidget(self._section("Parameters"))
         col.addWidget(self.form_stack)
         col.addStretch(1)
         # Run stays in view however long a workload's form is.
@@ -164,7 +166,8 @@ class MainWindow(QMainWindow):
         setup_col.setContentsMargins(0, 0, 0, 0)
         setup_col.setSpacing(0)
         setup_col.addWidget(self._scrolling(what), 1)
-        setup_col.addWidget(self._separator())
+        self.separator = self._separator()
+        setup_col.addWidget(self.separator)
         setup_col.addWidget(run_area)
         self.setup_pane.setMinimumWidth(MIN_PANE_WIDTH)
 
@@ -172,6 +175,7 @@ class MainWindow(QMainWindow):
         loading = QLabel("Loading charts…")
         set_value(loading, "alignment", qt_values.ALIGN_CENTER)
         loading.setProperty("role", "hint")
+        self.role_labels.append(loading)
         self.chart_slot.addWidget(loading)
         self.bottom = QTabWidget()  # Run Queue and Results: build_rest
         self.bottom.setDocumentMode(True)
@@ -193,6 +197,11 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(self.main_split)
         self.statusBar().showMessage("Looking for devices…")
 
+    def _section(self, text: str, button: QPushButton | None = None) -> QWidget:
+        title = section_title(text, button)
+        self.role_labels.append(title if button is None else title.findChild(QLabel))
+        return title
+
     @staticmethod
     def _scrolling(inner: QWidget) -> QScrollArea:
         scroll = QScrollArea()
@@ -207,7 +216,6 @@ class MainWindow(QMainWindow):
         line = QFrame()
         line.setFrameShape(QFrame.Shape.HLine)
         line.setFrameShadow(QFrame.Shadow.Plain)
-        line.setObjectName("Separator")
         return line
 
     @property
@@ -278,6 +286,7 @@ class MainWindow(QMainWindow):
         if self.theme is not None:
             charts.apply_theme(self.theme)
             self.compare.apply_theme(self.theme)
+            tone_roles(charts, self.theme)
         self._draw_selection(self.results.selected_records())
         self._update_tab_order()
 
@@ -344,6 +353,8 @@ class MainWindow(QMainWindow):
             form = self.forms[w.name] = ParamForm(w.params)
             prefs.restore_form(self.settings, w.name, form)
             form.validity_changed.connect(self._update_run_button)
+            if self.theme is not None:   # else apply_theme tones it
+                form.apply_theme(self.theme)
             self.form_stack.addWidget(form)
         self.form_stack.setCurrentWidget(form)
         self.devices.restrict_to(w.frameworks)
@@ -550,7 +561,15 @@ class MainWindow(QMainWindow):
         if theme == self.theme:
             return
         self.theme = theme
-        self.setStyleSheet(window_style(theme))
+        # Section titles, hints, errors and the line over Run: palettes and fonts, not a
+        # style sheet (gui.theme.tone).
+        for label in self.role_labels:
+            tone_role(label, theme)
+        for form in self.forms.values():
+            form.apply_theme(theme)
+        if self._charts is not None:
+            tone_roles(self._charts, theme)
+        tone(self.separator, theme.border)
         rest = (self._queue_view, self._results) if self._rest_built else ()
         for panel in (self.machine_card, self.devices, self.catalogue, self._charts,
                       self.compare, *rest):

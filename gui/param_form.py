@@ -14,6 +14,7 @@ from core.params import LIST_ALL_UP_TO, Param, ParamError
 from gui import qt_values
 from gui.import_export import file_dialog
 from gui.qt_values import set_value
+from gui.theme import Theme, tone, tone_role
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QFileDialog
@@ -174,8 +175,8 @@ class ParamField(QWidget):
         self.error_label.setText(self.error)
         self.error_label.setVisible(bad)
         self.hint.setVisible(not bad)
-        if isinstance(self.editor, QLineEdit):
-            self.editor.setStyleSheet(_BAD_FIELD if bad else "")
+        if isinstance(self.editor, QLineEdit) and bad != bool(self.editor.styleSheet()):
+            self.editor.setStyleSheet(_BAD_FIELD if bad else "")   # a polish: only on a change
         return not bad
 
 
@@ -197,10 +198,15 @@ class ParamForm(QWidget):
             f = ParamField(p)
             f.changed.connect(self._on_change)
             label = QLabel(p.label)
-            label.setStyleSheet("font-weight: 600;")
+            tone(label, bold=True)
             label.setToolTip(p.help)
             layout.addRow(label, f)
             self.fields[p.name] = f
+
+    def apply_theme(self, theme: Theme) -> None:
+        for f in self.fields.values():
+            tone_role(f.hint, theme)
+            tone_role(f.error_label, theme)
 
     def _on_change(self) -> None:
         self.validity_changed.emit(self.is_valid())

@@ -9,9 +9,9 @@ from PySide6.QtWidgets import QLabel, QListWidget, QListWidgetItem, QVBoxLayout,
 from core.workloads import Workload, listed
 from gui import qt_values
 from gui.qt_values import set_value
-from gui.theme import Theme, font_pt
+from gui.theme import Theme, tone
 
-ITEM_TEXT_WIDTH = 300   # the sidebar's width less margins
+ITEM_MARGINS = 16       # an entry's text is this much narrower than the list
 
 
 class WorkloadCatalogue(QListWidget):
@@ -38,8 +38,10 @@ class WorkloadCatalogue(QListWidget):
             lay.setContentsMargins(8, 5, 8, 5)
             lay.setSpacing(1)
             title = QLabel(w.title)
+            tone(title, bold=True)
             summary = QLabel(w.summary)
             summary.setWordWrap(True)
+            tone(summary, scale=0.9)
             self._titles.append(title)
             self._summaries.append(summary)
             lay.addWidget(title)
@@ -47,16 +49,31 @@ class WorkloadCatalogue(QListWidget):
             lay.addStretch(1)
             self.addItem(item)
             self.setItemWidget(item, cell)
-            # A wrapped label's sizeHint ignores the width it will get; ask for that width.
-            text_h = (title.sizeHint().height()
-                      + summary.heightForWidth(ITEM_TEXT_WIDTH) + 12)
-            item.setSizeHint(QSize(0, text_h))
+        self._fitted_width = 0
         self.currentRowChanged.connect(self._on_row)
         self.setVerticalScrollMode(QListWidget.ScrollMode.ScrollPerPixel)
-        # Every entry in view: a list scrolling inside the scrolling sidebar is fiddly.
-        rows = sum(self.item(i).sizeHint().height() for i in range(self.count()))
-        self.setFixedHeight(rows + 2 * self.frameWidth() + 2)
         set_value(self, "verticalScrollBarPolicy", qt_values.SCROLL_BAR_ALWAYS_OFF)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        # The viewport's width (no scroll bar: off). Not viewport().width(): a wrapper for the
+        # viewport, which Qt made, makes PySide6 build 56 enums before the first paint.
+        self._fit_rows(self.width() - 2 * self.frameWidth())
+
+    def _fit_rows(self, width: int) -> None:
+        """Each entry as tall as its summary wrapped at this width (a wrapped label's
+        sizeHint ignores the width it will get), and every entry in view: a list scrolling
+        inside the scrolling sidebar is fiddly. Again whenever the list's width changes (the
+        window or the splitter resized), before that width's first paint."""
+        if width == self._fitted_width or width <= ITEM_MARGINS:
+            return
+        self._fitted_width = width
+        rows = 0
+        for i, (title, summary) in enumerate(zip(self._titles, self._summaries)):
+            height = title.sizeHint().height() + summary.heightForWidth(width - ITEM_MARGINS) + 12
+            self.item(i).setSizeHint(QSize(0, height))
+            rows += height
+        self.setFixedHeight(rows + 2 * self.frameWidth() + 2)
 
     def _on_row(self, row: int) -> None:
         # The selected entry's text takes the highlight colour; the one left gives it back.
@@ -74,13 +91,13 @@ class WorkloadCatalogue(QListWidget):
 
     def apply_theme(self, theme: Theme) -> None:
         if theme == self.theme:
-            return   # a style sheet a label costs a polish: not again for nothing
+            return   # the same colours again would change nothing
         self.theme = theme
         self._style_rows(range(len(self._titles)))
 
     def _style_rows(self, rows) -> None:
-        """Style these entries' labels (a style sheet each costs a polish: only those that
-        change, not every entry at every click)."""
+        """Colour these entries' labels (only those that change, not every entry at every
+        click)."""
         if self.theme is None:
             return   # not styled yet: apply_theme styles every entry
         selected = self.palette().color(QPalette.ColorRole.HighlightedText).name()
@@ -89,9 +106,6 @@ class WorkloadCatalogue(QListWidget):
             if not 0 <= row < len(self._titles):
                 continue
             on = row == current
-            self._titles[row].setStyleSheet("font-weight: 600; background: transparent;"
-                                            + (f" color: {selected};" if on else ""))
-            self._summaries[row].setStyleSheet(
-                f"color: {selected if on else self.theme.muted};"
-                f" font-size: {font_pt(0.9)}pt; background: transparent;")
+            tone(self._titles[row], selected if on else self.theme.foreground)
+            tone(self._summaries[row], selected if on else self.theme.muted)
         self._styled_current = current

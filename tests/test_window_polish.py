@@ -348,3 +348,60 @@ def test_a_text_field_offers_its_clear_button_once_it_has_text(qtbot, window):
     assert edit.isClearButtonEnabled()
     edit.clear()                      # what the button does; it stays on for the next text
     assert edit.text() == "" and edit.isClearButtonEnabled()
+
+
+def test_the_sidebar_is_coloured_and_sized_without_style_sheets_in_both_themes(window):
+    """Section titles, hints, errors and the catalogue's entries are toned with palettes and
+    fonts (gui.theme.tone): before the first paint only the machine card has a style sheet,
+    and a change of scheme recolours what the user reads."""
+    from PySide6.QtGui import QPalette
+    from PySide6.QtWidgets import QLabel, QWidget
+
+    from gui.theme import DARK, LIGHT
+    sidebar = [w for pane in (window.device_pane, window.setup_pane)
+               for w in pane.findChildren(QWidget)]
+    styled = [w for w in sidebar if w.styleSheet()]
+    assert all(window.machine_card.isAncestorOf(w) or w is window.machine_card for w in styled)
+
+    def text_color(label: QLabel) -> str:
+        return label.palette().color(QPalette.ColorRole.WindowText).name().upper()
+
+    base = window.font().pointSizeF()
+    for theme, scheme in ((DARK, Qt.ColorScheme.Dark), (LIGHT, Qt.ColorScheme.Light)):
+        window.apply_color_scheme(scheme)
+        assert window.theme is theme
+        titles = [w for w in sidebar if isinstance(w, QLabel) and w.property("role") == "section"]
+        assert [t.text() for t in titles] == ["Devices", "Workload", "Parameters"]
+        for title in titles:
+            assert text_color(title) == theme.muted.upper() and title.font().bold()
+        field = next(iter(window.form.fields.values()))
+        assert text_color(field.hint) == theme.muted.upper()
+        assert field.hint.font().pointSizeF() < base
+        assert text_color(field.error_label) == theme.error.upper()
+        assert text_color(window.machine_card.details) == theme.muted.upper()
+        row = 1 if window.catalogue.currentRow() != 1 else 0    # an entry not selected
+        assert text_color(window.catalogue._summaries[row]) == theme.muted.upper()
+        assert text_color(window.catalogue._titles[row]) == theme.foreground.upper()
+    chosen = window.catalogue.currentRow()
+    highlight = window.catalogue.palette().color(QPalette.ColorRole.HighlightedText)
+    assert text_color(window.catalogue._titles[chosen]) == highlight.name().upper()
+
+
+def test_the_catalogue_entries_fit_their_text_when_the_sidebar_is_resized(qtbot, window):
+    """Each entry is as tall as its summary wrapped at the list's width: at the window's
+    first width, and again after the splitter widens the sidebar (the list grows with it;
+    below its form's width the sidebar clips instead of narrowing the list)."""
+    catalogue = window.catalogue
+
+    def fits() -> bool:
+        width = catalogue.width() - 2 * catalogue.frameWidth()
+        return all(catalogue.item(i).sizeHint().height() == title.sizeHint().height()
+                   + summary.heightForWidth(width - 16) + 12
+                   for i, (title, summary) in enumerate(zip(catalogue._titles,
+                                                            catalogue._summaries)))
+    assert fits()
+    first_width, first_height = catalogue.width(), catalogue.height()
+    sizes = window.main_split.sizes()
+    window.main_split.setSizes([sizes[0], sizes[1] + 200, sizes[2] - 200])
+    qtbot.waitUntil(lambda: catalogue.width() >= first_width + 150)
+    assert fits() and catalogue.height() < first_height   # wider: the summaries wrap less
