@@ -3,6 +3,7 @@ packages to install, before Qt would abort."""
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -54,3 +55,4 @@ def test_the_app_refuses_in_one_sentence_before_qt_starts(monkeypatch, capsys):
     monkeypatch.setenv("DISPLAY", ":0")
     assert gui.app.main([]) == 2
     assert capsys.readouterr().err.strip() == sentence
+    assert gc.isenabled()         # main() turns it off until the first paint
