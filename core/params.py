@@ -27,6 +27,7 @@ class ParamError(ValueError):
 
 @dataclass(frozen=True)
 class Param:
+    """One parameter of a workload: its flag, its form field and how its text is read."""
     name: str                      # python name; the flag is --name-with-dashes
     kind: str                      # one of KINDS
     default: Any

@@ -44,6 +44,7 @@ def now_iso() -> str:
 
 @dataclass
 class Row:
+    """One measured point of a run: a metric's value at some parameters, with its spread."""
     metric: str                       # "tflops", "gb_per_s", "samples_per_s", ...
     value: float | None               # None when unsupported
     unit: str
@@ -72,6 +73,7 @@ class Row:
 
 @dataclass
 class RunRecord:
+    """One run as the store keeps it: what ran, where, with what, and its rows."""
     workload: str
     framework: str
     device: str

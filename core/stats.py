@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass
 
 @dataclass(frozen=True)
 class Stats:
+    """The summary of a point's timed samples: median, spread and confidence interval."""
     median: float
     p25: float
     p75: float

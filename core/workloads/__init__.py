@@ -19,6 +19,7 @@ _MODULES = tuple(f"core.workloads.{m}"
 
 @dataclass(frozen=True)
 class Workload:
+    """A workload as the catalogue lists it: its name, parameters and how it runs."""
     name: str
     title: str
     summary: str                    # one line: what it measures

@@ -47,6 +47,7 @@ WORKLOAD = Workload(
 
 @dataclass
 class Probe:
+    """One batch size tried, and what it showed."""
     batch_size: int
     fits: bool
     reason: str | None = None              # why it did not train
