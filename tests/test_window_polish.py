@@ -363,8 +363,8 @@ def test_the_sidebar_is_coloured_and_sized_without_style_sheets_in_both_themes(w
     styled = [w for w in sidebar if w.styleSheet()]
     assert all(window.machine_card.isAncestorOf(w) or w is window.machine_card for w in styled)
 
-    def text_color(label: QLabel) -> str:
-        return label.palette().color(QPalette.ColorRole.WindowText).name().upper()
+    def text_color(label: QLabel) -> str:   # the colour it paints its text with
+        return label.palette().color(label.foregroundRole()).name().upper()
 
     base = window.font().pointSizeF()
     for theme, scheme in ((DARK, Qt.ColorScheme.Dark), (LIGHT, Qt.ColorScheme.Light)):
@@ -403,5 +403,5 @@ def test_the_catalogue_entries_fit_their_text_when_the_sidebar_is_resized(qtbot,
     first_width, first_height = catalogue.width(), catalogue.height()
     sizes = window.main_split.sizes()
     window.main_split.setSizes([sizes[0], sizes[1] + 200, sizes[2] - 200])
-    qtbot.waitUntil(lambda: catalogue.width() >= first_width + 150)
+    qtbot.waitUntil(lambda: catalogue.width() >= first_width + 100)
     assert fits() and catalogue.height() < first_height   # wider: the summaries wrap less
