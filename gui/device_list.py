@@ -10,7 +10,7 @@ from PySide6.QtWidgets import (QCheckBox, QLabel, QProgressBar, QPushButton, QVB
 
 from core.numbers import size
 from gui.background import BackgroundCall
-from gui.theme import LIGHT, ROLES, Theme, tone
+from gui.theme import LIGHT, Theme, tone, tone_role
 
 
 def device_key(d) -> str:
@@ -125,7 +125,8 @@ class DeviceList(QWidget):
             if versions.get(fw):
                 title += f" {versions[fw]}"
             header = QLabel(title)
-            tone(header, None, *ROLES["subsection"][1:])
+            header.setProperty("role", "subsection")
+            tone_role(header, self.theme)
             self.body.addWidget(header)
             for d in found:
                 self._add_device(d)

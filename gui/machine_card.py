@@ -121,9 +121,9 @@ class MachineCard(QFrame):
 
     def apply_theme(self, theme: Theme) -> None:
         self.theme = theme
-        # The rounded card is the one style sheet before the first paint: drawing it in
-        # paintEvent needs a QPen or QBrush, and PySide6 builds all of Qt's enums to choose
-        # between their constructors (gui/qt_values.py).
+        # The rounded card is the one style sheet before the first paint (gui.theme.tone):
+        # drawn in a paintEvent from its palette's brushes it cost as much (callgrind), and a
+        # QPen or QBrush made in Python builds all of Qt's enums (gui/qt_values.py).
         self.setStyleSheet(f"#MachineCard {{ background: {theme.card}; border: 1px solid"
                            f" {theme.border}; border-radius: 10px; }}")
         tone(self.details, theme.muted)

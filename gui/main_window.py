@@ -43,6 +43,7 @@ def section_title(text: str, button: QPushButton | None = None) -> QWidget:
     optional small button at its right."""
     label = QLabel(text)
     label.setProperty("role", "section")
+    label.setContentsMargins(0, 4, 0, 0)
     if button is None:
         return label
     row = QWidget()
