@@ -11,7 +11,8 @@ from gui import qt_values
 from gui.qt_values import set_value
 from gui.theme import Theme, tone
 
-ITEM_MARGINS = 16       # an entry's text is this much narrower than the list
+ENTRY_MARGINS = (8, 5, 8, 5)   # around an entry's title and summary: left, top, right, bottom
+ITEM_MARGINS = ENTRY_MARGINS[0] + ENTRY_MARGINS[2]   # an entry's text is this much narrower
 
 
 class WorkloadCatalogue(QListWidget):
@@ -35,7 +36,7 @@ class WorkloadCatalogue(QListWidget):
             item.setToolTip(f"{w.summary}\nRuns on: {', '.join(w.frameworks)}")
             cell = QWidget()
             lay = QVBoxLayout(cell)
-            lay.setContentsMargins(8, 5, 8, 5)
+            lay.setContentsMargins(*ENTRY_MARGINS)
             lay.setSpacing(1)
             title = QLabel(w.title)
             tone(title, bold=True)
