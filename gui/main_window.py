@@ -38,23 +38,6 @@ MIN_PANE_WIDTH = 220       # the sidebars' narrowest, when the window is small
 MIN_WINDOW = (720, 520)    # with the sidebar hidden; the panes ask for more when shown
 
 
-def section_title(text: str, button: QPushButton | None = None) -> QWidget:
-    """A sidebar section's heading (a label of role "section", gui.theme.ROLES), with an
-    optional small button at its right."""
-    label = QLabel(text)
-    label.setProperty("role", "section")
-    label.setContentsMargins(0, 4, 0, 0)
-    if button is None:
-        return label
-    row = QWidget()
-    lay = QHBoxLayout(row)
-    lay.setContentsMargins(0, 0, 0, 0)
-    lay.addWidget(label)
-    lay.addStretch(1)
-    lay.addWidget(button)
-    return row
-
-
 class _BuiltLater:
     """A part of the window that build_rest makes (the store, the run queue, Results): reading
     it before then builds it then, so nothing can reach a part that is not there yet."""
@@ -199,9 +182,21 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage("Looking for devices…")
 
     def _section(self, text: str, button: QPushButton | None = None) -> QWidget:
-        title = section_title(text, button)
-        self.role_labels.append(title if button is None else title.findChild(QLabel))
-        return title
+        """A sidebar section's heading (a label of role "section", toned by apply_theme), with
+        an optional small button at its right."""
+        label = QLabel(text)
+        label.setProperty("role", "section")
+        label.setContentsMargins(0, 4, 0, 0)
+        self.role_labels.append(label)
+        if button is None:
+            return label
+        row = QWidget()
+        lay = QHBoxLayout(row)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(label)
+        lay.addStretch(1)
+        lay.addWidget(button)
+        return row
 
     @staticmethod
     def _scrolling(inner: QWidget) -> QScrollArea:
