@@ -6,7 +6,6 @@ process never loads one (the first probe's device, software and settings are the
 from __future__ import annotations
 
 import math
-import signal
 import threading
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -88,6 +87,7 @@ class HostMemoryWatch:
 
 
 def run(ctx, params: dict) -> None:
+    import signal  # here, not at the top: the catalogue loads this module for the app's window
     start, limit = params["start_batch"], params["max_batch"]
     if start > limit:
         raise ParamError(f"--start-batch ({start}) must be at most --max-batch ({limit}).")

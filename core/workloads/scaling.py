@@ -28,7 +28,6 @@ offers
 
 from __future__ import annotations
 
-import signal
 
 from core.params import Param, ParamError
 from core.results import Row
@@ -128,6 +127,7 @@ def layout(params: dict, n: int, folder) -> dict:
 
 def run(ctx, params: dict) -> None:
     """Each world size in turn, one launch each; their rows, then speedup and efficiency."""
+    import signal  # here, not at the top: the catalogue loads this module for the app's window
     import tempfile
 
     from core.workloads.errors import ChildRunFailed
