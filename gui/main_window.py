@@ -135,6 +135,11 @@ class MainWindow(QMainWindow):
         col.setSpacing(8)
         col.addWidget(self._section("Workload"))
         col.addWidget(self.catalogue)
+        self.workload_summary = QLabel()   # what the chosen workload measures
+        self.workload_summary.setWordWrap(True)
+        self.workload_summary.setProperty("role", "hint")
+        self.role_labels.append(self.workload_summary)
+        col.addWidget(self.workload_summary)
         col.addWidget(self._section("Parameters"))
         col.addWidget(self.form_stack)
         col.addStretch(1)
@@ -353,6 +358,7 @@ class MainWindow(QMainWindow):
                 form.apply_theme(self.theme)
             self.form_stack.addWidget(form)
         self.form_stack.setCurrentWidget(form)
+        self.workload_summary.setText(w.summary)
         self.devices.restrict_to(w.frameworks)
         self._update_run_button()
         self._update_tab_order()
@@ -567,7 +573,7 @@ class MainWindow(QMainWindow):
             tone_roles(self._charts, theme)
         tone(self.separator, theme.border)
         rest = (self._queue_view, self._results) if self._rest_built else ()
-        for panel in (self.machine_card, self.devices, self.catalogue, self._charts,
+        for panel in (self.machine_card, self.devices, self._charts,
                       self.compare, *rest):
             if panel is not None:  # the charts may not be built yet
                 panel.apply_theme(theme)

@@ -351,10 +351,9 @@ def test_a_text_field_offers_its_clear_button_once_it_has_text(qtbot, window):
 
 
 def test_the_sidebar_is_coloured_and_sized_without_style_sheets_in_both_themes(window):
-    """Section titles, hints, errors and the catalogue's entries are toned with palettes and
-    fonts (gui.theme.tone): before the first paint only the machine card has a style sheet,
+    """Section titles, hints, errors and the chosen workload's summary are toned with palettes
+    and fonts (gui.theme.tone): before the first paint only the machine card has a style sheet,
     and a change of scheme recolours what the user reads."""
-    from PySide6.QtGui import QPalette
     from PySide6.QtWidgets import QLabel, QWidget
 
     from gui.theme import DARK, LIGHT
@@ -379,29 +378,31 @@ def test_the_sidebar_is_coloured_and_sized_without_style_sheets_in_both_themes(w
         assert field.hint.font().pointSizeF() < base
         assert text_color(field.error_label) == theme.error.upper()
         assert text_color(window.machine_card.details) == theme.muted.upper()
-        row = 1 if window.catalogue.currentRow() != 1 else 0    # an entry not selected
-        assert text_color(window.catalogue._summaries[row]) == theme.muted.upper()
-        assert text_color(window.catalogue._titles[row]) == theme.foreground.upper()
-    chosen = window.catalogue.currentRow()
-    highlight = window.catalogue.palette().color(QPalette.ColorRole.HighlightedText)
-    assert text_color(window.catalogue._titles[chosen]) == highlight.name().upper()
+        summary = window.workload_summary
+        assert text_color(summary) == theme.muted.upper() and summary.font().pointSizeF() < base
 
 
-def test_the_catalogue_entries_fit_their_text_when_the_sidebar_is_resized(qtbot, window):
-    """Each entry is as tall as its summary wrapped at the list's width: at the window's
-    first width, and again after the splitter widens the sidebar (the list grows with it;
-    below its form's width the sidebar clips instead of narrowing the list)."""
+def test_the_catalogue_shows_every_workload_and_says_what_the_chosen_one_measures(qtbot,
+                                                                                   window):
+    """One line per workload, every one in view without scrolling (at the window's first
+    width and after the splitter widens the sidebar); the chosen workload's summary is said
+    under the list and changes with the choice; each entry's tooltip says it too."""
+    from core.workloads import listed
     catalogue = window.catalogue
+    workloads = listed()
+    assert [catalogue.item(i).text() for i in range(catalogue.count())] == \
+        [w.title for w in workloads]
 
-    def fits() -> bool:
-        width = catalogue.width() - 2 * catalogue.frameWidth()
-        return all(catalogue.item(i).sizeHint().height() == title.sizeHint().height()
-                   + summary.heightForWidth(width - 16) + 12
-                   for i, (title, summary) in enumerate(zip(catalogue._titles,
-                                                            catalogue._summaries)))
-    assert fits()
-    first_width, first_height = catalogue.width(), catalogue.height()
+    def all_in_view() -> bool:
+        view = catalogue.viewport().rect()
+        return all(view.contains(catalogue.visualItemRect(catalogue.item(i)))
+                   for i in range(catalogue.count()))
+    qtbot.waitUntil(all_in_view)
     sizes = window.main_split.sizes()
     window.main_split.setSizes([sizes[0], sizes[1] + 200, sizes[2] - 200])
-    qtbot.waitUntil(lambda: catalogue.width() >= first_width + 100)
-    assert fits() and catalogue.height() < first_height   # wider: the summaries wrap less
+    assert all_in_view()
+    for w in (workloads[-1], workloads[0]):
+        catalogue.select(w.name)
+        assert window.workload_summary.text() == w.summary
+        assert window.workload_summary.isVisible()
+        assert catalogue.currentItem().toolTip().startswith(w.summary)
