@@ -24,7 +24,7 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from core.files import write_atomic  # noqa: E402
-from core.params import Param  # noqa: E402
+from core.params import Param, bound  # noqa: E402
 from core.results import dumps  # noqa: E402
 from core.text import clip, one_line  # noqa: E402
 
@@ -182,7 +182,8 @@ def cmd_workloads(args) -> int:
             default = p.format(p.default) if p.default is not None else (p.auto or "")
             bounds = ""
             if p.min is not None or p.max is not None:
-                bounds = f" [{'' if p.min is None else f'{p.min:g}'}..{'' if p.max is None else f'{p.max:g}'}]"
+                low, high = ("" if v is None else bound(v) for v in (p.min, p.max))
+                bounds = f" [{low}..{high}]"
             if p.choices:
                 bounds = f" {{{', '.join(p.choices)}}}"
             c.print(f"    {p.flag:<14} {p.help} Default: {default}.{bounds}", soft_wrap=True)

@@ -25,6 +25,12 @@ class ParamError(ValueError):
     """A user-supplied parameter is wrong; the message is one sentence for the user."""
 
 
+def bound(v: float) -> str:
+    """A limit or a value as a person reads it: whole numbers in full (68,719,476,736, not
+    the 6.87195e+10 that :g makes of 2**36), others in :g."""
+    return f"{v:,}" if isinstance(v, int) else f"{v:g}"
+
+
 @dataclass(frozen=True)
 class Param:
     """One parameter of a workload: its flag, its form field and how its text is read."""
@@ -115,9 +121,9 @@ class Param:
 
     def _number(self, v: float) -> float:
         if self.min is not None and v < self.min:
-            raise ParamError(f"{self.flag} must be at least {self.min:g}, not {v:g}.")
+            raise ParamError(f"{self.flag} must be at least {bound(self.min)}, not {bound(v)}.")
         if self.max is not None and v > self.max:
-            raise ParamError(f"{self.flag} must be at most {self.max:g}, not {v:g}.")
+            raise ParamError(f"{self.flag} must be at most {bound(self.max)}, not {bound(v)}.")
         return v
 
     def _choice(self, value: Any) -> str:

@@ -10,7 +10,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QCompleter, QFormLayout, QHBoxLayout,
                                QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget)
 
-from core.params import LIST_ALL_UP_TO, Param, ParamError
+from core.params import LIST_ALL_UP_TO, Param, ParamError, bound
 from gui import qt_values
 from gui.import_export import file_dialog
 from gui.qt_values import set_value
@@ -28,11 +28,11 @@ def param_hint(p: Param) -> str:
     if p.kind == "int_list":
         parts.append("Comma-separated.")
     if p.min is not None and p.max is not None:
-        parts.append(f"From {p.min:g} to {p.max:g}.")
+        parts.append(f"From {bound(p.min)} to {bound(p.max)}.")
     elif p.min is not None:
-        parts.append(f"At least {p.min:g}.")
+        parts.append(f"At least {bound(p.min)}.")
     elif p.max is not None:
-        parts.append(f"At most {p.max:g}.")
+        parts.append(f"At most {bound(p.max)}.")
     if p.default is None and p.auto:
         parts.append(f"Empty: {p.auto}.")
     return " ".join(parts)

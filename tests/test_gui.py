@@ -123,7 +123,7 @@ def test_form_is_generated_from_the_declaration_and_marks_bad_values(window):
     assert set(form.fields) == {"sizes", "dtypes", "tf32"}
     sizes = form.fields["sizes"]
     assert sizes.editor.placeholderText() == "auto"         # default None: auto
-    assert "65536" in sizes.hint.text()                     # the bound is shown
+    assert "From 1 to 65,536." in sizes.hint.text()        # the bound is shown
     assert window.run_button.isEnabled()
 
     sizes.editor.setText("64,abc")

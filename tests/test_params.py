@@ -34,6 +34,19 @@ def test_bad_values_get_one_sentence(param, text, message):
     assert str(e.value) == message
 
 
+def test_large_bounds_are_written_in_full_in_errors_and_in_the_form():
+    """:g made 2**36, all-reduce's largest message, into 6.87195e+10 in the form's hint and
+    in the CLI's sentence; whole numbers are written in full."""
+    from core.workloads import workload
+    from gui.param_form import param_hint
+    sizes = next(p for p in workload("allreduce").params if p.name == "sizes")
+    assert "From 16 to 68,719,476,736." in param_hint(sizes)
+    with pytest.raises(ParamError) as e:
+        sizes.parse("99999999999")
+    assert str(e.value) == "--sizes must be at most 68,719,476,736, not 99,999,999,999."
+    assert "From 0.5 to 2." in param_hint(Param("f", "float", 1.0, "f", min=0.5, max=2.0))
+
+
 def test_resolve_fills_defaults_and_refuses_unknown_names():
     assert resolve((SIZES, DTYPES, TF32), {"sizes": [64]}) == \
         {"sizes": [64], "dtypes": ["float32"], "tf32": False}
