@@ -28,7 +28,6 @@ offers
 
 from __future__ import annotations
 
-
 from core.params import Param, ParamError
 from core.results import Row
 from core.stats import summarize
