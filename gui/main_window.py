@@ -84,7 +84,8 @@ class MainWindow(QMainWindow):
         self._charts = None
         self.compare = None
         self._build()
-        menus.build_menus(self)
+        self.menus = menus.build_menu_bar(self)   # their entries: fill_menus
+        self.menus_filled = False
         self._connect()
         # pyqtgraph takes references to None/True/False it never gave back (on a resize, say):
         # keep the interpreter's counts far from zero (gui/singleton_refs.py).
@@ -95,6 +96,7 @@ class MainWindow(QMainWindow):
         self._update_run_button()
         self.apply_theme(palette_theme())   # theme_for() confirms it in build_rest
         if not defer:
+            self.fill_menus()
             self.build_charts()
 
     # ------------------------------------------------------------------ layout
@@ -231,6 +233,7 @@ class MainWindow(QMainWindow):
         and Results: after the first paint when deferred."""
         if self._rest_built:
             return
+        self.fill_menus()
         # The colour scheme, asked of Qt now that the window is painted (gui/qt_values.py).
         self.apply_theme(theme_for())
         app = QApplication.instance()
@@ -283,6 +286,7 @@ class MainWindow(QMainWindow):
         charts.addTab(self.compare, "Compare")
         self.chart_slot.addWidget(charts)
         self.chart_slot.setCurrentWidget(charts)
+        self.fill_menus()
         menus.add_chart_entries(self, charts)
         if self.theme is not None:
             charts.apply_theme(self.theme)
@@ -316,6 +320,16 @@ class MainWindow(QMainWindow):
         for first, second in zip(chain, chain[1:]):
             QWidget.setTabOrder(first, second)
 
+    def fill_menus(self) -> None:
+        """The menus' entries (gui.menus.fill_menus), once: after the first paint when
+        deferred (build_rest), else in the constructor."""
+        if self.menus_filled:
+            return
+        menus.fill_menus(self, self.menus)
+        self.menus_filled = True
+        self._name_sidebar_action()
+        self._update_run_button()
+
     def sidebar_shown(self) -> bool:
         return not self.main_split.widget(0).isHidden()
 
@@ -326,7 +340,12 @@ class MainWindow(QMainWindow):
         """View > Hide Sidebar: the devices and workload panes go, the charts take the room."""
         for pane in (self.device_pane, self.setup_pane):
             pane.setVisible(shown)
-        self.sidebar_action.setText("Hide Sidebar" if shown else "Show Sidebar")
+        self._name_sidebar_action()
+
+    def _name_sidebar_action(self) -> None:
+        if self.menus_filled:   # else fill_menus names it
+            self.sidebar_action.setText("Hide Sidebar" if self.sidebar_shown()
+                                        else "Show Sidebar")
 
     def _connect(self) -> None:
         self.catalogue.chosen.connect(self._on_workload)
@@ -384,7 +403,8 @@ class MainWindow(QMainWindow):
         n = len(devices)
         self.run_button.setText("Run" if n <= 1 else f"Run on {n} Devices")
         self.run_button.setEnabled(not problem)
-        self.run_action.setEnabled(not problem)
+        if self.menus_filled:   # else fill_menus asks again
+            self.run_action.setEnabled(not problem)
         self.run_hint.setText(problem or ("Runs are queued and measured one at a time. "
                                           "The window stays usable meanwhile."))
 

@@ -32,7 +32,8 @@ def report():
                                      "gui.compare_view", "logging.handlers")
                          if m in sys.modules),
         "workloads": w.catalogue.count(), "form": sorted(w.form.fields),
-        "menus": [a.text() for a in w.menuBar().actions()], "tabs": w.bottom.count()}))
+        "menus": [a.text() for a in w.menuBar().actions()],
+        "entries": sum(len(m.actions()) for m in w.menus.values()), "tabs": w.bottom.count()}))
     app.quit()
 class First(QObject):
     def eventFilter(self, obj, event):
@@ -56,6 +57,7 @@ def test_the_first_paint_shows_the_form_and_loads_nothing_else(tmp_path):
     assert seen["loaded"] == []
     assert seen["workloads"] >= 5 and seen["form"] == ["dtypes", "sizes", "tf32"]  # gemm's
     assert seen["menus"] == ["&File", "&Edit", "&Run", "&View", "&Window", "&Help"]
+    assert seen["entries"] == 0                                # their entries: after the paint
     assert seen["tabs"] == 0                                   # Run Queue and Results: later
     assert not (tmp_path / "results.sqlite3").exists()        # the store is not even opened
 
@@ -98,6 +100,23 @@ def test_a_file_opened_before_the_rest_is_built_builds_it_and_shows_its_runs(
     drawn = [charts.tabText(i) for i in range(charts.count())
              if getattr(charts.widget(i), "has_data", lambda: False)()]
     assert drawn == ["TFLOPS", "Bandwidth"]          # the file's GEMM and bandwidth runs
+
+
+def test_the_menus_entries_come_with_the_rest_and_agree_with_the_window(deferred, store):
+    """The menu bar's titles paint first; build_rest fills them in, with their shortcuts, Run's
+    entry enabled as the Run button is, and the sidebar's entry named for its state."""
+    assert [m.actions() for m in deferred.menus.values()] == [[]] * 6
+    deferred.show_sidebar(False)               # as a restored window can be before the paint
+    deferred.build_rest(store)
+    run = {a.text(): a for a in deferred.menus["Run"].actions()}
+    assert run["Run"] is deferred.run_action and not run["Run"].shortcut().isEmpty()
+    assert deferred.run_action.isEnabled() == deferred.run_button.isEnabled()
+    assert deferred.sidebar_action.text() == "Show Sidebar"
+    deferred.show_sidebar(True)
+    assert deferred.sidebar_action.text() == "Hide Sidebar"
+    filled = [len(m.actions()) for m in deferred.menus.values()]
+    deferred.fill_menus()                                     # once only
+    assert [len(m.actions()) for m in deferred.menus.values()] == filled and min(filled) > 0
 
 
 def test_kept_devices_make_run_available_at_once_in_the_deferred_window(
