@@ -38,6 +38,7 @@ class CifarError(ValueError):
 
 @dataclass
 class Cifar10:
+    """The CIFAR-10 images and labels a run trains on, and where they came from."""
     images: np.ndarray        # uint8, (N, 3072): 1024 red, 1024 green, 1024 blue per image
     labels: np.ndarray        # int64, (N,), 0..9
     source: str               # where it came from, for the run's settings

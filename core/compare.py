@@ -74,6 +74,8 @@ class Cell:
 
 @dataclass
 class ComparedRow:
+    """One result row compared across the sides: a cell per side, and the side it is
+    measured against."""
     workload: str
     metric: str
     unit: str
@@ -84,6 +86,7 @@ class ComparedRow:
 
 @dataclass
 class Comparison:
+    """Runs put side by side: the sides, their compared rows, and what could not be compared."""
     sides: list[Side]
     rows: list[ComparedRow]
     warnings: list[str]

@@ -23,6 +23,7 @@ ITEMSIZE = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2}
 
 @dataclass
 class Estimate:
+    """How long a run will take and how much memory it needs, as far as earlier runs tell."""
     seconds: float | None = None        # None: not known
     peak_bytes: int | None = None
     basis: str = ""                      # where the rate came from, for the message

@@ -102,6 +102,7 @@ def reserve_ports(count: int) -> PortReservation:
 
 @dataclass
 class Launch:
+    """A distributed run's launcher command, its hosts, ranks and the ports it holds."""
     framework: str
     command: list[str]
     addresses: list[str]

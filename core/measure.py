@@ -18,6 +18,7 @@ from core.stats import Stats, rel_iqr, summarize
 
 @dataclass(frozen=True)
 class MeasureSettings:
+    """The timing protocol's settings: warm-up, block length, how many blocks and how long."""
     discard_calls: int = 2        # compilation, graph building, autotuning
     min_block_s: float = 0.020    # a block lasts at least this long
     warmup_agree: float = 0.05    # three consecutive warm-up blocks within 5% of each other

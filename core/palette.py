@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Palette:
+    """One colour scheme: the window's surfaces and text, and the data series in order."""
     dark: bool
     background: str      # plot canvas, page
     foreground: str      # axes and text

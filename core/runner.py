@@ -45,6 +45,7 @@ class UsageError(ValueError):
 
 @dataclass
 class RunSpec:
+    """What to run: a workload, on a framework's device, with its parameters."""
     workload: str
     framework: str = "torch"
     device: str = "cpu"

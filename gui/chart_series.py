@@ -132,6 +132,7 @@ def peak_of(rec: RunRecord, metric: str, point: dict, rows: list[Row]) -> float 
 
 @dataclass
 class Series:
+    """One curve of a chart: a run's rows of one metric over the point parameter."""
     key: tuple
     name: str
     device: str

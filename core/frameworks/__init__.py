@@ -20,6 +20,7 @@ from core.params import ParamError
 
 @dataclass
 class DeviceInfo:
+    """A device a framework can run on (or cannot, and why)."""
     framework: str
     id: str                      # what --device takes: cpu, mps, cuda:0, ...
     name: str
@@ -35,6 +36,8 @@ class DeviceInfo:
 
 @dataclass(frozen=True)
 class FrameworkInfo:
+    """A framework SiliconBench can drive: its names, its adapter and the pip extra that installs
+    it."""
     name: str                    # the --framework value
     title: str
     module: str                  # the import name

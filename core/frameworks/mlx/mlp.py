@@ -26,6 +26,7 @@ def _arrays(images: np.ndarray, labels: np.ndarray) -> tuple:
 
 @dataclass
 class Session:
+    """The CIFAR-10 data on the device, ready to fit MLPs of any widths."""
     ctx: Any
     x: Any                      # the images, float32 in [0, 1]
     y: Any                      # the labels, int32

@@ -34,6 +34,7 @@ def _constants(batches: list) -> list:
 
 @dataclass
 class Session:
+    """The CIFAR-10 data, ready to fit Keras MLPs of any widths."""
     ctx: Any
     x: np.ndarray               # the images on the host, float32 in [0, 1]
     y: np.ndarray               # one-hot labels
