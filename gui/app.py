@@ -68,13 +68,13 @@ def qt_platform_problem(plugin: Path | None = None) -> str | None:
 
 class Preflight:
     """What Qt needs of the system, made ready on another core while Python imports the
-    catalogue, Qt and the window's modules (a fifth of a second here). ctypes lets go of the
-    GIL while a library loads and while fontconfig reads, so the imports go on beside it:
+    catalogue, Qt and the window's modules (0.1-0.2 s on a 2-core Linux VM). ctypes lets go of
+    the GIL while a library loads and while fontconfig reads, so the imports go on beside it:
     - whether Qt's X11 plugin can load (qt_platform_problem: it loads the plugin's libraries,
       which Qt then finds loaded);
     - on Linux, fontconfig's configuration, read by the first label Qt lays out otherwise:
-      28 M instructions, a quarter of the window's own build (callgrind). Qt's font
-      database finds it read. (On a Mac, Qt asks Core Text instead.)"""
+      28 M instructions (callgrind). Qt's font database finds it read. (On a Mac, Qt asks
+      Core Text instead.)"""
 
     def __init__(self) -> None:
         import threading
