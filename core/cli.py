@@ -658,6 +658,19 @@ def _interrupted(e: KeyboardInterrupt) -> int:
     return 128 + e.signum if isinstance(e, Ended) else 130
 
 
+def _wrapped_interrupt(e: BaseException) -> KeyboardInterrupt | None:
+    """The Ctrl-C (or SIGTERM) that caused `e`, if one did. Python 3.11 wraps an exception
+    raised in a `__set_name__` in a RuntimeError, so a Ctrl-C landing while a dataclass is
+    being created (a module importing) arrives as "Error calling __set_name__"."""
+    seen = set()
+    while e is not None and id(e) not in seen:
+        if isinstance(e, KeyboardInterrupt):
+            return e
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return None
+
+
 def _main(argv: list[str]) -> int:
     from core.frameworks import UnknownFramework
     from core.logs import log, setup_logging
@@ -681,6 +694,8 @@ def _main(argv: list[str]) -> int:
     except KeyboardInterrupt as e:
         return _interrupted(e)
     except Exception as e:  # never a traceback for the user; it goes to the log
+        if (ctrl_c := _wrapped_interrupt(e)) is not None:
+            return _interrupted(ctrl_c)
         if os.environ.get("SILICONBENCH_DEBUG"):
             raise
         log.exception("internal error in siliconbench %s", " ".join(argv))

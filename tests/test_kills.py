@@ -153,3 +153,23 @@ def test_a_ctrl_c_python_swallowed_still_ends_the_command(monkeypatch, capsys):
     assert cli.main(["results"]) == 130
     out, err = capsys.readouterr()
     assert (out, err) == ("finished\n", "siliconbench: interrupted.\n")
+
+
+def test_a_ctrl_c_while_a_class_is_made_is_still_a_ctrl_c(monkeypatch, capsys):
+    """Python 3.11 wraps what a `__set_name__` raises in a RuntimeError: a Ctrl-C landing while
+    a dataclass is created (a module importing) came out as "internal error: RuntimeError:
+    Error calling __set_name__ on 'Field' instance 'rows' in 'Probe'" in a CI run."""
+    from core import cli
+
+    class Field:
+        def __set_name__(self, owner, name):
+            signal.raise_signal(signal.SIGINT)
+
+    def command(argv):
+        class Probe:
+            rows = Field()
+        return 0
+
+    monkeypatch.setattr(cli, "COMMANDS", dict(cli.COMMANDS, results=command))
+    assert cli.main(["results"]) == 130
+    assert capsys.readouterr().err == "siliconbench: interrupted.\n"
