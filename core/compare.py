@@ -368,17 +368,17 @@ def resolve_side(spec: str, store=None) -> Side:
                 from None
         except NotAResultFile as e:
             raise UnknownSide(f"{spec} is not a SiliconBench result file: {e}.") from None
-        labels = {r.machine_label for r in records}
+        labels = {r.device_label for r in records}
         return Side(labels.pop() if len(labels) == 1 else path.stem, records)
     published = reference.find(spec)
     if len(published) == 1:
-        return Side(f"{published[0].machine_label} (published)", published)
+        return Side(f"{published[0].device_label} (published)", published)
     if store is not None:
         runs = store.find(spec) if len(spec) >= 4 else []
         if len(runs) > 1:
             raise UnknownSide(f"{spec!r} matches {len(runs)} runs; give more of the id.")
         if runs:
-            return Side(runs[0].machine_label, runs)
+            return Side(runs[0].device_label, runs)
         wanted = spec.casefold()
         labelled = [r for r in store.runs() if r.machine_label.casefold() == wanted]
         if labelled:

@@ -108,10 +108,25 @@ class RunRecord:
         return m.get("model_name") or m.get("chip") or m.get("cpu_model") or "unknown machine"
 
     @property
+    def device_label(self) -> str:
+        """The device that ran it: the GPU's (or Apple chip's) name for an accelerator run,
+        the CPU's for a CPU run; the user's (or a publication's) name for the machine where
+        one was given. An H200 run on a Xeon host is 'NVIDIA H200', not 'Intel Xeon'."""
+        if self.label:
+            return self.label
+        m = self.machine
+        if self.device == "cpu":
+            name = m.get("cpu_model") or self.device_name
+        else:
+            name = self.device_name or m.get("gpu_name")
+        return name or m.get("chip") or self.machine_label
+
+    @property
     def identity(self) -> str:
         """The run's one name everywhere (legends, Compare columns, reports, exports):
-        'machine · framework device · when' ('published' for a published figure)."""
-        return f"{self.machine_label} · {self.framework} {self.device} · {self.when}"
+        'device · framework device · when' ('published' for a published figure)."""
+        return f"{self.device_label} · {self.framework} {self.device} · {self.when}"
+
 
     @property
     def when(self) -> str:

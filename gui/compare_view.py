@@ -57,11 +57,12 @@ FIXED = ["Workload", "Metric", "Point"]
 
 
 def sides_for(records: list[RunRecord]) -> list[Side]:
-    """One side per machine; runs of a single machine are compared run by run, each under
-    its identity (machine · framework device · time)."""
+    """One side per device (a host's GPU and its CPU are two sides, each named by its device:
+    'NVIDIA H200' beside 'AMD EPYC'); runs of a single device are compared run by run, each
+    under its identity (device · framework device · time)."""
     machines: dict[str, list[RunRecord]] = {}
     for rec in records:
-        machines.setdefault(rec.machine_label, []).append(rec)
+        machines.setdefault(rec.device_label, []).append(rec)
     if len(machines) >= 2:
         sides = [Side(label, recs) for label, recs in machines.items()]
     else:

@@ -70,7 +70,7 @@ class RunDetail(QDialog):
         super().__init__(parent)
         from gui.results_browser import workload_title
         self.record = rec
-        self.setWindowTitle(f"{workload_title(rec.workload)} · {rec.machine_label}")
+        self.setWindowTitle(f"{workload_title(rec.workload)} · {rec.device_label}")
         self.text = QPlainTextEdit(record_text(rec))
         self.text.setReadOnly(True)
         self.text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)

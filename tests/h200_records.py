@@ -1,0 +1,35 @@
+"""The project's only GPU output: run records an NVIDIA H200 wrote (../shared/data/h200, its
+README says which command made each), replayed beside this machine's CPU runs
+(tests/recorded.py) so the views are tested on runs 1,000x apart."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from core.results import RunRecord
+from tests.recorded import every_run
+
+FOLDER = Path(__file__).resolve().parents[2] / "shared" / "data" / "h200"
+
+
+def h200_stems() -> list[str]:
+    return sorted(p.stem for p in FOLDER.glob("*.json"))
+
+
+def h200(stem: str) -> RunRecord:
+    """A fresh copy of one H200 run, through import's checks (schema and sense)."""
+    if not FOLDER.is_dir():
+        pytest.skip(f"the H200 records are not here ({FOLDER})")
+    return RunRecord.from_dict(json.loads((FOLDER / f"{stem}.json").read_text("utf-8")))
+
+
+def h200_runs() -> list[RunRecord]:
+    return [h200(s) for s in h200_stems()] if FOLDER.is_dir() else [h200("missing")]
+
+
+def gpu_and_cpu() -> list[RunRecord]:
+    """Every H200 run and every CPU run recorded here, together: what a person selects."""
+    return h200_runs() + every_run()
