@@ -24,6 +24,7 @@ class RunContext:
         self.peak = peak                  # core.peaks.Peak or None when unknown
         self._emit = emit
         self.sync = adapter.synchronizer(device) if adapter is not None else None
+        self._meter = None
 
     @property
     def on_cpu(self) -> bool:
@@ -56,6 +57,32 @@ class RunContext:
         """Settings that change what a number means (tf32, precision, ...) go into the record."""
         self._emit({"event": "settings", "settings": settings})
 
+    def meter(self):
+        """The device's energy counter around each point's timed blocks
+        (core.telemetry.PointMeter), opened at the first measurement: it then reads the idle
+        power and says it, with what counts, in an "energy_meter" event."""
+        if self._meter is None:
+            from core.telemetry import PointMeter, energy_counter
+            self._meter = PointMeter(*energy_counter(self.device_id))
+            self._emit(self._meter.announce())
+        return self._meter
+
+    def settings_for_meter(self) -> MeasureSettings:
+        """The protocol's settings, with the timed phase at least as long as the energy
+        counter needs (NVIDIA's moves every 20-100 ms: 1 s)."""
+        from dataclasses import replace
+        need = self.meter().min_window_s
+        return self.settings if self.settings.min_time_s >= need else \
+            replace(self.settings, min_time_s=need, max_time_s=max(self.settings.max_time_s, need))
+
+    def energy(self, m: Measurement) -> None:
+        """Sends what the meter read over a measurement's timed blocks (an "energy" event): the
+        parent makes the point's power and throttle flags from it."""
+        if m.energy is not None:
+            self._emit({"event": "energy", **m.energy})
+
     def measure(self, call: Callable[[], object], sync: Callable[[], None] | None = None
                 ) -> Measurement:
-        return measure(call, sync or self.sync, self.settings)
+        m = measure(call, sync or self.sync, self.settings_for_meter(), meter=self.meter())
+        self.energy(m)
+        return m

@@ -11,9 +11,22 @@ import math
 import os
 import time
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Callable
+from typing import Any, Callable, Protocol
 
 from core.stats import Stats, rel_iqr, summarize
+
+
+class Meter(Protocol):
+    """What reads the device around a point's timed blocks (core.telemetry.PointMeter):
+    begin() just before the first timed block, end() just after the last, which returns what
+    it read (seconds, the energy counter's joules, throttle state) for Measurement.energy."""
+
+    def begin(self) -> None: ...
+
+    def end(self) -> dict: ...
+
+    def tick(self) -> None:
+        """Between blocks: lets a counter that wraps be read often enough."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +83,8 @@ class Measurement:
     elapsed_s: float
     # Sustained mode (measure_for): when each block ended, in s since timing began.
     block_end_s: list[float] = field(default_factory=list)
+    # The meter's reading over the timed blocks (warm-up excluded); None without a meter.
+    energy: dict[str, Any] | None = None
     stats: Stats = field(init=False)
 
     def __post_init__(self) -> None:
@@ -139,20 +154,26 @@ def _warm_up(call: Callable[[], object], sync: Callable[[], None],
 
 def measure(call: Callable[[], object], sync: Callable[[], None],
             settings: MeasureSettings = MeasureSettings(),
-            agree: Callable[[float], float] = _same) -> Measurement:
+            agree: Callable[[float], float] = _same, meter: Meter | None = None
+            ) -> Measurement:
     """Time `call` by the protocol. `sync` must wait until all work queued on the device is
     done (for a CPU framework that runs eagerly it may do nothing). A run is cancelled by
     ending its process, so nothing here polls for that. A collective's ranks pass `agree`
     (the largest value over the ranks): they then take every decision alike and make the
-    same number of calls, and a block lasts until its slowest rank is done."""
+    same number of calls, and a block lasts until its slowest rank is done. A `meter` reads
+    the device right before the first timed block and right after the last."""
     clock = time.perf_counter
     block, calls, warm_blocks, warmed_up = _warm_up(call, sync, settings, agree)
 
     samples: list[float] = []
+    if meter is not None:
+        meter.begin()
     start = clock()
     converged = False
     while True:
         samples.append(block())
+        if meter is not None:
+            meter.tick()
         elapsed = agree(clock() - start)
         enough = len(samples) >= settings.min_blocks and elapsed >= settings.min_time_s
         if enough and rel_iqr(samples) <= settings.max_rel_iqr:
@@ -160,12 +181,16 @@ def measure(call: Callable[[], object], sync: Callable[[], None],
             break
         if elapsed >= settings.max_time_s and len(samples) >= settings.floor_blocks:
             break
-    return Measurement(samples, calls, warm_blocks, warmed_up, converged, clock() - start)
+    elapsed = clock() - start
+    energy = meter.end() if meter is not None else None
+    return Measurement(samples, calls, warm_blocks, warmed_up, converged, elapsed,
+                       energy=energy)
 
 
 def measure_for(call: Callable[[], object], sync: Callable[[], None], duration_s: float,
                 settings: MeasureSettings = MeasureSettings(),
-                on_block: Callable[[float], None] | None = None) -> Measurement:
+                on_block: Callable[[float], None] | None = None,
+                meter: Meter | None = None) -> Measurement:
     """Sustained mode: after the same warm-up, time blocks back to back for `duration_s`,
     whatever the spread (a machine that throttles is the finding, not noise). Each block's
     end time is kept in `block_end_s` for throughput over time; `on_block(elapsed_s)` after
@@ -175,12 +200,18 @@ def measure_for(call: Callable[[], object], sync: Callable[[], None], duration_s
 
     samples: list[float] = []
     ends: list[float] = []
+    if meter is not None:
+        meter.begin()
     start = clock()
     while True:
         samples.append(block())
         ends.append(clock() - start)
+        if meter is not None:
+            meter.tick()
         if on_block is not None:
             on_block(ends[-1])
         if ends[-1] >= duration_s and len(samples) >= settings.floor_blocks:
             break
-    return Measurement(samples, calls, warm_blocks, warmed_up, True, clock() - start, ends)
+    elapsed = clock() - start
+    energy = meter.end() if meter is not None else None
+    return Measurement(samples, calls, warm_blocks, warmed_up, True, elapsed, ends, energy)

@@ -26,6 +26,16 @@ FLAGS = {
     "synthetic": "synthetic data, not the real data set",
     "wrong_result": "the result differs from a float64 reference beyond the dtype's tolerance",
     "skipped": "not measured: it would take too long on this device; see the note",
+    # Power rows (core.telemetry: power_trusted says which may be shown)
+    "energy_counter": "power from the device's energy counter over the point's timed blocks",
+    "power_samples": "power from 5 or more power samples inside the point's timed blocks",
+    "too_short": "the point was too short to measure its power; see the note",
+    "near_idle": "the power is within 5% of the idle power: the work barely showed in it",
+    # How the point ran (NVIDIA's clock-event reasons, macOS thermal pressure)
+    "power_capped": "measured at the board's power cap: the clocks were lowered to stay in it",
+    "hw_slowdown": "the hardware slowed the clocks (HW slowdown or power brake)",
+    "thermal_slowdown": "the clocks were lowered for temperature",
+    "thermal_pressure": "measured under macOS thermal pressure (moderate or worse)",
 }
 
 

@@ -446,6 +446,285 @@ def power_series_name(device: str) -> str:
     return "cpu_power_w" if device == "cpu" else "gpu_power_w"
 
 
+# ---------------------------------------------------------------- energy counters (the worker)
+#
+# Read by the run's worker at the start and end of each point's timed blocks (core.measure's
+# `meter`), so a point's power is its energy over exactly the time it was timed: no sampling
+# interval, however short the point. The parent's samples stay for the live plot, the run's
+# totals and the devices without a counter.
+
+RAPL_ROOT = "/sys/class/powercap"
+POWERCAP_ENV = "SILICONBENCH_POWERCAP"      # another powercap folder (a container's bind mount)
+RAPL_HELP = ("since Linux 5.10 only root may read the RAPL energy counters (CVE-2020-8694); "
+             "to allow it until the next boot: `sudo chmod a+r "
+             "/sys/class/powercap/intel-rapl:*/energy_uj /sys/class/powercap/intel-rapl:*:*/"
+             "energy_uj`, or for good a udev rule running that chmod for the powercap devices")
+# NVIDIA's counter moves every 20-100 ms: one update more or less in a 1 s window is <= 10%.
+COUNTER_MIN_S = {"nvml": 1.0, "rapl": 0.05, "ioreport": 0.1}
+KEEP_UP_S = 10.0            # a sustained point's counter is read at least this often
+IDLE_S = 0.5                # how long the counter is read with nothing running, before the run
+MIN_SAMPLES = 5             # a power from samples needs this many inside the point
+NEAR_IDLE = 1.05            # a power within 5% of idle says the work barely showed
+# NVML's clock-event (throttle) reasons, nvmlClocksEventReason*: the bits that slow the SM
+# clock under load. GpuIdle (0x1), the application clock setting (0x2), sync boost (0x10) and
+# the display clock (0x100) are not slowdowns of a loaded GPU.
+CLOCK_REASONS = {0x4: "power_capped", 0x8: "hw_slowdown", 0x20: "thermal_slowdown",
+                 0x40: "thermal_slowdown", 0x80: "hw_slowdown"}
+CLOCK_REASON_WORDS = {"power_capped": "at the board's power cap (software power cap)",
+                      "hw_slowdown": "slowed by the hardware (HW slowdown or power brake)",
+                      "thermal_slowdown": "slowed for temperature (thermal slowdown)"}
+
+
+class EnergyCounter:
+    """A cumulative energy counter of one device. read_j() gives joules since open, never
+    decreasing; state() what else the point should say (NVIDIA's throttle reasons)."""
+
+    kind = "counter"
+    label = "counter"
+
+    def read_j(self) -> float:
+        raise NotImplementedError
+
+    def state(self) -> dict | None:
+        return None
+
+    @property
+    def min_window_s(self) -> float:
+        return COUNTER_MIN_S.get(self.kind, 1.0)
+
+
+class RaplCounter(EnergyCounter):
+    """Linux RAPL through powercap: the packages' and DRAM's `energy_uj` (microjoules), each
+    wrapping to 0 at its `max_energy_range_uj`; read often enough (a package wraps after
+    minutes, not milliseconds) one wrap between two reads is all there can be."""
+
+    kind = "rapl"
+
+    def __init__(self, zones: list[tuple[str, int]], names: list[str]) -> None:
+        self.zones = zones
+        self.label = f"CPU {' + '.join(names)} (RAPL)"
+        self._last = [self._raw(path) for path, _ in zones]
+        self._total_uj = 0
+
+    @staticmethod
+    def _raw(path: str) -> int:
+        with open(path) as f:
+            return int(f.read().strip())
+
+    def read_j(self) -> float:
+        for i, (path, wrap) in enumerate(self.zones):
+            now = self._raw(path)
+            self._total_uj += rapl_delta(self._last[i], now, wrap)
+            self._last[i] = now
+        return self._total_uj / 1e6
+
+
+def rapl_delta(before: int, after: int, max_range: int) -> int:
+    """Microjoules between two readings of one RAPL zone, across a wrap to 0."""
+    return after - before if after >= before else after + max_range - before
+
+
+def rapl_counter(root: str | None = None) -> tuple[RaplCounter | None, str | None]:
+    """The machine's RAPL packages (intel-rapl:N, named package-N) and their DRAM subzones
+    (intel-rapl:N:M named dram); AMD's RAPL appears under the same names. (None, why) when
+    there is none or it cannot be read."""
+    import glob
+    root = root or os.environ.get(POWERCAP_ENV) or RAPL_ROOT
+    zones, names = [], []
+    for folder in sorted(glob.glob(os.path.join(root, "intel-rapl:*"))):
+        try:
+            with open(os.path.join(folder, "name")) as f:
+                name = f.read().strip()
+        except OSError:
+            continue
+        top = folder.rsplit("intel-rapl:", 1)[1].count(":") == 0
+        if not ((top and name.startswith("package")) or (not top and name == "dram")):
+            continue
+        path = os.path.join(folder, "energy_uj")
+        try:
+            with open(os.path.join(folder, "max_energy_range_uj")) as f:
+                wrap = int(f.read().strip())
+            RaplCounter._raw(path)
+        except PermissionError:
+            return None, f"CPU energy unavailable: {path} is not readable; {RAPL_HELP}"
+        except (OSError, ValueError):
+            continue
+        zones.append((path, wrap))
+        names.append(name)
+    if not zones:
+        return None, (f"CPU energy unavailable: no RAPL zones under {root} (a virtual machine, "
+                      "or a kernel without the intel_rapl driver)")
+    return RaplCounter(zones, names), None
+
+
+class NvmlCounter(EnergyCounter):
+    """NVIDIA's board energy counter (nvmlDeviceGetTotalEnergyConsumption, mJ since the driver
+    loaded; Volta and later), its SM clock and clock-event (throttle) reasons."""
+
+    kind = "nvml"
+    label = "board (NVML)"
+
+    def __init__(self, device: str, nvml: Any = None) -> None:
+        if nvml is None:
+            import pynvml as nvml
+        self._nv = nvml
+        nvml.nvmlInit()
+        self._h = nvml.nvmlDeviceGetHandleByIndex(
+            nvml_index(device, os.environ.get("CUDA_VISIBLE_DEVICES")))
+        self._reasons = (getattr(nvml, "nvmlDeviceGetCurrentClocksEventReasons", None) or
+                         getattr(nvml, "nvmlDeviceGetCurrentClocksThrottleReasons", None))
+        self.read_j()    # an older GPU refuses here, and the run goes on without a counter
+        try:
+            self._max_clock = float(nvml.nvmlDeviceGetMaxClockInfo(self._h, nvml.NVML_CLOCK_SM))
+        except Exception:  # NVMLError_NotSupported
+            self._max_clock = None
+
+    def read_j(self) -> float:
+        return self._nv.nvmlDeviceGetTotalEnergyConsumption(self._h) / 1000
+
+    def state(self) -> dict | None:
+        out: dict[str, Any] = {}
+        with contextlib.suppress(Exception):
+            out["sm_clock_mhz"] = float(self._nv.nvmlDeviceGetClockInfo(
+                self._h, self._nv.NVML_CLOCK_SM))
+        if self._max_clock:
+            out["max_sm_clock_mhz"] = self._max_clock
+        if self._reasons is not None:
+            with contextlib.suppress(Exception):
+                out["reasons"] = int(self._reasons(self._h))
+        return out or None
+
+
+class IOReportCounter(EnergyCounter):
+    """Apple Silicon's IOReport energy (zeus-apple-silicon's cumulative mJ) of the rail a run
+    uses: the GPU's for a GPU run, the CPU clusters' for a CPU run."""
+
+    kind = "ioreport"
+
+    def __init__(self, monitor: Any, field: str) -> None:
+        self._monitor, self._field = monitor, field
+        self.label = f"{'CPU' if field.startswith('cpu') else 'GPU'} (IOReport)"
+        if self.read_j() is None:
+            raise ValueError(f"this chip reports no {field}")
+
+    def read_j(self) -> float:
+        mj = getattr(self._monitor.get_cumulative_energy(), self._field, None)
+        return None if mj is None else mj / 1000
+
+
+def energy_counter(device: str, system: str | None = None, machine: str | None = None,
+                   load_monitor: Callable[[], Any] | None = None
+                   ) -> tuple[EnergyCounter | None, str | None]:
+    """The energy counter of the device a run uses, or (None, why not in one sentence)."""
+    system = system or platform.system()
+    gpu = device.startswith("cuda") or (device.startswith("gpu") and system != "Darwin")
+    try:
+        if gpu:
+            return NvmlCounter(device), None
+        if system == "Darwin" and (machine or platform.machine()) == "arm64":
+            if load_monitor is None:
+                from zeus_apple_silicon import AppleEnergyMonitor as load_monitor
+            field = "cpu_total_mj" if device == "cpu" else "gpu_mj"
+            return IOReportCounter(load_monitor(), field), None
+        if system == "Linux" and device == "cpu":
+            return rapl_counter()
+    except ImportError as e:
+        return None, f"energy counter unavailable: {e.name or e} is not installed"
+    except Exception as e:  # NVMLError_NotSupported (pre-Volta), IOReport refusing
+        return None, f"energy counter unavailable: {e}"
+    return None, "no energy counter SiliconBench can read for this device"
+
+
+class PointMeter:
+    """core.measure's `meter`: begin() just before a point's first timed block, end() just
+    after its last: the seconds between, the counter's joules between (when there is one) and
+    the throttle state at both ends. idle_w() reads the counter with nothing running."""
+
+    def __init__(self, counter: EnergyCounter | None = None, why: str | None = None) -> None:
+        self.counter, self.why = counter, why
+        self._t0, self._e0, self._s0, self._last_read = 0.0, None, None, 0.0
+
+    @property
+    def min_window_s(self) -> float:
+        return self.counter.min_window_s if self.counter is not None else 0.0
+
+    def _read(self) -> float | None:
+        if self.counter is None:
+            return None
+        self._last_read = time.monotonic()
+        try:
+            return self.counter.read_j()
+        except Exception as e:  # a driver gone away: no energy for the rest of the run
+            self.counter, self.why = None, f"energy counter stopped: {e}"
+            return None
+
+    def idle_w(self, seconds: float = IDLE_S) -> float | None:
+        e0, t0 = self._read(), time.monotonic()
+        if e0 is None:
+            return None
+        time.sleep(seconds)
+        e1 = self._read()
+        return None if e1 is None else (e1 - e0) / (time.monotonic() - t0)
+
+    def begin(self) -> None:
+        self._s0 = self.counter.state() if self.counter is not None else None
+        self._e0 = self._read()
+        self._t0 = time.monotonic()
+
+    def tick(self) -> None:
+        """Reads the counter when KEEP_UP_S have passed since the last read, so a counter that
+        wraps (RAPL: after minutes at full power) is never read two wraps apart in a long
+        sustained point."""
+        if self.counter is not None and time.monotonic() - self._last_read >= KEEP_UP_S:
+            self._read()
+
+    def end(self) -> dict:
+        e1 = self._read()
+        out: dict[str, Any] = {"seconds": time.monotonic() - self._t0}
+        if e1 is not None and self._e0 is not None:
+            out.update(joules=e1 - self._e0, source=self.counter.label,
+                       min_window_s=self.counter.min_window_s)
+        s1 = self.counter.state() if self.counter is not None else None
+        if self._s0 or s1:
+            out["state"] = merge_states(self._s0 or {}, s1 or {})
+        return out
+
+    def announce(self) -> dict:
+        """The "energy_meter" event: what counts energy in this run, and the idle power."""
+        idle = self.idle_w() if self.counter is not None else None
+        return {"event": "energy_meter",
+                "source": self.counter.label if self.counter is not None else None,
+                "idle_w": idle, "why": self.why}
+
+
+def merge_states(a: dict, b: dict) -> dict:
+    """NVML's state at a point's start and end: the reasons seen at either, the clocks at
+    both."""
+    reasons = (a.get("reasons") or 0) | (b.get("reasons") or 0)
+    clocks = [s["sm_clock_mhz"] for s in (a, b) if s.get("sm_clock_mhz") is not None]
+    out: dict[str, Any] = {"throttle": sorted({name for bit, name in CLOCK_REASONS.items()
+                                               if reasons & bit})}
+    if clocks:
+        out["sm_clock_mhz"] = clocks
+    if a.get("max_sm_clock_mhz") or b.get("max_sm_clock_mhz"):
+        out["max_sm_clock_mhz"] = a.get("max_sm_clock_mhz") or b.get("max_sm_clock_mhz")
+    return out
+
+
+def power_trusted(row: Row) -> bool:
+    """Whether a power or efficiency row may be shown: its power came from an energy counter
+    over the point's timed blocks ("energy_counter") or from at least MIN_SAMPLES samples inside
+    them ("power_samples"). Rows of older records carry neither flag: their power was the
+    samples between two points' rows, often one 1 s sample taken while nothing ran (the H200
+    records' 4.59 TFLOPS/W at 78.6 W), and is not shown. Other rows: True."""
+    if row.metric not in POWER_METRICS:
+        return True
+    return row.value is not None and bool({"energy_counter", "power_samples"} & set(row.flags))
+
+
+POWER_METRICS = ("power", "joules_per_sample", "samples_per_watt", "tflops_per_watt")
+
+
 # ---------------------------------------------------------------- the sampler
 
 class TelemetrySampler:
@@ -459,6 +738,10 @@ class TelemetrySampler:
         self.sources = default_sources(device, self.interval_s) if sources is None else sources
         self.row_times: list[float] = []
         self.started_at = 0.0          # when the child said it started (imports done)
+        # The worker's "energy" events, each with when it came and how many rows came before
+        # it (so it belongs to the next rows), and its "energy_meter" event.
+        self.energies: list[tuple[int, float, dict]] = []
+        self.meter: dict = {}
         self.notes: list[str] = []
         self._series: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
@@ -506,10 +789,15 @@ class TelemetrySampler:
 
     def observe(self, event: dict) -> None:
         """Called with each event of the run; remembers when each row arrived."""
-        if event.get("event") == "row":
+        kind = event.get("event")
+        if kind == "row":
             self.row_times.append(self._now())
-        elif event.get("event") == "started":
+        elif kind == "started":
             self.started_at = self._now()
+        elif kind == "energy":
+            self.energies.append((len(self.row_times), self._now(), event))
+        elif kind == "energy_meter":
+            self.meter = event
 
     def snapshot(self) -> dict[str, dict[str, Any]]:
         """The series so far (a copy), for a live plot while the run goes on."""
@@ -545,7 +833,13 @@ class TelemetrySampler:
         if rec.telemetry is not None:
             return
         rec.telemetry = self.stop()
-        extra = derived_rows(rec.rows, self.row_times, rec.telemetry, self.started_at)
+        if self.meter:
+            rec.telemetry["summary"]["energy_counter"] = self.meter.get("source")
+            rec.telemetry["summary"]["idle_power_w"] = self.meter.get("idle_w")
+            if self.meter.get("why"):
+                rec.telemetry["notes"].append(self.meter["why"])
+        extra = derived_rows(rec.rows, self.row_times, rec.telemetry, self.started_at,
+                             self.energies, self.meter.get("idle_w"))
         rec.telemetry["summary"]["derived"] = [r.to_dict() for r in extra]
         rec.rows += extra
 
@@ -596,53 +890,148 @@ def _integrate(s: dict) -> float:
     return sum((t1 - t0) * (v0 + v1) / 2 for (t0, v0), (t1, v1) in pairwise(points))
 
 
-def _window_mean(s: dict, start: float, end: float, interval_s: float) -> tuple[float, int] | None:
-    """Mean power over [start, end] and how many samples made it; a point shorter than one
-    sampling interval takes the sample nearest its end."""
-    inside = [v for t, v in zip(s["t"], s["v"]) if v is not None and start <= t <= end]
-    if inside:
-        return sum(inside) / len(inside), len(inside)
-    near = [(abs(t - end), v) for t, v in zip(s["t"], s["v"])
-            if v is not None and abs(t - end) <= 2 * interval_s]
-    return (min(near)[1], 1) if near else None
+def _samples_in(s: dict, windows: list[tuple[float, float]]) -> list[float]:
+    """The samples of a series that fall inside any of the windows."""
+    return [v for t, v in zip(s["t"], s["v"])
+            if v is not None and any(a <= t <= b for a, b in windows)]
+
+
+@dataclass
+class PointPower:
+    """A point's power and where it came from: `basis` "counter" or "samples" with `watts`, or
+    "too_short" with `watts` None; `note` says which, in words."""
+    basis: str
+    watts: float | None
+    note: str
+
+
+def point_power(events: list[tuple[float, dict]], series: dict | None, label: str | None,
+                fallback: tuple[float, float] | None = None) -> PointPower | None:
+    """A point's power from the worker's energy events for it ((arrival time, event): its
+    timed blocks' seconds and, with a counter, joules): counter joules / seconds when the
+    blocks lasted at least the counter's resolution; else the mean of the parent's samples
+    inside the blocks when there are MIN_SAMPLES; else too short. Without events (a workload
+    that times outside RunContext.measure), `fallback` = (start, end) is the window."""
+    counted = [e for _, e in events if e.get("joules") is not None]
+    if counted:
+        seconds = sum(e["seconds"] for e in counted)
+        joules = sum(e["joules"] for e in counted)
+        need = max(e.get("min_window_s", 0.0) for e in counted)
+        source = counted[0].get("source") or "energy counter"
+        if seconds >= need and joules > 0:
+            return PointPower("counter", joules / seconds,
+                              f"{source} energy counter: {number(joules)} J over the "
+                              f"{span(seconds)} of timed blocks")
+        return PointPower("too_short", None,
+                          f"too short to measure power: the timed blocks lasted {span(seconds)}"
+                          f" and the {source} energy counter needs {span(need)}")
+    windows = [(t - e["seconds"], t) for t, e in events if e.get("seconds")]
+    if not windows and fallback is not None:
+        windows = [fallback]
+    if not windows or series is None or not label:
+        return None
+    inside = _samples_in(series, windows)
+    seconds = sum(b - a for a, b in windows)
+    if len(inside) >= MIN_SAMPLES:
+        return PointPower("samples", sum(inside) / len(inside),
+                          f"{label} power, mean of {len(inside)} samples during this point")
+    return PointPower("too_short", None,
+                      f"too short to measure power: {len(inside)} {label} power sample"
+                      f"{'s' * (len(inside) != 1)} during its {span(seconds)}, "
+                      f"{MIN_SAMPLES} needed")
+
+
+def throttle_words(state: dict) -> str | None:
+    """A point's NVML state in words: 'measured at the board's power cap (software power cap);
+    SM clock 1,425-1,545 MHz of 1,980 max'; None when nothing slowed it."""
+    reasons = state.get("throttle") or []
+    if not reasons:
+        return None
+    clocks = state.get("sm_clock_mhz") or []
+    words = "measured " + " and ".join(CLOCK_REASON_WORDS[r] for r in reasons)
+    if clocks:
+        low, high = min(clocks), max(clocks)
+        words += f"; SM clock {number(low)}" + (f"–{number(high)}" if high != low else "") \
+            + " MHz"
+        if state.get("max_sm_clock_mhz"):
+            words += f" of {number(state['max_sm_clock_mhz'])} max"
+    return words
+
+
+def _say_on(row: Row, flags: list[str], words: str) -> None:
+    row.flags += [f for f in flags if f not in row.flags]
+    if words not in (row.note or ""):
+        row.note = f"{row.note}; {words}" if row.note else words
 
 
 def derived_rows(rows: list[Row], row_times: list[float], telemetry: dict,
-                 origin: float = 0.0) -> list[Row]:
-    """Per measured point: its average power (from the previous point's rows, or `origin`, to
-    its own), and from it joules per sample, samples per watt and TFLOPS per watt; per run:
-    the highest temperature and thermal pressure. row_times[i]: when rows[i] arrived."""
+                 origin: float = 0.0, energies: list[tuple[int, float, dict]] | None = None,
+                 idle_w: float | None = None) -> list[Row]:
+    """Per measured point: its power (point_power: the energy counter over its timed blocks,
+    or enough samples inside them, or a row saying it was too short), and from it joules per
+    sample, samples per watt and TFLOPS per watt, flagged `near_idle` within 5% of the idle
+    power; its throttle state (NVML's clock-event reasons, macOS thermal pressure) as flags and
+    a note on its throughput rows; per run: the highest temperature and thermal pressure.
+    row_times[i]: when rows[i] arrived; energies: (rows before it, arrival, event) of each
+    "energy" event."""
     summary, series = telemetry["summary"], telemetry["series"]
+    energies = energies or []
     out: list[Row] = []
     label, power = summary.get("power_source"), summary.get("power_series")
-    if power and len(row_times) == len(rows):
-        powered: dict[str, float] = {}
+    if idle_w is None and power == "gpu_power_w" and series.get(power) and origin > 0:
+        before = [v for t, v in zip(series[power]["t"], series[power]["v"])
+                  if v is not None and t <= origin]   # the GPU before the child had started
+        idle_w = sum(before) / len(before) if before else None
+    if idle_w is not None:
+        summary["idle_power_w"] = idle_w
+    pressure = series.get("thermal_pressure")
+    if len(row_times) == len(rows):
+        powered: dict[str, tuple[float | None, list[str], str]] = {}
         for i, row in enumerate(rows):
             if row.metric not in THROUGHPUT_METRICS or not row.value:
                 continue
-            start = max((row_times[j] for j in range(i) if rows[j].params != row.params),
-                        default=origin)
-            if row_times[i] - start < MIN_POINT_S:
-                continue   # sent together with another point's rows: not measured just now
-            found = _window_mean(series[power], start, row_times[i], telemetry["interval_s"])
-            if found is None:
-                continue
-            watts, n = found
-            if watts <= 0:
-                continue
-            note = f"{label} power, mean of {n} sample{'s' * (n != 1)} during this point"
+            first = max((j for j in range(i) if rows[j].params != row.params), default=-1)
+            events = [(t, e) for k, t, e in energies if first < k <= i]
             key = repr(sorted(row.params.items()))
             if key not in powered:
-                powered[key] = watts
-                out.append(Row("power", watts, "W", dict(row.params), note=note))
-            if row.metric == "samples_per_s":
-                out.append(Row("joules_per_sample", watts / row.value, "J/sample",
-                               dict(row.params), note=note))
-                out.append(Row("samples_per_watt", row.value / watts, f"{row.unit}/W",
-                               dict(row.params), note=note))
-            else:
-                out.append(Row("tflops_per_watt", row.value / watts, "TFLOPS/W",
-                               dict(row.params), note=note))
+                start = row_times[first] if first >= 0 else origin
+                fallback = (start, row_times[i]) if row_times[i] - start >= MIN_POINT_S else None
+                found = point_power(events, series.get(power) if power else None, label,
+                                    fallback)
+                if found is None:
+                    powered[key] = (None, [], "")
+                else:
+                    flags = [{"counter": "energy_counter", "samples": "power_samples",
+                              "too_short": "too_short"}[found.basis]]
+                    note = found.note
+                    if found.watts is not None and idle_w and found.watts <= idle_w * NEAR_IDLE:
+                        flags.append("near_idle")
+                        note += (f"; within {round((NEAR_IDLE - 1) * 100)}% of the idle "
+                                 f"{number(idle_w)} W: the work barely showed")
+                    powered[key] = (found.watts, flags, note)
+                    out.append(Row("power", found.watts, "W", dict(row.params),
+                                   flags=list(flags), note=note))
+            watts, flags, note = powered[key]
+            if watts:
+                if row.metric == "samples_per_s":
+                    out.append(Row("joules_per_sample", watts / row.value, "J/sample",
+                                   dict(row.params), flags=list(flags), note=note))
+                    out.append(Row("samples_per_watt", row.value / watts, f"{row.unit}/W",
+                                   dict(row.params), flags=list(flags), note=note))
+                else:
+                    out.append(Row("tflops_per_watt", row.value / watts, "TFLOPS/W",
+                                   dict(row.params), flags=list(flags), note=note))
+            # How the point ran: NVIDIA's throttle reasons, macOS's thermal pressure.
+            for _, e in events:
+                words = throttle_words(e.get("state") or {})
+                if words:
+                    _say_on(row, e["state"]["throttle"], words)
+            if pressure and events:
+                levels = _samples_in(pressure, [(t - e["seconds"], t) for t, e in events])
+                if levels and max(levels) >= 1:
+                    _say_on(row, ["thermal_pressure"],
+                            f"measured under {thermal_level_name(max(levels)).lower()} "
+                            "macOS thermal pressure")
     if summary.get("max_temperature_c") is not None:
         source = next(name for name in TEMPERATURE_SERIES if _values(series.get(name)))
         out.append(Row("max_temperature", summary["max_temperature_c"], "°C", {},

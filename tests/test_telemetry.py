@@ -309,7 +309,11 @@ def test_sampler_runs_in_the_parent_during_a_real_run(monkeypatch):
 
 
 def test_tiny_gemm_gets_tflops_per_watt(monkeypatch):
-    monkeypatch.setattr(telemetry, "DEFAULT_INTERVAL_S", 0.05)
+    """Sampled power (no energy counter on this machine's CPU, or a powercap folder with none):
+    at 10 ms a sample, the 0.5 s of timed blocks hold far more than the 5 samples needed."""
+    monkeypatch.setattr(telemetry, "DEFAULT_INTERVAL_S", 0.01)
+    monkeypatch.setenv("SILICONBENCH_MEASURE", '{"min_time_s": 0.5}')
+    monkeypatch.setenv(telemetry.POWERCAP_ENV, "/nonexistent")
     monkeypatch.setattr(telemetry, "default_sources",
                         lambda device, interval_s: [telemetry.PsutilSource(), ConstantPower()])
     # In MLX, a tenth of a CPU-second to import where PyTorch takes three: the per-watt row is
@@ -321,8 +325,9 @@ def test_tiny_gemm_gets_tflops_per_watt(monkeypatch):
     assert len(per_watt) == 1 and per_watt[0].params == {"size": 64, "dtype": "float32"}
     tflops = next(r for r in rec.rows if r.metric == "tflops")
     assert per_watt[0].value == pytest.approx(tflops.value / 20.0)
-    assert "CPU (test)" in per_watt[0].note
+    assert "CPU (test)" in per_watt[0].note and per_watt[0].flags == ["power_samples"]
     assert rec.telemetry["summary"]["derived"][0]["metric"] == "power"
+    assert telemetry.power_trusted(per_watt[0])
 
 
 def test_nvml_source_reads_the_runs_gpu(monkeypatch):

@@ -79,7 +79,10 @@ def measure_run(ctx, call: Callable[[], object], duration_min: float | None,
             reported[0] = elapsed
             ctx.progress(min(elapsed, duration_s), duration_s,
                          f"{label}sustained: {duration(elapsed)} of {duration(duration_s)}")
-    return measure_for(call, ctx.sync, duration_s, ctx.settings, on_block=on_block)
+    m = measure_for(call, ctx.sync, duration_s, ctx.settings, on_block=on_block,
+                    meter=ctx.meter())
+    ctx.energy(m)
+    return m
 
 
 def sustained_rows(m: Measurement, batch_size: int, unit: str, point: dict) -> list[Row]:
