@@ -63,6 +63,24 @@ def size(n_bytes: float) -> str:
     return f"{text} {_SIZES[step]}"
 
 
+def _trimmed(value: float) -> str:
+    """number() without the zeros that only pad its three digits: '0.5', '2', '15.3'."""
+    text = number(value)
+    return text.rstrip("0").rstrip(".") if "." in text and "e" not in text else text
+
+
+def compact(value: float, unit: str = "") -> str:
+    """An axis tick in human units: '15K', '2.5M', '680', '0.05'; a size for bytes ('1.5 GB').
+    Ticks fall on round values, so no digits are lost; a table keeps quantity()'s figure."""
+    if unit == BYTES:
+        return size(value)
+    rounded = abs(float(f"{value:.3g}")) if math.isfinite(value) else 0.0
+    for div, suffix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "K")):
+        if rounded >= div:
+            return f"{_trimmed(value / div)}{suffix}"
+    return _trimmed(value)
+
+
 def figure(value: float, unit: str = "") -> str:
     """The number alone, where a heading or an axis names the unit; a size for bytes."""
     return size(value) if unit == BYTES else number(value)

@@ -25,6 +25,7 @@ class Curve:
     x_label: str          # says how the axis is scaled
     x: str = ""           # the point parameter on x; "" for the workload's declared x
     log_x: bool = True
+    x_bytes: int = 0      # bytes in one unit of x, where x is a size: its ticks read '256 KB'
     peak: bool = True     # the device's physical peak (core.peaks) bounds it: drawn dashed
     # The metric of rows that bound each point (decode's memory roofline, which falls with
     # the depth): drawn dashed under this name, per series, in the series' colour.
@@ -34,7 +35,8 @@ class Curve:
 
 CURVE_METRICS = {
     "tflops": Curve("TFLOPS", "Throughput", "TFLOPS", "Matrix size N (log₂ scale)"),
-    "gb_per_s": Curve("Bandwidth", "Bandwidth", "GB/s", "Array size in MB (log₂ scale)"),
+    "gb_per_s": Curve("Bandwidth", "Bandwidth", "GB/s", "Array size (log₂ scale)",
+                      x_bytes=2 ** 20),
     # Prompts are lengths of 1 and more, swept in powers of two (128, 512, 2048).
     "prefill_tokens_per_s": Curve("LLM", "Prefill", "tok/s",
                                   "Prompt length in tokens (log₂ scale)", x="prompt",
@@ -46,8 +48,8 @@ CURVE_METRICS = {
                                  x="depth", log_x=False, peak=False, bound="decode_roofline",
                                  bound_name="memory bound"),
     # nccl-tests' bus bandwidth over the message size; a link has no published peak here.
-    "busbw": Curve("All-reduce", "Bus bandwidth", "GB/s", "Message size in bytes (log₂ scale)",
-                   peak=False),
+    "busbw": Curve("All-reduce", "Bus bandwidth", "GB/s", "Message size (log₂ scale)",
+                   x_bytes=1, peak=False),
 }
 BARS = "throughput"
 TELEMETRY = "telemetry"
@@ -98,12 +100,62 @@ def size_label(n: float) -> str:
     return str(n)
 
 
-def series_title(rec: RunRecord, point: dict) -> str:
-    """The run's identity ('AMD EPYC · torch cpu · 23 Nov 05:41:07') and what sets the
-    series apart within the run ('float32'): no two runs share a legend name."""
-    # Words speak for themselves ("float32"); bare numbers and booleans need their name.
-    extra = " · ".join(v if isinstance(v, str) else f"{k}={v}" for k, v in point.items())
-    return f"{rec.identity} · {extra}" if extra else rec.identity
+# Point parameters whose values name themselves ("float32", "copy", "resnet50"); others
+# are named ('batch 256', 'data on device'), never a bare number.
+SPEAKING = {"dtype", "op", "model", "preset"}
+PARAM_WORDS = {"batch_size": "batch", "batch": "batch", "gen_tokens": "tokens generated",
+               "data": "data on", "ranks": "ranks", "widths": "widths", "hidden": "hidden",
+               "world_size": "workers", "percentile": "percentile"}
+WORKLOAD_WORDS = {"infer": "inference", "train": "training"}
+
+
+def param_text(key: str, value) -> str:
+    """One point parameter as a legend reads it: 'float32', 'batch 256', 'widths 256'."""
+    if key in SPEAKING and isinstance(value, str):
+        return value
+    if key == "gen_tokens":
+        return f"{value} tokens generated"
+    if key == "precision":
+        return f"{value} precision"
+    return f"{PARAM_WORDS.get(key, key.replace('_', ' '))} {value}"
+
+
+def run_traits(rec: RunRecord, point: dict) -> dict[str, str]:
+    """What about a run changes what its series measures beyond the point: the workload,
+    the precision, TF32 on a float32 product, channels-last images. Named where they differ
+    between a chart's series (name_apart); TF32 always, for it changes what float32 means."""
+    precision = point.get("precision") or rec.params.get("precision") or \
+        rec.settings.get("precision")
+    traits = {"workload": WORKLOAD_WORDS.get(rec.workload, rec.workload),
+              "precision": f"{precision} precision" if precision else "",
+              "channels_last": "channels-last" if rec.params.get("channels_last") else ""}
+    if rec.settings.get("tf32") and point.get("dtype", "float32") == "float32":
+        traits["tf32"] = "TF32"
+    return traits
+
+
+def series_title(rec: RunRecord, point: dict, traits: dict[str, str] | None = None) -> str:
+    """The run's identity ('AMD EPYC · torch cpu · 23 Nov 05:41:07'), what sets the series
+    apart within the run ('float32', 'batch 256'), and the run's traits given (TF32)."""
+    traits = traits or {}
+    # A point's precision is a trait: said once, where the runs differ in it.
+    parts = [param_text(k, v) for k, v in point.items()
+             if not (k == "precision" and "precision" in traits)]
+    parts += [v for v in traits.values() if v]
+    return " · ".join([rec.identity, *parts])
+
+
+def name_apart(series: list, records: list[RunRecord]) -> None:
+    """Name each series by its run, its point, and the run traits that differ between the
+    chart's series (inference beside training, mixed precision beside fp32); TF32 always.
+    Series carry (run id, point) as .key."""
+    by_id = {r.id: r for r in records}
+    traits = [run_traits(by_id[s.key[0]], dict(s.key[1])) for s in series]
+    differ = {k for k in {k for t in traits for k in t}
+              if len({t.get(k, "") for t in traits}) > 1}
+    for s, t in zip(series, traits, strict=True):
+        shown = {k: v if k in differ or k == "tf32" else "" for k, v in t.items()}
+        s.name = series_title(by_id[s.key[0]], dict(s.key[1]), shown)
 
 
 @cache
@@ -192,6 +244,7 @@ def curve_series(records: list[RunRecord], metric: str) -> list[Series]:
             if curve.peak:
                 s.peak = peak_of(rec, metric, dict(s.key[1]), s.rows)
             out.append(s)
+    name_apart(out, records)
     return out
 
 
@@ -212,12 +265,14 @@ def bar_series(records: list[RunRecord]) -> tuple[list[str], list[Series]]:
                 out[key] = Series(key, series_title(rec, point),
                                   rec.device_name or rec.device)
             (out[key].rows if row.value is not None else out[key].missing).append(row)
+    name_apart(list(out.values()), records)
     return models, list(out.values())
 
 
 @dataclass
 class ScalingSeries:
     """One run's total throughput over its world sizes, against the ideal: n x one worker."""
+    key: tuple
     name: str
     device: str
     rows: list[Row] = field(default_factory=list)      # measured, in world-size order
@@ -250,17 +305,40 @@ def scaling_series(records: list[RunRecord]) -> list[ScalingSeries]:
             point = {k: v for k, v in row.params.items() if k != SCALING_X}
             key = (rec.id, tuple(point.items()))
             if key not in out:
-                out[key] = ScalingSeries(series_title(rec, point),
+                out[key] = ScalingSeries(key, series_title(rec, point),
                                          rec.device_name or rec.device)
             (out[key].rows if row.value is not None else out[key].missing).append(row)
     for s in out.values():
         s.rows.sort(key=lambda r: r.params[SCALING_X])
+    name_apart(list(out.values()), records)
     return list(out.values())
 
 
 # Telemetry units, in the order the chart prefers to show them, with the axis title of each.
 TELEMETRY_UNITS = {"W": "Power (W)", "°C": "Temperature (°C)", "%": "Load (%)",
                    "MHz": "Clock (MHz)", "GB": "Memory (GB)", "J": "Energy (J)"}
+
+
+_SENSOR_UNITS = ("_percent", "_bytes", "_mhz", "_w", "_j", "_c")
+_SENSOR_WORDS = {"gpu": "GPU", "cpu": "CPU", "ane": "Neural Engine", "dram": "DRAM",
+                 "sm": "SM", "mem": "memory"}
+
+
+def sensor_title(key: str) -> str:
+    """A telemetry series as a person reads it: 'GPU power' for gpu_power_w, 'CPU load' for
+    cpu_percent, 'Memory used' for memory_used_bytes; never the raw key."""
+    special = {"cpu_percent": "CPU load", "gpu_active_percent": "GPU busy",
+               "gpu_temperature_c": "GPU temperature", "gpu_energy_j": "GPU energy"}
+    if key in special:
+        return special[key]
+    stem = key
+    for suffix in _SENSOR_UNITS:
+        if stem.endswith(suffix):
+            stem = stem[: -len(suffix)]
+            break
+    words = [_SENSOR_WORDS.get(w, w) for w in stem.split("_") if w]
+    text = " ".join(words) or key
+    return text[:1].upper() + text[1:]
 
 
 def telemetry_series(records: list[RunRecord]) -> dict[str, dict[tuple, tuple]]:
@@ -274,7 +352,7 @@ def telemetry_series(records: list[RunRecord]) -> dict[str, dict[tuple, tuple]]:
             unit, scale = (s.get("unit") or "", 1.0)
             if unit == "bytes":
                 unit, scale = "GB", 1e-9
-            label = f"{rec.identity} · {name}" if multi else name
+            label = f"{rec.identity} · {sensor_title(name)}" if multi else sensor_title(name)
             pairs = [(t, v * scale) for t, v in zip(s.get("t", []), s.get("v", []),
                                                     strict=False) if v is not None]
             if pairs:

@@ -49,7 +49,8 @@ from core.results import RunRecord
 from core.runner import RunSpec
 from gui.chart_series import CURVE_METRICS, curve_x
 from gui.import_export import file_dialog
-from gui.plots import CategoryAxis, Chart, CurveChart, export_chart, plot_widget
+from gui.plots import (CategoryAxis, Chart, CurveChart, export_chart, plot_widget,
+                       series_symbol)
 from gui.sheets import message_sheet
 from gui.theme import LIGHT, Theme, series_color
 
@@ -172,10 +173,9 @@ class CompareBarChart(Chart):
         plot = plot_widget(axisItems={"bottom": self.axis})
         super().__init__("Select two or more runs under Results, or add a published "
                          "reference, to compare them.", plot, parent)
-        plot.addLegend(offset=(12, 8), labelTextSize="9pt")
         self.cmp: Comparison | None = None
         self.rows: list[ComparedRow] = []
-        plot.getPlotItem().vb.sigResized.connect(self._redraw)  # the legend's share changed
+        self._side_items: dict[int, list] = {}
 
     def set_rows(self, cmp: Comparison | None, rows: list[ComparedRow]) -> None:
         self.cmp, self.rows = cmp, rows
@@ -185,43 +185,60 @@ class CompareBarChart(Chart):
         super().apply_theme(theme)
         self._redraw()
 
+    def _items_of(self, key) -> list:
+        return self._side_items.get(key, [])
+
     def _redraw(self) -> None:
         plot = self.plot_item
         plot.clear()
+        self._side_items = {}
         self.axis.names = [point_label(r.params) for r in self.rows]
         sides = self.cmp.sides if self.cmp else []
         width = min(0.8 / max(1, len(sides)), 0.45)
-        top = 0.0
+        values = [v for r in self.rows for c in r.cells if c is not None
+                  for v in (c.value, c.ci_low, c.ci_high)]
+        self._choose_scale(values)
+        positive = [v for v in values if v is not None and v > 0]
+        top = max(positive, default=0.0)
+        y_lo, y_hi = self.y_range(min(positive), top) if positive else (0.0, 1.0)
+        y, entries = self.y, []
         for i, side in enumerate(sides):
             color = QColor(series_color(self.theme, i))
             cells = [(j, r.cells[i]) for j, r in enumerate(self.rows)
                      if r.cells[i] is not None and r.cells[i].value is not None]
             if not cells:
                 continue
+            name = f"{side_letter(i)}: {side.label}" + (" (published)" if side.published
+                                                       and "published" not in side.label
+                                                       else "")
+            entries.append((i, name, color.name(), series_symbol(i), False))
             xs = np.array([j - 0.4 + (i + 0.5) * width for j, _ in cells])
-            ys = np.array([c.value for _, c in cells])
+            ys = np.array([y(c.value) for _, c in cells])
             brush = QBrush(color, Qt.BrushStyle.BDiagPattern) if side.published else \
                 QBrush(color)
-            plot.addItem(pg.BarGraphItem(x=xs, height=ys, width=width * 0.9, brush=brush,
-                                         pen=pg.mkPen(color),
-                                         name=f"{side_letter(i)}: {side.label}"))
-            low = np.array([c.value - (c.ci_low if c.ci_low is not None else c.value)
+            bars = pg.BarGraphItem(x=xs, y0=np.full(len(xs), y_lo), y1=ys, width=width * 0.9,
+                                   brush=brush, pen=pg.mkPen(color))
+            low = np.array([y(c.value) - y(c.ci_low if c.ci_low is not None else c.value)
                             for _, c in cells])
-            high = np.array([(c.ci_high if c.ci_high is not None else c.value) - c.value
+            high = np.array([y(c.ci_high if c.ci_high is not None else c.value) - y(c.value)
                              for _, c in cells])
-            plot.addItem(pg.ErrorBarItem(x=xs, y=ys, top=high, bottom=low, beam=width * 0.3,
-                                         pen=pg.mkPen(self.theme.foreground)))
-            top = max(top, float((ys + high).max()))
+            whiskers = pg.ErrorBarItem(x=xs, y=ys, top=high, bottom=low, beam=width * 0.3,
+                                       pen=pg.mkPen(self.theme.foreground))
+            self._side_items[i] = [bars, whiskers]
+            for item in self._side_items[i]:
+                plot.addItem(item)
+        self.legend.set_entries(entries)
         if self.rows:
             r = self.rows[0]
             plot.getAxis("left").setLabel(metric_heading(r.metric, r.unit))
             plot.getAxis("bottom").setLabel(r.workload)
             plot.setXRange(-0.6, len(self.rows) - 0.4, padding=0)
-            plot.setYRange(0, top * self._headroom(len(sides)) if top > 0 else 1, padding=0)
-        plot.legend.setVisible(bool(sides))
+            plot.setYRange(y_lo, y_hi, padding=0)
         self._show_plot(bool(self.rows) and top > 0)
         self.caption.setText(f"Whiskers: {CONFIDENCE:.0%} confidence intervals of the median. "
-                             "Hatched: published figures (no interval).")
+                             "Hatched: published figures (no interval)."
+                             + (" Log scale: the sides span more than 30×." if self.log_y
+                                else ""))
 
 
 class CompareView(QWidget):
@@ -585,6 +602,11 @@ class CompareView(QWidget):
         for chart in (self.bars, *self.curves.values()):
             chart.apply_theme(theme)
         self._fill_table()
+
+    def set_y_mode(self, mode: str) -> None:
+        """The charts' y axis (View > Y Axis): "auto", "linear" or "log"."""
+        for chart in (self.bars, *self.curves.values()):
+            chart.set_y_mode(mode)
 
     # ------------------------------------------------------------------ export
 

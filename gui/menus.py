@@ -147,6 +147,27 @@ def add_chart_entries(window, charts) -> None:
         window, window.view_menu, "Compare Selected Runs",
         lambda: charts.setCurrentWidget(window.compare), shortcuts()["compare"],
         before=window.chart_entries_end)
+    add_y_axis_menu(window, charts)
+
+
+def add_y_axis_menu(window, charts) -> QMenu:
+    """View > Y Axis: every chart's y axis automatic (log where the series span more than
+    30x), linear or logarithmic; each plot's context menu sets its own."""
+    from PySide6.QtGui import QActionGroup
+    from gui.plots import Y_MODES
+    menu = QMenu("Y Axis", window)
+    group = QActionGroup(menu)
+    window.y_axis_actions = {}
+    for mode, text in Y_MODES.items():
+        a = menu.addAction(text)
+        a.setCheckable(True)
+        a.setChecked(mode == "auto")
+        group.addAction(a)
+        a.triggered.connect(lambda _=False, m=mode: charts.set_y_mode(m))
+        window.y_axis_actions[mode] = a
+    window.view_menu.insertMenu(window.chart_entries_end, menu)
+    window.y_axis_menu = menu
+    return menu
 
 
 def results_context_menu(window, pos) -> QMenu:

@@ -6,15 +6,17 @@ bars grouped by model, telemetry over time; and their export to PNG or SVG."""
 from __future__ import annotations
 
 import math
-import sys
-from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QComboBox, QGridLayout, QLabel, QSplitter, QTabWidget, QWidget
+from PySide6.QtCore import QPoint, QSize, Qt, Signal
+from PySide6.QtGui import QActionGroup, QColor, QIcon, QPainter, QPen, QPixmap
+from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QGridLayout, QLabel, QListWidget,
+                               QListWidgetItem, QMenu, QSizePolicy, QSplitter, QTabWidget,
+                               QWidget)
 
-from core.numbers import interval, number, percent
+from core.numbers import compact, interval, number, percent
 from core.results import RunRecord
 from gui.chart_series import (BARS, CURVE_METRICS, SCALING, TELEMETRY, TELEMETRY_UNITS,
                               ScalingSeries, Series, bar_series, chart_of, curve_series,
@@ -26,31 +28,162 @@ from gui.theme import LIGHT, Theme, series_color
 
 
 
+# The series of a chart spanning more than this many times (highest over lowest value) are
+# drawn on a log y axis: beside 680 TFLOPS a CPU's 0.05 lay flat on a linear one.
+LOG_SPAN = 30.0
+Y_MODES = {"auto": "Automatic (log beyond 30×)", "linear": "Linear", "log": "Logarithmic"}
+# Markers that, with the palette's colours, tell series apart past the palette's length:
+# series i has colour i mod 8 and marker i mod 7, so the first 56 differ in the pair and
+# neighbours differ in both. "x" is kept for wrong and above-peak points.
+SYMBOLS = ("o", "s", "t", "d", "p", "h", "star")
+
+
+def series_symbol(index: int) -> str:
+    return SYMBOLS[index % len(SYMBOLS)]
+
+
+class ValueAxis(pg.AxisItem):
+    """The y axis, in human units ('15K', '2.5M'; '1.5 GB' for bytes). On a log scale the
+    plot holds log10 of each value and the ticks fall on 1, 2 and 5 times powers of ten."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__("left", *args, **kwargs)
+        self.log = False
+        self.unit = ""
+        self.enableAutoSIPrefix(False)  # "(x0.001)" confuses; 0.25 is clear
+
+    def tickValues(self, minVal: float, maxVal: float, size: float):
+        if not self.log:
+            return super().tickValues(minVal, maxVal, size)
+        lo, hi = math.floor(minVal), math.ceil(maxVal)
+        decades = [float(d) for d in range(lo, hi + 1) if minVal <= d <= maxVal]
+        step = max(1, math.ceil(len(decades) / max(2.0, size / 40)))
+        levels = [(float(step), decades[::step])]
+        if hi - lo <= 4 and size >= 120:   # few decades: 2 and 5 between them
+            levels.append((0.5, [v for d in range(lo, hi + 1) for v in
+                                 (d + math.log10(2), d + math.log10(5)) if minVal <= v <= maxVal]))
+        return levels
+
+    def tickStrings(self, values, scale, spacing):
+        return [compact(10 ** v if self.log else v, self.unit) for v in values]
+
+
 def plot_widget(**kwargs) -> pg.PlotWidget:
-    """A pyqtgraph PlotWidget, after making sure None's reference count can take what building
-    one releases (gui/singleton_refs.py; the window tops the counts up on a timer too)."""
+    """A pyqtgraph PlotWidget with a ValueAxis on the left, after making sure None's
+    reference count can take what building one releases (gui/singleton_refs.py; the window
+    tops the counts up on a timer too)."""
     top_up()
-    return pg.PlotWidget(**kwargs)
+    axes = kwargs.pop("axisItems", {})
+    axes.setdefault("left", ValueAxis())
+    return pg.PlotWidget(axisItems=axes, **kwargs)
+
+
+def symbol_icon(color: str, symbol: str, dashed: bool = False) -> QIcon:
+    """A legend line's key: a short line in the series' colour with its marker on it."""
+    pixmap = QPixmap(28, 14)
+    pixmap.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(pixmap)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    pen = QPen(QColor(color), 2)
+    if dashed:
+        pen.setStyle(Qt.PenStyle.DashLine)
+    painter.setPen(pen)
+    painter.drawLine(1, 7, 27, 7)
+    if symbol:
+        from pyqtgraph.graphicsItems.ScatterPlotItem import Symbols
+        painter.translate(14, 7)
+        painter.scale(9, 9)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(QColor(color))
+        painter.drawPath(Symbols[symbol])
+    painter.end()
+    return QIcon(pixmap)
+
+
+class SeriesLegend(QListWidget):
+    """A chart's legend beside its plot, never over the data: one line per series, its
+    colour and marker before its name (elided in the middle, whole in the tooltip); it
+    scrolls when long. Unticking a line hides its series."""
+
+    toggled = Signal(object, bool)     # the entry's key, shown
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.setIconSize(QSize(28, 14))
+        self.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Expanding)
+        self.setMinimumWidth(120)
+        self.setAccessibleName("Legend")
+        self._keys: list = []
+        self.itemChanged.connect(self._changed)
+
+    def set_entries(self, entries: list[tuple]) -> None:
+        """(key, name, colour, marker, dashed) per line; redrawn only when they change."""
+        keys = [(k, n, c, m, d) for k, n, c, m, d in entries]
+        if keys == self._keys:
+            return
+        hidden = {self.item(i).data(Qt.ItemDataRole.UserRole) for i in range(self.count())
+                  if self.item(i).checkState() == Qt.CheckState.Unchecked}
+        self.blockSignals(True)
+        self.clear()
+        for key, name, color, symbol, dashed in entries:
+            item = QListWidgetItem(symbol_icon(color, symbol, dashed), name)
+            item.setToolTip(name)
+            item.setData(Qt.ItemDataRole.UserRole, key)
+            item.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Unchecked if key in hidden
+                               else Qt.CheckState.Checked)
+            self.addItem(item)
+        self.blockSignals(False)
+        self._keys = keys
+        self.setVisible(bool(entries))
+        self._fit_width()
+
+    def names(self) -> list[str]:
+        return [self.item(i).text() for i in range(self.count())]
+
+    def _fit_width(self) -> None:
+        """As wide as the longest name up to a third of the chart (min 120, max 340 px)."""
+        fm = self.fontMetrics()
+        longest = max((fm.horizontalAdvance(self.item(i).text()) for i in range(self.count())),
+                      default=0)
+        chart_w = self.parentWidget().width() if self.parentWidget() else 900
+        self.setFixedWidth(int(max(120, min(longest + 80, 340, chart_w / 3))))
+
+    def _changed(self, item: QListWidgetItem) -> None:
+        self.toggled.emit(item.data(Qt.ItemDataRole.UserRole),
+                          item.checkState() == Qt.CheckState.Checked)
+
 
 def add_measured_points(plot, theme: Theme, name: str, xs: list, rows: list, color,
-                        size: int, beam: float) -> None:
+                        size: int, beam: float, y=lambda v: v, symbol: str = "o") -> None:
     """Each row's value at its x with p25-p75 error bars, hoverable for its spread; a wrong
-    or above-peak result drawn as a cross in the error colour."""
-    ys = [r.value for r in rows]
-    low = [r.value - (r.stats.p25 if r.stats else r.value) for r in rows]
-    high = [(r.stats.p75 if r.stats else r.value) - r.value for r in rows]
+    or above-peak result drawn as a cross in the error colour. `y` maps a value to the
+    plot's y (log10 on a log axis)."""
+    ys = [y(r.value) for r in rows]
+    low = [y(r.value) - y(r.stats.p25 if r.stats else r.value) for r in rows]
+    high = [y(r.stats.p75 if r.stats else r.value) - y(r.value) for r in rows]
     plot.addItem(pg.ErrorBarItem(x=np.array(xs, float), y=np.array(ys), beam=beam,
                                  top=np.array(high), bottom=np.array(low),
                                  pen=pg.mkPen(theme.foreground)))
     plot.addItem(pg.ScatterPlotItem(
         x=xs, y=ys, size=size, hoverable=True, tip=lambda x, y, data: data,
         brush=[pg.mkBrush(theme.error if is_serious(r) else color) for r in rows],
-        symbol=["x" if is_serious(r) else "o" for r in rows],
+        symbol=["x" if is_serious(r) else symbol for r in rows],
         pen=pg.mkPen(theme.background), data=[point_tip(name, r) for r in rows]))
 
 
 class SizeAxis(pg.AxisItem):
-    """x is log2(size): ticks at whole powers of two, labelled with the size itself."""
+    """x is log2(size): ticks at whole powers of two, labelled with the size itself (as a
+    size in bytes, '256 KB', where `unit_bytes` gives the bytes of one unit)."""
+
+    def __init__(self, *args, unit_bytes: int = 0, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.unit_bytes = unit_bytes
 
     def tickValues(self, minVal: float, maxVal: float, size: float):
         lo, hi = math.ceil(minVal), math.floor(maxVal)
@@ -60,6 +193,8 @@ class SizeAxis(pg.AxisItem):
         return [(float(step), [float(v) for v in range(lo, hi + 1, step)])]
 
     def tickStrings(self, values, scale, spacing):
+        if self.unit_bytes:
+            return [compact(2 ** v * self.unit_bytes, "bytes") for v in values]
         return [size_label(2 ** v) for v in values]
 
 
@@ -70,16 +205,13 @@ def _style_plot(plot: pg.PlotWidget, theme: Theme) -> None:
         axis.setPen(pg.mkPen(theme.muted))
         axis.setTextPen(pg.mkPen(theme.foreground))
         axis.label.setDefaultTextColor(pg.mkColor(theme.foreground))
-    legend = plot.getPlotItem().legend
-    if legend is not None:
-        legend.setLabelTextColor(theme.foreground)
-        legend.setBrush(pg.mkBrush(theme.background + "D0"))
-        legend.setPen(pg.mkPen(theme.border))
 
 
 class Chart(QWidget):
-    """A plot with an empty-state message over it until there is data, and a caption.
-    The plot is laid out from the start, so the first live point costs no relayout."""
+    """A plot with an empty-state message over it until there is data, its legend beside
+    it (SeriesLegend) and a caption under it. The plot is laid out from the start, so the
+    first live point costs no relayout. Its y axis turns logarithmic where the values span
+    more than LOG_SPAN (y_mode "auto"), or as the View menu or the plot's context menu say."""
 
     def __init__(self, empty_text: str, plot: pg.PlotWidget,
                  parent: QWidget | None = None) -> None:
@@ -89,7 +221,13 @@ class Chart(QWidget):
         self.series: list = []
         self.plot = plot
         self.plot.showGrid(x=True, y=True, alpha=0.15)
-        self.plot.setMenuEnabled(False)  # our File menu exports; pyqtgraph's menu confuses
+        self.plot.setMenuEnabled(False)  # pyqtgraph's menu confuses; ours is y_menu()
+        self.plot.setMinimumSize(160, 120)
+        self.y_mode = "auto"
+        self.log_y = False
+        self.legend = SeriesLegend()
+        self.legend.hide()
+        self.legend.toggled.connect(self._legend_toggled)
         self.empty = QLabel(empty_text)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty.setWordWrap(True)
@@ -100,12 +238,17 @@ class Chart(QWidget):
         self.caption.setProperty("role", "hint")
         layout = QGridLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.setHorizontalSpacing(4)
         layout.addWidget(self.plot, 0, 0)
         layout.addWidget(self.empty, 0, 0)  # the same cell: the message lies over the plot
-        layout.addWidget(self.caption, 1, 0)
+        layout.addWidget(self.legend, 0, 1)
+        layout.addWidget(self.caption, 1, 0, 1, 2)
         layout.setRowStretch(0, 1)
+        layout.setColumnStretch(0, 1)
         self.caption.hide()
         self._show_tick_values(False)
+        self.menu: QMenu | None = None
+        plot.scene().sigMouseClicked.connect(self._clicked)
 
     @property
     def plot_item(self) -> pg.PlotItem:
@@ -137,17 +280,93 @@ class Chart(QWidget):
     def point_count(self) -> int:
         return sum(len(s.rows) for s in self.series)
 
-    def _headroom(self, entries: int | None = None) -> float:
-        """How far above the highest point or peak the y axis ends: room for the legend in
-        the top corner, so that no point or bar hides under it (long run identities make it
-        wide). `entries`: the legend's lines, for a guess before the plot is laid out."""
-        plot = self.plot_item
-        view_h = plot.vb.height()
-        if view_h < 80:  # not laid out yet: a guess by the number of legend lines
-            n = len(self.series) if entries is None else entries
-            return 1.12 + 0.06 * min(n, 4)
-        legend_h = plot.legend.boundingRect().height() + 16
-        return max(1.1, 1 / (1 - min(0.6, legend_h / view_h)))
+    # ------------------------------------------------------------ the y axis
+
+    def set_y_mode(self, mode: str) -> None:
+        """"auto" (log where the values span more than LOG_SPAN), "linear" or "log"."""
+        if mode not in Y_MODES:
+            raise ValueError(f"y mode {mode!r}")
+        if mode != self.y_mode:
+            self.y_mode = mode
+            self._redraw()
+
+    def _choose_scale(self, values) -> bool:
+        """Decide (and set on the axis) whether the y axis is logarithmic for these values;
+        a log axis needs values above zero."""
+        positive = [v for v in values if v is not None and v > 0 and math.isfinite(v)]
+        if self.y_mode == "linear" or not positive:
+            log = False
+        elif self.y_mode == "log":
+            log = True
+        else:
+            log = max(positive) / min(positive) > LOG_SPAN
+        self.log_y = log
+        self._floor = math.log10(min(positive)) if positive else 0.0
+        axis = self.plot.getAxis("left")
+        if isinstance(axis, ValueAxis) and axis.log != log:
+            axis.log = log
+            axis.picture = None
+            axis.update()
+        return log
+
+    def y(self, value: float) -> float:
+        """Where a value lies on the plot's y: log10 of it on a log axis (a value of zero or
+        less at the axis's foot)."""
+        if not self.log_y:
+            return value
+        return math.log10(value) if value > 0 else self._floor - 1
+
+    def y_range(self, low: float, high: float, headroom: float = 1.1) -> tuple[float, float]:
+        """The y axis's range for values from `low` to `high` (above zero on a log axis):
+        from zero on a linear axis, from a fifth of a decade below the lowest on a log one."""
+        if not self.log_y:
+            return 0.0, high * headroom if high > 0 else 1.0
+        lo, hi = math.log10(low), math.log10(high)
+        return lo - 0.2 - 0.05 * (hi - lo), hi + math.log10(headroom) + 0.05 * (hi - lo)
+
+    def axis_mode(self) -> str:
+        """What the y axis is now, as a person reads it: 'log' or 'linear'."""
+        return "log" if self.log_y else "linear"
+
+    def tick_labels(self) -> list[str]:
+        """The y axis's tick labels as drawn for its current range."""
+        axis = self.plot.getAxis("left")
+        lo, hi = self.plot_item.vb.viewRange()[1]
+        length = max(200.0, axis.height())
+        return [t for _, values in axis.tickValues(lo, hi, length)
+                for t in axis.tickStrings(values, 1.0, 1.0)]
+
+    def y_menu(self) -> QMenu:
+        """The plot's context menu: the y axis automatic, linear or logarithmic."""
+        menu = QMenu(self)
+        group = QActionGroup(menu)
+        for mode, text in Y_MODES.items():
+            action = menu.addAction(f"Y Axis: {text}")
+            action.setCheckable(True)
+            action.setChecked(mode == self.y_mode)
+            action.setData(mode)
+            group.addAction(action)
+            action.triggered.connect(lambda _=False, m=mode: self.set_y_mode(m))
+        self.menu = menu     # kept alive while open (tests read it)
+        return menu
+
+    def _clicked(self, event) -> None:
+        if event.button() == Qt.MouseButton.RightButton:
+            self.y_menu().popup(event.screenPos().toPoint())
+            event.accept()
+
+    # ------------------------------------------------------------ the legend
+
+    def legend_names(self) -> list[str]:
+        return self.legend.names()
+
+    def _legend_toggled(self, key, shown: bool) -> None:
+        """A legend line unticked: its series' items hide (each chart keeps its own)."""
+        for item in self._items_of(key):
+            item.setVisible(shown)
+
+    def _items_of(self, key) -> list:
+        return []
 
 
 # A bound more than this many times the highest point is left above the y axis's end.
@@ -160,7 +379,8 @@ class CurveChart(Chart):
 
     def __init__(self, metric: str, parent: QWidget | None = None) -> None:
         curve = CURVE_METRICS[metric]
-        axis = SizeAxis("bottom") if curve.log_x else pg.AxisItem("bottom")
+        axis = SizeAxis("bottom", unit_bytes=curve.x_bytes) if curve.log_x else \
+            pg.AxisItem("bottom")
         axis.enableAutoSIPrefix(False)   # a depth of 2048 reads 2048, not "2.048 (x1000)"
         plot = plot_widget(axisItems={"bottom": axis})
         super().__init__(f"No {curve.y_name if curve.tab == 'LLM' else curve.tab} results "
@@ -169,16 +389,13 @@ class CurveChart(Chart):
                          "under Results.", plot, parent)
         self.metric_name, self.unit, self.curve = metric, curve.unit, curve
         plot.getAxis("left").setLabel(f"{curve.y_name} ({curve.unit})")
-        plot.getAxis("left").enableAutoSIPrefix(False)  # "(x0.001)" confuses; 0.25 is clear
         plot.setLabel("bottom", curve.x_label)
-        plot.addLegend(offset=(12, 8), labelTextSize="9pt")
         self.series: list[Series] = []
         self._items: dict[tuple, dict] = {}
         self._peak_lines: list[pg.InfiniteLine] = []
         self._peak_keys: list[tuple] = []
         self._ranges: tuple | None = None
         self._bound_above = False
-        self.plot_item.vb.sigResized.connect(self._on_view_resized)
 
     def set_records(self, records: list[RunRecord]) -> None:
         self.series = curve_series(records, self.metric_name)
@@ -190,33 +407,41 @@ class CurveChart(Chart):
         for key in [k for k in self._items if k not in wanted]:
             for item in self._items.pop(key).values():
                 plot.removeItem(item)
+        values = [v for s in self.series for r in s.rows
+                  for v in (r.value, r.stats.p25 if r.stats else None,
+                            r.stats.p75 if r.stats else None)]
+        values += [s.peak for s in self.series if s.peak]
+        bound_values = [r.value for s in self.series for r in s.bounds]
+        log = self._choose_scale(values + bound_values)
         xs_all, top = [], 0.0
         peaks: dict[tuple, tuple[Series, str]] = {}
+        entries = []
         for i, s in enumerate(self.series):
-            color = series_color(self.theme, i)
+            color, symbol = series_color(self.theme, i), series_symbol(i)
             items = self._items.get(s.key) or self._new_items(s)
-            self._draw(items, s, color)
+            self._draw(items, s, color, symbol)
+            entries.append((s.key, s.name, color, symbol, False))
             xs_all += s.xs()
             top = max([top] + [r.stats.p75 if r.stats else r.value for r in s.rows])
             if s.peak:
                 peaks.setdefault((s.device, s.peak), (s, color))
                 top = max(top, s.peak)
-        # Peak lines only change with the set of series: redrawing them on every live row
-        # would cost a visible hitch.
-        if list(peaks) != self._peak_keys:
+        self.legend.set_entries(entries)
+        # Peak lines only change with the set of series and the scale: redrawing them on
+        # every live row would cost a visible hitch.
+        if [*peaks, log] != self._peak_keys:
             for line in self._peak_lines:
                 plot.removeItem(line)
             self._peak_lines = [self._add_peak_line(s, color) for s, color in peaks.values()]
-            self._peak_keys = list(peaks)
-        bound_top = max([r.value for s in self.series for r in s.bounds], default=0.0)
+            self._peak_keys = [*peaks, log]
+        bound_top = max(bound_values, default=0.0)
         # A bound far above every point (a tiny model is bound by overheads, not memory)
-        # would flatten the curve at the bottom: it stays above the scale, its label says so.
-        self._bound_above = bound_top > BOUND_ZOOM * top > 0
+        # would flatten the curve at the bottom of a linear axis: it stays above the scale,
+        # its label says so. A log axis holds both.
+        self._bound_above = not log and bound_top > BOUND_ZOOM * top > 0
         if not self._bound_above:
             top = max(top, bound_top)
         self._show_plot(bool(xs_all))
-        plot.legend.setVisible(bool(self.series))  # an empty legend is a stray box
-        plot.legend.setColumnCount(2 if len(self.series) > 4 else 1)
         if xs_all:
             lo, hi = min(xs_all), max(xs_all)
             if self.curve.log_x:      # 0.4 of a doubling either side
@@ -226,15 +451,24 @@ class CurveChart(Chart):
             else:                     # one depth (0, say): the axis runs on from it, never
                 span = max(64.0, hi)  # mostly into depths below zero
                 lo, hi = lo - 0.05 * span, hi + span
-            ranges = (lo, hi, top * self._headroom() if top > 0 else 1)
+            positive = [v for v in values + bound_values if v and v > 0]
+            y_lo, y_hi = self.y_range(min(positive, default=1.0), top) if top > 0 \
+                else (0.0, 1.0)
+            ranges = (lo, hi, y_lo, y_hi)
             if ranges != self._ranges:
                 self._ranges = ranges
                 plot.setXRange(ranges[0], ranges[1], padding=0)
-                plot.setYRange(0, ranges[2], padding=0)
+                plot.setYRange(y_lo, y_hi, padding=0)
             self._place_bound_labels()
         caption = self._caption()
         if caption != self.caption.text():
             self.caption.setText(caption)
+
+    def _items_of(self, key) -> list:
+        items = self._items.get(key, {})
+        return [item for name, item in items.items() if name != "bound_label"] + \
+            ([items["bound_label"]] if "bound_label" in items and items["bound_label"].isVisible()
+             else [])
 
     def _place_bound_labels(self) -> None:
         """Each bound's label at its last point, or, above the scale, at the foot of the plot
@@ -265,20 +499,14 @@ class CurveChart(Chart):
             else:
                 label.setText(s.bound_label)
                 label.setAnchor((1, 1))
-                label.setPos(s.position(last), last.value)
-
-    def _on_view_resized(self) -> None:
-        # The legend's share of the height changed: the headroom follows.
-        if self.series:
-            self._ranges = None
-            self._redraw()
+                label.setPos(s.position(last), self.y(last.value))
 
     def _new_items(self, s: Series) -> dict:
         plot = self.plot_item
         line = pg.PlotDataItem(name=s.name)
         bars = pg.ErrorBarItem(beam=0.08)
         dots = pg.ScatterPlotItem(hoverable=True, tip=lambda x, y, data: data, size=9)
-        # Points above everything (peak labels, the legend): each can always be hovered.
+        # Points above everything (peak labels): each can always be hovered.
         dots.setZValue(2000)
         items = {"line": line, "bars": bars, "dots": dots}
         if self.curve.bound:
@@ -288,18 +516,16 @@ class CurveChart(Chart):
             items["bound_label"].setZValue(1500)
         for item in items.values():
             plot.addItem(item)
-        # Clicking the legend entry hides the line; the points, error bars and bound follow.
-        line.visibleChanged.connect(lambda: [item.setVisible(line.isVisible())
-                                             for item in items.values()])
         self._items[s.key] = items
         return items
 
-    def _draw(self, items: dict, s: Series, color: str) -> None:
+    def _draw(self, items: dict, s: Series, color: str, symbol: str = "o") -> None:
+        y = self.y
         xs = s.xs()
-        ys = [r.value for r in s.rows]
+        ys = [y(r.value) for r in s.rows]
         items["line"].setData(xs, ys, pen=pg.mkPen(color, width=2))
-        low = [r.value - (r.stats.p25 if r.stats else r.value) for r in s.rows]
-        high = [(r.stats.p75 if r.stats else r.value) - r.value for r in s.rows]
+        low = [y(r.value) - y(r.stats.p25 if r.stats else r.value) for r in s.rows]
+        high = [y(r.stats.p75 if r.stats else r.value) - y(r.value) for r in s.rows]
         if xs:
             items["bars"].setData(x=np.array(xs), y=np.array(ys),
                                   top=np.array(high), bottom=np.array(low),
@@ -312,15 +538,15 @@ class CurveChart(Chart):
                 symbols.append("x"), brushes.append(pg.mkBrush(self.theme.error))
                 pens.append(pg.mkPen(self.theme.error, width=1.5))
             elif "noisy" in r.flags:
-                symbols.append("o"), brushes.append(pg.mkBrush(self.theme.background))
+                symbols.append(symbol), brushes.append(pg.mkBrush(self.theme.background))
                 pens.append(pg.mkPen(color, width=2))
             else:
-                symbols.append("o"), brushes.append(pg.mkBrush(color))
+                symbols.append(symbol), brushes.append(pg.mkBrush(color))
                 pens.append(pg.mkPen(self.theme.background, width=1))
         items["dots"].setData(x=xs, y=ys, symbol=symbols, brush=brushes, pen=pens,
                               data=[point_tip(s.name, r) for r in s.rows])
         if "bound" in items:
-            bxs, bys = [s.position(r) for r in s.bounds], [r.value for r in s.bounds]
+            bxs, bys = [s.position(r) for r in s.bounds], [y(r.value) for r in s.bounds]
             items["bound"].setData(bxs, bys, pen=pg.mkPen(color, width=1.2,
                                                           style=Qt.PenStyle.DashLine))
             items["bound_label"].setColor(color)
@@ -328,7 +554,7 @@ class CurveChart(Chart):
 
     def _add_peak_line(self, s: Series, color: str) -> pg.InfiniteLine:
         line = pg.InfiniteLine(
-            pos=s.peak, angle=0, movable=False,
+            pos=self.y(s.peak), angle=0, movable=False,
             pen=pg.mkPen(color, width=1.2, style=Qt.PenStyle.DashLine),
             label=f"{s.device} peak {number(s.peak)} {self.unit}",
             labelOpts={"position": 0.98, "color": color, "anchors": [(1, 1), (1, 1)]})
@@ -381,7 +607,8 @@ class CategoryAxis(pg.AxisItem):
 
 
 class BarChart(Chart):
-    """Throughput bars grouped by model, one colour per series, p25/p75 error bars."""
+    """Throughput bars grouped by model, one colour per series, p25/p75 error bars; on a log
+    axis the bars rise from the axis's foot."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         self.axis = CategoryAxis("bottom")
@@ -389,44 +616,67 @@ class BarChart(Chart):
         super().__init__("No throughput results yet.\nTraining and inference workloads "
                          "draw one group of bars per model here.", plot, parent)
         plot.setLabel("bottom", "Model")
-        plot.addLegend(offset=(12, 8), labelTextSize="9pt")
         self.series: list[Series] = []
         self.models: list[str] = []
-        plot.getPlotItem().vb.sigResized.connect(self._redraw)  # the legend's share changed
+        self._series_items: dict[tuple, list] = {}
 
     def set_records(self, records: list[RunRecord]) -> None:
         self.models, self.series = bar_series(records)
         self._redraw()
 
+    def _items_of(self, key) -> list:
+        return self._series_items.get(key, [])
+
     def _redraw(self) -> None:
         plot = self.plot_item
         plot.clear()  # a handful of bars: redrawing beats bookkeeping
+        self._series_items = {}
         self.axis.names = self.models
         n = max(1, len(self.series))
         width = min(0.8 / n, 0.45)  # one series should not make slabs
-        top, unit = 0.0, ""
+        values = [v for s in self.series for r in s.rows
+                  for v in (r.value, r.stats.p25 if r.stats else None,
+                            r.stats.p75 if r.stats else None)]
+        self._choose_scale(values)
+        positive = [v for v in values if v and v > 0]
+        top = max(positive, default=0.0)
+        y_lo, y_hi = self.y_range(min(positive), top) if positive else (0.0, 1.0)
+        unit, entries = "", []
+        hidden = self._hidden()
         for i, s in enumerate(self.series):
-            color = series_color(self.theme, i)
+            color, symbol = series_color(self.theme, i), series_symbol(i)
+            entries.append((s.key, s.name, color, symbol, False))
             xs = [self.models.index(str(r.params["model"])) - 0.4 + (i + 0.5) * width
                   for r in s.rows]
-            ys = [r.value for r in s.rows]
+            ys = [self.y(r.value) for r in s.rows]
             unit = unit or (s.rows[0].unit if s.rows else "")
-            bars = pg.BarGraphItem(x=xs, height=ys, width=width * 0.9, brush=color,
-                                   pen=pg.mkPen(self.theme.background), name=s.name)
+            bars = pg.BarGraphItem(x=xs, y0=[y_lo] * len(xs), y1=ys, width=width * 0.9,
+                                   brush=color, pen=pg.mkPen(self.theme.background))
             plot.addItem(bars)
+            before = len(plot.items)
             if xs:
                 add_measured_points(plot, self.theme, s.name, xs, s.rows, color, size=7,
-                                    beam=width * 0.3)
-            top = max([top] + [r.stats.p75 if r.stats else r.value for r in s.rows])
+                                    beam=width * 0.3, y=self.y, symbol=symbol)
+            self._series_items[s.key] = [bars, *plot.items[before:]]
+            for item in self._series_items[s.key]:
+                item.setVisible(s.key not in hidden)
+        self.legend.set_entries(entries)
         if unit:
             plot.getAxis("left").setLabel(f"Throughput ({unit})")
-        plot.legend.setVisible(bool(self.series))
         self._show_plot(bool(self.series) and top > 0)
         if self.models:
             plot.setXRange(-0.6, len(self.models) - 0.4, padding=0)
-            plot.setYRange(0, top * self._headroom() if top > 0 else 1, padding=0)
+            plot.setYRange(y_lo, y_hi, padding=0)
         self.caption.setText("Error bars: p25–p75. Hover a bar's top for its spread and flags."
-                             " ✕: above peak or wrong result.")
+                             " ✕: above peak or wrong result."
+                             + (" Log scale: the bars span more than 30×." if self.log_y
+                                else ""))
+
+    def _hidden(self) -> set:
+        """The series whose legend line is unticked: they stay hidden when redrawn."""
+        leg = self.legend
+        return {leg.item(i).data(Qt.ItemDataRole.UserRole) for i in range(leg.count())
+                if leg.item(i).checkState() == Qt.CheckState.Unchecked}
 
 
 class ScalingChart(Chart):
@@ -440,41 +690,56 @@ class ScalingChart(Chart):
                          "throughput over the number of workers here, against linear "
                          "scaling.", plot, parent)
         plot.setLabel("bottom", "Workers (world size)")
-        plot.addLegend(offset=(12, 8), labelTextSize="9pt")
         self.series: list[ScalingSeries] = []
+        self._series_items: dict[str, list] = {}
 
     def set_records(self, records: list[RunRecord]) -> None:
         self.series = scaling_series(records)
         self._redraw()
 
+    def _items_of(self, key) -> list:
+        return self._series_items.get(key, [])
+
     def _redraw(self) -> None:
         plot = self.plot_item
         plot.clear()
-        top, unit, ticks = 0.0, "", set()
+        self._series_items = {}
+        values = [v for s in self.series for v in s.ideal()] + \
+            [v for s in self.series for r in s.rows
+             for v in (r.value, r.stats.p75 if r.stats else None)]
+        self._choose_scale(values)
+        positive = [v for v in values if v and v > 0]
+        top = max(positive, default=0.0)
+        y = self.y
+        unit, ticks, entries = "", set(), []
         for i, s in enumerate(self.series):
-            color = series_color(self.theme, i)
-            xs, ys = s.workers(), [r.value for r in s.rows]
+            color, symbol = series_color(self.theme, i), series_symbol(i)
+            before = len(plot.items)
+            xs, ys = s.workers(), [y(r.value) for r in s.rows]
             unit = unit or (s.rows[0].unit if s.rows else "")
             ticks.update(xs)
-            plot.addItem(pg.PlotDataItem(xs, ys, pen=pg.mkPen(color, width=2), name=s.name))
+            plot.addItem(pg.PlotDataItem(xs, ys, pen=pg.mkPen(color, width=2)))
+            entries.append((s.name, s.name, color, symbol, False))
             ideal = s.ideal()
             if ideal:
-                plot.addItem(pg.PlotDataItem(xs, ideal, pen=pg.mkPen(
-                    color, width=1, style=Qt.PenStyle.DashLine), name=f"{s.name} · ideal"))
-            add_measured_points(plot, self.theme, s.name, xs, s.rows, color, size=8, beam=0.08)
-            for x, y, eff in zip(xs, ys, s.efficiency(), strict=False):
+                plot.addItem(pg.PlotDataItem(xs, [y(v) for v in ideal], pen=pg.mkPen(
+                    color, width=1, style=Qt.PenStyle.DashLine)))
+            add_measured_points(plot, self.theme, s.name, xs, s.rows, color, size=8, beam=0.08,
+                                y=y, symbol=symbol)
+            for x, v, eff in zip(xs, ys, s.efficiency(), strict=False):
                 label = pg.TextItem(percent(eff), color=color, anchor=(0.5, 1.2))
-                label.setPos(x, y)
+                label.setPos(x, v)
                 plot.addItem(label)
-            top = max([top, *ideal] + [r.stats.p75 if r.stats else r.value for r in s.rows])
+            self._series_items[s.name] = plot.items[before:]
+        self.legend.set_entries(entries)
         if unit:
             plot.getAxis("left").setLabel(f"Total throughput ({unit})")
         plot.getAxis("bottom").setTicks([[(n, str(n)) for n in sorted(ticks)]])
-        plot.legend.setVisible(bool(self.series))
         self._show_plot(bool(self.series) and top > 0)
         if ticks:
             plot.setXRange(min(ticks) - 0.3, max(ticks) + 0.3, padding=0)
-            plot.setYRange(0, top * 1.15 if top > 0 else 1, padding=0)
+            y_lo, y_hi = self.y_range(min(positive), top, 1.15) if positive else (0.0, 1.0)
+            plot.setYRange(y_lo, y_hi, padding=0)
         self.caption.setText("Dashed: linear scaling, N × one worker. Percentages: scaling "
                              "efficiency, throughput(N) / (N × throughput(1)). Error bars: "
                              "p25–p75.")
@@ -490,7 +755,6 @@ class TelemetryChart(Chart):
         super().__init__("No telemetry yet.\nPower, temperature and load sampled during a run "
                          "are drawn here over time.", plot, parent)
         plot.setLabel("bottom", "Time since the run started (s)")
-        plot.addLegend(offset=(12, 8), labelTextSize="9pt").setVisible(False)
         self.unit_box = QComboBox()
         self.unit_box.setToolTip("Which kind of reading to draw")
         self.unit_box.currentIndexChanged.connect(self._redraw)
@@ -521,17 +785,25 @@ class TelemetryChart(Chart):
         plot = self.plot_item
         for key in [k for k in self._items if k not in wanted]:
             plot.removeItem(self._items.pop(key))
+        entries = []
         for i, (key, (label, xs, ys)) in enumerate(wanted.items()):
             item = self._items.get(key)
             if item is None:
-                item = self._items[key] = pg.PlotDataItem(name=label)
+                item = self._items[key] = pg.PlotDataItem()
                 plot.addItem(item)
-            item.setData(xs, ys, pen=pg.mkPen(series_color(self.theme, i), width=2))
+            color, symbol = series_color(self.theme, i), series_symbol(i)
+            # A marker every few samples tells lines of one colour apart past the palette.
+            item.setData(xs, ys, pen=pg.mkPen(color, width=2), symbol=symbol, symbolSize=6,
+                         symbolBrush=color, symbolPen=None)
+            entries.append((key, label, color, symbol, False))
+        self.legend.set_entries(entries)
         plot.getAxis("left").setLabel(TELEMETRY_UNITS.get(unit, unit or ""))
-        plot.legend.setVisible(bool(wanted))
         self._show_plot(self.point_count() > 0)
         self.caption.setText("Sampled by SiliconBench while the run went on; what a machine "
                              "cannot report (no sensor, no permission) is left out.")
+
+    def _items_of(self, key) -> list:
+        return [self._items[key]] if key in self._items else []
 
     def apply_theme(self, theme: Theme) -> None:
         for key in list(self._items):  # recolour: drawn anew below
@@ -541,36 +813,6 @@ class TelemetryChart(Chart):
     def point_count(self) -> int:
         """Points of every series, whichever unit is shown."""
         return sum(len(xs) for series in self._by_unit.values() for _, xs, _ in series.values())
-
-
-@contextmanager
-def _closed_svg_paths_tolerated():
-    """pyqtgraph 0.14's SVG exporter cannot parse the closepath ("Z") that Qt 6.8+ writes for
-    rectangles (pyqtgraph issue #3495) and raises. Take the Z tokens out while it rewrites a
-    group's coordinates and put them back where they were."""
-    module = sys.modules["pyqtgraph.exporters.SVGExporter"]
-    original = module.correctCoordinates
-
-    def correct(node, defs, item, options):
-        closes = {}
-        for path in node.getElementsByTagName("path"):
-            tokens = path.getAttribute("d").split()
-            where = [i for i, t in enumerate(tokens) if t in ("Z", "z")]
-            if where:
-                closes[path] = where
-                path.setAttribute("d", " ".join(t for t in tokens if t not in ("Z", "z")))
-        original(node, defs, item, options)
-        for path, where in closes.items():
-            tokens = path.getAttribute("d").split()
-            for i in where:
-                tokens.insert(i, "Z")
-            path.setAttribute("d", " ".join(tokens))
-
-    module.correctCoordinates = correct
-    try:
-        yield
-    finally:
-        module.correctCoordinates = original
 
 
 class ChartStack(QSplitter):
@@ -699,6 +941,16 @@ class ChartPanel(QTabWidget):
             chart.apply_theme(theme)
         self.table.apply_theme(theme)
 
+    def set_y_mode(self, mode: str) -> None:
+        """Every chart's y axis (View > Y Axis): "auto", "linear" or "log"; Compare's too."""
+        for chart in self.charts.values():
+            chart.set_y_mode(mode)
+        for i in range(self.count()):
+            widget = self.widget(i)
+            if widget not in (*self.tabs.values(), *self.charts.values()) \
+                    and hasattr(widget, "set_y_mode"):
+                widget.set_y_mode(mode)
+
     def export_chart(self, path: str, chart: Chart | None = None) -> None:
         """The chart (default: the one shown) to PNG or SVG, by the file's extension."""
         chart = chart or self.current_chart()
@@ -708,13 +960,33 @@ class ChartPanel(QTabWidget):
 
 
 def export_chart(path: str, chart: Chart) -> None:
-    """One chart to PNG or SVG, by the file's extension."""
-    from pyqtgraph.exporters import ImageExporter, SVGExporter
+    """One chart to PNG or SVG, by the file's extension: the plot, its legend beside it and
+    its caption, laid out as on screen (both formats draw the one widget, so they agree)."""
+    from PySide6.QtGui import QImage
+    if chart.width() < 640 or chart.height() < 360:   # never shown, or squeezed
+        chart.resize(max(chart.width(), 960), max(chart.height(), 540))
+    chart.ensurePolished()
+    if chart.layout() is not None:
+        chart.layout().activate()
     if path.lower().endswith(".svg"):
-        with _closed_svg_paths_tolerated():
-            SVGExporter(chart.plot_item).export(path)
-        return
-    exporter = ImageExporter(chart.plot_item)
-    # Twice the on-screen size: crisp on Retina screens and in slides.
-    exporter.parameters()["width"] = int(max(chart.plot_item.width(), 640) * 2)
-    exporter.export(path)
+        from PySide6.QtSvg import QSvgGenerator
+        generator = QSvgGenerator()
+        generator.setFileName(path)
+        generator.setSize(chart.size())
+        generator.setViewBox(chart.rect())
+        generator.setTitle("SiliconBench chart")
+        painter = QPainter(generator)
+        chart.render(painter, QPoint())
+        painter.end()
+    else:
+        # Twice the on-screen size: crisp on Retina screens and in slides.
+        image = QImage(chart.size() * 2, QImage.Format.Format_ARGB32)
+        image.setDevicePixelRatio(2)
+        image.fill(QColor(chart.theme.background))
+        painter = QPainter(image)
+        chart.render(painter, QPoint())
+        painter.end()
+        if not image.save(path):
+            raise OSError(f"the image could not be written to {path}")
+    if not Path(path).is_file():
+        raise OSError(f"nothing was written to {path}")

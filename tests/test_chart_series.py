@@ -10,8 +10,8 @@ import pytest
 
 from core.workloads import catalogue
 from gui.chart_series import (BARS, CURVE_METRICS, SCALING, TELEMETRY_UNITS, bar_series,
-                              chart_of, curve_series, peak_of, series_title, size_label,
-                              telemetry_series)
+                              chart_of, curve_series, peak_of, sensor_title, series_title,
+                              size_label, telemetry_series)
 from tests.recorded import every_run, recorded, stems
 
 # The chart each workload's headline rows belong on; mlp (seconds to train) and memory (the
@@ -70,11 +70,11 @@ def test_llm_prefill_runs_over_the_prompt_on_a_log_axis_decode_over_the_depth_on
     runs = [recorded("llm-torch"), recorded("llm-mlx")]
     prefill = curve_series(runs, "prefill_tokens_per_s")
     decode = curve_series(runs, "decode_tokens_per_s")
-    for series, extra in ((prefill, set()), (decode, {"gen_tokens=8"})):
+    for series, extra in ((prefill, set()), (decode, {"8 tokens generated"})):
         assert [s.name.split(" · ")[:3] for s in series] == [r.identity.split(" · ")
                                                             for r in runs]
         assert [set(s.name.split(" · ")[3:]) for s in series] == \
-            [{"tiny", "float32", "batch=1"} | extra] * 2
+            [{"tiny", "float32", "batch 1"} | extra] * 2
     for p, d, rec in zip(prefill, decode, runs, strict=True):
         rows = {m: [r for r in rec.rows if r.metric == m] for m in
                 ("prefill_tokens_per_s", "decode_tokens_per_s", "decode_roofline")}
@@ -111,8 +111,10 @@ def test_training_and_inference_bars_group_by_model_one_series_per_run():
     train, infer = recorded("train-torch"), recorded("infer-torch")
     models, series = bar_series([train, infer])
     assert models == ["distilbert", "resnet18"]  # first seen first
-    assert [s.name for s in series] == [f"{train.identity} · batch_size=2 · fp32",
-                                        f"{infer.identity} · batch_size=2 · device"]
+    # Named by what sets them apart: training beside inference, the precision said in words
+    # (never a bare "fp32" or "device").
+    assert [s.name for s in series] == [f"{train.identity} · batch 2 · training",
+                                        f"{infer.identity} · batch 2 · data on device · inference"]
     rates = [r for r in infer.rows if r.metric == "samples_per_s"]
     assert series[1].rows == rates
 
@@ -121,7 +123,9 @@ def test_a_series_title_names_words_plainly_and_numbers_by_their_parameter():
     rec = recorded("gemm-torch")
     assert series_title(rec, {}) == rec.identity
     assert series_title(rec, {"dtype": "float16", "batch_size": 8}) == \
-        f"{rec.identity} · float16 · batch_size=8"
+        f"{rec.identity} · float16 · batch 8"
+    assert series_title(rec, {"model": "mlp", "widths": "256"}) == \
+        f"{rec.identity} · mlp · widths 256"
 
 
 def test_the_peak_comes_from_the_table_entry_the_run_named():
@@ -144,7 +148,8 @@ def test_telemetry_is_grouped_by_unit_bytes_as_gigabytes():
     for unit, series in by_unit.items():
         for (run_id, sensor), (label, times, values) in series.items():
             raw = recorded_series[sensor]
-            assert run_id == rec.id and label == sensor  # one run: no run name needed
+            # One run: no run name needed; the sensor in words, never its key.
+            assert run_id == rec.id and label == sensor_title(sensor) and "_" not in label
             scale = 1e-9 if raw["unit"] == "bytes" else 1.0
             kept = [(t, v) for t, v in zip(raw["t"], raw["v"], strict=True) if v is not None]
             assert times == [t for t, _ in kept]
@@ -156,7 +161,7 @@ def test_with_several_runs_each_telemetry_line_names_its_run():
     for series in telemetry_series(runs).values():
         for (run_id, sensor), (label, _, _) in series.items():
             rec = next(r for r in runs if r.id == run_id)
-            assert label == f"{rec.identity} · {sensor}"
+            assert label == f"{rec.identity} · {sensor_title(sensor)}"
 
 
 def test_sizes_are_labelled_in_binary_units():

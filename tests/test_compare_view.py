@@ -262,7 +262,7 @@ def test_the_quick_suite_ends_beside_the_published_m1_max_gemm_point(qtbot, tmp_
 def test_the_chart_has_room_and_no_point_or_bar_under_its_legend(view, qtbot, case):
     """What the README's Compare screenshot showed: a one-row comparison left the chart 60 px
     tall, its legend over the bars. The chart takes the room the verdicts do not need, and
-    the y axis ends far enough above the data for the legend to sit clear of it."""
+    the legend lies beside the plot, clear of every point and bar."""
     from PySide6.QtCore import QPointF
     if case.startswith("bars"):
         view.set_records([recorded("infer-torch-reference")])
@@ -276,5 +276,6 @@ def test_the_chart_has_room_and_no_point_or_bar_under_its_legend(view, qtbot, ca
     assert chart.has_data() and vb.height() >= 150
     (_, _), (_, data_top) = vb.childrenBounds()
     top_on_screen = vb.mapViewToScene(QPointF(0, data_top)).y()
-    assert chart.plot_item.legend.isVisible()
-    assert chart.plot_item.legend.sceneBoundingRect().bottom() <= top_on_screen
+    assert chart.legend.isVisible() and len(chart.legend_names()) >= 2
+    assert chart.legend.geometry().left() >= chart.plot.geometry().right()
+    assert vb.sceneBoundingRect().top() <= top_on_screen

@@ -6,6 +6,7 @@ where the legend lies, ratio text and what was paired with what."""
 from __future__ import annotations
 
 import pytest
+from PySide6.QtCore import Qt
 
 from gui.compare_view import CompareView
 from gui.plots import ChartPanel
@@ -31,10 +32,6 @@ def view(qtbot):
     return v
 
 
-def legend_names(chart) -> list[str]:
-    return [label.text for _, label in chart.plot_item.legend.items]
-
-
 # ---------------------------------------------------------------- identity
 
 def test_a_gpu_run_is_named_by_its_gpu_and_a_cpu_run_by_its_cpu(panel, view):
@@ -47,7 +44,7 @@ def test_a_gpu_run_is_named_by_its_gpu_and_a_cpu_run_by_its_cpu(panel, view):
     assert recorded("gemm_cpu_tiny").identity.startswith("Lab Mac · torch cpu · ")
     gpu = h200("h200-gemm")
     panel.show_records([gpu, cpu])
-    names = legend_names(panel.curves["tflops"])
+    names = panel.curves["tflops"].legend_names()
     assert any(n.startswith("NVIDIA H200") for n in names)
     assert any(n.startswith("AMD EPYC") for n in names)
     assert not any("Xeon" in n for n in names)
@@ -62,3 +59,110 @@ def test_run_details_title_names_the_gpu(qtbot):
     dialog = RunDetail(h200("h200-infer"))
     qtbot.addWidget(dialog)
     assert dialog.windowTitle().endswith("NVIDIA H200")
+
+
+# ---------------------------------------------------------------- scales
+
+def test_charts_of_a_gpu_beside_a_cpu_turn_logarithmic_with_ticks_in_human_units(panel):
+    panel.show_records(gpu_and_cpu())
+    tflops, bars = panel.curves["tflops"], panel.bars
+    # 680 TFLOPS beside a CPU's 0.00003: a log axis, every decade read plainly.
+    assert tflops.axis_mode() == "log"
+    ticks = tflops.tick_labels()
+    assert {"0.001", "1", "100"} <= set(ticks)
+    assert not any("e" in t or "×" in t for t in ticks)
+    # 15,294 img/s beside 3.8: log too, thousands as K.
+    assert bars.axis_mode() == "log" and "10K" in bars.tick_labels()
+    assert "Log scale" in bars.caption.text()
+    # The H200's GEMM alone spans 13x (float32 to bfloat16): linear, from zero.
+    panel.show_records([h200("h200-gemm")])
+    assert tflops.axis_mode() == "linear" and tflops.plot_item.viewRange()[1][0] == 0
+    # Its inference alone: thousands read as K on a linear axis.
+    panel.show_records([h200("h200-infer")])
+    assert bars.axis_mode() == "linear"
+    assert {"5K", "10K", "15K"} <= set(bars.tick_labels())
+
+
+def test_view_menu_and_context_menu_set_the_y_axis(panel):
+    panel.show_records(gpu_and_cpu())
+    tflops = panel.curves["tflops"]
+    panel.set_y_mode("linear")              # View > Y Axis > Linear
+    assert tflops.axis_mode() == panel.bars.axis_mode() == "linear"
+    panel.set_y_mode("auto")
+    assert tflops.axis_mode() == "log"
+    menu = tflops.y_menu()                  # right-click on the plot
+    texts = [a.text() for a in menu.actions()]
+    assert texts == ["Y Axis: Automatic (log beyond 30×)", "Y Axis: Linear",
+                     "Y Axis: Logarithmic"]
+    assert [a.isChecked() for a in menu.actions()] == [True, False, False]
+    menu.actions()[1].trigger()
+    assert tflops.axis_mode() == "linear" and tflops.y_mode == "linear"
+    assert panel.bars.axis_mode() == "log"    # the other charts keep theirs
+
+
+def test_the_window_view_menu_has_the_y_axis_entries(qtbot, tmp_path):
+    from PySide6.QtCore import QSettings
+    from core.store import Store
+    from gui.main_window import MainWindow
+    store = Store()
+    for rec in gpu_and_cpu():
+        store.save(rec)
+    w = MainWindow(store, QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat))
+    w.ask_before_closing = False
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitUntil(lambda: hasattr(w, "y_axis_actions"), timeout=10_000)
+    assert w.y_axis_menu.title() == "Y Axis"
+    w.results.reload()
+    w.select_all_runs()
+    tflops = w.charts.curves["tflops"]
+    qtbot.waitUntil(lambda: tflops.has_data(), timeout=10_000)
+    assert tflops.axis_mode() == "log"
+    w.y_axis_actions["linear"].trigger()
+    assert tflops.axis_mode() == "linear" and w.compare.bars.y_mode == "linear"
+    store.close()
+
+
+# ---------------------------------------------------------------- legends
+
+def test_legends_lie_beside_the_plot_scroll_and_tell_every_series_apart(panel, qtbot):
+    panel.resize(900, 190)
+    panel.show_records(gpu_and_cpu())
+    tflops = panel.curves["tflops"]
+    qtbot.waitUntil(lambda: tflops.legend.isVisible())
+    names = tflops.legend_names()
+    assert len(names) == len(tflops.series) > 8      # more series than the palette's colours
+    assert tflops.legend.geometry().left() >= tflops.plot.geometry().right()
+    keys = [(color, symbol) for _, _, color, symbol, _ in tflops.legend._keys]
+    assert len(set(keys)) == len(keys)                # colour and marker together differ
+    assert len({c for c, _ in keys}) < len(keys)      # colours alone repeat
+    # Long: it scrolls rather than running off the chart; each name whole in its tooltip.
+    legend = tflops.legend
+    assert legend.count() * legend.sizeHintForRow(0) > legend.viewport().height()
+    assert legend.verticalScrollBar().maximum() > 0
+    assert [tflops.legend.item(i).toolTip() for i in range(len(names))] == names
+    # Unticking a line hides its series.
+    item = tflops.legend.item(0)
+    item.setCheckState(Qt.CheckState.Unchecked)
+    assert not tflops._items[tflops.series[0].key]["line"].isVisible()
+
+
+def test_legend_names_say_what_differs_never_a_raw_key(panel):
+    panel.show_records(gpu_and_cpu())
+    tf32 = h200("h200-gemmtf32")
+    gemm_names = panel.curves["tflops"].legend_names()
+    assert f"{tf32.identity} · float32 · TF32" in gemm_names
+    bars = panel.bars.legend_names()
+    infer, train = h200("h200-infer"), h200("h200-train")
+    assert any(n.startswith(infer.identity) and "inference" in n for n in bars)
+    assert any(n.startswith(train.identity) and "training" in n for n in bars)
+    for chart in panel.charts.values():
+        for name in chart.legend_names():
+            assert "=" not in name and "_" not in name, name
+    panel.setCurrentWidget(panel.telemetry)
+    telemetry = panel.telemetry
+    power = telemetry.unit_box.findData("W")
+    telemetry.unit_box.setCurrentIndex(power)
+    names = telemetry.legend_names()
+    assert names and all(n.endswith("GPU power") for n in names)
+    assert not any("gpu_power_w" in n for n in names)

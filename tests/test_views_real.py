@@ -87,9 +87,13 @@ def test_decode_at_one_depth_draws_depths_from_zero_on(qtbot):
     decode = panel.curves["decode_tokens_per_s"]
     lo, hi = decode.plot_item.viewRange()[0]
     assert -0.05 * hi <= lo < 0 and hi >= 64
-    # The bound far above: its label ends at the right edge, inside the plot (it ran off the
-    # left when it ended at the one point, depth 0).
+    # The bound 100x above the points: on the automatic log axis it is drawn in the scale and
+    # labelled at its point; on a linear axis it stays above the scale, and its label ends at
+    # the right edge, inside the plot (it ran off the left when it ended at depth 0).
     label = decode._items[decode.series[0].key]["bound_label"]
+    assert decode.axis_mode() == "log"
+    assert label.textItem.toPlainText() == "memory bound (measured triad)"
+    decode.set_y_mode("linear")
     assert "above the scale" in label.textItem.toPlainText()
     assert label.pos().x() == pytest.approx(hi) and label.anchor.x() == 1
 
@@ -102,7 +106,10 @@ def test_bandwidth_draws_one_curve_per_op_over_the_array_size(qtbot):
     chart = panel.curves["gb_per_s"]
     assert sorted(s.name.split(" · ")[-1] for s in chart.series) == ["copy", "triad"]
     assert [r.params["size_mb"] for r in chart.series[0].rows] == [1, 4]
-    assert "MB" in chart.plot.getAxis("bottom").labelText
+    # The sizes read as sizes: 1 MB, 4 MB (the axis holds their log2 in MB).
+    axis = chart.plot.getAxis("bottom")
+    assert axis.tickStrings([0.0, 2.0], 1, 1) == ["1 MB", "4 MB"]
+    assert "Array size" in axis.labelText
 
 
 def test_the_llm_tab_draws_prefill_and_decode_with_each_runs_memory_bound(qtbot, tmp_path):
@@ -123,8 +130,11 @@ def test_the_llm_tab_draws_prefill_and_decode_with_each_runs_memory_bound(qtbot,
     prefill, decode = panel.curves["prefill_tokens_per_s"], panel.curves["decode_tokens_per_s"]
     for chart, metric in ((prefill, "prefill_tokens_per_s"), (decode, "decode_tokens_per_s")):
         assert chart.isVisible() and chart.has_data() and len(chart.series) == 2
-        legend = [label.text for _, label in chart.plot_item.legend.items]
+        legend = chart.legend_names()
         assert legend == [s.name for s in chart.series] and len(set(legend)) == 2
+        # The legend lies beside the plot, not over it.
+        assert chart.legend.geometry().left() >= chart.plot.geometry().right()
+        chart.set_y_mode("linear")   # the values themselves (a log axis holds their log10)
         for s, rec in zip(chart.series, runs, strict=True):
             _, ys = chart._items[s.key]["line"].getData()
             assert list(ys) == [r.value for r in rec.rows if r.metric == metric]
@@ -187,7 +197,7 @@ def test_runs_on_one_device_have_distinct_legend_names(qtbot):
     panel.show_records(runs)
     names = [s.name for s in panel.curves["tflops"].series]
     assert len(names) == len(set(names)) == 4
-    legend = [label.text for _, label in panel.curves["tflops"].plot_item.legend.items]
+    legend = panel.curves["tflops"].legend_names()
     assert sorted(legend) == sorted(names)
     assert not any("unknown machine" in n for n in names)
     # One identity per run, everywhere: legend, table, Compare.
@@ -329,7 +339,7 @@ def test_a_real_run_end_to_end_through_the_real_window(qtbot, tmp_path):
             assert chart.has_data() and chart.point_count() == 2
             (series,) = chart.series
             assert series.name.startswith(job.record.identity)
-            assert job.record.machine_label in series.name
+            assert job.record.device_label in series.name
             assert f" {unit} " in w.queue_view.row_for(job).step.text()
         from gui.results_browser import BEST, cell_text
         assert "GB/s [" in cell_text(bandwidth.record, BEST)
