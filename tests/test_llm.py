@@ -1,8 +1,9 @@
 """The llm workload: the presets' sizes against their publishers' counts, the tiny preset
 built by both frameworks (the same parameters and bytes as the formula, a cache that gives the
-logits of the whole sequence), real runs through the CLI on the CPU (rows, units, flags, the
-roofline from a bandwidth run, the llama-bench table) and bad parameters refused. MLX loads
-only in child processes."""
+logits of the whole sequence), torch's compiled decode (generate's tokens, one graph, its
+compile time apart), real runs through the CLI on the CPU (rows, units, flags, the roofline
+from a bandwidth run or the run's own triad, the loop on every decode row, the llama-bench
+table) and bad parameters refused. MLX loads only in child processes."""
 
 import importlib.util
 import json
@@ -72,6 +73,87 @@ def test_torch_builds_the_shape_and_its_cache_is_real(name):
         assert lm.cache_gap(12) <= llm.CACHE_TOLERANCE[dtype]
         if dtype == "float32":   # the check can fail: a cache of another context does
             assert lm.cache_gap(12, prefilled=False) > 10 * llm.CACHE_TOLERANCE[dtype]
+
+
+@pytest.mark.parametrize("device, loop", [("cpu", "eager"), ("mps", "eager"),
+                                          ("cuda", "compiled")])
+def test_the_default_decode_loop_is_the_one_generate_runs_on_the_device(monkeypatch, device,
+                                                                        loop):
+    """transformers' generate compiles the static-cache forward on CUDA only (of these): its
+    own test (_valid_auto_compile_criteria) reads the model's device, which is faked here."""
+    from core.frameworks.torch import llm as torch_llm
+    lm = torch_llm.TorchLM(TINY, "float32", torch.device("cpu"))
+    monkeypatch.setattr(type(lm.model), "device", property(lambda _: torch.device(device)))
+    assert lm.default_loop() == loop
+
+
+@pytest.fixture
+def spread_model():
+    """The tiny model with weights large enough that greedy decode changes token at every
+    step (at its init's 0.02 it repeats one token, which any broken loop would too)."""
+    from core.frameworks.torch import llm as torch_llm
+    lm = torch_llm.TorchLM(TINY, "float32", torch.device("cpu"))
+    torch.manual_seed(1)
+    with torch.no_grad():
+        for p in lm.model.parameters():
+            if p.dim() == 2:
+                p.normal_(0, 3 / p.shape[1] ** 0.5)
+    return lm
+
+
+def test_compiled_decode_gives_generate_s_tokens_in_one_graph_compiled_before_timing(
+        spread_model):
+    """torch.compile with inductor: tens of seconds on this CPU, once for the module."""
+    from torch._dynamo.utils import counters
+    lm, batch, depth, steps = spread_model, 2, 8, 6
+    torch.manual_seed(3)
+    eager = lm.decoder(batch, depth, steps, "eager")
+    tokens = eager()
+    assert eager.compile_s is None
+    assert len({t for step in tokens for [t] in step}) > steps      # the tokens vary
+    expected = lm.model.generate(eager.prompt, attention_mask=torch.ones_like(eager.prompt),
+                                 max_new_tokens=steps, do_sample=False,
+                                 cache_implementation="static", pad_token_id=0)
+    assert [[[t] for t in step] for step in expected[:, depth + 1:].T.tolist()] == tokens
+    torch.manual_seed(3)
+    compiled = lm.decoder(batch, depth, steps, "compiled")
+    assert torch.equal(compiled.prompt, eager.prompt)
+    # The first call compiled, before any timing, and counted apart.
+    assert compiled.compile_s > 0 and counters["stats"]["unique_graphs"] >= 1
+    graphs = counters["stats"]["unique_graphs"]
+    # The same tokens as eager (and generate), batch of 2, round after round, with the one
+    # graph: the position is an input and the cache's length a tensor, not Python state.
+    for _ in range(3):
+        assert compiled() == tokens
+    context([]).measure(compiled)
+    assert counters["stats"]["unique_graphs"] == graphs and not compiled.recompiled()
+    # The cache's tensors were allocated and marked static before the compiled step ran,
+    # as after generate's eager prefill: CUDA graphs may then update them in place.
+    assert all(hasattr(t, "_dynamo_static_input_type") for layer in compiled.cache.layers
+               for t in (layer.keys, layer.values, layer.cumulative_length))
+
+
+def test_a_compiled_run_names_its_loop_and_its_compile_time_on_its_rows(monkeypatch):
+    monkeypatch.setattr(llm, "OWN_TRIAD_MB", (4,))
+    events = []
+    params = {p.name: p.default for p in llm.WORKLOAD.params} | {
+        "preset": "tiny", "prompts": [4], "depths": [8], "gen_tokens": 6, "batch": 2,
+        "dtype": "float32", "decode_loop": "compiled"}
+    llm.run(context(events), params)
+    rows = {r["metric"]: r for e in events if e["event"] == "row" for r in [e["row"]]}
+    assert not [e for e in events if e["event"] == "warning"]    # no recompilation
+    settings = {}
+    for e in events:
+        settings |= e.get("settings") or {}
+    assert settings["decode_loop"] == "compiled"
+    decode, bound = rows["decode_tokens_per_s"], rows["decode_roofline"]
+    assert decode["note"].startswith("compiled decode loop; % of ")
+    assert "compiled decode loop" in bound["note"]
+    # Tokens/s across the batch, against a bound that reads each sequence's cache.
+    step = llm.bytes_per_decode_step(TINY, "float32", 2, 8, 6)
+    assert bound["value"] == pytest.approx(2 * settings["memory_bound"]["gb_per_s"] * 1e9 / step)
+    assert rows["decode_compile_s"]["unit"] == "s" and rows["decode_compile_s"]["value"] > 0
+    assert rows["decode_compile_s"]["params"] == decode["params"]
 
 
 @pytest.mark.skipif(not mlx_installed, reason="mlx-lm is not installed")
@@ -160,18 +242,31 @@ def test_a_precision_the_device_cannot_multiply_in_is_one_sentence_before_buildi
     assert not built and not [e for e in events if e["event"] == "row"]
 
 
-def test_a_custom_shape_is_part_of_every_point():
+def test_a_custom_shape_is_part_of_every_point(monkeypatch):
+    monkeypatch.setattr(llm, "OWN_TRIAD_MB", (4,))    # the bound's arithmetic, not its value
     events = []
     params = {p.name: p.default for p in llm.WORKLOAD.params} | {
         "preset": "tiny", "layers": 1, "prompts": [4], "depths": [0], "gen_tokens": 2,
         "dtype": "float32"}
     llm.run(context(events), params)
     rows = [e["row"] for e in events if e["event"] == "row"]
-    assert [r["metric"] for r in rows] == ["prefill_tokens_per_s", "ttft_ms",
-                                           "decode_tokens_per_s", "peak_memory"]
+    # No triad in the store, no published peak: the run measures one after the model is
+    # gone (its arrays stay out of the peak memory), then gives decode with its bound.
+    assert [r["metric"] for r in rows] == ["prefill_tokens_per_s", "ttft_ms", "peak_memory",
+                                           "decode_tokens_per_s", "decode_roofline"]
     assert all(r["params"]["layers"] == 1 and r["params"]["preset"] == "tiny" for r in rows)
-    [settings] = [e["settings"] for e in events if e["event"] == "settings"]
+    settings = {}
+    for e in events:
+        settings |= e.get("settings") or {}
     assert settings["parameters"] == replace(TINY, layers=1).parameters < TINY.parameters
+    bound, decode = rows[-1], rows[-2]
+    assert settings["decode_loop"] == "eager"     # what generate runs on a CPU
+    assert settings["memory_bound"]["source"] == llm.MEASURED_TRIAD
+    assert "measured by this run (torch, 4 MB arrays)" in settings["memory_bound"]["detail"]
+    step = llm.bytes_per_decode_step(replace(TINY, layers=1), "float32", 1, 0, 2)
+    assert bound["value"] == pytest.approx(settings["memory_bound"]["gb_per_s"] * 1e9 / step)
+    assert decode["note"].startswith("eager decode loop; % of ")
+    assert decode["pct_of_peak"] == pytest.approx(100 * decode["value"] / bound["value"])
 
 
 def test_a_model_larger_than_the_free_memory_is_refused_before_it_is_built():
@@ -198,9 +293,13 @@ def check_rows(rec: dict, framework: str) -> dict:
     """Every row of a tiny run at its point, in its unit, from repeated blocks."""
     assert rec["status"] == "ok", rec.get("reason")
     rows = rows_of(rec)
+    # Every decode row has its bound, from a stored triad or the run's own.
     assert set(rows) == {("prefill_tokens_per_s", 8), ("ttft_ms", 8),
                          ("decode_tokens_per_s", 0), ("decode_tokens_per_s", 8),
-                         ("peak_memory", None)} | {k for k in rows if k[0] == "decode_roofline"}
+                         ("decode_roofline", 0), ("decode_roofline", 8), ("peak_memory", None)}
+    assert rec["settings"]["decode_loop"] == "eager"   # generate's loop on a CPU, mlx-lm's
+    for depth in (0, 8):
+        assert rows[("decode_tokens_per_s", depth)]["note"].startswith("eager decode loop; ")
     base = {"preset": "tiny", "dtype": "float32", "batch": 1}
     assert rows[("prefill_tokens_per_s", 8)]["params"] == {**base, "prompt": 8}
     assert rows[("decode_tokens_per_s", 8)]["params"] == {**base, "depth": 8, "gen_tokens": 4}
@@ -268,12 +367,28 @@ def test_the_bound_divides_the_best_framework_s_newest_triad_on_the_device(tmp_p
 
 
 @pytest.mark.skipif(not mlx_installed, reason="mlx-lm is not installed")
-def test_mlx_run_without_a_bandwidth_has_no_roofline(tmp_path):
+@pytest.mark.usefixtures("short_protocol")   # the bound's arithmetic, not the numbers
+def test_mlx_run_without_a_stored_triad_measures_its_own_for_the_bound(tmp_path):
     r = sb("run", "llm", "--framework", "mlx", *TINY_RUN, "--json", home=tmp_path)
     assert r.returncode == 0, r.stderr
-    rows = check_rows(json.loads(r.stdout), "mlx")
-    assert not [k for k in rows if k[0] == "decode_roofline"]
-    assert rows[("decode_tokens_per_s", 0)]["pct_of_peak"] is None   # a CPU has no peak
+    rec = json.loads(r.stdout)
+    rows = check_rows(rec, "mlx")
+    bound = rec["settings"]["memory_bound"]
+    assert bound["source"] == llm.MEASURED_TRIAD and "by this run (mlx" in bound["detail"]
+    for depth in (0, 8):
+        step = llm.bytes_per_decode_step(TINY, "float32", 1, depth, 4)
+        assert rows[("decode_roofline", depth)]["value"] == \
+            pytest.approx(bound["gb_per_s"] * 1e9 / step)
+        assert rows[("decode_tokens_per_s", depth)]["pct_of_peak"] > 0
+
+
+@pytest.mark.skipif(not mlx_installed, reason="mlx-lm is not installed")
+def test_mlx_has_no_compiled_loop_one_sentence_and_exit_2(tmp_path):
+    r = sb("run", "llm", "--framework", "mlx", "--device", "cpu", "--preset", "tiny",
+           "--decode-loop", "compiled", home=tmp_path)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert "--decode-loop compiled does not run on mlx; choose one of auto, eager." in r.stderr
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
 def test_a_precision_the_framework_lacks_is_one_sentence_and_exit_2(tmp_path):

@@ -9,9 +9,15 @@ The protocol lives here; the framework part is core.frameworks.<framework>.llm, 
     lm.stored_bytes                bytes of its weights as stored (quantisation scales included)
     lm.prefill(batch, prompt)      a call: an empty cache, the prompt, the first token sampled
                                    and fetched (time to first token)
-    lm.decoder(batch, depth, n)    a call: `n` greedy tokens after a context of `depth`, each
-                                   fetched to the host as a generator does; the cache is filled
-                                   to `depth` once and rewound before every call
+    lm.default_loop()              the decode loop the framework's own generator runs here
+    lm.decoder(batch, depth, n, loop)
+                                   a call: `n` greedy tokens after a context of `depth`, each
+                                   the argmax of the last step's logits and fetched to the host
+                                   as a generator does; the cache is filled to `depth` once and
+                                   rewound before every call. `loop` is one of LOOPS; the call
+                                   has .compile_s (seconds of its first call, compilation
+                                   included, for a compiled loop; else None) and .recompiled()
+  LOOPS                            the decode loops it runs ("eager", "compiled")
     lm.cache_gap(tokens)           largest relative difference between the last logits of the
                                    whole sequence run at once and of a prefill of all but the
                                    last token followed by one decode step (the cache is real);
@@ -22,12 +28,15 @@ The protocol lives here; the framework part is core.frameworks.<framework>.llm, 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from core.params import Param, ParamError
 from core.results import Row
 from core.stats import summarize
 from core.workloads import Workload
+
+if TYPE_CHECKING:
+    from core.measure import Measurement
 
 
 @dataclass(frozen=True)
@@ -118,6 +127,7 @@ ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2}
 DEFAULT_PROMPTS = [128, 512, 2048]
 CUSTOM = ("layers", "hidden", "heads", "kv_heads", "vocab")    # parameters that change a shape
 DEFAULT_DEPTHS = [0, 512, 2048]
+LOOPS = ("auto", "eager", "compiled")
 
 WORKLOAD = Workload(
     name="llm",
@@ -145,6 +155,11 @@ WORKLOAD = Workload(
               max=100_000, title="Generated tokens"),
         Param("batch", "int", 1, "Sequences decoded (and prefilled) together.", min=1,
               max=4096),
+        Param("decode_loop", "choice", "auto", "The decode loop: eager, or compiled "
+              "(torch.compile of the one-token forward with a static cache, CUDA graphs on "
+              "CUDA); auto runs what the framework's own generate runs on the device "
+              "(transformers compiles on CUDA, not on a CPU or MPS; mlx-lm never).",
+              choices=LOOPS, title="Decode loop"),
         Param("layers", "int", None, "Override the preset's number of layers.", min=1,
               max=1000, auto="the preset's"),
         Param("hidden", "int", None, "Override the preset's hidden size.", min=8,
@@ -265,6 +280,10 @@ def run(ctx, params: dict) -> None:
     if dtype not in impl.DTYPES:
         raise ParamError(f"--dtype {dtype} does not run on {ctx.framework}; choose one of "
                          f"{', '.join(impl.DTYPES)}.")
+    loop = params.get("decode_loop") or "auto"
+    if loop != "auto" and loop not in impl.LOOPS:
+        raise ParamError(f"--decode-loop {loop} does not run on {ctx.framework}; choose one "
+                         f"of auto, {', '.join(impl.LOOPS)}.")
     # A precision the device cannot multiply in is refused before anything is built.
     from core.frameworks.ops import for_run
     from core.workloads.gemm import unsupported_reason
@@ -293,17 +312,18 @@ def run(ctx, params: dict) -> None:
     base = base_point(params)
     flop_ceiling = _ceiling(ctx, "gemm", activation_dtype(dtype))
     bandwidth = _ceiling(ctx, "bandwidth", dtype)
-    # Which bandwidth the decode roofline divides (the chart labels its bound with it); a
-    # dict, so that Compare does not count another source as another setting of the run.
-    bound = {} if bandwidth is None else {"memory_bound": {
-        "gb_per_s": bandwidth.value, "source": bandwidth.source, "detail": bandwidth.text}}
     ctx.record_settings(model=_describe(shape), parameters=shape.parameters,
-                        weight_bytes=weight_bytes(shape, dtype), **bound)
-    total = len(prompts) + len(depths) + 1
+                        weight_bytes=weight_bytes(shape, dtype), **_bound_setting(bandwidth))
+    # Decode measurements whose rows wait for the run's own triad (see below).
+    waiting: list[tuple[dict, Decoded]] = []
+    total = len(prompts) + len(depths) + 1 + (bandwidth is None)
     ctx.progress(0, total, "building the model")
     ctx.adapter.reset_peak_memory(ctx.device)
     lm = impl.build(ctx, shape, dtype)
     try:
+        if loop == "auto":
+            loop = lm.default_loop()
+        ctx.record_settings(decode_loop=loop)
         # The roofline counts bytes from the shape: the built model must be that shape.
         if (lm.parameters, lm.stored_bytes) != (shape.parameters, weight_bytes(shape, dtype)):
             ctx.warn(f"The {ctx.framework} model has {lm.parameters:,} parameters in "
@@ -330,14 +350,37 @@ def run(ctx, params: dict) -> None:
             if not fits(shape, dtype, batch, depth + gen, free):
                 ctx.row(_too_big("decode_tokens_per_s", "tok/s", point, depth + gen))
             else:
-                for row in _decode_rows(ctx, lm, shape, point, flags, bandwidth):
-                    ctx.row(row)
+                decoded = _decode(ctx, lm, point, loop)
+                if bandwidth is None:
+                    waiting.append((point, decoded))
+                else:
+                    for row in _decode_rows(shape, point, flags, bandwidth, decoded):
+                        ctx.row(row)
             done += 1
         from core.workloads.rows import memory_row
         ctx.row(memory_row(ctx, base, flags))
-        ctx.progress(total, total, "done")
     finally:
         lm.release()
+    if waiting:
+        # No triad of this device in the store and no published peak (a Linux CPU, an
+        # unknown GPU): the run measures a short one itself, so that no decode row goes
+        # without its bound. After the model is gone: its arrays must not count in the
+        # run's peak memory (a CPU's peak resident memory cannot be reset) and the triad
+        # has the whole memory.
+        ctx.progress(total - 1, total, "the memory bandwidth (triad) for the roofline")
+        bandwidth = own_triad(ctx)
+        ctx.record_settings(**_bound_setting(bandwidth))
+        for point, decoded in waiting:
+            for row in _decode_rows(shape, point, flags, bandwidth, decoded):
+                ctx.row(row)
+    ctx.progress(total, total, "done")
+
+
+def _bound_setting(bandwidth: "Ceiling | None") -> dict:
+    """Which bandwidth the decode roofline divides (the chart labels its bound with it); a
+    dict, so that Compare does not count another source as another setting of the run."""
+    return {} if bandwidth is None else {"memory_bound": {
+        "gb_per_s": bandwidth.value, "source": bandwidth.source, "detail": bandwidth.text}}
 
 
 # Largest relative difference of last-token logits, cached decode against a whole-sequence
@@ -372,9 +415,32 @@ def _prefill_rows(ctx, lm, shape, point: dict, flags: list[str], ceiling) -> lis
                 None, ms)]
 
 
-def _decode_rows(ctx, lm, shape, point: dict, flags: list[str], ceiling) -> list[Row]:
+class Decoded(NamedTuple):
+    """A decode measurement, before its rows."""
+    m: "Measurement"
+    loop: str
+    compile_s: float | None
+
+
+def _decode(ctx, lm, point: dict, loop: str) -> Decoded:
     batch, depth, gen = point["batch"], point["depth"], point["gen_tokens"]
-    m = ctx.measure(lm.decoder(batch, depth, gen))
+    decoder = lm.decoder(batch, depth, gen, loop)
+    if getattr(decoder, "graphs_skipped", 0):
+        ctx.warn(f"The compiled decode at depth {depth} ran without CUDA graphs "
+                 f"({decoder.graphs_skipped} skipped; the run's log says why).")
+    m = ctx.measure(decoder)
+    if decoder.recompiled():
+        ctx.warn(f"The compiled decode at depth {depth} was compiled again while it was "
+                 "timed: its tokens/s include compilation.")
+    return Decoded(m, loop, decoder.compile_s)
+
+
+def _decode_rows(shape, point: dict, flags: list[str], ceiling, decoded: Decoded) -> list[Row]:
+    """Decode tokens/s across the batch, its roofline (the weights once and each sequence's
+    cache per step), and for a compiled loop the seconds its first call took, compilation
+    included, which the decode timing leaves out."""
+    batch, depth, gen = point["batch"], point["depth"], point["gen_tokens"]
+    m, loop = decoded.m, decoded.loop
     flags = (["noisy"] if m.noisy else []) + flags
     rates = m.rates(batch * gen)
     stats = summarize(rates)
@@ -382,11 +448,17 @@ def _decode_rows(ctx, lm, shape, point: dict, flags: list[str], ceiling) -> list
     bound = None if ceiling is None else batch * ceiling[0] * 1e9 / step_bytes
     pct, row_flags, note = _against(None if ceiling is None else (bound, ceiling[1]),
                                     stats.median, "tok/s", flags)
-    rows = [Row("decode_tokens_per_s", stats.median, "tok/s", point, stats, row_flags, note,
-                pct, rates)]
+    said = f"{loop} decode loop"
+    rows = [Row("decode_tokens_per_s", stats.median, "tok/s", point, stats, row_flags,
+                f"{said}; {note}" if note else said, pct, rates)]
     if bound is not None:
         rows.append(Row("decode_roofline", bound, "tok/s", point, None, [],
-                        f"{ceiling[1]} over {step_bytes / 1e6:.1f} MB read per step"))
+                        f"{ceiling[1]} over {step_bytes / 1e6:.1f} MB read per step "
+                        f"({said})"))
+    if decoded.compile_s is not None:
+        rows.append(Row("decode_compile_s", decoded.compile_s, "s", point, None, [],
+                        f"the {loop} loop's first call of {gen} tokens: compilation, warm-up "
+                        "and graph capture, left out of the decode timing"))
     return rows
 
 
@@ -405,6 +477,11 @@ def _against(ceiling, value: float, unit: str, flags: list[str]):
 
 
 PUBLISHED, MEASURED_TRIAD, MEASURED_GEMM = "published peak", "measured triad", "measured GEMM"
+# Array sizes (MB each) the run's own triad tries, the largest that fits: past this machine's
+# 32 MB L3 and an M-series chip's 96 MB SLC.
+OWN_TRIAD_MB = (256, 64)
+# The run's own triad is short: at most a second of warm-up and two of timing.
+OWN_TRIAD_SECONDS = {"max_warmup_s": 1.0, "max_time_s": 2.0}
 
 
 class Ceiling(NamedTuple):
@@ -427,6 +504,38 @@ def _ceiling(ctx, workload: str, dtype: str) -> Ceiling | None:
     value = ctx.peak.tflops_for(dtype)
     return None if value is None else Ceiling(
         value, f"the published {dtype} peak {value:.4g} TFLOPS", PUBLISHED)
+
+
+def own_triad(ctx) -> Ceiling | None:
+    """The triad (d = a * b + c, core.workloads.bandwidth's) measured now on the run's device,
+    briefly; None where it cannot run (the run then warns: its decode has no bound)."""
+    from dataclasses import replace as changed
+
+    from core.frameworks.ops import for_run
+    from core.measure import measure
+    from core.workloads import bandwidth as bw
+    ops = for_run(ctx)
+    free = ctx.adapter.free_memory(ctx.device)
+    size = next((mb for mb in OWN_TRIAD_MB if bw.fits(mb, "triad", free)), None)
+    why = "its arrays do not fit in the free memory" if size is None else \
+        bw._unsupported_reason(ops, "triad")
+    if why is not None:
+        ctx.warn(f"No memory bound for decode: no triad of this device is stored, none is "
+                 f"published, and one cannot run now ({why}).")
+        return None
+    count = size * bw.MB // ops.itemsize(bw.DTYPE)
+    arrays = [ops.random((count,), bw.DTYPE) for _ in range(3)]
+    try:
+        settings = changed(ctx.settings, **{k: min(v, getattr(ctx.settings, k))
+                                            for k, v in OWN_TRIAD_SECONDS.items()})
+        m = measure(*ops.timed(ops.triad(*arrays)), settings)
+        gb_s = summarize(m.rates(bw.MOVED["triad"] * count * ops.itemsize(bw.DTYPE))).median \
+            / 1e9
+    finally:
+        del arrays
+        ops.release()
+    return Ceiling(gb_s, f"the triad {gb_s:.4g} GB/s measured by this run ({ctx.framework}, "
+                         f"{size} MB arrays)", MEASURED_TRIAD)
 
 
 def _measured(ctx, workload: str, dtype: str) -> Ceiling | None:

@@ -9,6 +9,7 @@ import sys
 import types
 
 DTYPES = ("bfloat16", "float16", "float32", "q4", "q8")
+LOOPS = ("eager",)           # mlx_lm.generate's loop; it compiles nothing
 GROUP_SIZE = 64              # mlx-lm's converter's default
 
 
@@ -95,7 +96,10 @@ class MlxLM:
             first.tolist()       # on the host, as a generator needs it
         return call
 
-    def decoder(self, batch: int, depth: int, steps: int):
+    def default_loop(self) -> str:
+        return "eager"
+
+    def decoder(self, batch: int, depth: int, steps: int, loop: str = "eager"):
         mx = self.mx
         cache = self.make_cache(self.model)
         if depth:
@@ -121,6 +125,7 @@ class MlxLM:
                     mx.async_eval(following)
                 y.tolist()
                 y = following
+        call.compile_s, call.recompiled = None, lambda: False
         return call
 
     def cache_gap(self, length: int, prefilled: bool = True) -> float:

@@ -1,10 +1,22 @@
 """PyTorch's part of the llm workload (the interface is in core.workloads.llm's docstring):
 transformers' LlamaForCausalLM and Qwen3ForCausalLM built from a config with random weights,
-and its static KV cache, as model.generate(cache_implementation="static") uses them."""
+and its static KV cache, as model.generate(cache_implementation="static") uses them.
+
+Decode runs one of two loops, as generate does: "eager" (the model's forward) or "compiled"
+(the forward that generate compiles, `model.get_compiled_call`: torch.compile with
+transformers' CompileConfig, inductor in mode reduce-overhead, i.e. CUDA graphs on CUDA).
+Generate compiles only where transformers' own test says so (`_valid_auto_compile_criteria`:
+a compileable cache on CUDA, XPU, TPU or Neuron), so a static-cache generate runs eager on a
+CPU and on MPS, and `default_loop` asks that same test. On those devices "compiled" still
+runs (inductor's C++ kernels on a CPU, its Metal ones on MPS; CUDA graphs apply to CUDA only)
+for whoever asks, but it is not what a transformers user gets there."""
 
 from __future__ import annotations
 
+import time
+
 DTYPES = ("bfloat16", "float16", "float32")
+LOOPS = ("eager", "compiled")
 
 
 def config(shape):
@@ -29,73 +41,155 @@ def build(ctx, shape, dtype: str) -> "TorchLM":
     return TorchLM(shape, dtype, ctx.device)
 
 
+def _graphs() -> int:
+    """Graphs torch.compile has made in this process so far (recompilations included)."""
+    from torch._dynamo.utils import counters
+    return counters["stats"]["unique_graphs"]
+
+
+def _cudagraph_skips() -> int:
+    """Times inductor ran a compiled graph without CUDA graphs (mutated inputs, CPU
+    tensors...) where its mode asked for them."""
+    from torch._dynamo.utils import counters
+    return counters["inductor"]["cudagraph_skips"]
+
+
+class Decoder:
+    """One decode measurement's call (it returns the tokens it fetched, step by step), the
+    loop it runs, the prompt it continues (`prompt`: the context, then the first token fed),
+    and for the compiled loop the seconds its first call took (compilation, warm-up and
+    CUDA-graph capture: never timed as decode)."""
+
+    def __init__(self, call, loop: str, prompt, cache, compile_s: float | None = None,
+                 skipped: int = 0) -> None:
+        self.call, self.loop, self.prompt, self.compile_s = call, loop, prompt, compile_s
+        self.cache = cache
+        self.graphs_skipped = skipped     # CUDA graphs inductor skipped in the first call
+        self.graphs = _graphs()
+
+    def __call__(self) -> list:
+        return self.call()
+
+    def recompiled(self) -> bool:
+        """Whether torch.compile made another graph since the first call: the timed calls
+        then included compilation."""
+        return _graphs() != self.graphs
+
+
 class TorchLM:
     def __init__(self, shape, dtype: str, device) -> None:
         import torch
         self.torch, self.shape, self.device = torch, shape, device
+        self.dtype = getattr(torch, dtype)
         self.config = config(shape)
         torch.manual_seed(0)
         with torch.device(device):
-            self.model = model_class(shape)._from_config(self.config,
-                                                         dtype=getattr(torch, dtype)).eval()
+            self.model = model_class(shape)._from_config(self.config, dtype=self.dtype).eval()
         self.parameters = sum(p.numel() for p in self.model.parameters())
         self.stored_bytes = sum(p.numel() * p.element_size() for p in self.model.parameters())
+
+    def default_loop(self) -> str:
+        """The loop model.generate(cache_implementation="static") decodes with here, by
+        transformers' own test."""
+        compiles = self.model._valid_auto_compile_criteria(
+            {"cache": self._cache(1, 2)}, self.model.generation_config)
+        return "compiled" if compiles else "eager"
 
     def _tokens(self, batch: int, length: int):
         return self.torch.randint(0, self.shape.vocab, (batch, length), device=self.device)
 
-    def _cache(self, length: int):
+    def _cache(self, batch: int, length: int):
+        """A static cache of `length` positions, allocated now, outside any compiled code, as
+        generate's eager prefill does: its keys, values and length are then marked as static
+        addresses (torch._dynamo.mark_static_address), so the compiled step may update them
+        in place and keep its CUDA graph ("mutated inputs" otherwise)."""
         from transformers import StaticCache
-        return StaticCache(config=self.config, max_cache_len=length)
+        cache = StaticCache(config=self.config, max_cache_len=length)
+        cache.early_initialization(batch, self.shape.kv_heads, self.shape.head_dim,
+                                   self.dtype, self.device)
+        return cache
 
     def _forward(self, tokens, cache, start: int):
         """The last position's logits of `tokens` placed at `start` in the cache (the head
         runs on the last position only, as generate does)."""
         torch = self.torch
-        position = torch.arange(start, start + tokens.shape[1], device=self.device)
-        return self.model(input_ids=tokens, past_key_values=cache, cache_position=position,
+        position = torch.arange(start, start + tokens.shape[1], device=self.device)[None]
+        return self.model(input_ids=tokens, cache=cache, position_ids=position,
                           use_cache=True, logits_to_keep=1).logits[:, -1, :]
 
     def prefill(self, batch: int, prompt: int):
         tokens = self._tokens(batch, prompt)
 
         def call() -> None:
-            with self.torch.inference_mode():
-                first = self._forward(tokens, self._cache(prompt), 0).argmax(-1)
+            with self.torch.no_grad():
+                first = self._forward(tokens, self._cache(batch, prompt), 0).argmax(-1)
                 first.tolist()   # on the host, as a generator needs it
         return call
 
-    def decoder(self, batch: int, depth: int, steps: int):
+    def decoder(self, batch: int, depth: int, steps: int, loop: str = "eager") -> Decoder:
         torch = self.torch
-        cache = self._cache(depth + steps)
-        with torch.inference_mode():
+        cache = self._cache(batch, depth + steps)
+        with torch.no_grad():
+            context = self._tokens(batch, depth)
             if depth:
-                self._forward(self._tokens(batch, depth), cache, 0)
+                self._forward(context, cache, 0)
             start = self._tokens(batch, 1)
-            positions = [torch.tensor([depth + i], device=self.device) for i in range(steps)]
+            # The position of every step is a tensor input of the forward (a new value, the
+            # same graph), beside the cache's own length, a tensor updated in place.
+            positions = [torch.full((batch, 1), depth + i, device=self.device)
+                         for i in range(steps)]
+        if loop == "compiled":
+            # Each decoder compiles afresh for its cache's length, as a fresh generate does.
+            torch._dynamo.reset()
+            forward = self.model.get_compiled_call(None)
+        else:
+            forward = self.model.__call__
+        # generate's stopping check reads a flag on the host every step, a synchronisation;
+        # on MPS it reads it one step late (transformers' DeferredStopCheck), so the host
+        # queues step i+1 before it waits for step i.
+        late = self.device.type == "mps"
 
-        def call() -> None:
+        def call() -> list:
             # Rewind the cache to `depth` (the static cache's length is a tensor that each
-            # update advances in place). Each token is fetched to the host (a device
-            # synchronisation), as generate's stopping check does every step.
-            with torch.inference_mode():
+            # update advances in place); each token is fetched to the host.
+            fetched = []
+            with torch.no_grad():
                 for layer in cache.layers:
-                    if layer.is_initialized:
-                        layer.cumulative_length.fill_(depth)
-                y = start
+                    layer.cumulative_length.fill_(depth)
+                y, waiting = start, None
                 for position in positions:
-                    logits = self.model(input_ids=y, past_key_values=cache,
-                                        cache_position=position, use_cache=True).logits
+                    logits = forward(input_ids=y, cache=cache, position_ids=position,
+                                     use_cache=True, logits_to_keep=1).logits
                     y = logits[:, -1, :].argmax(-1, keepdim=True)
-                    y.tolist()
-        return call
+                    if late:
+                        if waiting is not None:
+                            fetched.append(waiting.tolist())
+                        waiting = y
+                    else:
+                        fetched.append(y.tolist())
+                if waiting is not None:
+                    fetched.append(waiting.tolist())
+            return fetched
+
+        prompt = torch.cat([context, start], dim=1)
+        if loop != "compiled":
+            return Decoder(call, loop, prompt, cache)
+        # The first call compiles; CUDA graph trees run a graph once to warm up, record it on
+        # its second run and replay it from the third (the timing protocol discards two
+        # calls more).
+        skips = _cudagraph_skips()
+        t0 = time.perf_counter()
+        call()
+        seconds = time.perf_counter() - t0
+        skipped = _cudagraph_skips() - skips if self.device.type == "cuda" else 0
+        return Decoder(call, loop, prompt, cache, seconds, skipped)
 
     def cache_gap(self, length: int, prefilled: bool = True) -> float:
         torch = self.torch
         tokens = self._tokens(1, length)
-        with torch.inference_mode():
+        with torch.no_grad():
             whole = self.model(input_ids=tokens).logits[:, -1, :].float()
-            cache = self._cache(length)
+            cache = self._cache(1, length)
             # prefilled False, for the tests: a cache that holds another context must differ
             self._forward(tokens[:, :-1] * int(prefilled), cache, 0)
             stepped = self._forward(tokens[:, -1:], cache, length - 1).float()
