@@ -34,7 +34,7 @@ def test_both_data_paths_through_the_runner_with_progress_in_images():
                if r.metric == "batch_latency" and r.params["data"] == path}
         assert sorted(lat) == [50, 90, 99]
         assert 0 < lat[50].value <= lat[90].value <= lat[99].value
-        assert len(lat[50].samples) == 3          # 10 images in batches of 4: 4, 4, 2
+        assert len(lat[50].samples) == 3          # 10 images in whole batches of 4: 3
     progress = [e for e in events if e["event"] == "progress"]
     assert {e["total"] for e in progress} == {20}
     assert progress[-1]["done"] == 20 and any(e["done"] == 10 for e in progress)
@@ -111,3 +111,38 @@ def test_sustained_mode_through_the_command_prints_minutes_and_throttle_ratio(ca
     assert ratio.unit == "×" and ratio.value > 0
     whole = [r for r in rec.rows if r.metric == "samples_per_s" and "minute" not in r.params]
     assert len(whole) == 1 and whole[0].stats.n >= len(minutes)
+
+
+class ShapeCost:
+    """A model whose first batch of each shape is slow, as cuDNN's kernel choice is: 40 ms
+    the first time it sees a batch size, 2 ms after."""
+
+    def __init__(self, warmed: int) -> None:
+        self.seen = {warmed}
+        self.sizes: list[int] = []
+
+    def __call__(self, x):
+        import time
+        self.sizes.append(len(x))
+        time.sleep(0.002 if len(x) in self.seen else 0.04)
+        self.seen.add(len(x))
+
+
+class Quiet:
+    def sync(self) -> None:
+        pass
+
+    def progress(self, done, total, message="") -> None:
+        pass
+
+
+def test_the_latency_pass_times_only_the_batch_size_the_protocol_warmed():
+    """The H200's tail (p50 16.8 ms, p99 78 ms over 1000 images in batches of 256) was its
+    last batch of 232, a shape never run before: every batch of the pass is whole now."""
+    model = ShapeCost(warmed=256)
+    latencies = infer.latency_pass(Quiet(), model, lambda n: [0] * n, 256, 1000, 0, 1, "device")
+    assert model.sizes == [256, 256, 256, 256]
+    assert infer.percentile(latencies, 99) < 3 * infer.percentile(latencies, 50)
+    assert infer.latency_note(4, 256).startswith("from 4 synchronised batches of 256; fewer "
+                                                 "than 100 batches")
+    assert infer.latency_note(120, 8) == "from 120 synchronised batches of 8"
