@@ -34,7 +34,7 @@ NO_SAMPLES_VERDICT = "no statistics: no per-block samples"
 SAME = "no significant difference"
 INCONCLUSIVE = "inconclusive"
 FAR_APART = "far apart"
-TOO_FEW = "too few samples (run without Quick)"
+TOO_FEW = "too few samples (a quick run times few blocks)"
 FEW_SAMPLES = 10                 # fewer blocks than the full protocol's minimum: a quick run
 FAR_FACTOR = 2.0                 # disjoint ranges this far apart are a difference plain to see
 
@@ -69,6 +69,9 @@ class Cell:
     ratio: float | None = None          # value / the row's baseline value
     verdict: str | None = None          # against the baseline; None for the baseline itself
     p_value: float | None = None
+    # Where no like run was there to pair with: how this cell's run differs from the
+    # baseline's in what changes the measurement ('TF32 on vs off', 'precision mixed vs fp32').
+    unlike: str | None = None
     samples: list[float] = field(default_factory=list, repr=False)
 
 
@@ -153,6 +156,32 @@ def _word(ratio: float, better: str) -> str:
     return "faster" if higher == (better == "higher") else "slower"
 
 
+def ratio_words(ratio: float | None, better: str) -> str:
+    """Which side is ahead and by how much, one precision for every size: '≈6,420× slower',
+    '1.23× faster', '2.00× higher' (memory, power), '' without a ratio."""
+    if ratio is None or ratio <= 0 or not math.isfinite(ratio):
+        return ""
+    return f"{times(ratio)} {_word(ratio, better)}"
+
+
+def cell_words(cell: "Cell", better: str) -> str:
+    """A compared cell as a person reads it: the ratio in words with its direction first,
+    then what the statistics say where they do not simply agree, then how the runs were
+    unlike where they could not be paired like with like."""
+    if cell.verdict is None:
+        return ""
+    words = ratio_words(cell.ratio, better)
+    if cell.verdict.startswith(FAR_APART) or not words:
+        text = cell.verdict
+    elif cell.verdict in ("faster", "slower", "higher", "lower"):
+        text = words
+    elif cell.verdict == SAME:
+        text = f"{SAME} ({times(cell.ratio)})"
+    else:
+        text = f"{words} · {cell.verdict}"
+    return f"{text} · unlike: {cell.unlike}" if cell.unlike else text
+
+
 def _too_few_or_spread(base: list[float], other: list[float]) -> str:
     if smallest_p(len(base), len(other)) >= ALPHA or min(len(base), len(other)) < FEW_SAMPLES:
         return TOO_FEW
@@ -202,38 +231,109 @@ def row_key(workload: str, row: Row) -> tuple[str, str, str]:
     return workload, row.metric, json.dumps(row.params, sort_keys=True, default=str)
 
 
+_DEFAULT_PRECISIONS = {None, "", "fp32", "float32"}
+
+
+def traits(rec: RunRecord, row: Row) -> tuple[tuple[str, str], ...]:
+    """What about a run changes the measurement beyond its point, where it is not the
+    default: TF32 on a float32 product (7x the plain float32's TFLOPS on an H200), a reduced
+    or mixed precision, channels-last images. Like is paired with like on these."""
+    out = []
+    if rec.settings.get("tf32") and row.params.get("dtype", "float32") == "float32":
+        out.append(("TF32", "on"))
+    precision = row.params.get("precision") or rec.params.get("precision")
+    if precision not in _DEFAULT_PRECISIONS:
+        out.append(("precision", str(precision)))
+    if rec.params.get("channels_last"):
+        out.append(("channels-last", "on"))
+    return tuple(out)
+
+
+def _traits_text(a: tuple, b: tuple) -> str:
+    """'TF32 on vs off, precision mixed vs fp32': how two runs' traits differ."""
+    da, db = dict(a), dict(b)
+    defaults = {"TF32": "off", "precision": "fp32", "channels-last": "off"}
+    parts = [f"{k} {da.get(k, defaults.get(k, 'default'))} vs {db.get(k, defaults.get(k, 'default'))}"
+             for k in dict.fromkeys([*da, *db]) if da.get(k) != db.get(k)]
+    return ", ".join(parts)
+
+
 def _pick(side: Side) -> dict[tuple, tuple[RunRecord, Row]]:
-    """Each key's row on one side: the newest run's, preferring rows that have a value."""
+    """Each (key, traits)'s row on one side: the newest run's, preferring rows that have a
+    value."""
     picked: dict[tuple, tuple[RunRecord, Row]] = {}
     for rec in sorted(side.records, key=lambda r: r.created_at):
         for row in rec.rows:
-            key = row_key(rec.workload, row)
+            key = (*row_key(rec.workload, row), traits(rec, row))
             if row.value is not None or key not in picked or picked[key][1].value is None:
                 picked[key] = (rec, row)
     return picked
 
 
 def compare(sides: list[Side]) -> Comparison:
-    """Match rows across sides; each row's baseline is the first side that has it."""
+    """Match rows across sides, like with like: workload, metric, point and the traits that
+    change the measurement (TF32, precision). Where no two sides share a row's traits, the
+    sides' rows of that point are compared anyway, each cell saying how its run was unlike
+    the baseline's. Each row's baseline is the first side that has it."""
     picks = [_pick(s) for s in sides]
     keys: list[tuple] = []
     for p in picks:
         keys += [k for k in p if k not in keys]
     rows: list[ComparedRow] = []
     left_out = 0
+    like_points = {k[:3] for k in keys if sum(k in p for p in picks) >= 2}
+    unlike: dict[tuple, list[tuple]] = {}   # point -> its keys no two sides share
     for key in keys:
         present = [i for i, p in enumerate(picks) if key in p]
         if len(present) < 2:
-            left_out += 1
+            if key[:3] in like_points:
+                left_out += 1
+            else:
+                unlike.setdefault(key[:3], []).append(key)
             continue
-        _, base_row = picks[present[0]][key]
-        cells = [_cell(*p[key]) if key in p else None for p in picks]
-        better = direction(base_row.metric, base_row.unit)
-        for i in present[1:]:
-            _judge(cells[present[0]], cells[i], better)
-        rows.append(ComparedRow(key[0], base_row.metric, base_row.unit, dict(base_row.params),
-                                cells, present[0]))
+        rows.append(_row(key, [p.get(key) for p in picks]))
+    order = {key[:3]: i for i, key in reversed(list(enumerate(keys)))}
+    for point, point_keys in unlike.items():
+        # One key per side (the first side that has each, in key order); a point no second
+        # side measured is left out.
+        chosen: list[tuple | None] = [None] * len(sides)
+        for key in point_keys:
+            for i, p in enumerate(picks):
+                if key in p and chosen[i] is None:
+                    chosen[i] = key
+        if sum(k is not None for k in chosen) < 2:
+            left_out += len(point_keys)
+            continue
+        left_out += len(point_keys) - sum(k is not None for k in chosen)
+        row = _row(point, [picks[i][k] if k is not None else None
+                           for i, k in enumerate(chosen)])
+        base_traits = chosen[row.baseline][3]
+        for i, k in enumerate(chosen):
+            if k is not None and i != row.baseline and row.cells[i] is not None:
+                row.cells[i].unlike = _traits_text(k[3], base_traits) or None
+        rows.append(row)
+    # In the order the points came in, whether paired like with like or not.
+    rows.sort(key=lambda r: order[row_key(r.workload, _Point(r.metric, r.params))])
     return Comparison(sides, rows, comparability_warnings(sides, picks, rows), left_out)
+
+
+@dataclass
+class _Point:
+    """What row_key reads of a row: its metric and point."""
+    metric: str
+    params: dict
+
+
+def _row(key: tuple, picked: list[tuple[RunRecord, Row] | None]) -> ComparedRow:
+    """One compared row from each side's (run, row) or None; judged against the first."""
+    present = [i for i, p in enumerate(picked) if p is not None]
+    _, base_row = picked[present[0]]
+    cells = [_cell(*p) if p is not None else None for p in picked]
+    better = direction(base_row.metric, base_row.unit)
+    for i in present[1:]:
+        _judge(cells[present[0]], cells[i], better)
+    return ComparedRow(key[0], base_row.metric, base_row.unit, dict(base_row.params),
+                       cells, present[0])
 
 
 # ---------------------------------------------------------------- comparability

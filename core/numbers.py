@@ -145,9 +145,14 @@ def ratio(value: float | None) -> str:
 
 
 def times(value: float) -> str:
-    """How many times apart, always >= 1: '36×' for 36.0 and for 1/36."""
+    """How many times apart, always >= 1, to three significant figures whatever the size:
+    '36.0×' for 36.0 and for 1/36, '1.23×', '143×'; from 1,000 on rounded and said so
+    ('≈6,420×'): 360 TFLOPS over 0.0561 reads '≈6,420×', never '0.000×'."""
     r = value if value >= 1 else 1 / value
-    return f"{r:.0f}×" if r >= 10 else f"{r:.1f}×"
+    rounded = float(f"{r:.3g}")
+    if rounded >= 1000:
+        return f"≈{rounded:,.0f}×"
+    return f"{rounded:.{max(0, 2 - math.floor(math.log10(rounded)))}f}×"
 
 
 def p_value(p: float) -> str:

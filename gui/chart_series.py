@@ -169,6 +169,12 @@ def peak_of(rec: RunRecord, metric: str, point: dict, rows: list[Row]) -> float 
     else implied by the rows' % of peak; None when unknown (CPUs, untabulated GPUs)."""
     name = rec.settings.get("peak")
     peak = _peaks_by_name().get(name) if name else None
+    if peak is None and rec.device != "cpu":
+        # A published figure names no table entry: the device's own does (an M1 Max's
+        # 32-core GPU is in the table though the record never said so).
+        from core.peaks import find_peak
+        m = rec.machine or {}
+        peak = find_peak(rec.device_name, chip=m.get("chip"), gpu_cores=m.get("gpu_cores"))
     if peak is not None:
         if metric == "tflops":
             value = peak.tflops_for(str(point.get("dtype", "float32")),

@@ -32,7 +32,9 @@ from core.compare import (
     ComparedRow,
     Comparison,
     Side,
+    cell_words,
     compare,
+    direction,
     row_key,
     unique_labels,
 )
@@ -489,7 +491,7 @@ class CompareView(QWidget):
     def headers(self) -> list[str]:
         sides = self.comparison.sides if self.comparison else []
         return FIXED + [side_letter(i) for i in range(len(sides))] + [
-            f"{side_letter(i)} vs A: ratio · verdict" for i in range(1, len(sides))]
+            f"{side_letter(i)} vs A" for i in range(1, len(sides))]
 
     def _fill_table(self) -> None:
         cmp = self.comparison
@@ -513,7 +515,7 @@ class CompareView(QWidget):
                 if c is not None and c.verdict:
                     # A row another side is the baseline of says so.
                     vs = f" (vs {side_letter(r.baseline)})" if r.baseline != 0 else ""
-                    text = f"{ratio(c.ratio)} · {c.verdict}{vs}"
+                    text = cell_words(c, direction(r.metric, r.unit)) + vs
                 cells.append(text)
                 verdicts.append(len(cells) - 1)
             for j, text in enumerate(cells):
@@ -521,9 +523,14 @@ class CompareView(QWidget):
                 if j in verdicts:
                     cell = r.cells[verdicts.index(j) + 1]
                     self._style_verdict(item, cell.verdict if cell else None)
-                    if cell is not None and cell.p_value is not None:
-                        item.setToolTip(f"{text}\nMann-Whitney p = {p_value(cell.p_value)}, "
-                                        f"{cell.n or 0} blocks")
+                    if cell is not None:
+                        tip = [f"{side_letter(verdicts.index(j) + 1)} vs "
+                               f"{side_letter(r.baseline)}: {text}",
+                               f"Ratio of medians: {ratio(cell.ratio)}"]
+                        if cell.p_value is not None:
+                            tip.append(f"Mann-Whitney p = {p_value(cell.p_value)}, "
+                                       f"{cell.n or 0} blocks")
+                        item.setToolTip("\n".join(tip))
                 elif len(FIXED) <= j < len(FIXED) + len(r.cells):
                     c = r.cells[j - len(FIXED)]
                     if c is not None:

@@ -166,3 +166,54 @@ def test_legend_names_say_what_differs_never_a_raw_key(panel):
     names = telemetry.legend_names()
     assert names and all(n.endswith("GPU power") for n in names)
     assert not any("gpu_power_w" in n for n in names)
+
+
+# ---------------------------------------------------------------- ratios and pairing
+
+def table(view: CompareView) -> list[dict[str, str]]:
+    header = view.headers()
+    return [{header[j]: view.table.item(i, j).text() for j in range(len(header))}
+            for i in range(view.table.rowCount())]
+
+
+def test_ratios_say_which_side_is_faster_at_one_precision(view):
+    """360 TFLOPS beside 0.07 read '0.000× · slower'; now the ratio is the times apart, to
+    three significant figures, with the direction in words."""
+    gpu, cpu = h200("h200-gemm"), recorded("gemm-torch-quick-8192")
+    view.set_records([gpu, cpu])
+    [row] = table(view)
+    [compared] = view.comparison.rows
+    apart = compared.cells[0].value / compared.cells[1].value
+    assert row["B vs A"] == f"{float(f'{apart:.3g}'):.0f}× slower"     # '714× slower'
+    # The other way round: the GPU is the faster side.
+    view.set_records([cpu, gpu])
+    assert table(view)[0]["B vs A"] == f"{float(f'{apart:.3g}'):.0f}× faster"
+
+
+def test_like_is_paired_with_like_tf32_included(view):
+    """With every run selected, the H200's plain float32 product is paired with the CPU's
+    float32 one, never its TF32 run; where only the TF32 run is there, the cell says how the
+    two are unlike."""
+    runs = gpu_and_cpu()
+    plain, tf32 = h200("h200-gemm"), h200("h200-gemmtf32")
+    view.set_records(runs)
+    rows = [r for r in view.comparison.rows
+            if r.workload == "gemm" and r.params == {"size": 8192, "dtype": "float32"}]
+    assert len(rows) == 1 and rows[0].cells[0].run_id == plain.id
+    assert rows[0].cells[1].unlike is None
+    # The TF32 run alone beside the CPU: compared, and the cell says they are unlike.
+    view.set_records([tf32, recorded("gemm-torch-quick-8192")])
+    [row] = table(view)
+    assert row["B vs A"].endswith("× slower · unlike: TF32 off vs on")
+    assert row["B vs A"].startswith("≈")        # 360 TFLOPS over 0.07: thousands apart
+
+
+def test_a_published_figure_says_which_side_is_faster_and_its_peak_is_known(view):
+    """'143× · no statistics: published figure' said nothing of direction; Compare's caption
+    said 'Peak unknown for Apple M1 Max' though the peak table has that GPU."""
+    view.set_records([recorded("gemm-torch-quick-8192")])
+    view.add_reference("pub-tfmetal-gemm-m1max32")
+    [row] = table(view)
+    assert row["B vs A"].endswith("× faster · no statistics: published figure")
+    caption = view.current_chart().caption.text()
+    assert "Peak unknown for AMD EPYC" in caption and "M1 Max" not in caption

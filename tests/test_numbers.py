@@ -123,3 +123,18 @@ def test_exports_keep_the_raw_numbers(runs):
     values = [line[header.index("value")] for line in lines]
     assert values == [row.value for rec in runs for row in rec.rows]
     assert any(isinstance(v, float) and number(v) != repr(v) for v in values)
+
+
+def test_times_apart_reads_at_one_precision_whatever_the_size():
+    from core.numbers import times
+    # 360 TFLOPS over 0.0561: thousands apart, never '0.000×'.
+    assert times(360.4 / 0.0561) == "≈6,420×" == times(0.0561 / 360.4)
+    assert [times(v) for v in (1.234, 12.34, 143.2, 1 / 36)] == ["1.23×", "12.3×", "143×",
+                                                                "36.0×"]
+
+
+def test_axis_ticks_read_in_human_units():
+    from core.numbers import compact
+    assert [compact(v) for v in (15_000, 2_500_000, 680, 0.05, 1e-5, 999.9)] == \
+        ["15K", "2.5M", "680", "0.05", "0.00001", "1K"]
+    assert compact(1.5 * 2 ** 30, "bytes") == "1.5 GB"
