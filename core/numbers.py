@@ -24,12 +24,13 @@ METRIC_TITLES = {
     "replica_difference": "Difference between replicas",
     "prefill_tokens_per_s": "Prefill", "decode_tokens_per_s": "Decode",
     "ttft_ms": "Time to first token", "decode_roofline": "Decode memory bound",
+    "decode_compile_s": "Decode compile time",
 }
 
 # What a row's % of peak is a share of where that is not the device's physical peak (an
 # LLM's decode against its memory roofline), or None for a metric that has no ceiling.
 CEILINGS = {"decode_tokens_per_s": "memory bound", "prefill_tokens_per_s": "compute bound",
-            "ttft_ms": None, "decode_roofline": None}
+            "ttft_ms": None, "decode_roofline": None, "decode_compile_s": None}
 
 BYTES = "bytes"           # the unit whose values read as a size (peak memory)
 _SIZES = ("bytes", "KB", "MB", "GB", "TB")
