@@ -4,16 +4,19 @@ which rank failed and why, read from the launcher's own report."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import re
 import shutil
 import signal
 import socket
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.hosts import HostsError, host_list, is_local, ssh_names
+from core import hosts as hosts_mod
+from core.hosts import HostsError
 
 LAUNCHED_ENV = "SILICONBENCH_LAUNCHED"   # set for every rank: it announces itself
 SSH_TIMEOUT_S = 5                        # a host that has not answered SSH by then is down
@@ -41,10 +44,13 @@ def find_executable(name: str) -> str | None:
     return str(here) if here.is_file() and os.access(here, os.X_OK) else shutil.which(name)
 
 
-def port_free(port: int) -> bool:
-    with socket.socket() as s:
+def port_free(port: int, address: str = "127.0.0.1") -> bool:
+    """Whether a rank could bind `address`:`port` now (a listener on every interface, or on
+    this address, holds it)."""
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    with socket.socket(family) as s:
         try:
-            s.bind(("127.0.0.1", port))
+            s.bind((address, port))
         except OSError:
             return False
     return True
@@ -67,32 +73,65 @@ class PortReservation:
         self.first, self._locks = first, locks
 
     def release(self) -> None:
-        for f in self._locks:
-            f.close()       # closing the file drops its lock
+        """The lock files go while still locked, then their locks: a run that opened one
+        meanwhile finds, once it has the lock, that the name no longer leads to its file
+        (_lock checks), so no two runs ever hold one port's lock."""
+        for path, fd in self._locks:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+            os.close(fd)
         self._locks = []
 
 
-def reserve_ports(count: int) -> PortReservation:
+def _lock(path: Path) -> int:
+    """The lock of one port, held: its descriptor. OSError when another run holds it."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+                 | getattr(os, "O_CLOEXEC", 0), 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if os.fstat(fd).st_ino != os.stat(path, follow_symlinks=False).st_ino:
+            raise OSError("the lock file was released meanwhile")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def lock_folder() -> Path:
+    """The folder of the port locks, this user's own: made private, and refused in one
+    sentence when it is a link, someone else's or open to others (whoever could write there
+    could hold every lock, or make a lock a link to a file of yours)."""
+    import stat
+    import tempfile
+    folder = Path(tempfile.gettempdir()) / f"siliconbench-ports-{os.getuid()}"
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(folder, 0o700)
+    info = os.lstat(folder)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o022:
+        raise LaunchError(f"{folder}, where SiliconBench keeps its port locks, is not a "
+                          "private folder of yours (a link, another user's, or writable by "
+                          "others); remove it, or choose the ports with --port.")
+    return folder
+
+
+def reserve_ports(count: int, addresses: list[str] = ("127.0.0.1",)) -> PortReservation:
     """Ports for a run's ranks, chosen below the system's ephemeral range: ports in it are
     what every outgoing connection takes (gloo's, another test's, a browser's), so one free
     now may be taken before the ranks bind it (CI saw it once: "Couldn't bind socket").
-    A random start keeps two runs that start together apart; the lock files make sure."""
-    import fcntl
+    A random start keeps two runs that start together apart; the lock files make sure. Each
+    port must be free on every address the ranks will bind."""
     import random
-    import tempfile
     high = min(_ephemeral_low(), 32768)
     low = max(1024, high - 12000)
-    folder = Path(tempfile.gettempdir()) / f"siliconbench-ports-{os.getuid()}"
-    folder.mkdir(exist_ok=True)
+    folder = lock_folder()
     for _ in range(100):
         first = random.randrange(low, high - count)
         locks = []
         try:
             for port in range(first, first + count):
-                f = open(folder / str(port), "a")
-                locks.append(f)
-                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)   # OSError: another run's
-                if not port_free(port):
+                path = folder / str(port)
+                locks.append((path, _lock(path)))      # OSError: another run's
+                if not all(port_free(port, a) for a in addresses):
                     raise OSError
             return PortReservation(first, locks)
         except OSError:
@@ -110,6 +149,14 @@ class Launch:
     ports: list[int]
     reservation: PortReservation | None = None  # ports chosen for it: release() at its end
     first_rank: dict | None = None      # the first rank's announcement, which others match
+    folder: str | None = None           # the run's own folder: TMPDIR of the launcher and ranks
+    env: dict = field(default_factory=dict)     # what the launcher's environment adds
+
+    def close(self) -> None:
+        """The run has ended: its ports go back, its folder goes."""
+        self.release_ports()
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
 
     def mismatch(self, event: dict) -> str | None:
         """One sentence when an announced rank runs other versions (Python, the framework,
@@ -177,12 +224,24 @@ def _cause(code: int | None) -> str:
 
 def plan(framework: str, params: dict, worker: list[str], env: dict[str, str]) -> Launch:
     """The launcher's command line for a run's params (processes, hosts, port, backend).
-    LaunchError when it cannot start: no launcher, a port in use, hosts it cannot reach."""
+    LaunchError when it cannot start: a host list that is not one, no launcher, a port in use,
+    hosts it cannot reach. Nothing is started, and no host is asked, before the hosts parse.
+    The run's folder (its ranks' TMPDIR, and the hostfile SiliconBench writes for the
+    launcher) is made last; Launch.close() removes it."""
     part = launcher(framework)
     try:
-        addresses = host_list(params["hosts"])
+        parsed = hosts_mod.parse(params["hosts"])
     except HostsError as e:
         raise LaunchError(str(e)) from None
+    backend = params["backend"]
+    if parsed.backend and parsed.backend != backend and \
+            not (backend == "auto" and parsed.backend == "ring"):
+        raise LaunchError(f'The hostfile asks for the "{hosts_mod._shown(parsed.backend, 20)}" '
+                          "backend; SiliconBench takes the backend from --backend only: "
+                          'remove "backend" from the hostfile, or pass --backend.')
+    if problem := part.refuse(parsed.hosts, backend):
+        raise LaunchError(problem)
+    addresses = [h.address for h in parsed.hosts]
     exe = find_executable(part.EXECUTABLE)
     if exe is None:
         raise LaunchError(f"{part.EXECUTABLE}, the launcher of {framework}'s distributed "
@@ -190,61 +249,108 @@ def plan(framework: str, params: dict, worker: list[str], env: dict[str, str]) -
                           "reinstall the framework to get it.")
     world = params["processes"] * len(addresses)
     count = len(part.ports(0, world))
+    binds = _bound_here(parsed.hosts)
+    reservation = None
     if params["port"]:
-        port, reservation = params["port"], None
+        port = params["port"]
         ports = part.ports(port, world)
         if ports[-1] > 65535:
             raise LaunchError(f"The ranks need ports {port}-{ports[-1]}; choose a lower --port.")
-        if is_local(params["hosts"]):
-            busy = [p for p in ports if not port_free(p)]
-            if busy:
-                raise LaunchError(f"Port {busy[0]} on this machine is in use by another "
-                                  "program; choose another with --port (0 picks a free one).")
-    hostfile = params["hosts"].strip() if Path(params["hosts"].strip() or "-").is_file() \
-        else None
-    if problem := unreachable(ssh_names(params["hosts"])):
+        busy = [p for p in ports if not all(port_free(p, a) for a in binds)]
+        if busy:
+            raise LaunchError(f"Port {busy[0]} on this machine is in use by another "
+                              "program; choose another with --port (0 picks a free one).")
+    if problem := unreachable(list(dict.fromkeys(h.ssh for h in parsed.hosts
+                                                 if not h.local))):
         raise LaunchError(problem)
     if not params["port"]:
-        reservation = reserve_ports(count)
+        reservation = reserve_ports(count, binds)
         port, ports = reservation.first, part.ports(reservation.first, world)
+    import tempfile
+    folder = tempfile.mkdtemp(prefix="siliconbench-run-")
+    launch = Launch(framework, [], addresses, params["processes"], ports, reservation,
+                    folder=folder)
     try:
-        cmd = part.command(exe, worker, params["processes"], hostfile, addresses, port,
-                           params["backend"], env)
+        launch.command, launch.env = part.command(exe, worker, params["processes"],
+                                                  parsed.hosts, folder, port, backend, env)
     except ValueError as e:
-        if reservation:
-            reservation.release()
+        launch.close()
         raise LaunchError(str(e)) from None
-    return Launch(framework, cmd, addresses, params["processes"], ports, reservation)
+    return launch
+
+
+def _bound_here(hosts) -> list[str]:
+    """The addresses of this machine that the ranks' listening sockets bind: loopback when
+    every rank is here, else this machine's addresses among the hosts' (those that are not
+    this machine's are another host's to check)."""
+    if all(h.local for h in hosts):
+        return ["127.0.0.1"]
+    mine = _own_addresses()
+    return [a for a in dict.fromkeys(h.address for h in hosts) if a in mine] or ["127.0.0.1"]
+
+
+def _own_addresses() -> set[str]:
+    import psutil
+    return {a.address for addrs in psutil.net_if_addrs().values() for a in addrs
+            if a.family in (socket.AF_INET, socket.AF_INET6)}
 
 
 def unreachable(names: list[str]) -> str | None:
     """One sentence on the first host the launcher could not start ranks on, or None. The
     launchers start every rank over SSH with this machine's Python path; a host that does not
-    answer would otherwise hang the run or fail it with pages of SSH's output."""
+    answer would otherwise hang the run or fail it with pages of SSH's output. Every host is
+    asked at once, and the first failure ends the others' questions: 200 hosts that do not
+    answer are refused within one SSH time-out, not one per sixteen."""
     if not names:
         return None
     ssh = shutil.which("ssh")
     if ssh is None:
         return "ssh was not found on this machine; the launcher starts the other hosts' ranks over SSH."
-    from concurrent.futures import ThreadPoolExecutor
-    with ThreadPoolExecutor(max_workers=min(16, len(names))) as pool:
-        answers = list(pool.map(lambda name: _ssh_check(ssh, name), names))
-    return next((a for a in answers if a), None)
-
-
-def _ssh_check(ssh: str, name: str) -> str | None:
     import subprocess
-    cmd = [ssh, "-o", "BatchMode=yes", "-o", f"ConnectTimeout={SSH_TIMEOUT_S}", name,
-           "test", "-x", sys.executable]
+    import time
+    asked = {}
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                              timeout=3 * SSH_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        return f"Host {name} did not answer over SSH within {3 * SSH_TIMEOUT_S} s."
-    if done.returncode == 0:
+        for name in names:
+            asked[name] = subprocess.Popen(ssh_command(ssh, name, ["test", "-x", sys.executable],
+                                                       "-o", f"ConnectTimeout={SSH_TIMEOUT_S}"),
+                                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                           stderr=subprocess.PIPE, text=True,
+                                           start_new_session=True)
+        deadline = time.monotonic() + 3 * SSH_TIMEOUT_S
+        waiting = dict(asked)
+        while waiting:
+            for name, p in list(waiting.items()):
+                if p.poll() is None:
+                    continue
+                del waiting[name]
+                if (said := _ssh_answer(name, p.returncode, p.stderr.read())) is not None:
+                    return said
+            if time.monotonic() > deadline:
+                return (f"Host {next(iter(waiting))} did not answer over SSH within "
+                        f"{3 * SSH_TIMEOUT_S} s.")
+            time.sleep(0.02)
         return None
-    if done.returncode == 1:        # `test -x` said no: SSH works, the Python is not there
+    finally:
+        for p in asked.values():
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+            p.stderr.close()
+
+
+def ssh_command(ssh: str, destination: str, command: list[str], *options: str) -> list[str]:
+    """ssh's command line for one host: BatchMode (no prompt for a password nobody sees),
+    the options, `--` and then the destination, which hosts.destination has checked: after
+    `--` even a host that slipped through could not be read as an option."""
+    hosts_mod.destination(destination)
+    return [ssh, "-o", "BatchMode=yes", *options, "--", destination, *command]
+
+
+def _ssh_answer(name: str, code: int, stderr: str) -> str | None:
+    if code == 0:
+        return None
+    if code == 1:        # `test -x` said no: SSH works, the Python is not there
         return (f"Host {name} has no {sys.executable}; SiliconBench must sit at the same path "
                 "on every host.")
-    said = (done.stderr.strip().splitlines() or ["no reason given"])[-1]
-    return f"Host {name} does not answer over SSH ({said})."
+    said = (stderr.strip().splitlines() or ["no reason given"])[-1]
+    return f"Host {name} does not answer over SSH ({hosts_mod._shown(said, 200)})."

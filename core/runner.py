@@ -8,12 +8,10 @@ import contextlib
 import json
 import os
 import queue
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections import deque
@@ -151,15 +149,22 @@ class ChildRun:
         if self._launch is not None:
             from core.launch import LAUNCHED_ENV
             env[LAUNCHED_ENV] = "1"
-            # The launcher's and its local ranks' temporary files go in a folder of this run's,
-            # removed when it ends: mlx.launch leaves a pid file and a hostfile per rank in the
-            # temporary folder, and torchrun a torchelastic_* folder, at every run.
-            self._tmp = tempfile.mkdtemp(prefix="siliconbench-run-")
-            env["TMPDIR"] = self._tmp
-        self._proc = subprocess.Popen(
-            self._launch.command if self._launch else worker_command("run"),
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env=env, start_new_session=True)  # our own process group: a terminal's Ctrl-C is ours
+            # The launcher's and its local ranks' temporary files go in a folder of this run's
+            # (core.launch.plan made it), removed when it ends: mlx.launch leaves a pid file
+            # and a hostfile per rank in the temporary folder, and torchrun a torchelastic_*
+            # folder, at every run.
+            env["TMPDIR"] = self._launch.folder
+            env.update(self._launch.env)
+        try:
+            self._proc = subprocess.Popen(
+                self._launch.command if self._launch else worker_command("run"),
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                text=True, env=env,
+                start_new_session=True)  # our own process group: a terminal's Ctrl-C is ours
+        except BaseException:
+            if self._launch is not None:
+                self._launch.close()
+            raise
         if self._launch is None:
             # The spec first: the child waits for it before importing its framework (seconds),
             # so the machine probe below overlaps that import instead of delaying it.
@@ -319,8 +324,7 @@ class ChildRun:
         self._stderr_reader.join(timeout=2)
         if self._launch is not None:
             self._end_ranks()
-            self._launch.release_ports()
-            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._launch.close()
             if not finished and ended_by is None:
                 why = self._launch.failure("\n".join(self._stderr),
                                            error["message"] if error else None)

@@ -4,6 +4,7 @@ parent process uses this module."""
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 
@@ -12,19 +13,47 @@ EXECUTABLE = "mlx.launch"
 _FAILED = re.compile(r"Node with rank (\d+) (?:exited with code (-?\d+)|was killed)")
 
 
-def command(exe: str, worker: list[str], processes: int, hostfile: str | None,
-            addresses: list[str],
-            port: int, backend: str, env: dict[str, str]) -> list[str]:
-    """`-n` repeats each host; `--hosts` takes IP addresses (the ring backend needs them),
-    `--hostfile` mlx.launch's JSON hostfile. Ranks on other hosts get only the `--env`
-    variables, and need SiliconBench at the same path there."""
-    cmd = [exe, "-n", str(processes), "--starting-port", str(port)]
-    cmd += ["--hostfile", hostfile] if hostfile else ["--hosts", ",".join(addresses)]
+def refuse(hosts, backend: str) -> str | None:
+    """One sentence for what mlx.launch would refuse, or do other than asked, said before it
+    starts: it starts ranks here only for 127.0.0.1 (any other name it reaches over SSH), and
+    its ring backend connects over IP addresses only."""
+    for h in hosts:
+        if h.address in ("localhost", "::1") or h.ssh in ("localhost", "::1"):
+            return ("mlx.launch starts ranks on this machine only when it is named "
+                    "127.0.0.1; write 127.0.0.1 instead of localhost or ::1.")
+    local = [h for h in hosts if h.address == "127.0.0.1"]
+    if local and len(local) < len(hosts):
+        return ("127.0.0.1 is this machine's loopback and cannot be one of several hosts that "
+                "are not all this machine; name this machine by the address the other hosts "
+                "reach it at.")
+    if backend in ("auto", "ring"):
+        import ipaddress
+        for h in hosts:
+            try:
+                ipaddress.ip_address(h.address.partition("%")[0])
+            except ValueError:
+                return (f"MLX's ring backend connects over IP addresses, and {h.address} is a "
+                        "name: give its address, or a hostfile whose \"ips\" list it.")
+    return None
+
+
+def command(exe: str, worker: list[str], processes: int, hosts, folder: str,
+            port: int, backend: str, env: dict[str, str]) -> tuple[list[str], dict]:
+    """mlx.launch with a hostfile that SiliconBench writes into the run's folder, of the
+    checked hosts only (never the user's file: mlx.launch would take its "envs" and
+    "backend"), each host repeated once per rank on it (mlx.launch's `-n` repeats only a
+    --hosts list). Ranks on other hosts get only the `--env` variables, and need
+    SiliconBench at the same path there."""
+    from core.hosts import hostfile_json
+    path = os.path.join(folder, "hosts.json")
+    with open(path, "w") as f:
+        f.write(hostfile_json([h for h in hosts for _ in range(processes)]))
+    cmd = [exe, "--starting-port", str(port), "--hostfile", path]
     if backend != "auto":
         cmd += ["--backend", backend]
     for key, value in env.items():
         cmd += ["--env", f"{key}={value}"]
-    return [*cmd, "--", *worker]
+    return [*cmd, "--", *worker], {}
 
 
 def ports(port: int, world: int) -> list[int]:

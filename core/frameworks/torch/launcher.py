@@ -10,8 +10,8 @@ import re
 import shlex
 import signal
 
-from core.hosts import LOOPBACK
-
+# torchrun, whose presence says the installation has torch.distributed's launcher; the run
+# starts it as core.frameworks.torch.torchrun_bound.
 EXECUTABLE = "torchrun"
 # torchrun's ChildFailedError summary: every rank that failed and how, the first observed
 # under "Root Cause".
@@ -19,34 +19,64 @@ _ROOT = re.compile(r"Root Cause.*?rank\s*:\s*(\d+).*?exitcode\s*:\s*(-?\d+)", re
 _FAILURE = re.compile(r"^\s*rank\s*:\s*(\d+).*?exitcode\s*:\s*(-?\d+)", re.S | re.M)
 
 
-def command(exe: str, worker: list[str], processes: int, hostfile: str | None,
-            addresses: list[str],
-            port: int, backend: str, env: dict[str, str]) -> list[str]:
-    """One machine: `--nproc-per-node N` with a static rendezvous on 127.0.0.1:port. Several
-    hosts: one torchrun per host (`--nnodes`, `--node-rank`, the first host's address as the
-    rendezvous), started together by core.frameworks.torch.nodes; the others over SSH, at
-    this machine's paths."""
+def refuse(hosts, backend: str) -> str | None:
+    """One sentence when torchrun cannot run on these hosts as given, else None."""
+    local = [h for h in hosts if h.local]
+    if local and len(local) < len(hosts):
+        return (f"{local[0].address} is this machine's loopback and cannot be one of several "
+                "hosts that are not all this machine; name this machine by the address the "
+                "other hosts reach it at.")
+    return None
+
+
+def loopback_interface() -> str | None:
+    """The network interface that holds 127.0.0.1 (lo on Linux, lo0 on macOS)."""
+    import socket
+
+    import psutil
+    for name, addresses in psutil.net_if_addrs().items():
+        if any(a.family == socket.AF_INET and a.address == "127.0.0.1" for a in addresses):
+            return name
+    return None
+
+
+def command(exe: str, worker: list[str], processes: int, hosts, folder: str,
+            port: int, backend: str, env: dict[str, str]) -> tuple[list[str], dict]:
+    """One machine: `--nproc-per-node N` with a static rendezvous on 127.0.0.1:port, and gloo
+    on the loopback interface, so that nothing of the run listens beyond this machine.
+    Several hosts: one torchrun per host (`--nnodes`, `--node-rank`, the first host's address
+    as the rendezvous), started together by core.frameworks.torch.nodes; the others over
+    SSH, at this machine's paths. Each torchrun is core.frameworks.torch.torchrun_bound: its
+    store listens on the rendezvous address only."""
     if worker[1:3] != ["-m", "core.worker"]:
         raise ValueError("torchrun cannot start the worker of a Mac app bundle; run the "
                          "all-reduce from the siliconbench command.")
-    if len(addresses) == 1 and addresses[0] in LOOPBACK:
-        return [exe, "--nproc-per-node", str(processes), "--master-addr", "127.0.0.1",
-                "--master-port", str(port), *worker[1:]]
+    torchrun = [worker[0], "-m", "core.frameworks.torch.torchrun_bound"]
+    local = all(h.local for h in hosts)
+    iface = loopback_interface() if local else None
+    extra = {"GLOO_SOCKET_IFNAME": iface} if iface else {}
+    if len(hosts) == 1 and local:
+        return ([*torchrun, "--nnodes", "1", "--nproc-per-node", str(processes),
+                 "--master-addr", "127.0.0.1", "--master-port", str(port), *worker[1:]],
+                extra)
     nodes = []
-    for rank, address in enumerate(addresses):
-        node = [exe, "--nnodes", str(len(addresses)), "--node-rank", str(rank),
-                "--nproc-per-node", str(processes), "--master-addr", addresses[0],
+    for rank, host in enumerate(hosts):
+        node = [*torchrun, "--nnodes", str(len(hosts)), "--node-rank", str(rank),
+                "--nproc-per-node", str(processes),
+                "--master-addr", "127.0.0.1" if local else hosts[0].address,
                 "--master-port", str(port), *worker[1:]]
-        nodes.append(node if address in LOOPBACK else _over_ssh(address, node, env))
-    return [worker[0], "-m", "core.frameworks.torch.nodes", json.dumps(nodes)]
+        nodes.append(node if local else _over_ssh(host.ssh, node, env))
+    return [worker[0], "-m", "core.frameworks.torch.nodes", json.dumps(nodes)], extra
 
 
 def _over_ssh(host: str, command: list[str], env: dict[str, str]) -> list[str]:
     """`-tt`: the remote torchrun gets SIGHUP, and ends its ranks, when the connection
-    closes; SSH passes no environment, so the run's variables go on the command line."""
+    closes; SSH passes no environment, so the run's variables go on the command line, each
+    quoted (the remote shell reads it as words, never as code)."""
+    from core.launch import ssh_command
     remote = (f"cd {shlex.quote(os.getcwd())} && exec "
               + shlex.join(["env", *(f"{k}={v}" for k, v in env.items()), *command]))
-    return ["ssh", "-tt", "-o", "BatchMode=yes", host, remote]
+    return ssh_command("ssh", host, [remote], "-tt")
 
 
 def ports(port: int, world: int) -> list[int]:
