@@ -8,15 +8,18 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QTextLayout
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
     QFileDialog,
+    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QPushButton,
+    QScrollArea,
+    QSizePolicy,
     QSplitter,
     QStackedWidget,
     QTableWidget,
@@ -57,6 +60,70 @@ from gui.sheets import message_sheet
 from gui.theme import LIGHT, Theme, series_color
 
 FIXED = ["Workload", "Metric", "Point"]
+MAX_VERDICT_W = 260  # a verdict column's widest; longer verdicts end in '…', whole on hover
+MAX_VALUE_W = 130    # a side's value column's widest
+FIXED_W = (90, 150, 150)  # Workload, Metric, Point
+MAX_WARNINGS_H = 120  # unfolded warnings scroll here instead of squeezing the chart
+MIN_CONTENT = (600, 440)  # below this the Compare tab scrolls: the chart keeps MIN_CHART_H
+
+
+class ElidedLabel(QLabel):
+    """A label of at most `lines` lines at any width: what does not fit ends in '…', and
+    the whole text is its tooltip (text() keeps it all). Ten sides' names wrapped over four
+    lines and pushed the chart down."""
+
+    def __init__(self, lines: int = 2, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.lines = lines
+        self.hint = ""
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+
+    def setText(self, text: str) -> None:
+        super().setText(text)
+        self.setToolTip(text + (f"\n\n{self.hint}" if self.hint else ""))
+        self.setFixedHeight(self.fontMetrics().lineSpacing() * self._needed_lines() + 2)
+        self.update()
+
+    def _laid_out(self, width: int) -> list[str]:
+        """The text's lines at this width, the last of `lines` elided."""
+        fm = self.fontMetrics()
+        out: list[str] = []
+        for paragraph in self.text().split("\n"):
+            layout = QTextLayout(paragraph, self.font())
+            layout.beginLayout()
+            while True:
+                line = layout.createLine()
+                if not line.isValid():
+                    break
+                line.setLineWidth(max(40, width))
+                out.append(paragraph[line.textStart():line.textStart() + line.textLength()])
+            layout.endLayout()
+        if len(out) > self.lines:
+            rest = " ".join(x.strip() for x in out[self.lines - 1:])
+            out = out[:self.lines - 1] + [fm.elidedText(rest, Qt.TextElideMode.ElideRight,
+                                                        max(40, width))]
+        return out
+
+    def _needed_lines(self) -> int:
+        return max(1, min(self.lines, len(self._laid_out(self.width()))))
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        height = self.fontMetrics().lineSpacing() * self._needed_lines() + 2
+        if height != self.height():
+            self.setFixedHeight(height)
+
+    def displayed(self) -> list[str]:
+        """The lines as painted now."""
+        return self._laid_out(self.width())
+
+    def paintEvent(self, event) -> None:
+        painter = QPainter(self)
+        painter.setPen(self.palette().color(self.foregroundRole()))
+        fm = self.fontMetrics()
+        for i, line in enumerate(self.displayed()):
+            painter.drawText(0, fm.ascent() + i * fm.lineSpacing(), line.rstrip())
+        painter.end()
 
 
 def sides_for(records: list[RunRecord]) -> list[Side]:
@@ -111,7 +178,7 @@ def reference_details(rec: RunRecord) -> str:
 
 
 MIN_TABLE_H = 72     # the header and two rows
-MIN_CHART_H = 200    # a plot below a legend of several runs still reads
+MIN_CHART_H = 180    # a plot with its axes and a few decades still reads
 
 
 def reference_line(rec: RunRecord) -> str:
@@ -277,6 +344,11 @@ class CompareView(QWidget):
             combo.setSizeAdjustPolicy(
                 QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
             combo.setMinimumContentsLength(16)
+        for combo in (self.reference_combo, self.device_combo):
+            # The combo elides a long title: the whole of it on hover, and in its list.
+            combo.currentTextChanged.connect(lambda text, c=combo: c.setToolTip(text))
+            combo.view().setTextElideMode(Qt.TextElideMode.ElideNone)
+        self.reference_combo.setToolTip(self.reference_combo.currentText())
         self.add_reference_button = QPushButton("Add Reference")
         self.add_reference_button.clicked.connect(
             lambda: self.add_reference(self.reference_combo.currentData()))
@@ -289,21 +361,17 @@ class CompareView(QWidget):
         self.chart_combo = QComboBox()
         self.chart_combo.currentIndexChanged.connect(self._draw_chart)
 
-        self.reference_info = QLabel()
-        self.reference_info.setWordWrap(True)
+        self.reference_info = ElidedLabel(lines=2)
         self.reference_info.setProperty("role", "hint")
-        self.reference_info.setTextInteractionFlags(
-            Qt.TextInteractionFlag.TextSelectableByMouse)
         self.run_reference_button = QPushButton("Run It Here")
         self.run_reference_button.setToolTip("Queue the reference's workload with its "
                                              "parameters on the chosen device")
         self.run_reference_button.clicked.connect(self.run_reference)
         self._devices: list = []
 
-        self.summary = QLabel()
-        self.summary.setWordWrap(True)
+        self.summary = ElidedLabel(lines=3)
+        self.summary.hint = legend()
         self.summary.setProperty("role", "hint")
-        self.summary.setToolTip(legend())
         self.warnings_button = QToolButton()
         self.warnings_button.setCheckable(True)
         self.warnings_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
@@ -313,12 +381,21 @@ class CompareView(QWidget):
         self.warnings.setWordWrap(True)
         self.warnings.setTextFormat(Qt.TextFormat.PlainText)
         self.warnings.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # Unfolded, the warnings scroll in a strip of their own: the chart keeps its height.
+        self.warnings_area = QScrollArea()
+        self.warnings_area.setWidget(self.warnings)
+        self.warnings_area.setWidgetResizable(True)
+        self.warnings_area.setFrameShape(QFrame.Shape.NoFrame)
+        self.warnings_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.warnings_area.setMaximumHeight(MAX_WARNINGS_H)
+        self.warnings_area.hide()
         self.warnings.hide()
         self.table = QTableWidget()
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setAlternatingRowColors(True)
-        self.table.setWordWrap(True)
+        self.table.setWordWrap(False)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.table.verticalHeader().hide()
         self.bars = CompareBarChart()
         self.curves = {m: CurveChart(m) for m in CURVE_METRICS}
@@ -359,14 +436,25 @@ class CompareView(QWidget):
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setChildrenCollapsible(False)
         self.chart_stack.setMinimumHeight(MIN_CHART_H)
-        layout = QVBoxLayout(self)
+        # Below its minimum the tab scrolls instead of squeezing: at the window's smallest the
+        # chart was 30 px tall and every button clipped.
+        self.content = QWidget()
+        self.content.setMinimumSize(*MIN_CONTENT)
+        layout = QVBoxLayout(self.content)
         layout.setContentsMargins(8, 6, 8, 6)
         layout.setSpacing(4)
         layout.addLayout(tools)
         layout.addLayout(repeat)
         layout.addLayout(head)
-        layout.addWidget(self.warnings)
+        layout.addWidget(self.warnings_area)
         layout.addWidget(self.splitter, 1)
+        self.scroll = QScrollArea()
+        self.scroll.setWidget(self.content)
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self.scroll)
         self._show_reference()
         self._refresh()
 
@@ -486,7 +574,13 @@ class CompareView(QWidget):
         return f"{len(cmp.rows)} row(s) compared{left}. {sides}"
 
     def _fold_warnings(self, shown: bool) -> None:
-        self.warnings.setVisible(shown and self.warnings_button.isVisible())
+        shown = shown and not self.warnings_button.isHidden()
+        self.warnings.setVisible(shown)
+        self.warnings_area.setVisible(shown)
+        if shown:   # as tall as the warnings, up to MAX_WARNINGS_H
+            self.warnings.adjustSize()
+            self.warnings_area.setFixedHeight(min(MAX_WARNINGS_H,
+                                                  self.warnings.sizeHint().height() + 4))
 
     def headers(self) -> list[str]:
         sides = self.comparison.sides if self.comparison else []
@@ -501,6 +595,11 @@ class CompareView(QWidget):
         self.table.setHorizontalHeaderLabels(header)
         for i, side in enumerate(cmp.sides if cmp else []):
             self.table.horizontalHeaderItem(len(FIXED) + i).setToolTip(side.label)
+            if i:
+                self.table.horizontalHeaderItem(len(FIXED) + len(cmp.sides) + i - 1).setToolTip(
+                    f"{side_letter(i)} ({side.label}) against A ({cmp.sides[0].label}), or the "
+                    "side named in brackets: how many times faster or slower, and what the "
+                    "statistics say")
         rows = cmp.rows if cmp else []
         self.table.setRowCount(len(rows))
         for i, r in enumerate(rows):
@@ -520,6 +619,7 @@ class CompareView(QWidget):
                 verdicts.append(len(cells) - 1)
             for j, text in enumerate(cells):
                 item = QTableWidgetItem(text)
+                item.setToolTip(text)   # the whole text where the column elides it
                 if j in verdicts:
                     cell = r.cells[verdicts.index(j) + 1]
                     self._style_verdict(item, cell.verdict if cell else None)
@@ -551,10 +651,16 @@ class CompareView(QWidget):
                 if k:
                     self.table.setColumnHidden(len(FIXED) + n + k - 1, True)
         head = self.table.horizontalHeader()
-        head.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        # The verdicts take the room that is left, wrapping rather than scrolling sideways.
-        for j in range(len(FIXED) + len(cmp.sides) if cmp else 0, len(header)):
-            head.setSectionResizeMode(j, QHeaderView.ResizeMode.Stretch)
+        # Each column as wide as its text up to a cap, then elided ('…'), whole on hover:
+        # with ten sides, wrapping made 'no statis… publis… figure' of every verdict.
+        head.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.table.resizeColumnsToContents()
+        n_sides = len(cmp.sides) if cmp else 0
+        for j in range(len(header)):
+            cap = MAX_VERDICT_W if j >= len(FIXED) + n_sides else \
+                MAX_VALUE_W if j >= len(FIXED) else FIXED_W[j]
+            if self.table.columnWidth(j) > cap:
+                self.table.setColumnWidth(j, cap)
         head.setStretchLastSection(True)
         self.table.resizeRowsToContents()
 

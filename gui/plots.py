@@ -28,6 +28,8 @@ from gui.theme import LIGHT, Theme, series_color
 
 
 
+# A chart narrower than this has its legend under the plot, not beside it.
+NARROW_CHART_W = 560
 # The series of a chart spanning more than this many times (highest over lowest value) are
 # drawn on a log y axis: beside 680 TFLOPS a CPU's 0.05 lay flat on a linear one.
 LOG_SPAN = 30.0
@@ -147,7 +149,12 @@ class SeriesLegend(QListWidget):
         return [self.item(i).text() for i in range(self.count())]
 
     def _fit_width(self) -> None:
-        """As wide as the longest name up to a third of the chart (min 120, max 340 px)."""
+        """As wide as the longest name up to a third of the chart (min 120, max 340 px);
+        under a narrow chart (Chart._place_legend), as wide as the chart."""
+        chart = self.parentWidget()
+        if chart is not None and getattr(chart, "_legend_below", False):
+            chart._size_legend_below()
+            return
         fm = self.fontMetrics()
         longest = max((fm.horizontalAdvance(self.item(i).text()) for i in range(self.count())),
                       default=0)
@@ -247,6 +254,7 @@ class Chart(QWidget):
         layout.setColumnStretch(0, 1)
         self.caption.hide()
         self._show_tick_values(False)
+        self._legend_below = False
         self.menu: QMenu | None = None
         plot.scene().sigMouseClicked.connect(self._clicked)
 
@@ -322,7 +330,8 @@ class Chart(QWidget):
         if not self.log_y:
             return 0.0, high * headroom if high > 0 else 1.0
         lo, hi = math.log10(low), math.log10(high)
-        return lo - 0.2 - 0.05 * (hi - lo), hi + math.log10(headroom) + 0.05 * (hi - lo)
+        # Above the highest: room for a peak's label, which sits over its line.
+        return lo - 0.2 - 0.05 * (hi - lo), hi + math.log10(headroom) + 0.08 * (hi - lo) + 0.1
 
     def axis_mode(self) -> str:
         """What the y axis is now, as a person reads it: 'log' or 'linear'."""
@@ -359,6 +368,46 @@ class Chart(QWidget):
 
     def legend_names(self) -> list[str]:
         return self.legend.names()
+
+    def legend_below(self) -> bool:
+        """Whether the legend lies under the plot (a narrow chart) rather than beside it."""
+        return self._legend_below
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._place_legend()
+
+    def _place_legend(self) -> None:
+        """Beside the plot where the chart is wide; under it, a few lines tall and scrolling,
+        where a legend beside it would leave the plot too narrow to read."""
+        below = self.width() < NARROW_CHART_W
+        if below == getattr(self, "_legend_below", None):
+            if below:
+                self._size_legend_below()
+            return
+        self._legend_below = below
+        layout = self.layout()
+        layout.removeWidget(self.legend)
+        layout.removeWidget(self.caption)
+        if below:
+            layout.addWidget(self.legend, 1, 0, 1, 2)
+            layout.addWidget(self.caption, 2, 0, 1, 2)
+            self.legend.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+            self.legend.setMinimumWidth(0)
+            self.legend.setMaximumWidth(16777215)
+            self._size_legend_below()
+        else:
+            layout.addWidget(self.legend, 0, 1)
+            layout.addWidget(self.caption, 1, 0, 1, 2)
+            self.legend.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Expanding)
+            self.legend.setMinimumHeight(0)
+            self.legend.setMaximumHeight(16777215)
+            self.legend._fit_width()
+
+    def _size_legend_below(self) -> None:
+        rows = max(1, self.legend.count())
+        row_h = max(14, self.legend.sizeHintForRow(0))
+        self.legend.setFixedHeight(min(rows, 3) * row_h + 2 * self.legend.frameWidth() + 2)
 
     def _legend_toggled(self, key, shown: bool) -> None:
         """A legend line unticked: its series' items hide (each chart keeps its own)."""
@@ -432,7 +481,8 @@ class CurveChart(Chart):
         if [*peaks, log] != self._peak_keys:
             for line in self._peak_lines:
                 plot.removeItem(line)
-            self._peak_lines = [self._add_peak_line(s, color) for s, color in peaks.values()]
+            self._peak_lines = [self._add_peak_line(s, color, k)
+                                for k, (s, color) in enumerate(peaks.values())]
             self._peak_keys = [*peaks, log]
         bound_top = max(bound_values, default=0.0)
         # A bound far above every point (a tiny model is bound by overheads, not memory)
@@ -552,12 +602,15 @@ class CurveChart(Chart):
             items["bound_label"].setColor(color)
             items["bound_label"].fill = pg.mkBrush(self.theme.background + "E0")
 
-    def _add_peak_line(self, s: Series, color: str) -> pg.InfiniteLine:
+    def _add_peak_line(self, s: Series, color: str, k: int = 0) -> pg.InfiniteLine:
+        # Successive peaks' labels step left: on a log axis 494 and 990 TFLOPS lie close, and
+        # their labels overlapped at the right edge.
         line = pg.InfiniteLine(
             pos=self.y(s.peak), angle=0, movable=False,
             pen=pg.mkPen(color, width=1.2, style=Qt.PenStyle.DashLine),
             label=f"{s.device} peak {number(s.peak)} {self.unit}",
-            labelOpts={"position": 0.98, "color": color, "anchors": [(1, 1), (1, 1)]})
+            labelOpts={"position": 0.98 - 0.32 * (k % 3), "color": color,
+                       "anchors": [(1, 1), (1, 1)]})
         self.plot_item.addItem(line, ignoreBounds=True)
         return line
 

@@ -217,3 +217,53 @@ def test_a_published_figure_says_which_side_is_faster_and_its_peak_is_known(view
     assert row["B vs A"].endswith("× faster · no statistics: published figure")
     caption = view.current_chart().caption.text()
     assert "Peak unknown for AMD EPYC" in caption and "M1 Max" not in caption
+
+
+# ---------------------------------------------------------------- Compare with many sides
+
+def ten_sides() -> list:
+    """Ten runs of this machine's CPU: Compare puts each on a side of its own (A to J)."""
+    stems = ["gemm-torch", "gemm-torch-second", "gemm-tensorflow", "gemm-mlx",
+             "gemm-torch-quick-8192", "bandwidth-torch", "bandwidth-mlx", "bandwidth-tensorflow",
+             "memory-torch", "memory-mlx"]
+    return [recorded(s) for s in stems]
+
+
+@pytest.mark.parametrize("size", [(820, 520), (300, 300)], ids=["at 1440x900", "at minimum"])
+def test_compare_with_ten_sides_keeps_a_usable_chart(view, qtbot, size):
+    """The Compare tab's share of a 1440x900 window and of the 720x520 minimum: the chart
+    keeps its height (the tab scrolls below its minimum), long cells elide with the whole
+    text on hover, the sides' names take at most three lines, unfolded warnings scroll in a
+    strip of their own."""
+    from gui.compare_view import MAX_VERDICT_W, MAX_WARNINGS_H, MIN_CHART_H, MIN_CONTENT
+    view.resize(*size)
+    view.set_records(ten_sides())
+    qtbot.wait(50)
+    cmp = view.comparison
+    assert len(cmp.sides) == 10 and cmp.rows
+    assert view.chart_stack.height() >= MIN_CHART_H
+    assert view.content.height() >= MIN_CONTENT[1]
+    if size[1] < MIN_CONTENT[1]:
+        assert view.scroll.verticalScrollBar().maximum() > 0
+    # Every side is named; what the summary cannot show is in its tooltip.
+    assert len(view.summary.displayed()) <= 3
+    for i, side in enumerate(cmp.sides):
+        assert side.label in view.summary.toolTip()
+    # Verdict columns elide at their cap; each cell's whole text is its tooltip.
+    n = len(cmp.sides)
+    first_verdict = 3 + n
+    for j in range(first_verdict, first_verdict + n - 1):
+        if not view.table.isColumnHidden(j) and j < view.table.columnCount() - 1:
+            assert view.table.columnWidth(j) <= MAX_VERDICT_W
+    for i in range(view.table.rowCount()):
+        for j in range(view.table.columnCount()):
+            item = view.table.item(i, j)
+            assert item.toolTip().startswith(item.text()) or item.text() in item.toolTip()
+    # Unfolding the warnings leaves the chart its height.
+    before = view.chart_stack.height()
+    view.warnings_button.setChecked(True)
+    qtbot.wait(50)
+    assert view.warnings.isVisible() and view.warnings_area.height() <= MAX_WARNINGS_H
+    assert view.chart_stack.height() >= min(before, MIN_CHART_H)
+    # The combos say their whole text on hover.
+    assert view.reference_combo.toolTip() == view.reference_combo.currentText()
