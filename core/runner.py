@@ -186,6 +186,16 @@ class ChildRun:
         self._stderr_reader.start()
         return self
 
+    def close(self) -> None:
+        """Whatever happened, nothing of the run outlives it: its processes, its ranks, its
+        ports and its folder. wait() does this at a run's end; execute() calls it on every
+        other way out (an exception past wait, a second signal)."""
+        if self._proc is not None and self._proc.poll() is None:
+            self._stop()
+        if self._launch is not None:
+            self._end_ranks()
+            self._launch.close()
+
     def _read_events(self) -> None:
         for line in self._proc.stdout:
             self._lines.put(line.rstrip("\n"))
@@ -439,6 +449,8 @@ def execute(spec: RunSpec, store=None, on_event: Callable[[dict], None] | None =
             rec = child.wait()
             if keeper is not None:
                 keeper.finish()
+    finally:
+        child.close()
     if interrupted is not None:
         interrupted.record = rec  # what was kept, for the sentence that ends the command
         raise interrupted
@@ -471,17 +483,24 @@ def execute_kept(spec: RunSpec, store_path=None, on_event: Callable[[dict], None
 
 @contextlib.contextmanager
 def _signals_held():
-    """Hold back Ctrl-C, SIGTERM and SIGHUP (main thread only) until the block is done."""
-    held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
-    if threading.current_thread() is not threading.main_thread() or \
-            not hasattr(signal, "pthread_sigmask"):
+    """Ctrl-C, SIGTERM and SIGHUP do nothing until the block is done: the run is being
+    cancelled and kept already, and a second Ctrl-C cancels like the first. Their handlers
+    are swapped for one that ignores them, since Python runs every signal handler in the main
+    thread whichever thread the signal reached: blocking them in the main thread only (as
+    before) let the kernel hand a second Ctrl-C to a reader thread, and it interrupted the
+    save. Outside the main thread, where handlers cannot be set, the block runs as it is."""
+    held = [s for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP) if s is not None]
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    before = {}
     try:
+        for sig in held:
+            before[sig] = signal.signal(sig, lambda *_: None)
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
 
 
 DEVICE_CACHE = "devices.json"

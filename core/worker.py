@@ -125,9 +125,10 @@ def end_with_parent() -> None:
     parent = os.environ.get("SILICONBENCH_PARENT_PID")
     if not parent:
         return  # started by hand
-    parent_pid = int(parent)
+    parent_pid = siliconbench = int(parent)
     if _launched_rank() is not None:
-        _watch(lambda: _alive(parent_pid))
+        # Bound now: parent_pid changes below, and a lambda reads its variable when called.
+        _watch(lambda: _alive(siliconbench), launcher=os.getppid())
         parent_pid = os.getppid()
     if sys.platform.startswith("linux"):
         import ctypes
@@ -141,15 +142,35 @@ def end_with_parent() -> None:
     _watch(lambda: os.getppid() == parent_pid)
 
 
-def _watch(still_there: Callable[[], bool]) -> None:
+def _watch(still_there: Callable[[], bool], launcher: int | None = None) -> None:
+    """A thread that ends this process's group once still_there() is False. A rank's
+    watch (`launcher`: its launcher's pid) first ends the launcher, so it starts nothing
+    more, and removes the run's folder (its TMPDIR, which siliconbench made and can no longer
+    remove)."""
     import threading
     import time
 
     def watch() -> None:
         while still_there():
             time.sleep(0.5)
+        if launcher is not None:
+            _end_launcher(launcher)
         _end_group()
     threading.Thread(target=watch, daemon=True, name="parent-watch").start()
+
+
+def _end_launcher(pid: int) -> None:
+    """The folder first: on Linux this rank dies with its launcher (PR_SET_PDEATHSIG)."""
+    import shutil
+    import signal
+    folder = os.environ.get("TMPDIR", "")
+    if os.path.basename(folder.rstrip(os.sep)).startswith("siliconbench-run-"):
+        shutil.rmtree(folder, ignore_errors=True)
+    if os.getppid() == pid:        # still ours: not a process that took its pid since
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
 
 
 def _alive(pid: int) -> bool:

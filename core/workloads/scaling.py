@@ -199,13 +199,14 @@ def _run_world(ctx, params: dict, index: int, count: int, n: int, current: list,
         child = ChildRun(spec, follow)
     except UsageError as e:
         raise ParamError(str(e)) from None
-    current[:] = [child.start()]
     try:
+        current[:] = [child.start()]
         return child.wait()
     except UsageError as e:
         raise ParamError(str(e)) from None
     finally:
         current.clear()
+        child.close()       # its ranks, ports and folder, on every way out
 
 
 def speedup_rows(totals: dict[int, Row]) -> list[Row]:
