@@ -267,3 +267,34 @@ def test_compare_with_ten_sides_keeps_a_usable_chart(view, qtbot, size):
     assert view.chart_stack.height() >= min(before, MIN_CHART_H)
     # The combos say their whole text on hover.
     assert view.reference_combo.toolTip() == view.reference_combo.currentText()
+
+
+# ---------------------------------------------------------------- run details
+
+def test_run_details_are_tables_with_units_nothing_cut(qtbot):
+    from gui.run_detail import RunDetail
+    rec = h200("h200-llm8b")
+    dialog = RunDetail(rec)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.wait(50)
+    fields = dialog.fields
+    # Fields in a table of their own, in units: never 'memory_bytes: 135148564480'.
+    assert fields.headerItem().text(0) == "Field" and fields.headerItem().text(1) == "Value"
+    assert fields.field("Machine", "memory_bytes") == "126 GB"
+    assert fields.field("Machine", "gpu_name") == "NVIDIA H200"
+    assert fields.field("Run", "device").startswith("NVIDIA H200")
+    for i in range(fields.topLevelItemCount()):
+        top = fields.topLevelItem(i)
+        for j in range(top.childCount()):
+            assert "e+" not in top.child(j).text(1)
+    # The rows' table: the run's name is the title, the Value column in view.
+    rows = dialog.rows
+    header = [rows.horizontalHeaderItem(j).text() for j in range(rows.columnCount())]
+    value = header.index("Value")
+    assert rows.isColumnHidden(header.index("Run"))
+    head = rows.horizontalHeader()
+    assert head.sectionViewportPosition(value) + head.sectionSize(value) <= \
+        rows.viewport().width()
+    # Copy gives the same fields as text.
+    assert "memory_bytes: 126 GB" in dialog.plain_text()

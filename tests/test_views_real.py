@@ -348,7 +348,7 @@ def test_a_real_run_end_to_end_through_the_real_window(qtbot, tmp_path):
         menu = row.context_menu()
         assert [a.text() for a in menu.actions()] == ["Show Run Details…", "Copy Summary"]
         detail = row.show_details()
-        assert gemm.record.id in detail.text.toPlainText()
+        assert gemm.record.id in detail.plain_text()
         assert detail.rows.rowCount() == len(gemm.record.rows)
         detail.close()
         menu.actions()[1].trigger()

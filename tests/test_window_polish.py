@@ -223,7 +223,7 @@ def test_run_details_context_menu_and_copy(qtbot, window, imported):
 
     detail = window.show_run_details()
     assert detail.rows.rowCount() == len(gemm.rows)
-    text = detail.text.toPlainText()
+    text = detail.plain_text()
     for part in (gemm.id, "Machine", "Software", "Settings", "Parameters", "TFLOPS"):
         assert part in text
     qtbot.mouseClick(detail.copy_button, Qt.MouseButton.LeftButton)
