@@ -161,6 +161,7 @@ class ResultsBrowser(QWidget):
     def __init__(self, store, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.store = store
+        self._drawn: set[str] = set()     # the ids selection_changed last gave
         self.model = RunTableModel(self)
         self.proxy = RunFilter(self)
         self.proxy.setSourceModel(self.model)
@@ -285,6 +286,10 @@ class ResultsBrowser(QWidget):
         self.proxy.search = self.search.text().strip()
         self.proxy.invalidate()
         self._update_count()
+        # Rows the filter hides leave the selection without a selectionChanged signal: the
+        # charts and Compare kept drawing runs no longer selected (nor exported).
+        if {r.id for r in self.selected_records()} != self._drawn:
+            self._on_selection()
 
     def set_filter(self, name: str, value: str | None) -> None:
         """Set a filter by its name ("Workload", "Machine", "Device", "Status"); None: any."""
@@ -309,6 +314,7 @@ class ResultsBrowser(QWidget):
 
     def _on_selection(self, *_) -> None:
         selected = self.selected_records()
+        self._drawn = {r.id for r in selected}
         self.rename_button.setEnabled(bool(selected))
         self.delete_button.setEnabled(bool(selected))
         self._update_count()

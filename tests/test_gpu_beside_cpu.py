@@ -298,3 +298,36 @@ def test_run_details_are_tables_with_units_nothing_cut(qtbot):
         rows.viewport().width()
     # Copy gives the same fields as text.
     assert "memory_bytes: 126 GB" in dialog.plain_text()
+
+
+# ---------------------------------------------------------------- selection
+
+def test_filtering_results_draws_only_what_is_still_selected(qtbot, tmp_path):
+    from PySide6.QtCore import QSettings
+    from core.store import Store
+    from gui.main_window import MainWindow
+    store = Store()
+    runs = gpu_and_cpu()
+    for rec in runs:
+        store.save(rec)
+    w = MainWindow(store, QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat))
+    w.ask_before_closing = False
+    qtbot.addWidget(w)
+    w.show()
+    w.results.reload()
+    w.select_all_runs()
+    assert len(w.charts.records()) == len(runs)
+    w.results.set_filter("Workload", "Matrix multiply (TFLOPS)")
+    gemm = {r.id for r in runs if r.workload == "gemm"}
+    assert {r.id for r in w.results.selected_records()} == gemm
+    assert {r.id for r in w.charts.records()} == gemm
+    assert {r.id for r in w.compare.records} == gemm
+    # Tabbing into the table keeps a two-run selection (and Compare's two sides).
+    two = {h200("h200-gemm").id, recorded("gemm-torch").id}
+    w.results.select_ids(two)
+    w.results.search.setFocus()
+    qtbot.keyClick(w.results.search, Qt.Key.Key_Tab)
+    w.results.view.setFocus(Qt.FocusReason.TabFocusReason)
+    assert {r.id for r in w.results.selected_records()} == two
+    assert {r.id for r in w.compare.records} == two
+    store.close()
