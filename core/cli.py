@@ -314,8 +314,10 @@ def print_record(rec) -> None:
     for w in rec.warnings:
         c.print(Text.assemble(("warning:", "yellow"), " ", _text(w)))
     if rec.status != "ok":
-        c.print(Text.assemble((f"The run {rec.status}:", "red"), " ", _text(rec.reason),
-                              f". {len(rec.rows)} result rows were kept."))
+        reason = (rec.reason or "").rstrip()      # most reasons are sentences: one full stop
+        c.print(Text.assemble((f"The run {rec.status}:", "red"), " ", _text(reason),
+                              f"{'' if reason.endswith('.') else '.'} {len(rec.rows)} result "
+                              "rows were kept."))
     unknown = {peak_text(r) for r in rec.rows if r.stats is not None} & {
         "peak unknown", "memory bound unknown", "compute bound unknown"}
     if unknown:

@@ -187,6 +187,11 @@ class Launch:
     def failure(self, stderr: str, rank0_error: str | None) -> str | None:
         """One sentence on why the ranks failed, from the launcher's report; None when rank
         0's own error says it best (it failed first)."""
+        if intruders := foreign_connections(self.ports):
+            pid, name, port = intruders[0]
+            return (f"Another program ({name}, pid {pid}) connected to port {port}, where the "
+                    "ranks were forming their group, and was taken for a rank; end it, or "
+                    "choose other ports with --port.")
         if _PORT_IN_USE.search(stderr):
             return (f"A port the ranks need ({_ports_text(self.ports)}) is in use by another "
                     "program; choose another with --port (0 picks a free one).")
@@ -197,6 +202,26 @@ class Launch:
         said = re.search("^" + re.escape(rank_error_line(rank, "")) + "(.+)$", stderr, re.M)
         return (f"Rank {rank} of {self.world} (on {self.host_of(rank)}) {_cause(code)}"
                 f"{f' ({said.group(1)})' if said else ''}; every other rank was ended.")
+
+
+def foreign_connections(ports: list[int]) -> list[tuple[int, str, int]]:
+    """(pid, name, port) of each process of this machine still connected to one of the run's
+    ports once its ranks have ended: a process that connected first is taken for a rank (the
+    ranks' transports have no authentication), and the group never forms. Other users'
+    processes are seen as root only (psutil), and macOS lists them to root only."""
+    import psutil
+    try:
+        connections = psutil.net_connections("tcp")
+    except (psutil.AccessDenied, OSError):
+        return []
+    found = []
+    for c in connections:
+        if c.raddr and c.raddr.port in ports and c.pid and c.pid != os.getpid():
+            try:
+                found.append((c.pid, psutil.Process(c.pid).name(), c.raddr.port))
+            except psutil.Error:
+                continue
+    return sorted(set(found), key=lambda f: (f[2], f[0]))
 
 
 def _versions(event: dict, framework: str) -> dict[str, str | None]:

@@ -375,3 +375,42 @@ def test_a_port_in_use_on_another_address_does_not_stop_a_local_run(short_protoc
         out = run_cli("run", "allreduce", "--framework", "torch", "--processes", "2",
                       "--port", str(port), "--sizes", "64", "--quick", timeout=300)
     assert out.returncode == 0, out.stderr
+
+
+def test_a_foreign_connection_to_a_ranks_port_is_named():
+    """A process of this machine that connects to MLX rank 0's port first is taken for rank 1
+    and the ring never forms (MLX then says only "[ring] Couldn't connect (error: 111)");
+    the run's sentence names the process."""
+    import threading
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    held, stop = [], threading.Event()
+
+    def connect_first():
+        while not stop.is_set():
+            s = socket.socket()
+            try:
+                s.connect(("127.0.0.1", port))
+                held.append(s)
+                return
+            except OSError:
+                s.close()
+                time.sleep(0.002)
+    thread = threading.Thread(target=connect_first, daemon=True)
+    thread.start()
+    try:
+        out = run_cli("run", "allreduce", "--framework", "mlx", "--processes", "2", "--port",
+                      str(port), "--sizes", "64", "--quick", timeout=180)
+    finally:
+        stop.set()
+        thread.join()
+        for s in held:
+            s.close()
+    assert held, "the stand-in intruder never connected"
+    assert out.returncode == 1
+    name = psutil.Process().name()
+    assert (f"The run failed: Another program ({name}, pid {os.getpid()}) connected to port "
+            f"{port}, where the ranks were forming their group, and was taken for a rank; end "
+            "it, or choose other ports with --port. 0 result rows were kept.") in \
+        " ".join(out.stdout.split())
