@@ -261,9 +261,12 @@ def _traits_text(a: tuple, b: tuple) -> str:
 def _pick(side: Side) -> dict[tuple, tuple[RunRecord, Row]]:
     """Each (key, traits)'s row on one side: the newest run's, preferring rows that have a
     value."""
+    from core.telemetry import power_trusted
     picked: dict[tuple, tuple[RunRecord, Row]] = {}
     for rec in sorted(side.records, key=lambda r: r.created_at):
         for row in rec.rows:
+            if not power_trusted(row):     # a power no energy counter measured: not compared
+                continue
             key = (*row_key(rec.workload, row), traits(rec, row))
             if row.value is not None or key not in picked or picked[key][1].value is None:
                 picked[key] = (rec, row)
@@ -314,7 +317,22 @@ def compare(sides: list[Side]) -> Comparison:
         rows.append(row)
     # In the order the points came in, whether paired like with like or not.
     rows.sort(key=lambda r: order[row_key(r.workload, _Point(r.metric, r.params))])
-    return Comparison(sides, rows, comparability_warnings(sides, picks, rows), left_out)
+    warnings = comparability_warnings(sides, picks, rows) + _untrusted_power(sides)
+    return Comparison(sides, rows, list(dict.fromkeys(warnings)), left_out)
+
+
+def _untrusted_power(sides: list[Side]) -> list[str]:
+    """A sentence per side whose power or efficiency rows were left out: measured without
+    the device's energy counter or enough samples inside the point (core.telemetry)."""
+    from core.telemetry import power_trusted
+    out = []
+    for side in sides:
+        n = sum(not power_trusted(row) for rec in side.records for row in rec.rows)
+        if n:
+            out.append(f"{side.label}'s {n} power and efficiency figure{'s' * (n != 1)} left "
+                       "out: not measured over the point by the device's energy counter (an "
+                       "older run's power was one sample, often taken while the device idled)")
+    return out
 
 
 @dataclass

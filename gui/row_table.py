@@ -7,12 +7,17 @@ from __future__ import annotations
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
-from core.numbers import ci_text, metric_title, peak_text, spread_text, value_text
+from core.numbers import (NOT_MEASURED, ci_text, metric_title, peak_text, spread_text,
+                          value_text)
 from core.results import RunRecord
 from gui.row_text import flags_explained, flags_text, is_serious
 from gui.theme import LIGHT, Theme
 
 FIXED = ["Run", "Device"]
+UNTRUSTED = "power not trusted"
+UNTRUSTED_WHY = ("Not shown: this power was not measured over the point by the device's energy "
+                 "counter (or enough samples inside it); an older run's was one sample, often "
+                 "taken while the device idled.")
 STATS = ["Metric", "Value", "p25–p75", "95% CI", "n", "% of peak", "Flags", "Note"]
 
 
@@ -38,16 +43,24 @@ class RowTable(QTableWidget):
         self.setRowCount(len(lines))
         self.setColumnCount(len(header))
         self.setHorizontalHeaderLabels(header)
+        from core.telemetry import power_trusted
         for i, (rec, row) in enumerate(lines):
+            trusted = power_trusted(row)
             cells = [rec.identity, f"{rec.device_name or rec.device} ({rec.framework} "
                                    f"{rec.device})"]
             cells += [str(row.params.get(k, "")) for k in point_keys]
-            cells += [metric_title(row.metric), value_text(row), spread_text(row), ci_text(row),
+            cells += [metric_title(row.metric), value_text(row) if trusted else NOT_MEASURED,
+                      spread_text(row), ci_text(row),
                       str(row.stats.n) if row.stats and row.value is not None else "",
-                      peak_text(row), flags_text(row), row.note or ""]
+                      peak_text(row), flags_text(row) if trusted else UNTRUSTED,
+                      row.note or ""]
             for j, text in enumerate(cells):
                 item = QTableWidgetItem(text)
-                if header[j] in ("Flags", "Note") and row.flags:
+                if not trusted and header[j] in ("Value", "Flags"):
+                    item.setToolTip(UNTRUSTED_WHY + (f" It read {value_text(row)}."
+                                                     if row.value is not None else ""))
+                    item.setForeground(QColor(self.theme.warning))
+                elif header[j] in ("Flags", "Note") and row.flags:
                     item.setToolTip(flags_explained(row) + (f"\n{row.note}" if row.note
                                                             else ""))
                     item.setForeground(QColor(self.theme.error if is_serious(row)

@@ -331,3 +331,27 @@ def test_filtering_results_draws_only_what_is_still_selected(qtbot, tmp_path):
     assert {r.id for r in w.results.selected_records()} == two
     assert {r.id for r in w.compare.records} == two
     store.close()
+
+
+# ---------------------------------------------------------------- power
+
+def test_power_without_an_energy_counter_is_flagged_not_shown_nor_compared(panel, view):
+    """The H200 records' power is one 1 s sample per point (78.6 W at 360 TFLOPS, '4.59
+    TFLOPS/W'): the table flags it without its figure, and Compare leaves it out, saying so."""
+    rec = h200("h200-gemmtf32")
+    panel.show_records([rec])
+    panel.setCurrentWidget(panel.table)
+    table = panel.table
+    header = [table.horizontalHeaderItem(j).text() for j in range(table.columnCount())]
+    rows = [{h: table.item(i, j).text() for j, h in enumerate(header)}
+            for i in range(table.rowCount())]
+    power = [r for r in rows if r["Metric"] in ("Power", "Tflops per watt")]
+    assert power and all(r["Value"] == "—" and r["Flags"] == "power not trusted"
+                         for r in power)
+    assert not any("4.59" in r["Value"] or "78.5" in r["Value"] for r in rows)
+    tflops = next(r for r in rows if r["Metric"] == "Throughput")
+    assert tflops["Value"].startswith("360")
+    view.set_records([h200("h200-gemm"), h200("h200-gemmtf32"), recorded("gemm-torch")])
+    metrics = {r.metric for r in view.comparison.rows}
+    assert not metrics & {"power", "tflops_per_watt"}
+    assert "power and efficiency figures left out" in " ".join(view.comparison.warnings)
