@@ -7,6 +7,15 @@ prompt, as mlx_lm.benchmark does). Target: each ratio at least 0.97. The sides a
 
     .venv/bin/python benchmarks/llm_fidelity.py [--preset tiny] [--prompt 128] [--gen 128]
         [--dtype float32] [--device cpu] [--rounds 5] [--threads N] [--only mlx|torch]
+        [--decode-loop auto|eager|compiled]
+
+The reference is what the engine does by default on the device, never a setting chosen to
+match SiliconBench: generate as it runs there, which compiles its decode forward on CUDA
+(torch.compile, CUDA graphs) and runs it eager on a CPU and MPS. The script prints which loop
+each side ran and fails where they differ: SiliconBench's default (--decode-loop auto) must be
+generate's. On a CPU generate runs eager, so this CPU cannot show the problem the H200 showed
+(an eager loop at 0.21 of a compiled generate); `--device gpu` on CUDA can, and
+`--decode-loop eager` there must fail.
 
 Each side runs in a process of its own session, as SiliconBench's runs do: with Linux's
 autogroup scheduling a session is a scheduling group, and on a machine shared with other work
@@ -36,16 +45,16 @@ from core.workloads import llm  # noqa: E402
 TARGET = 0.97
 
 
-def siliconbench(framework: str, args) -> float:
-    """Decode tokens/s of the real run: the workload in its child process."""
+def siliconbench(framework: str, args) -> tuple[float, str]:
+    """Decode tokens/s of the real run (the workload in its child process) and its loop."""
     device = "cuda" if framework == "torch" and args.device == "gpu" else args.device
     rec = execute(RunSpec("llm", framework, device,
                           {"preset": args.preset, "dtype": args.dtype,
                            "prompts": [args.prompt], "depths": [args.prompt],
-                           "gen_tokens": args.gen}))
+                           "gen_tokens": args.gen, "decode_loop": args.decode_loop}))
     assert rec.status == "ok", rec.reason
     [row] = [r for r in rec.rows if r.metric == "decode_tokens_per_s"]
-    return row.value
+    return row.value, rec.settings["decode_loop"]
 
 
 def mlx_lm_generation_tps(args) -> "callable":
@@ -86,8 +95,10 @@ def mlx_lm_generation_tps(args) -> "callable":
 
 
 def generate_tps(args) -> "callable":
-    """A call giving decode tokens/s of model.generate with a static cache: generating
-    gen + 1 tokens less generating 1 (the prefill and its first token), gen steps."""
+    """A call giving decode tokens/s of model.generate with a static cache, as it runs on the
+    device by default (compiled where transformers compiles): generating gen + 1 tokens less
+    generating 1 (the prefill and its first token), gen steps. Its .loop says which loop
+    generate ran."""
     import torch
 
     from core.frameworks.torch.llm import TorchLM
@@ -107,15 +118,19 @@ def generate_tps(args) -> "callable":
 
     def call() -> float:
         return args.gen / (seconds(args.gen + 1) - seconds(1))
-    call()
+    call()      # warm-up; where generate compiles, this compiles
+    # What generate did: it compiles through model.get_compiled_call, which keeps the
+    # compiled forward on the model.
+    call.loop = "compiled" if hasattr(lm.model, "_compiled_call") else "eager"
     return call
 
 
 TRIALS = 3      # generations per reference process, averaged as mlx_lm.benchmark does
 
 
-def reference(framework: str, args) -> float:
-    """The reference's tokens/s from a child process in a session of its own (see above)."""
+def reference(framework: str, args) -> tuple[float, str]:
+    """The reference's tokens/s and loop, from a child process in a session of its own (see
+    above)."""
     import subprocess
     cmd = [sys.executable, os.path.abspath(__file__), "--reference", framework,
            *[f"--{k}={v}" for k in ("preset", "prompt", "gen", "dtype", "device")
@@ -123,22 +138,32 @@ def reference(framework: str, args) -> float:
     done = subprocess.run(cmd, capture_output=True, text=True, start_new_session=True)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{done.stderr[-2000:]}")
-    return float(done.stdout.strip().splitlines()[-1])
+    tps, loop = done.stdout.strip().splitlines()[-1].split()
+    return float(tps), loop
 
 
 def compare(framework: str, args) -> bool:
-    ours, theirs = [], []
+    ours, theirs, loops = [], [], set()
     for _ in range(args.rounds):
-        ours.append(siliconbench(framework, args))
-        theirs.append(reference(framework, args))
+        tps, ours_loop = siliconbench(framework, args)
+        ours.append(tps)
+        tps, their_loop = reference(framework, args)
+        theirs.append(tps)
+        loops.add((ours_loop, their_loop))
     a, b = statistics.median(ours), statistics.median(theirs)
     name = {"mlx": "mlx_lm stream_generate generation_tps",
-            "torch": "transformers model.generate (static cache)"}[framework]
-    print(f"{framework}: SiliconBench {a:.2f} tok/s (rounds {', '.join(f'{v:.2f}' for v in ours)})"
-          f", {name} {b:.2f} tok/s (rounds {', '.join(f'{v:.2f}' for v in theirs)})")
-    ok = a / b >= TARGET
+            "torch": "transformers model.generate (static cache, its default here)"}[framework]
+    [(ours_loop, their_loop)] = loops
+    print(f"{framework}: SiliconBench {a:.2f} tok/s, {ours_loop} loop (rounds "
+          f"{', '.join(f'{v:.2f}' for v in ours)}), {name} {b:.2f} tok/s, {their_loop} loop "
+          f"(rounds {', '.join(f'{v:.2f}' for v in theirs)})")
+    same = ours_loop == their_loop
+    ok = a / b >= TARGET and same
     extra = (f"; mlx-lm's N/(N-1) count alone makes it {args.gen / (args.gen - 1):.4f}x "
              "higher" if framework == "mlx" else "")
+    if not same:
+        extra += (f"; SiliconBench ran the {ours_loop} loop where the engine runs "
+                  f"{their_loop}: not the engine's figure")
     print(f"{framework} fidelity ratio {a / b:.3f} (target >= {TARGET}){extra}: "
           f"{'PASS' if ok else 'FAIL'}")
     return ok
@@ -154,13 +179,15 @@ def main() -> int:
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--threads", type=int, help="CPU threads for both (default: their own)")
     p.add_argument("--only", choices=("mlx", "torch"))
+    p.add_argument("--decode-loop", default="auto", choices=llm.LOOPS,
+                   help="SiliconBench's decode loop (default auto: the engine's own choice)")
     p.add_argument("--reference", choices=("mlx", "torch"), help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.threads:
         os.environ["OMP_NUM_THREADS"] = str(args.threads)   # the child processes too
     if args.reference:   # a child: one reference figure on the last line
         call = (mlx_lm_generation_tps if args.reference == "mlx" else generate_tps)(args)
-        print(statistics.fmean(call() for _ in range(TRIALS)))
+        print(statistics.fmean(call() for _ in range(TRIALS)), getattr(call, "loop", "eager"))
         return 0
     print(f"{args.preset} {args.dtype}, prompt {args.prompt}, {args.gen} generated tokens, "
           f"device {args.device}, load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
