@@ -269,6 +269,21 @@ def test_a_custom_shape_is_part_of_every_point(monkeypatch):
     assert decode["pct_of_peak"] == pytest.approx(100 * decode["value"] / bound["value"])
 
 
+def test_decode_measured_before_a_triad_that_fails_is_kept_and_said(monkeypatch):
+    def fails(ctx):
+        raise MemoryError("out of memory")
+    monkeypatch.setattr(llm, "own_triad", fails)
+    events = []
+    params = {p.name: p.default for p in llm.WORKLOAD.params} | {
+        "preset": "tiny", "prompts": [4], "depths": [0], "gen_tokens": 2, "dtype": "float32"}
+    llm.run(context(events), params)
+    rows = [e["row"] for e in events if e["event"] == "row"]
+    assert [r["metric"] for r in rows][-1] == "decode_tokens_per_s" and rows[-1]["value"] > 0
+    assert rows[-1]["note"] == "eager decode loop" and rows[-1]["pct_of_peak"] is None
+    assert [e["message"] for e in events if e["event"] == "warning"] == \
+        ["No memory bound for decode: the triad failed (out of memory)."]
+
+
 def test_a_model_larger_than_the_free_memory_is_refused_before_it_is_built():
     events = []
     small = SimpleNamespace(synchronizer=torch_adapter.synchronizer,
