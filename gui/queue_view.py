@@ -22,6 +22,17 @@ def duration_text(seconds: float | None) -> str:
     return "" if seconds is None else f"about {duration(seconds)} left"
 
 
+def queue_eta_text(left: float | None, unknown: int) -> str:
+    """' · about 5 min left', or what is known and how many queued runs are not: ' · about
+    3 s left for this run, then 2 queued runs of unknown length'."""
+    if left is None and not unknown:
+        return ""
+    if not unknown:
+        return f" · {duration_text(left)}"
+    runs = f"{unknown} queued run{'s' * (unknown != 1)} of unknown length"
+    return f" · {duration_text(left)}, then {runs}" if left is not None else f" · then {runs}"
+
+
 def outcome_text(job: RunJob) -> str:
     """What a finished run came to, in a line."""
     if job.state == OK:
@@ -120,8 +131,11 @@ class JobRow(QFrame):
             counted = f"step {int(job.done) + 1} of {int(job.total)} · " if job.total and \
                 job.done < job.total else ""
             step, eta = f"{counted}{job.step}", duration_text(job.eta_s())
-            # Busy (indeterminate) until the first progress event says how far it is.
-            self._set_range(0 if not job.total else 1000)
+            if not eta and job.elapsed_s() is not None:   # alive: how long it has run
+                eta = f"{duration(job.elapsed_s())} elapsed"
+            # Busy (indeterminate) until a step is done: a one-step run (an N=8192 product
+            # on a CPU) showed an empty bar for minutes.
+            self._set_range(0 if not job.total or not job.done else 1000)
         else:
             self._set_range(1000)
             step, eta = outcome_text(job), ""
@@ -224,9 +238,8 @@ class QueueView(QWidget):
         if self.overall.value() != int(fraction * 1000):
             self.overall.setValue(int(fraction * 1000))
         if total:
-            eta = duration_text(self.queue.eta_s())
             text = f"{ended} of {total} run{'s' * (total != 1)} finished"
-            _set_text(self.overall_label, text + (f" · {eta}" if eta else ""))
+            _set_text(self.overall_label, text + queue_eta_text(*self.queue.estimate()))
         else:
             _set_text(self.overall_label, "Queue empty")
         self.empty.setVisible(not total)

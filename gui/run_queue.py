@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import json
 import time
 from dataclasses import dataclass, field
 
@@ -35,6 +36,7 @@ class RunJob:
     saved: bool = False                    # the record is in the store
     started_at: float | None = None
     measuring_since: float | None = None   # first progress event: the framework is loaded
+    ended_at: float | None = None
     batch: int = 0                         # runs queued together share it (RunQueue.enqueue)
 
     def __post_init__(self) -> None:
@@ -53,6 +55,18 @@ class RunJob:
         if self.state == RUNNING and self.total:
             return max(0.0, min(1.0, self.done / self.total))
         return 0.0
+
+    def elapsed_s(self) -> float | None:
+        """Seconds since it started (until it ended), or None before."""
+        if self.started_at is None:
+            return None
+        return (self.ended_at or time.monotonic()) - self.started_at
+
+    def kind(self) -> tuple:
+        """What makes two runs alike in length: workload, where, parameters, quick."""
+        s = self.spec
+        return (s.workload, s.framework, s.device,
+                json.dumps(s.params, sort_keys=True, default=str), bool(getattr(s, "quick", 0)))
 
     def eta_s(self) -> float | None:
         """Seconds left, extrapolated from the steps done since measuring began."""
@@ -194,17 +208,32 @@ class RunQueue(QObject):
         return {"series": sampler.snapshot()} if sampler is not None else None
 
     def eta_s(self) -> float | None:
-        """The running job's estimate plus, for each waiting job, the last run's duration."""
+        """The running job's estimate plus each waiting job's (estimate()); None while any
+        part is unknown."""
+        left, unknown = self.estimate()
+        return None if unknown else left
+
+    def estimate(self) -> tuple[float | None, int]:
+        """(seconds left for the running job and the waiting jobs whose length is known, how
+        many waiting jobs' length is not). A waiting job takes as long as the last finished
+        run like it (same workload, device, parameters), or as the running one will if it is
+        like it; a 'about 3 s left' with two long runs queued counted only the running one."""
         current = self.current
         if current is None:
-            return None
+            return None, 0
         left = current.eta_s()
-        if left is None:
-            return None
-        waiting = sum(j.state == QUEUED for j in self.jobs)
-        if waiting and current.started_at:
-            left += waiting * (time.monotonic() - current.started_at + left)
-        return left
+        lengths = {j.kind(): j.elapsed_s() for j in self.jobs if j.state == OK}
+        if left is not None and current.elapsed_s() is not None:
+            lengths.setdefault(current.kind(), current.elapsed_s() + left)
+        unknown = 0
+        for job in self.jobs:
+            if job.state == QUEUED:
+                known = lengths.get(job.kind())
+                if known is None:
+                    unknown += 1
+                elif left is not None:
+                    left += known
+        return left, unknown
 
     # ------------------------------------------------------------ running
 
@@ -272,6 +301,7 @@ class RunQueue(QObject):
                 job.saved = True  # the run's thread kept it as it went
             elif not_stored:  # keep the record on screen; say where it was kept instead
                 job.reason = ((job.reason + "; ") if job.reason else "") + not_stored
+        job.ended_at = time.monotonic()
         job.step = {OK: "done", CANCELLED: "cancelled"}.get(job.state, "failed")
         self.job_changed.emit(job)
         self.job_ended.emit(job)

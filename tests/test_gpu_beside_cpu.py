@@ -355,3 +355,42 @@ def test_power_without_an_energy_counter_is_flagged_not_shown_nor_compared(panel
     metrics = {r.metric for r in view.comparison.rows}
     assert not metrics & {"power", "tflops_per_watt"}
     assert "power and efficiency figures left out" in " ".join(view.comparison.warnings)
+
+
+# ---------------------------------------------------------------- the queue
+
+def test_the_queue_estimate_counts_the_queued_runs_and_a_long_point_looks_alive(qtbot):
+    """'about 3 s left' with two long runs queued: the estimate counted the running run only.
+    A one-step run (the N=8192 product on a CPU) showed an empty bar for minutes."""
+    import time
+    from core.runner import RunSpec
+    from gui.queue_view import JobRow, queue_eta_text
+    from gui.run_queue import OK, QUEUED, RUNNING, RunJob, RunQueue
+    from gui.theme import LIGHT
+    queue = RunQueue()
+    now = time.monotonic()
+    gemm = RunSpec("gemm", "torch", "cpu", {"sizes": [8192], "dtypes": ["float32"]})
+    infer = RunSpec("infer", "torch", "cpu", {})
+    done, running, same, other = (RunJob(gemm, "a"), RunJob(gemm, "b"), RunJob(gemm, "c"),
+                                  RunJob(infer, "d"))
+    done.state, done.started_at, done.ended_at = OK, now - 300, now - 100   # 200 s long
+    running.state, running.started_at, running.total, running.done = RUNNING, now - 30, 1, 0
+    same.state = other.state = QUEUED
+    queue.jobs = [done, running, same, other]
+    queue._running = (running, None)
+    left, unknown = queue.estimate()
+    # The running one's own estimate is unknown (no step done yet); the queued GEMM like the
+    # finished one takes 200 s; the inference run's length is unknown.
+    assert (left, unknown) == (None, 1)
+    running.measuring_since, running.done, running.total = now - 20, 1, 2   # half way
+    left, unknown = queue.estimate()
+    assert unknown == 1 and left == pytest.approx(20 + 200, abs=2)
+    assert queue_eta_text(left, unknown) == \
+        " · about 4 min left, then 1 queued run of unknown length"
+    assert queue.eta_s() is None     # a total would hide the unknown run
+    # A one-step point under way: a busy bar and the time it has run.
+    running.done, running.total = 0, 1
+    row = JobRow(running, queue, LIGHT)
+    qtbot.addWidget(row)
+    row.update_view()
+    assert row.bar.maximum() == 0 and row.eta.text() == "30 s elapsed"
