@@ -168,6 +168,14 @@ def address(text: str, whole: str | None = None) -> str:
     raise HostsError(f"{_shown(whole or text)} is not a host name or an IP address.")
 
 
+def ssh_command(ssh: str, destination_: str, command: list[str], *options: str) -> list[str]:
+    """ssh's command line for one host: BatchMode (no prompt for a password nobody sees),
+    the options, `--` and then the destination, checked here again: after `--` even a host
+    that slipped through could not be read as an option."""
+    destination(destination_)
+    return [ssh, "-o", "BatchMode=yes", *options, "--", destination_, *command]
+
+
 def _is_ip(text: str) -> bool:
     ip, percent, scope = text.partition("%")
     if percent and not _SCOPE.fullmatch(scope):

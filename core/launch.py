@@ -336,11 +336,11 @@ def unreachable(names: list[str]) -> str | None:
     asked = {}
     try:
         for name in names:
-            asked[name] = subprocess.Popen(ssh_command(ssh, name, ["test", "-x", sys.executable],
-                                                       "-o", f"ConnectTimeout={SSH_TIMEOUT_S}"),
-                                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                           stderr=subprocess.PIPE, text=True,
-                                           start_new_session=True)
+            cmd = hosts_mod.ssh_command(ssh, name, ["test", "-x", sys.executable],
+                                        "-o", f"ConnectTimeout={SSH_TIMEOUT_S}")
+            asked[name] = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                           text=True, start_new_session=True)
         deadline = time.monotonic() + 3 * SSH_TIMEOUT_S
         waiting = dict(asked)
         while waiting:
@@ -361,14 +361,6 @@ def unreachable(names: list[str]) -> str | None:
                 p.kill()
             p.wait()
             p.stderr.close()
-
-
-def ssh_command(ssh: str, destination: str, command: list[str], *options: str) -> list[str]:
-    """ssh's command line for one host: BatchMode (no prompt for a password nobody sees),
-    the options, `--` and then the destination, which hosts.destination has checked: after
-    `--` even a host that slipped through could not be read as an option."""
-    hosts_mod.destination(destination)
-    return [ssh, "-o", "BatchMode=yes", *options, "--", destination, *command]
 
 
 def _ssh_answer(name: str, code: int, stderr: str) -> str | None:

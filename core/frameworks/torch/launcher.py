@@ -73,7 +73,7 @@ def _over_ssh(host: str, command: list[str], env: dict[str, str]) -> list[str]:
     """`-tt`: the remote torchrun gets SIGHUP, and ends its ranks, when the connection
     closes; SSH passes no environment, so the run's variables go on the command line, each
     quoted (the remote shell reads it as words, never as code)."""
-    from core.launch import ssh_command
+    from core.hosts import ssh_command
     remote = (f"cd {shlex.quote(os.getcwd())} && exec "
               + shlex.join(["env", *(f"{k}={v}" for k, v in env.items()), *command]))
     return ssh_command("ssh", host, [remote], "-tt")
