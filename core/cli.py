@@ -97,7 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
                                 help=help_text)
 
     q = sub.add_parser("quick", help="the quick suite on every usable device (a few minutes)")
-    q.add_argument("--label", help="your name for this machine, e.g. 'MacBook Pro 14'")
+    q.add_argument("--label", type=_label,
+                   help="your name for this machine, e.g. 'MacBook Pro 14'")
 
     res = sub.add_parser("results", help="the runs kept in the results store")
     res.add_argument("--json", action="store_true")
@@ -137,11 +138,21 @@ def build_parser() -> argparse.ArgumentParser:
 TIME_LIMIT = Param("time_limit", "float", None, "Stop the run after this long.", min=0.001)
 
 
+def _label(text: str) -> str:
+    """--label: at most what a run record's label holds (an export must import again)."""
+    from core.machine_names import label_problem
+    problem = label_problem(text)
+    if problem:
+        raise argparse.ArgumentTypeError(problem[0].lower() + problem[1:])
+    return text
+
+
 def _common_run_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--framework", default="torch", help="torch (default), tensorflow, mlx")
     p.add_argument("--device", default="cpu",
                    help="cpu (default), mps, cuda, cuda:1 (torch); gpu (tensorflow, mlx)")
-    p.add_argument("--label", help="your name for this machine, e.g. 'MacBook Pro 14'")
+    p.add_argument("--label", type=_label,
+                   help="your name for this machine, e.g. 'MacBook Pro 14'")
     p.add_argument("--json", action="store_true", help="print the run record as JSON")
     p.add_argument("--quick", action="store_true", help="shorter measurements (less precise)")
     p.add_argument("--time-limit", default=None, metavar="SECONDS", help=TIME_LIMIT.help)

@@ -518,6 +518,46 @@ def _installation_key() -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
+DEVICE_CACHE_LIMIT = 1 << 20   # a few devices per framework take a few KB
+DEVICE_FIELDS = set(DeviceInfo.__dataclass_fields__)
+
+
+def _cached_device(entry: object, framework_name: str) -> DeviceInfo | None:
+    """The DeviceInfo a devices.json entry holds, or None when it holds something else."""
+    if not isinstance(entry, dict) or not set(entry) <= DEVICE_FIELDS:
+        return None
+    try:
+        d = DeviceInfo(**entry)
+    except TypeError:                     # a required field missing
+        return None
+    texts = (d.framework, d.id, d.name, d.kind)
+    if d.framework != framework_name or not all(isinstance(t, str) and t for t in texts) or \
+            not isinstance(d.usable, bool) or \
+            not (d.memory_bytes is None or type(d.memory_bytes) is int and d.memory_bytes >= 0) or \
+            not all(t is None or isinstance(t, str) for t in (d.reason, d.note)):
+        return None
+    return d
+
+
+def _read_device_cache(path: Path, key: str) -> dict | None:
+    """devices.json's answers when it holds answers for this installation (`key`), in its
+    shape; None otherwise (missing, another installation's, not a regular file, too large,
+    damaged: every such cache is asked again and rewritten)."""
+    from core.files import read_small
+    try:
+        cached = json.loads(read_small(path, DEVICE_CACHE_LIMIT, "device list"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(cached, dict) or cached.get("key") != key or \
+            not isinstance(cached.get("frameworks"), dict):
+        return None
+    for name, entries in cached["frameworks"].items():
+        if not isinstance(entries, list) or \
+                any(_cached_device(e, name) is None for e in entries):
+            return None
+    return {"key": key, "frameworks": cached["frameworks"]}
+
+
 def discover_devices(names: list[str] | None = None,
                      on_found: Callable[[list[DeviceInfo]], None] | None = None,
                      fresh: bool = True) -> list[DeviceInfo]:
@@ -531,11 +571,8 @@ def discover_devices(names: list[str] | None = None,
     names = names or list(FRAMEWORKS)
     cache_path = home() / DEVICE_CACHE
     key = _installation_key()
-    try:
-        cached = json.loads(cache_path.read_text()) if not fresh else {}
-    except (OSError, ValueError):
-        cached = {}
-    if cached.get("key") != key:
+    cached = _read_device_cache(cache_path, key) if not fresh else None
+    if cached is None:
         cached = {"key": key, "frameworks": {}}
 
     def ask(name: str) -> list[DeviceInfo]:
