@@ -414,3 +414,25 @@ def test_a_foreign_connection_to_a_ranks_port_is_named():
             f"{port}, where the ranks were forming their group, and was taken for a rank; end "
             "it, or choose other ports with --port. 0 result rows were kept.") in \
         " ".join(out.stdout.split())
+
+
+def test_a_fuzz_of_host_strings_through_the_real_command(ssh, tmp_path):
+    """Hostile strings through `siliconbench run`: each is one sentence and exit 2, nothing
+    is stored, no marker appears, and whatever reached ssh (the stand-in) came after `--`."""
+    rng = random.Random(30)
+    marker = tmp_path / "PWNED"
+    pieces = ["-oProxyCommand=touch " + str(marker), "$(touch " + str(marker) + ")",
+              "`touch " + str(marker) + "`", ";touch " + str(marker), "a b", "--", "-", "=",
+              "mac2", "10.0.0.7", "user@", "@", "'", '"', "\u202e", "é", ",", "|", "&&"]
+    for _ in range(8):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 4)))
+        out = run_cli("run", "allreduce", "--framework", rng.choice(ENGINES), "--processes",
+                      "1", "--sizes", "64", f"--hosts={text}")
+        assert out.returncode == 2, (text, out.stdout, out.stderr)
+        [line] = out.stderr.splitlines()
+        assert line.startswith("siliconbench: ") and "Traceback" not in line, text
+    assert Store().runs() == []
+    assert not marker.exists()
+    for call in ssh.calls():
+        destination = call[call.index("--") + 1]
+        assert not destination.startswith("-") and parse(destination).hosts
