@@ -276,7 +276,8 @@ def cmd_run(args) -> int:
 
 def _estimate_warnings(spec) -> list[str]:
     """core.estimate's warnings for a run on the CPU (a GPU's memory and peak need the device
-    list, which the run itself asks for)."""
+    list, which the run itself asks for); a run of which nothing fits is refused (Usage, one
+    sentence) before it starts."""
     if spec.device != "cpu":
         return []
     import psutil
@@ -284,8 +285,11 @@ def _estimate_warnings(spec) -> list[str]:
     from core.estimate import estimate
     from core.frameworks import DeviceInfo, cpu_name
     cpu = DeviceInfo(spec.framework, "cpu", cpu_name(), "cpu", psutil.virtual_memory().total)
-    return estimate(spec.workload, spec.params, cpu, spec.quick).warnings(cpu.name,
-                                                                          cpu.memory_bytes)
+    est = estimate(spec.workload, spec.params, cpu, spec.quick)
+    refusal = est.refusal(cpu.name, cpu.memory_bytes)
+    if refusal:
+        raise Usage(refusal)
+    return est.warnings(cpu.name, cpu.memory_bytes)
 
 
 def print_record(rec) -> None:

@@ -215,3 +215,13 @@ def measure_for(call: Callable[[], object], sync: Callable[[], None], duration_s
     elapsed = clock() - start
     energy = meter.end() if meter is not None else None
     return Measurement(samples, calls, warm_blocks, warmed_up, True, elapsed, ends, energy)
+
+
+def point_seconds(call_s: float, settings: MeasureSettings) -> float:
+    """Time the measurement protocol spends on one point whose call takes `call_s`: discarded
+    calls, warm-up, then blocks until enough (or at least floor_blocks past the time cap)."""
+    calls = settings.discard_calls + 1
+    if call_s * settings.min_blocks <= settings.max_time_s:
+        return calls * call_s + min(settings.max_warmup_s, 3 * max(call_s, settings.min_block_s)) \
+            + max(settings.min_time_s, settings.min_blocks * max(call_s, settings.min_block_s))
+    return (calls + settings.floor_blocks) * call_s

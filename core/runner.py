@@ -26,6 +26,7 @@ from core.logs import log
 from core.measure import settings_for
 from core.results import RunRecord, Row, now_iso
 from core.telemetry import TelemetrySampler
+from core.workloads.rows import nothing_measured
 from core.workloads import workload
 
 KILL_GRACE_S = 5.0
@@ -353,6 +354,8 @@ class ChildRun:
             rec.status, rec.reason = "failed", error["message"]
         elif not finished or code != 0:
             rec.status, rec.reason = "failed", _describe_exit(code)
+        elif (why := nothing_measured(rec.rows)) is not None:   # not a green "Done · 0 points"
+            rec.status, rec.reason = "failed", why
         if rec.status == "failed":  # the record keeps the tail too; the log outlives deletes
             log.warning("run %s (%s on %s:%s) failed: %s\nchild stderr:\n%s", rec.id,
                         rec.workload, rec.framework, rec.device, rec.reason, rec.stderr_tail)

@@ -23,15 +23,41 @@ def expand(name: str, devices: list[DeviceInfo], label: str | None = None) -> li
     if name not in suites:
         raise ValueError(f"Unknown suite {name!r}; choose one of {', '.join(suites)}.")
     suite = suites[name]
+    quick = suite.get("quick_measure", False)
     specs = []
     for entry in suite["runs"]:
         frameworks = entry.get("frameworks") or workload(entry["workload"]).frameworks
+        kinds = entry.get("kinds") or ("cpu", "gpu")
         for d in devices:
-            if d.usable and d.framework in frameworks:
-                specs.append(RunSpec(entry["workload"], d.framework, d.id,
-                                     dict(entry.get("params", {})), label,
-                                     quick=suite.get("quick_measure", False)))
+            if d.usable and d.framework in frameworks and d.kind in kinds:
+                params = dict(entry.get("params", {}))
+                if "fit" in entry:
+                    params.update(fit_llm(entry["fit"], params, d, quick))
+                specs.append(RunSpec(entry["workload"], d.framework, d.id, params, label,
+                                     quick=quick))
     return specs
+
+
+def llm_dtype(device: DeviceInfo) -> str:
+    """The LLM's precision in the quick suite: float32 on a CPU (every CPU multiplies in it at
+    full speed, bfloat16 is emulated on most), bfloat16 on CUDA, float16 on other GPUs."""
+    if device.kind == "cpu":
+        return "float32"
+    return "bfloat16" if device.id.startswith("cuda") else "float16"
+
+
+def fit_llm(fit: dict, params: dict, device: DeviceInfo, quick: bool) -> dict:
+    """The largest of fit["presets"] (listed largest first) whose memory fits the device's
+    (core.estimate: weights, the cache and a prefill's activations in 80% of its memory) and
+    whose estimated time fits fit["budget_s"]; the last preset where none does."""
+    from core.estimate import estimate
+    dtype = llm_dtype(device)
+    for preset in fit["presets"]:
+        chosen = {"preset": preset, "dtype": dtype}
+        est = estimate("llm", {**params, **chosen}, device, quick)
+        if not est.too_big and est.seconds is not None and est.seconds <= fit["budget_s"]:
+            return chosen
+    return {"preset": fit["presets"][-1], "dtype": dtype}
 
 
 def summary_lines(records: list[RunRecord]) -> list[str]:

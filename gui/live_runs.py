@@ -73,7 +73,8 @@ class LiveRuns(QObject):
     def queue_reference_run(self, specs: list[RunSpec]) -> None:
         """Compare's Run It Here: the reference's runs on this machine, compared when done."""
         titles = [f"{s.workload} · {s.framework} {s.device} (as the reference)" for s in specs]
-        self.compare_when_done(self.queue.enqueue(specs, titles))
+        self.window.ask_before(specs, lambda: self.compare_when_done(
+            self.queue.enqueue(specs, titles)))
 
     def update_status(self) -> None:
         fraction, ended, total = self.queue.overall()

@@ -448,12 +448,24 @@ class MainWindow(QMainWindow):
             out += est.warnings(device.name, device.memory_bytes)
         return out
 
-    def _confirm_big_run(self, warnings: list[str], specs, titles) -> QMessageBox:
+    def _confirm_big_run(self, warnings: list[str], specs, titles,
+                         go=None) -> QMessageBox:
         self.last_message = "\n".join(warnings)
         return question_sheet(self, "Run Anyway?", "This is a big run.",
                               "\n\n".join(warnings) + "\n\nSmaller sizes or Quick measurement "
                               "give a first look sooner.", "Run Anyway",
-                              lambda: self.queue.enqueue(specs, titles))
+                              go or (lambda: self.queue.enqueue(specs, titles)))
+
+    def ask_before(self, specs: list[RunSpec], go) -> bool:
+        """Run It Here and the quick suite: `go()` now, or after the same question as Run when
+        core.estimate finds a run that does not fit or takes long. True when it went now."""
+        from core.estimate import spec_warnings
+        warnings = spec_warnings(specs, self.devices.devices)
+        if warnings:
+            self._confirm_big_run(warnings, specs, [], go)
+            return False
+        go()
+        return True
 
     def cancel_current(self) -> None:
         if self.queue.current is not None:

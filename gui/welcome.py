@@ -22,8 +22,12 @@ def queue_quick_suite(window) -> int:
     specs = expand("quick", found)
     titles = [f"Quick suite · {s.workload} · {names[(s.framework, s.device)]} "
               f"({s.framework} {s.device})" for s in specs]
-    jobs = window.queue.enqueue(specs, titles)
-    window.live_runs.compare_when_done(jobs)  # it ends side by side with a published machine
+    jobs: list = []
+
+    def go() -> None:
+        jobs.extend(window.queue.enqueue(specs, titles))
+        window.live_runs.compare_when_done(jobs)  # it ends beside a published machine
+    window.ask_before(specs, go)   # a device the suite cannot fit is asked about first
     return len(jobs)
 
 

@@ -110,6 +110,11 @@ def test_the_command_line_warns_before_a_huge_cpu_run():
     from core.cli import _estimate_warnings
     from core.runner import RunSpec
     too_big = 2 ** int(math.log2(math.sqrt(psutil.virtual_memory().total / 8 / 3)) + 1)
-    spec = RunSpec("gemm", "torch", "cpu", {"sizes": [too_big], "dtypes": ["float64"]})
+    spec = RunSpec("gemm", "torch", "cpu", {"sizes": [64, too_big], "dtypes": ["float64"]})
     assert f"N={too_big} in float64" in _estimate_warnings(spec)[0]
     assert _estimate_warnings(RunSpec("gemm", "torch", "cpu", {"sizes": [64]}, quick=True)) == []
+    # Nothing of it fits: refused before it starts, in one sentence (exit 2)
+    from core.cli import Usage
+    with pytest.raises(Usage, match=f"^Nothing of this run fits in .*: N={too_big} in float64"):
+        _estimate_warnings(RunSpec("gemm", "torch", "cpu", {"sizes": [too_big],
+                                                             "dtypes": ["float64"]}))

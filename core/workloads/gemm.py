@@ -44,8 +44,16 @@ WORKLOAD = Workload(
               title="Data types"),
         Param("tf32", "bool", False, "CUDA: let float32 products use TF32 tensor cores "
                                      "(faster, 10-bit mantissa inputs).", title="TF32"),
+        Param("grow", "bool", False, "Double the size from the first of --sizes until TFLOPS "
+              "stops rising by 3%, the memory or the time budget is reached (the quick "
+              "suite's way to find the device's best size)."),
+        Param("budget_s", "float", None, "Seconds the sweep may take: each dtype gets its "
+              "share, and a size whose predicted time does not fit is skipped.", min=1,
+              max=86400, auto="no limit", title="Time budget (s)"),
     ),
 )
+# --grow stops once a doubled size gains less than this over the best size before it.
+GROW_GAIN = 1.03
 
 
 def default_sizes(kind: str, free_bytes: int | None) -> list[int]:
@@ -73,11 +81,16 @@ def run(ctx, params: dict) -> None:
     free = ctx.adapter.free_memory(dev)
     kind = "cpu" if dev.type == "cpu" else "gpu"
     auto = params["sizes"] is None
+    grow, budget = bool(params.get("grow")), params.get("budget_s")
     sizes = params["sizes"] or default_sizes(kind, free)
     dtypes = params["dtypes"]
+    if grow:
+        sizes = grown_sizes(sizes[0], free)
     total = len(sizes) * len(dtypes)
     done = 0
     for dtype in dtypes:
+        spend = Spend(budget / len(dtypes) if budget else None)
+        best, best_at = 0.0, None
         reason = unsupported_reason(ops, dtype)
         if reason is None:
             error = _relative_error(ops, dtype)
@@ -86,9 +99,10 @@ def run(ctx, params: dict) -> None:
             if wrong:
                 ctx.warn(f"{dtype} products differ from a float64 reference by "
                          f"{number(error)} (tolerance {number(limit)}): the results are wrong.")
-            check_s = _seconds_per_product(ops, dtype) if auto else 0.0
+            check_s = _seconds_per_product(ops, dtype) if (auto or budget) else 0.0
         for n in sizes:
             ctx.progress(done, total, f"{dtype} N={n}")
+            done += 1
             point = {"size": n, "dtype": dtype}
             if reason is not None:
                 ctx.row(Row("tflops", None, "TFLOPS", point, flags=["unsupported"], note=reason))
@@ -96,15 +110,83 @@ def run(ctx, params: dict) -> None:
                 ctx.row(Row("tflops", None, "TFLOPS", point, flags=["unsupported"],
                             note=f"three {n}x{n} {dtype} matrices do not fit in the "
                                  "device's free memory"))
-            elif (estimate := check_s * (n / CHECK_SIZE) ** 3) > AUTO_MAX_PRODUCT_S:
+            elif auto and (estimate := check_s * (n / CHECK_SIZE) ** 3) > AUTO_MAX_PRODUCT_S:
                 ctx.row(Row("tflops", None, "TFLOPS", point, flags=["skipped"],
                             note=f"one {n}x{n} {dtype} product would take about "
                                  f"{duration(estimate)} here; name the size with --sizes to "
                                  "measure it anyway"))
+            elif not spend.allows(predicted := _point_s(ctx, product_s(n, check_s, best_at))):
+                ctx.row(Row("tflops", None, "TFLOPS", point, flags=["skipped"],
+                            note=f"N={n} would take about {duration(predicted)} here, past "
+                                 f"the {duration(spend.left)} left of the time budget"))
+                if grow:
+                    break
             else:
-                ctx.row(_measure_point(ctx, ops, n, point, tf32, wrong))
-            done += 1
-    ctx.progress(done, total, "done")
+                with spend.timing():
+                    row = _measure_point(ctx, ops, n, point, tf32, wrong)
+                ctx.row(row)
+                if grow and row.value is not None:
+                    # A noisy point (a loaded machine) does not end the growth: the budget does.
+                    if row.value < best * GROW_GAIN and "noisy" not in row.flags:
+                        ctx.record_settings(**{f"grow_{dtype}": (
+                            f"sizes doubled up to {n}: it gained less than "
+                            f"{round((GROW_GAIN - 1) * 100)}% over the best before it")})
+                        break
+                    best = max(best, row.value)
+                if row.value is not None:
+                    best_at = (n, row.value)
+        else:
+            if grow and reason is None:
+                ctx.record_settings(**{f"grow_{dtype}": f"sizes doubled up to {sizes[-1]}, "
+                                                       "the largest that fits in memory"})
+    ctx.progress(total, total, "done")
+
+
+def grown_sizes(start: int, free_bytes: int | None, largest: int = 65536) -> list[int]:
+    """--grow's candidates: start, 2 x start, ... while three float32 operands fit."""
+    sizes = [start]
+    while sizes[-1] * 2 <= largest and fits(sizes[-1] * 2, 4, free_bytes):
+        sizes.append(sizes[-1] * 2)
+    return sizes
+
+
+class Spend:
+    """A time budget: what is left, whether a predicted stretch fits, and timing one."""
+
+    def __init__(self, seconds: float | None) -> None:
+        import time
+        self.clock = time.monotonic
+        self.left = seconds if seconds is not None else float("inf")
+
+    def allows(self, seconds: float) -> bool:
+        return seconds <= self.left
+
+    def timing(self):
+        from contextlib import contextmanager
+
+        @contextmanager
+        def timed():
+            t0 = self.clock()
+            try:
+                yield
+            finally:
+                self.left -= self.clock() - t0
+        return timed()
+
+
+def product_s(n: int, check_s: float, measured: tuple[int, float] | None) -> float:
+    """Predicted seconds of one N x N product: from the last size measured (N', TFLOPS) scaled
+    by (N/N')^3, else from the CHECK_SIZE product timed once."""
+    if measured is not None:
+        m, tflops = measured
+        return 2.0 * m**3 / (tflops * 1e12) * (n / m) ** 3
+    return check_s * (n / CHECK_SIZE) ** 3
+
+
+def _point_s(ctx, product_s: float) -> float:
+    """The protocol's time for a point whose product takes `product_s`."""
+    from core.measure import point_seconds
+    return point_seconds(product_s, ctx.settings)
 
 
 def unsupported_reason(ops, dtype: str) -> str | None:

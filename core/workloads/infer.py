@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 
+from core.numbers import duration
 from core.params import Param, ParamError, resource_choices
 from core.results import Row
 from core.stats import summarize
@@ -54,6 +55,11 @@ WORKLOAD = Workload(
               "where the device supports it.", choices=("fp32", "mixed")),
         Param("channels_last", "bool", False, "NHWC memory layout."),
         DURATION_PARAM,
+        Param("grow", "bool", False, "Double the batch size from --batch-size until img/s "
+              "stops rising by 3%, memory runs out or the time budget is reached (the quick "
+              "suite's way to find the device's best batch)."),
+        Param("budget_s", "float", None, "Seconds --grow may take.", min=1, max=86400,
+              auto="no limit", title="Time budget (s)"),
     ),
 )
 
@@ -72,30 +78,46 @@ def check_params(params: dict) -> None:
 
 
 def run(ctx, params: dict) -> None:
+    if params.get("grow"):
+        return _grow(ctx, params)
+    _run_batch(ctx, params, params["batch_size"])
+
+
+def _run_batch(ctx, params: dict, batch_size: int, step: tuple[int, int] = (0, 1)
+               ) -> tuple[dict[str, float], bool]:
+    """Every data path at one batch size: its rows; img/s per path and whether any was noisy.
+    `step` (k, of n) places its progress inside a --grow run's."""
     from core.frameworks import implementation
     from core.workloads.errors import out_of_memory_at
     from core.workloads.rows import measure_run, memory_row, sustained_rows, throughput_rows
 
-    batch_size, images = params["batch_size"], params["images"]
+    images = params["images"]
     framework = implementation(ctx.framework, "infer")
     paths = ["device", "host"] if params["data"] == "both" else [params["data"]]
+    k, n = step
+    total = n * len(paths) * images
+
+    def progress(done: float, _total: float, message: str = "") -> None:
+        ctx.progress(k * len(paths) * images + done, total, message)
     rates: dict[str, float] = {}
+    noisy = False
     with out_of_memory_at(batch_size), framework.inference(ctx, params, batch_size) as model:
         # The point as the published results give it (resources/reference); image size,
         # precision and layout are the run's parameters.
         point = {"model": params["model"], "batch_size": batch_size}
         for i, path in enumerate(paths):
             feed = DeviceImages(model.made) if path == "device" else model.host_images()
-            ctx.progress(i * images, len(paths) * images, f"{path} data: measuring")
+            progress(i * images, 0, f"{path} data: measuring")
             ctx.adapter.reset_peak_memory(ctx.device)
             m = measure_run(ctx, Batches(model.forward, feed, batch_size), params["duration"],
                             f"{path} data: ")
-            latencies = latency_pass(ctx, model.forward, feed, batch_size, images, i,
-                                     len(paths), path)
+            latencies = latency_pass(Progress(ctx, progress), model.forward, feed, batch_size,
+                                     images, i, len(paths), path)
             here = {**point, "data": path}
             rows = throughput_rows(ctx, m, batch_size, "img/s", here, model.flops, model.dtype,
                                    model.flags, model.note, time_metric="batch_time")
             rates[path] = rows[0].value
+            noisy = noisy or "noisy" in rows[0].flags
             said = latency_note(len(latencies), batch_size)
             for q in PERCENTILES:
                 rows.append(Row("batch_latency", percentile(latencies, q), "ms",
@@ -110,7 +132,56 @@ def run(ctx, params: dict) -> None:
             ctx.row(Row("host_device_ratio", rates["host"] / rates["device"], "", point, None,
                         model.flags, "img/s with host-prepared data over img/s with data made "
                         "on the device: below 1, the input pipeline limits, not the device"))
-    ctx.progress(len(paths) * images, len(paths) * images, "done")
+    progress(len(paths) * images, 0, "done" if k + 1 == n else f"batch size {batch_size} done")
+    return rates, noisy
+
+
+class Progress:
+    """The context as latency_pass sees it, with progress placed by `report`."""
+
+    def __init__(self, ctx, report) -> None:
+        self.sync, self.progress = ctx.sync, report
+
+
+GROW_GAIN = 1.03          # --grow stops once a doubled batch gains less than 3% img/s
+GROW_LARGEST = 65536      # --grow's last candidate batch size
+
+
+def _grow(ctx, params: dict) -> None:
+    """--grow: the batch size doubles from --batch-size until img/s stops rising by 3% (a
+    noisy point does not stop it: the budget does), the device runs out of memory, or the next
+    batch size's predicted time (twice the last one's) does not fit in --budget-s."""
+    import time
+    budget = params.get("budget_s") or float("inf")
+    started = time.monotonic()
+    sizes = [params["batch_size"]]
+    while sizes[-1] * 2 <= GROW_LARGEST:
+        sizes.append(sizes[-1] * 2)
+    best, last_s, why = 0.0, 0.0, "the largest candidate reached"
+    for k, batch in enumerate(sizes):
+        left = budget - (time.monotonic() - started)
+        if k and 2 * last_s > left:
+            why = (f"batch size {batch} would take about {duration(2 * last_s)}, past the "
+                   f"{duration(max(left, 0.0))} left of the time budget")
+            break
+        t0 = time.monotonic()
+        try:
+            rates, noisy = _run_batch(ctx, {**params, "images": max(params["images"], batch)},
+                                      batch, (k, len(sizes)))
+        except MemoryError as e:
+            if not k:
+                raise
+            why = str(e)
+            break
+        last_s = time.monotonic() - t0
+        rate = max(rates.values())
+        if rate < best * GROW_GAIN and not noisy:
+            why = (f"batch size {batch} gained less than {round((GROW_GAIN - 1) * 100)}% over "
+                   "the best before it")
+            break
+        best = max(best, rate)
+    ctx.record_settings(grow=f"batch sizes doubled from {params['batch_size']}: {why}")
+    ctx.progress(1, 1, "done")
 
 
 def latency_batches(batch_size: int, images: int) -> int:

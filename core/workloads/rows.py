@@ -92,3 +92,26 @@ def sustained_rows(m: Measurement, batch_size: int, unit: str, point: dict) -> l
         return []
     from core.telemetry import sustained_rows as rows_over_time
     return rows_over_time(m.block_end_s, m.rates(batch_size), unit, point)
+
+
+# ---------------------------------------------------------------- a run with nothing in it
+
+# Rows the parent adds from its telemetry, which say nothing about whether the workload ran.
+TELEMETRY_METRICS = ("power", "joules_per_sample", "samples_per_watt", "tflops_per_watt",
+                     "max_temperature", "max_thermal_pressure")
+
+
+def nothing_measured(rows: list[Row]) -> str | None:
+    """Why a run that finished has nothing to show, in one sentence, when every point it made
+    was unsupported or skipped (an all-reduce of 64 GB messages on a 23.5 GB machine); None
+    when it measured something (or made no rows at all: its own error says why)."""
+    measured = [r for r in rows if r.value is not None and r.metric not in TELEMETRY_METRICS]
+    refused = [r for r in rows if {"unsupported", "skipped"} & set(r.flags)]
+    if measured or not refused:
+        return None
+    kinds = sorted({f for r in refused for f in r.flags if f in ("unsupported", "skipped")})
+    notes = list(dict.fromkeys(r.note.splitlines()[0] for r in refused if r.note))
+    n = len(refused)
+    why = f"nothing was measured: {'the' if n == 1 else f'all {n}'} point{'s' * (n != 1)} " \
+          f"{'were' if n != 1 else 'was'} {' or '.join(kinds)}"
+    return why + (f" ({notes[0]}{'; ' + notes[1] if len(notes) > 1 else ''})" if notes else "")

@@ -1,0 +1,181 @@
+"""The quick suite sized to the device (GEMM sizes and the inference batch doubling until they
+stop gaining or the budget is spent, the LLM preset by the device's memory and time), and the
+estimate before every run: refused when nothing fits (the 64 GB all-reduce), questioned when
+long (the Qwen3-4B reference on a 2-core CPU, in the CLI and in the app's Run It Here), and a
+run whose every point was unsupported ending as failed, not as Done."""
+
+from __future__ import annotations
+
+import os
+import types
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest  # noqa: E402
+
+from core.estimate import estimate, spec_warnings  # noqa: E402
+from core.frameworks import DeviceInfo  # noqa: E402
+from core.runner import RunSpec, execute  # noqa: E402
+from core.store import Store  # noqa: E402
+from core.suites import expand  # noqa: E402
+
+GB = 2**30
+LAPTOP = DeviceInfo("torch", "cpu", "Test CPU", "cpu", int(23.5 * GB))
+H200 = DeviceInfo("torch", "cuda:0", "NVIDIA H200", "gpu", 141 * 10**9)
+QWEN_REFERENCE = {"batch": 1, "depths": [2048], "dtype": "bfloat16", "gen_tokens": 128,
+                  "preset": "qwen3-4b", "prompts": [2048]}      # resources/reference/mlx-lm
+
+
+@pytest.fixture
+def two_cores(monkeypatch):
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+
+
+# ---------------------------------------------------------------- the quick suite
+
+@pytest.mark.usefixtures("two_cores")
+def test_the_quick_suite_fits_each_device():
+    specs: dict = {}
+    for spec in expand("quick", [LAPTOP, H200]):
+        specs.setdefault((spec.workload, spec.device), spec.params)   # the first of each
+    # The LLM: the largest preset that fits memory and the time budget; the tiny one where
+    # nothing larger runs in time (a 2-core CPU), in the device's precision.
+    assert specs[("llm", "cuda:0")]["preset"] == "llama-3.1-8b"
+    assert specs[("llm", "cuda:0")]["dtype"] == "bfloat16"
+    assert (specs[("llm", "cpu")]["preset"], specs[("llm", "cpu")]["dtype"]) == ("tiny", "float32")
+    # GEMM and inference grow within budgets; the 8192 product of the M1 Max sweep is a GPU's.
+    for where in ("cpu", "cuda:0"):
+        assert specs[("gemm", where)]["grow"] and specs[("infer", where)]["grow"]
+    assert [s.params["sizes"] for s in expand("quick", [H200]) if s.workload == "gemm"] == \
+        [[256], [8192]]
+    # Each run's estimate within its budget, and the suite's in 3 minutes on this CPU.
+    total = sum(estimate(s.workload, s.params, LAPTOP, s.quick).seconds or 0
+                for s in expand("quick", [LAPTOP]))
+    assert total <= 180
+
+
+def test_a_small_gpu_gets_the_preset_that_fits_its_memory():
+    small = DeviceInfo("torch", "cuda:0", "NVIDIA H200", "gpu", 12 * 10**9)   # H200's rates
+    [llm] = [s for s in expand("quick", [small]) if s.workload == "llm"]
+    assert llm.params["preset"] == "qwen3-4b"       # 8B bf16 (16 GB of weights) does not fit
+
+
+@pytest.mark.usefixtures("short_protocol")
+def test_gemm_grows_until_the_budget_and_says_where_it_stopped():
+    """On MLX's CPU (a tenth of a CPU-second to import): sizes double from 64; the budget of
+    one second cannot hold all of them, so the sweep ends at a skipped size that says why."""
+    rec = execute(RunSpec("gemm", "mlx", params={"sizes": [64], "dtypes": ["float32"],
+                                                 "grow": True, "budget_s": 1}, quick=True),
+                  Store())
+    assert rec.status == "ok", rec.reason
+    rows = [r for r in rec.rows if r.metric == "tflops"]
+    sizes = [r.params["size"] for r in rows]
+    assert sizes == [64 * 2**k for k in range(len(sizes))] and len(sizes) >= 2
+    last = rows[-1]
+    grew = rec.settings.get("grow_float32", "")
+    # Either a size gained less than 3% (and the sweep says so), or the budget stopped it
+    assert (last.value is None and "skipped" in last.flags and "time budget" in last.note) or \
+        grew.startswith(f"sizes doubled up to {sizes[-1]}")
+
+
+def test_inference_grows_its_batch_and_stops_at_the_budget(monkeypatch):
+    """The doubling with a stand-in for one batch size's measurement: 100, 180, 182 img/s
+    stops at the third (under 3% gain); a budget that cannot hold twice the last batch's
+    time stops before it."""
+    from core.workloads import infer
+    seen: list[int] = []
+    rates = {8: 100.0, 16: 180.0, 32: 182.0, 64: 400.0}
+
+    def one(ctx, params, batch, step):
+        seen.append(batch)
+        return {"device": rates[batch]}, False
+    monkeypatch.setattr(infer, "_run_batch", one)
+    said = {}
+    ctx = types.SimpleNamespace(record_settings=said.update, progress=lambda *a: None)
+    infer._grow(ctx, {"batch_size": 8, "images": 32, "budget_s": None})
+    assert seen == [8, 16, 32]
+    assert said["grow"] == "batch sizes doubled from 8: batch size 32 gained less than 3% " \
+                           "over the best before it"
+    seen.clear()
+    clock = iter(range(0, 1000, 10))                   # each batch size "takes" 10 s
+    monkeypatch.setattr("time.monotonic", lambda: next(clock))
+    infer._grow(ctx, {"batch_size": 8, "images": 32, "budget_s": 35})
+    assert seen == [8]
+    assert said["grow"].startswith("batch sizes doubled from 8: batch size 16 would take about")
+
+
+# ---------------------------------------------------------------- estimates
+
+def test_every_workload_with_known_work_is_estimated(two_cores):
+    gemm = estimate("gemm", {"sizes": [4096], "dtypes": ["float32"]}, LAPTOP, quick=True)
+    assert gemm.peak_bytes == 3 * 4096**2 * 4 and gemm.seconds > 0
+    bw = estimate("bandwidth", {}, LAPTOP, quick=True)       # the default 64/256/1024 MB
+    assert bw.peak_bytes == 4 * 1024 * 2**20 and bw.seconds > 0
+    ar = estimate("allreduce", {"sizes": [2**28], "processes": 2}, LAPTOP)
+    assert ar.peak_bytes == 3 * 2**28 * 2 and ar.seconds > 0
+    default = estimate("allreduce", {}, LAPTOP)               # 4 KB .. 256 MB, two dtypes
+    assert default.points == 34 and default.seconds > 300     # it took 8 minutes: questioned
+    assert default.warnings("Test CPU", LAPTOP.memory_bytes)[0].startswith(
+        "This run may take about ")
+    from core.workloads import llm as lm
+    llm = estimate("llm", QWEN_REFERENCE, LAPTOP)
+    qwen = lm.PRESETS["qwen3-4b"]
+    # weights + the cache of 2048 + 128 positions + a prefill's activations
+    assert llm.peak_bytes == int(lm.memory_needed(qwen, "bfloat16", 1, 2048 + 128))
+    assert lm.weight_bytes(qwen, "bfloat16") > 8e9 and llm.points == 2
+    assert llm.seconds > 3600 and "2-core CPU" in llm.basis
+
+
+def test_the_64_gb_allreduce_is_refused_before_it_starts(monkeypatch, capsys):
+    """The all-reduce of 2^36-byte messages on a machine of 23.5 GB: one sentence, exit 2,
+    and no process started."""
+    import psutil
+
+    from core import cli, runner
+    monkeypatch.setattr(psutil, "virtual_memory",
+                        lambda: types.SimpleNamespace(total=int(23.5 * GB)))
+
+    def no_run(*args, **kwargs):
+        raise AssertionError("a run was started")
+    monkeypatch.setattr(runner, "ChildRun", no_run)
+    code = cli.main(["run", "allreduce", "--framework", "torch", "--device", "cpu",
+                     "--sizes", str(2**36)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert err.startswith("siliconbench: Nothing of this run fits in ") and "\n" not in err
+    assert "23.5 GB of memory: an all-reduce of 64 GB float32 messages on 2 ranks (384 GB)" in err
+
+
+def test_the_qwen3_4b_reference_on_a_cpu_is_questioned(two_cores):
+    [sentence] = spec_warnings([RunSpec("llm", "torch", "cpu", QWEN_REFERENCE)], [LAPTOP])
+    assert sentence.startswith("This run may take about ") and " h on Test CPU (" in sentence
+
+
+def test_run_it_here_of_the_qwen3_4b_reference_on_a_cpu_asks(qtbot, window, monkeypatch,
+                                                             two_cores):
+    """Compare's Run It Here goes through the same question as Run: nothing is queued until
+    the answer is Run Anyway."""
+    from PySide6.QtWidgets import QMessageBox
+    window.devices.set_devices([LAPTOP], {"torch": "test"})
+    asked: list[QMessageBox] = []
+    real = window._confirm_big_run
+    monkeypatch.setattr(window, "_confirm_big_run",
+                        lambda *a, **k: asked.append(real(*a, **k)) or asked[-1])
+    window.live_runs.queue_reference_run([RunSpec("llm", "torch", "cpu", QWEN_REFERENCE)])
+    assert len(asked) == 1 and window.queue.jobs == []
+    assert "This run may take about" in window.last_message
+    box = asked[0]
+    box.reject()                                    # Cancel: nothing runs
+    assert window.queue.jobs == []
+
+
+def test_a_run_whose_every_point_was_unsupported_fails_with_the_reason():
+    """Every point refused (three 60000 x 60000 float64 matrices fit no test machine's 80%):
+    the run fails and says why, instead of a green Done with nothing in it."""
+    import psutil
+    need = 3 * 60000**2 * 8
+    assert need > 0.8 * psutil.virtual_memory().total
+    rec = execute(RunSpec("gemm", "mlx", params={"sizes": [60000], "dtypes": ["float32"]},
+                          quick=True), Store())
+    assert rec.status == "failed"
+    assert rec.reason.startswith("nothing was measured: the point was unsupported (")
