@@ -532,10 +532,28 @@ class MainWindow(QMainWindow):
         dialog.setWindowTitle("Name Machine")
         dialog.setLabelText("Name for this machine, shown on its runs and charts (empty: its "
                             "model name):")
+        # At most what a run record's label may hold: a longer one could not be imported.
+        dialog.setInputMode(QInputDialog.InputMode.TextInput)   # makes its line edit
+        dialog.findChild(QLineEdit).setMaxLength(LABEL_MAX)
         dialog.setTextValue(records[0].label or records[0].machine_label)
 
         def rename(label: str) -> None:
-            n = self.results.rename_machine(label, records)
+            from core.store import StoreError
+            try:
+                n = self.results.rename_machine(label, records)
+            except ValueError as e:       # a name too long (label_problem)
+                self.show_message("Name Machine", str(e))
+                return
+            except NotReadable as e:      # machine-names.json: a FIFO, a folder, too large
+                self.show_message("Name Machine", f"The machine was not named: {e}")
+                return
+            except OSError as e:          # a full disk, a read-only folder
+                self.show_message("Name Machine", "The machine was not named: SiliconBench "
+                                  f"could not write {names_path()}: {e.strerror or e}.")
+                return
+            except StoreError as e:       # the names file is written; the store is not
+                self.show_message("Name Machine", f"Its runs were not renamed: {e}")
+                return
             self.statusBar().showMessage(f"Named the machine on {n} runs.", 5000)
         dialog.textValueSelected.connect(rename)
         return open_sheet(self, dialog)

@@ -231,8 +231,18 @@ class ParamForm(QWidget):
     def texts(self) -> dict[str, str]:
         return {name: f.text() for name, f in self.fields.items()}
 
-    def set_texts(self, texts: dict[str, str]) -> None:
+    def set_texts(self, texts: dict[str, str], keep_valid: bool = False) -> None:
+        """Fill in the fields named in `texts`; keep_valid: a text the field refuses leaves the
+        field as it was (texts remembered in the settings, a default being better than an
+        error the user did not type)."""
+        if not isinstance(texts, dict):
+            return
         for name, text in texts.items():
-            if name in self.fields and isinstance(text, str):
-                self.fields[name].set_text(text)
+            field = self.fields.get(name) if isinstance(name, str) else None
+            if field is None or not isinstance(text, str):
+                continue
+            before = field.text()
+            field.set_text(text)
+            if keep_valid and field.error:
+                field.set_text(before)
         self._on_change()

@@ -334,12 +334,15 @@ class ResultsBrowser(QWidget):
 
     def rename_machine(self, label: str, records: list[RunRecord] | None = None) -> int:
         """Name the machine(s) of these runs (default: the selection) on all their runs, and
-        for their future runs (core.machine_names)."""
-        from core.machine_names import set_name
+        for their future runs (core.machine_names). ValueError or OSError, with nothing
+        renamed, when the name is too long or the names file cannot be written."""
+        from core.machine_names import set_names
         records = records if records is not None else self.selected_records()
-        for rec in {machine_key(r): r for r in records if r.machine}.values():
-            if rec.source != "published":
-                set_name(rec.machine, label)
+        # The names file first, in one write: when it cannot be written (ValueError, OSError)
+        # nothing is renamed.
+        set_names([rec.machine for rec in {machine_key(r): r for r in records
+                                           if r.machine}.values()
+                   if rec.source != "published"], label)
         keys = {machine_key(r) for r in records}
         ids = [r.id for r in self.model.records if machine_key(r) in keys]
         self.store.set_label(ids, label.strip() or None)

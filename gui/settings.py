@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
+import time
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QCoreApplication, QSettings
@@ -41,13 +43,71 @@ def mac_preferences_id(domain: str = ORGANIZATION_DOMAIN,
     return ".".join(reversed(domain.lower().split("."))) + "." + application
 
 
-def app_settings() -> QSettings:
-    """The app's QSettings; an ini file under SILICONBENCH_HOME when that is set (tests,
-    portable installs), so nothing touches the user's real preferences."""
+SETTINGS_LIMIT = 1 << 20   # the window's state and every form's fields take a few KB
+TEXT_LIMIT = 10_000        # one remembered field or folder; longer is not something typed
+# What the app says once when it could not use its settings file (app.py shows it).
+notice: str | None = None
+
+
+def settings_file(platform: str = sys.platform) -> Path | None:
+    """The file QSettings reads, where it is a file: the ini under SILICONBENCH_HOME, else
+    ~/.config/SiliconBench/SiliconBench.conf on Linux (a Mac's plist goes through cfprefsd,
+    Windows keeps the registry)."""
     home = os.environ.get("SILICONBENCH_HOME")
     if home:
-        return QSettings(str(Path(home).expanduser() / "gui-settings.ini"),
-                         QSettings.Format.IniFormat)
+        return Path(home).expanduser() / "gui-settings.ini"
+    if platform.startswith("linux"):
+        config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+        return Path(config) / ORGANIZATION_NAME / f"{APPLICATION_NAME}.conf"
+    return None
+
+
+def unusable_settings(path: Path) -> str | None:
+    """Why QSettings must not read `path` (one sentence), or None when it may: QSettings reads
+    the file whole as it starts, so a FIFO would keep the window from ever appearing and a link
+    to /dev/zero would fill memory."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        return f"{path} cannot be read ({e.strerror or e})"
+    if not stat.S_ISREG(info.st_mode):
+        return f"{path} is not a regular file"
+    if info.st_size > SETTINGS_LIMIT:
+        return f"{path} holds {info.st_size:,} bytes, more than any settings file"
+    return None
+
+
+def _set_aside(path: Path, problem: str) -> Path | None:
+    """Move a settings file QSettings must not read out of the way; None when it could not
+    be moved, and `notice` says what happened in either case."""
+    global notice
+    aside = path.with_name(f"{path.name}.unreadable-{int(time.time())}")
+    try:
+        os.replace(path, aside)
+    except OSError:
+        notice = (f"SiliconBench started with its default settings: {problem}, and it could "
+                  "not be moved aside, so nothing is remembered until it is removed.")
+        return None
+    notice = (f"SiliconBench started with its default settings: {problem}, so it was moved "
+              f"to {aside.name}.")
+    return aside
+
+
+def app_settings() -> QSettings:
+    """The app's QSettings; an ini file under SILICONBENCH_HOME when that is set (tests,
+    portable installs), so nothing touches the user's real preferences. A settings file that
+    is not a regular file of a sane size is moved aside first (unusable_settings), or, where
+    it cannot be, the app keeps its settings in a temporary file for this launch."""
+    path = settings_file()
+    problem = unusable_settings(path) if path is not None else None
+    if problem and _set_aside(path, problem) is None:
+        import tempfile
+        return QSettings(str(Path(tempfile.mkdtemp(prefix="siliconbench-settings-")) /
+                             "gui-settings.ini"), QSettings.Format.IniFormat)
+    if os.environ.get("SILICONBENCH_HOME"):
+        return QSettings(str(path), QSettings.Format.IniFormat)
     settings = QSettings(settings_organization(), APPLICATION_NAME)
     if sys.platform == "darwin":
         carry_over(QSettings(OLD_ORGANIZATION, APPLICATION_NAME), settings)
@@ -65,40 +125,62 @@ def carry_over(old: QSettings, new: QSettings) -> bool:
     return True
 
 
+def value_of(settings: QSettings, key: str, kind: type | tuple[type, ...]):
+    """The value kept under `key` when it is a `kind` (a str no longer than TEXT_LIMIT), else
+    None: a value of another type (a hand-edited file, another version) is as if never
+    kept, and its default applies."""
+    try:
+        value = settings.value(key)
+    except Exception:        # a value Qt cannot give Python (an unknown @Variant)
+        return None
+    if not isinstance(value, kind) or isinstance(value, str) and len(value) > TEXT_LIMIT:
+        return None
+    return value
+
+
 def is_true(settings: QSettings, key: str, default: bool) -> bool:
     # Ini files give "true"/"false" back as strings, plists as booleans.
-    return str(settings.value(key, "true" if default else "false")).lower() == "true"
+    value = value_of(settings, key, (bool, str))
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    return value if isinstance(value, bool) else default
 
 
 def restore_window(window) -> None:
-    """The window's geometry, panes and last run choices, as save_window left them."""
+    """The window's geometry, panes and last run choices, as save_window left them; a value
+    of the wrong kind leaves its default."""
     s = window.settings
-    geometry = s.value("window/geometry")
-    if isinstance(geometry, QByteArray):
+    geometry = value_of(s, "window/geometry", QByteArray)
+    if geometry is not None:
         window.restoreGeometry(geometry)
     for key, split in (("window/main_split", window.main_split),
                        ("window/right_split", window.right_split)):
-        state = s.value(key)
-        if isinstance(state, QByteArray):
+        state = value_of(s, key, QByteArray)
+        if state is not None:
             split.restoreState(state)
     window.show_sidebar(is_true(s, "window/sidebar", True))
     window.quick_box.setChecked(is_true(s, "run/quick", False))
-    window.catalogue.select(s.value("run/workload"))
-    devices = s.value("run/devices")
+    window.catalogue.select(value_of(s, "run/workload", str))
+    devices = value_of(s, "run/devices", (str, list))
     if isinstance(devices, str):
         devices = [devices]
-    if isinstance(devices, list):
+    if isinstance(devices, list) and all(isinstance(d, str) and len(d) <= TEXT_LIMIT
+                                         for d in devices):
         window.devices.set_checked(devices)
 
 
 def restore_form(settings: QSettings, workload: str, form) -> None:
-    """A workload's form as it was last filled in."""
-    saved = settings.value(f"params/{workload}")
-    if isinstance(saved, str):
-        try:
-            form.set_texts(json.loads(saved))
-        except (ValueError, TypeError):
-            pass  # settings from an older version: start from the defaults
+    """A workload's form as it was last filled in: each field whose kept text it accepts; the
+    others (of the wrong type, too long, no longer valid) keep their defaults."""
+    saved = value_of(settings, f"params/{workload}", str)
+    try:
+        texts = json.loads(saved) if saved is not None else None
+    except (ValueError, RecursionError):
+        return
+    if not isinstance(texts, dict):
+        return
+    form.set_texts({name: text for name, text in texts.items()
+                    if isinstance(text, str) and len(text) <= TEXT_LIMIT}, keep_valid=True)
 
 
 def save_run_choices(window) -> None:
@@ -123,8 +205,10 @@ def save_window(window) -> None:
 
 
 def last_dir(settings: QSettings) -> str:
-    """The folder the file dialogs open in: the last one used, else home."""
-    return str(settings.value("files/last_dir", str(Path.home())))
+    """The folder the file dialogs open in: the last one used while it is a folder, else
+    home."""
+    kept = value_of(settings, "files/last_dir", str)
+    return kept if kept and os.path.isdir(kept) else str(Path.home())
 
 
 def remember_dir(settings: QSettings, path: str) -> None:
