@@ -522,7 +522,11 @@ class MainWindow(QMainWindow):
         return self.run_detail
 
     def choose_machine_name(self) -> QInputDialog | None:
-        from PySide6.QtWidgets import QInputDialog, QMessageBox
+        from PySide6.QtWidgets import QInputDialog, QLineEdit, QMessageBox
+
+        from core.files import NotReadable
+        from core.machine_names import LABEL_MAX
+        from core.machine_names import path as names_path
         records = self.results.selected_records()
         if not records:
             self.show_message("Name a machine", "Select a run of that machine under Results "
