@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 import time
 import types
@@ -67,15 +68,14 @@ def test_rapl_sums_packages_and_dram_across_a_wrap(tmp_path):
     assert rapl_delta(10, 4, 20) == 14 and rapl_delta(4, 10, 20) == 6
 
 
-def test_rapl_that_only_root_may_read_says_how_to_allow_it(tmp_path):
+def test_rapl_that_only_root_may_read_says_how_to_allow_it(tmp_path, monkeypatch):
     root = powercap(tmp_path, {"intel-rapl:0": ("package-0", 1, MAX_RANGE)})
     (root / "intel-rapl:0" / "energy_uj").chmod(0)
     if os.access(root / "intel-rapl:0" / "energy_uj", os.R_OK):
         # root reads any file: give it a reader that is refused, as an unprivileged user is
         def refused(path):
             raise PermissionError(13, "Permission denied", path)
-        pytest.MonkeyPatch.context().__enter__().setattr(telemetry.RaplCounter, "_raw",
-                                                         staticmethod(refused))
+        monkeypatch.setattr(telemetry.RaplCounter, "_raw", staticmethod(refused))
     counter, why = rapl_counter(str(root))
     assert counter is None
     assert why.startswith(f"CPU energy unavailable: {root}/intel-rapl:0/energy_uj is not readable")
@@ -298,3 +298,40 @@ def test_a_cpu_run_takes_its_power_from_the_rapl_counter(monkeypatch):
     assert 2 < power.value < 12
     assert rec.telemetry["summary"]["energy_counter"] == "CPU package-0 (RAPL)"
     assert 2 < rec.telemetry["summary"]["idle_power_w"] < 12
+
+
+def test_apple_silicon_energy_through_zeus_apple_silicons_cumulative_readings():
+    """IOReport's counters as zeus-apple-silicon gives them (AppleEnergyMetrics, mJ; None for a
+    rail the chip lacks): the GPU's for a GPU run, the CPU clusters' for a CPU run."""
+    readings = iter([(1_000, 50_000), (1_000, 50_000), (4_000, 62_500)])
+
+    class Monitor:
+        def get_cumulative_energy(self):
+            cpu, gpu = next(readings)
+            return types.SimpleNamespace(cpu_total_mj=cpu, gpu_mj=gpu, ane_mj=None)
+    counter, why = energy_counter("mps", system="Darwin", machine="arm64",
+                                  load_monitor=Monitor)
+    assert why is None and counter.label == "GPU (IOReport)" and counter.min_window_s == 0.1
+    meter = PointMeter(counter)
+    meter.begin()
+    assert meter.end()["joules"] == pytest.approx(12.5)
+
+    class NoAne:
+        def get_cumulative_energy(self):
+            return types.SimpleNamespace(ane_mj=None)
+    counter, why = energy_counter("cpu", system="Darwin", machine="arm64", load_monitor=NoAne)
+    assert counter is None and why == "energy counter unavailable: this chip reports no " \
+                                      "cpu_total_mj"
+
+
+def test_a_gpu_without_the_energy_counter_says_so(monkeypatch):
+    class NotSupported(Exception):
+        pass
+
+    def refuse(handle):
+        raise NotSupported("Not Supported")
+    nv = fake_pynvml([], [], [])
+    nv.nvmlDeviceGetTotalEnergyConsumption = refuse            # a GPU before Volta
+    monkeypatch.setitem(sys.modules, "pynvml", nv)
+    counter, why = energy_counter("cuda:0", system="Linux")
+    assert counter is None and why == "energy counter unavailable: Not Supported"
