@@ -62,7 +62,7 @@ from gui.theme import LIGHT, Theme, series_color
 FIXED = ["Workload", "Metric", "Point"]
 MAX_VERDICT_W = 260  # a verdict column's widest; longer verdicts end in '…', whole on hover
 MAX_VALUE_W = 130    # a side's value column's widest
-FIXED_W = (90, 150, 150)  # Workload, Metric, Point
+FIXED_W = (90, 140, 130)  # Workload, Metric, Point
 MAX_WARNINGS_H = 120  # unfolded warnings scroll here instead of squeezing the chart
 MIN_CONTENT = (600, 440)  # below this the Compare tab scrolls: the chart keeps MIN_CHART_H
 
@@ -650,6 +650,8 @@ class CompareView(QWidget):
                 self.table.setColumnHidden(len(FIXED) + k, True)
                 if k:
                     self.table.setColumnHidden(len(FIXED) + n + k - 1, True)
+        # One workload: the chart's list names it; its column gives the sides room.
+        self.table.setColumnHidden(0, len({r.workload for r in rows}) == 1)
         head = self.table.horizontalHeader()
         # Each column as wide as its text up to a cap, then elided ('…'), whole on hover:
         # with ten sides, wrapping made 'no statis… publis… figure' of every verdict.

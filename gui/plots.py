@@ -111,7 +111,11 @@ class SeriesLegend(QListWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        # Names wrap onto a second line rather than lose their middle (the time, the
+        # workload): the whole name is in view, and in the tooltip.
+        self.setWordWrap(True)
         self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.setResizeMode(QListWidget.ResizeMode.Adjust)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
@@ -159,7 +163,7 @@ class SeriesLegend(QListWidget):
         longest = max((fm.horizontalAdvance(self.item(i).text()) for i in range(self.count())),
                       default=0)
         chart_w = self.parentWidget().width() if self.parentWidget() else 900
-        self.setFixedWidth(int(max(120, min(longest + 80, 340, chart_w / 3))))
+        self.setFixedWidth(int(max(120, min(longest + 80, 360, chart_w * 0.36))))
 
     def _changed(self, item: QListWidgetItem) -> None:
         self.toggled.emit(item.data(Qt.ItemDataRole.UserRole),
@@ -384,6 +388,8 @@ class Chart(QWidget):
         if below == getattr(self, "_legend_below", None):
             if below:
                 self._size_legend_below()
+            elif self.legend.count():
+                self.legend._fit_width()
             return
         self._legend_below = below
         layout = self.layout()
@@ -548,8 +554,13 @@ class CurveChart(Chart):
                 stacked += label.isVisible()
             else:
                 label.setText(s.bound_label)
-                label.setAnchor((1, 1))
-                label.setPos(s.position(last), self.y(last.value))
+                # Ending at its last point, or starting there where that point lies in the
+                # left half (a tiny model's sweep to depth 256 beside one to 2048): it ran off
+                # the plot's left edge.
+                x = s.position(last)
+                left_half = self._ranges and x < (self._ranges[0] + self._ranges[1]) / 2
+                label.setAnchor((0, 1) if left_half else (1, 1))
+                label.setPos(x, self.y(last.value))
 
     def _new_items(self, s: Series) -> dict:
         plot = self.plot_item
@@ -609,7 +620,7 @@ class CurveChart(Chart):
             pos=self.y(s.peak), angle=0, movable=False,
             pen=pg.mkPen(color, width=1.2, style=Qt.PenStyle.DashLine),
             label=f"{s.device} peak {number(s.peak)} {self.unit}",
-            labelOpts={"position": 0.98 - 0.32 * (k % 3), "color": color,
+            labelOpts={"position": 0.98 - 0.25 * (k % 3), "color": color,
                        "anchors": [(1, 1), (1, 1)]})
         self.plot_item.addItem(line, ignoreBounds=True)
         return line
@@ -714,8 +725,9 @@ class BarChart(Chart):
             for item in self._series_items[s.key]:
                 item.setVisible(s.key not in hidden)
         self.legend.set_entries(entries)
-        if unit:
-            plot.getAxis("left").setLabel(f"Throughput ({unit})")
+        units = list(dict.fromkeys(r.unit for s in self.series for r in s.rows))
+        if units:   # training's seq/s beside inference's img/s: both named
+            plot.getAxis("left").setLabel(f"Throughput ({', '.join(units)})")
         self._show_plot(bool(self.series) and top > 0)
         if self.models:
             plot.setXRange(-0.6, len(self.models) - 0.4, padding=0)

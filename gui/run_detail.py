@@ -32,7 +32,10 @@ def field_value(key: str, value) -> str:
         unit = next((u for end, u in _FIELD_UNITS if key.endswith(end)), "")
         if unit == "%":
             return f"{number(value)}%"
-        return quantity(value, unit) if unit else number(value)
+        if unit:
+            return quantity(value, unit)
+        # A count or a size as given: '4096, 8192', never '4,096, 8,192' in a list.
+        return str(value) if isinstance(value, int) else number(value)
     if isinstance(value, list):
         return ", ".join(field_value(key, v) for v in value)
     if isinstance(value, dict):

@@ -4,6 +4,11 @@ through the window's own run queue, then writes one PNG per chart tab and per bo
 docs/screenshots/, and one of a run's details. Uses a fresh results store; nothing of the user's is touched.
 
     python scripts/screenshots.py [--devices torch:cpu,...] [--out docs/screenshots]
+    python scripts/screenshots.py --records ../shared/data/h200/*.json tests/data/records/*.json
+
+With --records, nothing runs: those run records (a GPU's beside this machine's CPU runs, say)
+are imported into the fresh store, selected together, and every chart and Compare is shot
+(the Run Queue, empty then, is not).
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ def main() -> int:
     parser.add_argument("--devices", help="comma-separated device keys (torch:cpu, mlx:gpu); "
                                           "default: every usable device")
     parser.add_argument("--out", default=str(ROOT / "docs" / "screenshots"))
+    parser.add_argument("--records", nargs="+", metavar="FILE",
+                        help="run records to import and show instead of running anything")
     args = parser.parse_args()
     if sys.platform == "linux" and not os.environ.get("DISPLAY"):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -53,6 +60,8 @@ def main() -> int:
     window.ask_before_closing = False
     window.resize(*SIZE)
     window.show()
+    if args.records:
+        return shoot_records(app, window, args)
     window.start_background()
     wait_until(app, lambda: window.devices.devices and not window.devices.busy.isVisible(),
                300, "the device list")
@@ -109,6 +118,42 @@ def main() -> int:
     if detail is not None:
         for _ in range(10):
             app.processEvents()
+        detail.grab().save(str(out / "run-details.png"))
+        print(f"wrote {out / 'run-details.png'}", flush=True)
+        detail.close()
+    window.close()
+    return 0
+
+
+def shoot_records(app, window, args) -> int:
+    """The charts and Compare of imported records, all selected: nothing is run."""
+    from core.results import records_from_json
+    for path in args.records:
+        for rec in records_from_json(Path(path).read_text(encoding="utf-8")):
+            window.store.save(rec)
+    window.results.reload()
+    window.select_all_runs()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    charts = window.charts
+    for i in range(charts.count()):
+        charts.setCurrentIndex(i)
+        for _ in range(40):          # let layouts and plots settle
+            app.processEvents()
+            time.sleep(0.02)
+        name = "compare" if charts.widget(i) is window.compare else \
+            charts.tabText(i).lower().replace(" ", "-")
+        window.grab().save(str(out / f"{name}.png"))
+        print(f"wrote {out / f'{name}.png'}", flush=True)
+    # The details of the first GEMM run with a GPU name, else of the first GEMM run.
+    gemm = sorted((r for r in window.results.selected_records() if r.workload == "gemm"),
+                  key=lambda r: r.device == "cpu")
+    window.results.select_ids({gemm[0].id} if gemm else set())
+    detail = window.show_run_details()
+    if detail is not None:
+        for _ in range(20):
+            app.processEvents()
+            time.sleep(0.02)
         detail.grab().save(str(out / "run-details.png"))
         print(f"wrote {out / 'run-details.png'}", flush=True)
         detail.close()

@@ -394,3 +394,22 @@ def test_the_queue_estimate_counts_the_queued_runs_and_a_long_point_looks_alive(
     qtbot.addWidget(row)
     row.update_view()
     assert row.bar.maximum() == 0 and row.eta.text() == "30 s elapsed"
+
+
+def test_bound_labels_stay_inside_the_plot(panel, qtbot):
+    """A tiny model's decode bound ends at depth 256 beside the H200's sweep to 2048: its
+    label, ending at that point, ran off the plot's left edge."""
+    panel.show_records(gpu_and_cpu())
+    decode = panel.curves["decode_tokens_per_s"]
+    panel.setCurrentWidget(panel.tab_of("decode_tokens_per_s"))
+    labels = [decode._items[s.key]["bound_label"] for s in decode.series
+              if "bound_label" in decode._items[s.key]]
+    shown = [label for label in labels if label.isVisible()]
+    assert len(shown) == 2          # the H200's, and the one the two CPU runs share
+
+    def inside() -> bool:           # once the plot is laid out at its size
+        view = decode.plot_item.vb.sceneBoundingRect()
+        return all(view.left() - 1 <= label.sceneBoundingRect().left()
+                   and label.sceneBoundingRect().right() <= view.right() + 1
+                   for label in shown)
+    qtbot.waitUntil(inside, timeout=3000)
