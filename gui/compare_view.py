@@ -52,7 +52,7 @@ from core.report import (
 )
 from core.results import RunRecord
 from core.runner import RunSpec
-from gui.chart_series import CURVE_METRICS, curve_x
+from gui.chart_series import CURVE_METRICS, curve_x, param_text
 from gui.import_export import file_dialog
 from gui.plots import (CategoryAxis, Chart, CurveChart, export_chart, plot_widget,
                        series_symbol)
@@ -144,10 +144,19 @@ def reference_side(rec: RunRecord) -> Side:
     return Side(rec.identity, [rec])
 
 
+# A reference's parameters that tell entries of one source apart, in the order they are named.
+TITLE_PARAMS = ("model", "preset", "dtype", "precision", "batch_size")
+
+
 def reference_title(rec: RunRecord) -> str:
-    source = (rec.provenance or {}).get("source", "")
-    return f"{rec.machine_label} · {rec.workload} ({rec.framework} {rec.device})" + \
-        (f" · {source}" if source else "")
+    """'M1 Max 32-core GPU · llm llama-2-7b q4_0 (llamacpp metal)': the machine, the workload
+    and what sets it apart from the source's other entries (model, precision, quantization);
+    the source itself is on the line under the list. Three entries read alike when the title
+    gave the source instead."""
+    what = " ".join(param_text(k, rec.params[k]) for k in TITLE_PARAMS
+                    if k in rec.params and not isinstance(rec.params[k], (list, dict)))
+    return f"{rec.device_label} · {rec.workload}{' ' + what if what else ''} " \
+        f"({rec.framework} {rec.device})"
 
 
 def side_letter(i: int) -> str:
@@ -178,6 +187,8 @@ def reference_details(rec: RunRecord) -> str:
 
 
 MIN_TABLE_H = 72     # the header and two rows
+EMPTY_CHART = ("Select two or more runs under Results, or add a published reference, to "
+               "compare them.")
 MIN_CHART_H = 180    # a plot with its axes and a few decades still reads
 
 
@@ -240,8 +251,7 @@ class CompareBarChart(Chart):
     def __init__(self, parent: QWidget | None = None) -> None:
         self.axis = CategoryAxis("bottom")
         plot = plot_widget(axisItems={"bottom": self.axis})
-        super().__init__("Select two or more runs under Results, or add a published "
-                         "reference, to compare them.", plot, parent)
+        super().__init__(EMPTY_CHART, plot, parent)
         self.cmp: Comparison | None = None
         self.rows: list[ComparedRow] = []
         self._side_items: dict[int, list] = {}
@@ -707,6 +717,10 @@ class CompareView(QWidget):
         else:
             chart = self.bars
             chart.set_rows(cmp, rows)
+            # What the table says, said here too: with two runs selected that share nothing,
+            # 'Select two or more runs' under 'Nothing to compare' read as a contradiction.
+            chart.empty.setText(EMPTY_CHART if cmp is None else
+                                "Nothing to draw: the sides share no workload and point.")
         self.chart_stack.setCurrentWidget(chart)
 
     def current_chart(self) -> Chart:

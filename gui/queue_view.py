@@ -22,6 +22,11 @@ def duration_text(seconds: float | None) -> str:
     return "" if seconds is None else f"about {duration(seconds)} left"
 
 
+def shiboken_valid(widget) -> bool:
+    from shiboken6 import isValid
+    return isValid(widget)
+
+
 def queue_eta_text(left: float | None, unknown: int) -> str:
     """' · about 5 min left', or what is known and how many queued runs are not: ' · about
     3 s left for this run, then 2 queued runs of unknown length'."""
@@ -170,6 +175,7 @@ class QueueView(QWidget):
         self.queue = queue
         self.theme = LIGHT
         self.rows: dict[int, JobRow] = {}
+        self._pending: JobRow | None = None     # added, to be scrolled into view
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
         head = QHBoxLayout()
@@ -203,6 +209,7 @@ class QueueView(QWidget):
         self.list.addWidget(self.empty)
         self.list.addStretch(1)
         self.scroll.setWidget(inner)
+        self.scroll.verticalScrollBar().rangeChanged.connect(self._show_pending)
         layout.addWidget(self.scroll, 1)
         queue.job_added.connect(self._add)
         queue.job_changed.connect(self._changed)
@@ -218,6 +225,15 @@ class QueueView(QWidget):
         self._style_row(row)
         self.rows[job.id] = row
         self.list.insertWidget(self.list.count() - 1, row)
+        # A run added (Run, Run It Here) is brought into view once laid out: it was added
+        # below the fold of a long queue, out of sight.
+        self._pending = row
+
+    def _show_pending(self, *_) -> None:
+        """Once the list has grown to hold it (the scroll bar's range changed)."""
+        row, self._pending = self._pending, None
+        if row is not None and shiboken_valid(row):
+            self.scroll.ensureWidgetVisible(row)
 
     def _changed(self, job: RunJob) -> None:
         row = self.rows.get(job.id)

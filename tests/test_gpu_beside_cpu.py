@@ -413,3 +413,39 @@ def test_bound_labels_stay_inside_the_plot(panel, qtbot):
                    and label.sceneBoundingRect().right() <= view.right() + 1
                    for label in shown)
     qtbot.waitUntil(inside, timeout=3000)
+
+
+def test_a_run_added_to_a_long_queue_is_scrolled_into_view(qtbot):
+    from core.runner import RunSpec
+    from gui.queue_view import QueueView
+    from gui.run_queue import RunQueue
+    queue = RunQueue()
+    queue._start_next = lambda: None       # listed, never started: this is about the view
+    view = QueueView(queue)
+    qtbot.addWidget(view)
+    view.resize(700, 240)
+    view.show()
+    jobs = queue.enqueue([RunSpec("gemm", "torch", "cpu", {"sizes": [64 * (i + 1)]})
+                          for i in range(12)])
+    last = view.row_for(jobs[-1])
+    bar = view.scroll.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.maximum() > 0 and bar.value() > 0, timeout=3000)
+    top = last.mapTo(view.scroll.viewport(), last.rect().topLeft()).y()
+    assert 0 <= top and top + last.height() <= view.scroll.viewport().height()
+
+
+def test_references_read_apart_and_an_empty_comparison_says_why(view):
+    from core import reference
+    from gui.compare_view import reference_title
+    titles = [reference_title(r) for r in reference.references()]
+    assert len(set(titles)) == len(titles)      # bf16, 8-bit and 4-bit read alike before
+    mlx = [t for t in titles if "qwen3-4b" in t]
+    assert {t.split(" · ")[1] for t in mlx} == {"llm qwen3-4b bfloat16 (mlx gpu)",
+                                                 "llm qwen3-4b q8 (mlx gpu)",
+                                                 "llm qwen3-4b q4 (mlx gpu)"}
+    # Two runs that share nothing: the chart says so, as the table does; no stray legend.
+    view.set_records([h200("h200-bw"), recorded("gemm-torch")])
+    assert view.comparison is not None and not view.comparison.rows
+    assert view.summary.text().startswith("Nothing to compare")
+    assert view.bars.empty.text().startswith("Nothing to draw")
+    assert not view.bars.legend.isVisible()
