@@ -486,9 +486,10 @@ class MainWindow(QMainWindow):
 
     def _pick_first_device(self) -> None:
         """With nothing ticked (nor wished for from last time), tick the first usable device."""
-        usable = [d for d in self.devices.devices if d.usable]
-        if usable and not self.devices.checked_keys() and not self.devices.wanted():
-            self.devices.set_checked([device_key(usable[0])])
+        from gui.device_list import default_device
+        best = default_device(self.devices.devices)
+        if best is not None and not self.devices.checked_keys() and not self.devices.wanted():
+            self.devices.set_checked([device_key(best)])
 
     # ------------------------------------------------------------------ results
 

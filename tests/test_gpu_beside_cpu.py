@@ -449,3 +449,16 @@ def test_references_read_apart_and_an_empty_comparison_says_why(view):
     assert view.summary.text().startswith("Nothing to compare")
     assert view.bars.empty.text().startswith("Nothing to draw")
     assert not view.bars.legend.isVisible()
+
+
+def test_a_first_launch_ticks_an_accelerator_before_a_cpu():
+    from core.frameworks import DeviceInfo
+    from gui.device_list import default_device
+    mlx_cpu = DeviceInfo("mlx", "cpu", "AMD EPYC", "cpu")
+    torch_cpu = DeviceInfo("torch", "cpu", "AMD EPYC", "cpu")
+    cuda = DeviceInfo("torch", "cuda:0", "NVIDIA H200", "gpu")
+    busy = DeviceInfo("tensorflow", "gpu:0", "NVIDIA H200", "gpu", usable=False)
+    # Listed as discovery lists them: MLX first. Ticking the first ticked MLX's CPU.
+    assert default_device([mlx_cpu, busy, torch_cpu, cuda]) is cuda
+    assert default_device([mlx_cpu, torch_cpu]) is torch_cpu
+    assert default_device([busy]) is None
