@@ -56,12 +56,45 @@ def flags_html() -> str:
                      f"{escape(text[0].upper() + text[1:])}.</dd>" for name, text in FLAGS.items())
 
 
+# What each shortcut of gui.shortcuts does, as the menus name it.
+SHORTCUT_WORDS = {
+    "run": "Run", "cancel": "Cancel Current Run", "cancel_all": "Cancel All Runs",
+    "compare": "Compare Selected Runs", "details": "Show Run Details…", "copy": "Copy",
+    "select_all": "Select All Runs", "delete": "Delete Selected Runs…",
+    "import": "Import Results…", "export_png": "Export Chart as PNG…",
+    "export_svg": "Export Chart as SVG…", "export_csv": "Export Selected Runs as CSV…",
+    "export_json": "Export Selected Runs as JSON…", "refresh": "Refresh Devices",
+    "queue_tab": "Run Queue", "results_tab": "Results", "sidebar": "Hide Sidebar",
+    "help": "SiliconBench Help", "minimize": "Minimize", "close": "Close Window",
+    "quit": "Quit SiliconBench"}
+
+
+def shortcuts_html(platform_name: str | None = None) -> str:
+    """The keyboard shortcuts of this platform, from gui.shortcuts (so the page cannot drift
+    from the menus): one line each, and the charts' ⌘1… (Ctrl+1… elsewhere)."""
+    import sys
+
+    from gui.shortcuts import chart_shortcut, shortcuts
+    keys = shortcuts(platform_name or sys.platform)
+    rows = [(SHORTCUT_WORDS[name], key) for name, key in keys.items()
+            if key and name in SHORTCUT_WORDS]
+    rows.append(("The charts and the table, in tab order", f"{chart_shortcut(0)}…"))
+    from PySide6.QtGui import QKeySequence
+
+    def native(key: str) -> str:    # ⌘O on a Mac, Ctrl+O elsewhere
+        return QKeySequence(key.removesuffix("…")).toString(
+            QKeySequence.SequenceFormat.NativeText) + ("…" if key.endswith("…") else "")
+    return "\n".join(f"<dt><b>{escape(native(key))}</b></dt><dd>{escape(what)}</dd>"
+                     for what, key in rows)
+
+
 def help_page() -> Path:
     """The help page, written to the data folder from resources/help.html with the parameter
     and flag sections generated; rewritten each time it is opened."""
     from core.store import home
     text = help_template().replace("<!-- PARAMETERS -->", parameters_html())
     text = text.replace("<!-- FLAGS -->", flags_html())
+    text = text.replace("<!-- SHORTCUTS -->", shortcuts_html())
     page = home() / "help.html"
     page.parent.mkdir(parents=True, exist_ok=True)
     page.write_text(text, encoding="utf-8")

@@ -49,7 +49,7 @@ class WelcomeDialog(QDialog):
         self.text = QLabel(
             "<h3>Welcome to SiliconBench</h3>"
             f"<p>{quick['summary']}</p>"
-            "<p>It takes a few minutes (between two and three on a 2-core CPU, less on an "
+            "<p>It takes a few minutes (five or more on a busy 2-core CPU, less on an "
             "Apple GPU). Keep other heavy apps closed meanwhile: they slow the measurements.</p>"
             f"<p>Results are kept in <code>{home()}</code> and listed under Results; "
             "Help &gt; Show Data Folder opens it.</p>")

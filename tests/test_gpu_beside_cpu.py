@@ -462,3 +462,20 @@ def test_a_first_launch_ticks_an_accelerator_before_a_cpu():
     assert default_device([mlx_cpu, busy, torch_cpu, cuda]) is cuda
     assert default_device([mlx_cpu, torch_cpu]) is torch_cpu
     assert default_device([busy]) is None
+
+
+def test_help_tells_of_the_llm_all_reduce_and_scaling_tabs_run_it_here_and_the_keys(
+        qtbot, tmp_path, monkeypatch):
+    monkeypatch.setenv("SILICONBENCH_HOME", str(tmp_path))
+    from gui.help import help_page
+    from gui.shortcuts import shortcuts
+    text = help_page().read_text(encoding="utf-8")
+    for words in ("<b>LLM</b>", "<b>All-reduce</b>", "<b>Scaling</b>", "<b>Run It Here</b>",
+                  "Keyboard shortcuts", "View &gt; Y Axis", "power not trusted"):
+        assert words in text, words
+    assert "<!-- SHORTCUTS -->" not in text
+    import sys
+    from PySide6.QtGui import QKeySequence
+    run = QKeySequence(shortcuts(sys.platform)["run"]).toString(
+        QKeySequence.SequenceFormat.NativeText)
+    assert f"<dt><b>{run}</b></dt><dd>Run</dd>" in text
