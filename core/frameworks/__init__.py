@@ -69,6 +69,9 @@ FRAMEWORKS: dict[str, FrameworkInfo] = {
                                 "core.frameworks.tensorflow.adapter", "tensorflow"),
     "mlx": FrameworkInfo("mlx", "MLX", "mlx", "core.frameworks.mlx.adapter", "mlx"),
 }
+# Core ML runs on macOS alone: its entry, which says so elsewhere, is its package's.
+from core.frameworks.coreml import COREML  # noqa: E402  (subclasses FrameworkInfo, above)
+FRAMEWORKS[COREML.name] = COREML
 
 
 class UnknownFramework(ValueError):

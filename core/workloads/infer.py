@@ -34,7 +34,7 @@ WORKLOAD = Workload(
     title="Inference throughput",
     summary="Images per second of any torchvision classifier, on data made on the device or "
             "prepared on the host.",
-    frameworks=("torch",),
+    frameworks=("torch", "coreml"),
     metric="samples_per_s",
     module=__name__,
     checks="check_params",
