@@ -479,3 +479,12 @@ def test_help_tells_of_the_llm_all_reduce_and_scaling_tabs_run_it_here_and_the_k
     run = QKeySequence(shortcuts(sys.platform)["run"]).toString(
         QKeySequence.SequenceFormat.NativeText)
     assert f"<dt><b>{run}</b></dt><dd>Run</dd>" in text
+
+
+def test_size_axes_read_as_sizes(panel):
+    """All-reduce's ticks mixed '262144, 524288, 1M'; the H200's message sizes run to 256 MB."""
+    panel.show_records([h200("h200-allred"), recorded("allreduce-torch")])
+    axis = panel.curves["busbw"].plot.getAxis("bottom")
+    assert axis.tickStrings([18.0, 19.0, 20.0, 28.0], 1, 1) == ["256 KB", "512 KB", "1 MB",
+                                                                 "256 MB"]
+    assert "bytes" not in axis.labelText
