@@ -488,3 +488,23 @@ def test_size_axes_read_as_sizes(panel):
     assert axis.tickStrings([18.0, 19.0, 20.0, 28.0], 1, 1) == ["256 KB", "512 KB", "1 MB",
                                                                  "256 MB"]
     assert "bytes" not in axis.labelText
+
+
+def test_png_and_svg_exports_carry_the_same_legend(panel, tmp_path):
+    """The SVG's legend was clipped and laid out unlike the PNG's: both draw the chart widget,
+    plot, legend and caption, so the legend's names are in both at the same place."""
+    from PySide6.QtGui import QImage
+    from gui.plots import export_chart
+    panel.show_records(gpu_and_cpu())
+    chart = panel.curves["tflops"]
+    png, svg = tmp_path / "c.png", tmp_path / "c.svg"
+    export_chart(str(png), chart)
+    export_chart(str(svg), chart)
+    text = svg.read_text(encoding="utf-8")
+    # Qt's SVG writes each word of a line as its own text run: look for the distinct words.
+    for word in ("TF32", "H200", "tensorflow", "Peak"):
+        assert word in text, word
+    image = QImage(str(png))
+    assert (image.width(), image.height()) == (2 * chart.width(), 2 * chart.height())
+    # The same page: the SVG's view box is the chart's size, the PNG twice it.
+    assert f'viewBox="0 0 {chart.width()} {chart.height()}"' in text
