@@ -456,30 +456,29 @@ def _say_unreadable(store) -> int:
 
 
 def cmd_import(args) -> int:
-    from core.results import NotAResultFile, records_from_file
+    """Every file that is a result file is imported; each one that is not is named in a
+    sentence of its own, and the command then ends with exit 2."""
+    from core.results import read_result_files
     from core.store import Store
-    records = []
-    for name in args.files:
-        try:
-            records += records_from_file(name)
-        except FileNotFoundError:
-            raise Usage(f"{name}: no such file.") from None
-        except IsADirectoryError:
-            raise Usage(f"{name} is a folder, not a result file.") from None
-        except OSError as e:
-            raise Usage(f"{name} cannot be read: {e.strerror}.") from None
-        except NotAResultFile as e:
-            raise Usage(f"{name} is not a SiliconBench result file: {e}; nothing was imported.")
+    records, refused = read_result_files(args.files)
+    if refused and len(refused) == len(args.files):
+        if len(refused) == 1:
+            raise Usage(refused[0].removesuffix(".") + "; nothing was imported.")
+        for sentence in refused:
+            print(f"siliconbench: {sentence}", file=sys.stderr)
+        raise Usage(f"None of the {len(refused)} files is a result file; nothing was "
+                    "imported.")
+    for sentence in refused:
+        print(f"siliconbench: {sentence.removesuffix('.')}; it was left out.", file=sys.stderr)
     published = [r for r in records if r.source == "published"]
     if published:
         # They ship with SiliconBench (siliconbench reference); kept apart from measured runs.
         print(f"Left out {len(published)} published reference record(s); compare with them "
               "by id (siliconbench reference lists them).")
         records = [r for r in records if r.source != "published"]
-    added, skipped = Store().import_records(records)
-    print(f"Imported {added} run(s)" + (f"; {skipped} were already in the store." if skipped
-                                         else "."))
-    return EXIT_OK
+    done = Store().import_records(records)
+    print(done.summary(len(refused)))
+    return EXIT_USAGE if refused else EXIT_OK
 
 
 def cmd_compare(args) -> int:

@@ -8,7 +8,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import Any, Callable
 
 from core.stats import Stats
 from core.text import LoneSurrogate, clip, without_controls
@@ -137,7 +137,6 @@ class RunRecord:
         'device · framework device · when' ('published' for a published figure)."""
         return f"{self.device_label} · {self.framework} {self.device} · {self.when}"
 
-
     @property
     def when(self) -> str:
         if self.source == "published":
@@ -166,13 +165,20 @@ class RunRecord:
         d = dict(d)
         d["rows"] = [Row.from_dict(r) for r in d.get("rows", [])]
         known = cls.__dataclass_fields__
-        return cls(**{k: v for k, v in d.items() if k in known})
+        rec = cls(**{k: v for k, v in d.items() if k in known})
+        if validate_schema:
+            check_sense(rec)
+        return rec
 
 
 # What a record from outside may hold: numbers SiliconBench can compute with (a float64 holds
 # every integer up to 2**53 exactly), and nesting far below Python's recursion limit.
 MAX_INT = 2 ** 53
 MAX_DEPTH = 32
+# The largest result file import reads (core.files.read_small): an export of a thousand real
+# runs is under 100 MB (the largest record here, an H200 all-reduce run, is 76 KB). The bounds
+# on a record's strings, rows and samples are in the schema (resources/run_record.schema.json).
+MAX_FILE_BYTES = 256 << 20
 
 
 @cache
@@ -201,6 +207,10 @@ _RULE_WORDS = {"type": "is of the wrong type", "enum": "is not an allowed value"
                "minItems": "has too few items", "maxItems": "has too many items",
                "oneOf": "is of the wrong kind",
                "additionalProperties": "has a field of the wrong kind"}
+# The bounds no real run reaches (the schema's), said with their figure.
+_BOUND_WORDS = {"maxLength": "is longer than {:,} characters",
+                "maxItems": "has more than {:,} items",
+                "maxProperties": "has more than {:,} fields"}
 
 
 def validate(d: Any) -> None:
@@ -223,9 +233,60 @@ def validate(d: Any) -> None:
             # The names come from the schema, not from the file.
             why = "lacks " + next((f for f in _listed(e.rule_definition) if f not in e.value),
                                   "a required field")
+        elif e.rule in _BOUND_WORDS and isinstance(e.rule_definition, int):
+            why = _BOUND_WORDS[e.rule].format(e.rule_definition) + ", more than any real run"
         else:
             why = _RULE_WORDS.get(e.rule or "", "breaks the record format")
         raise NotAResultFile(f"it is a damaged run record ({clip(where, 60)} {why})") from None
+
+
+# Units whose figures are rates or durations: a measurement of one is above zero.
+_TIMES = {"s", "ms", "us", "µs", "ns"}
+# Point parameters a workload's own tables read (core.workloads.llm.llama_bench_table).
+_POINT_NEEDS = {("llm", "prefill_tokens_per_s"): ("preset", "dtype", "batch", "prompt"),
+                ("llm", "decode_tokens_per_s"): ("preset", "dtype", "batch", "gen_tokens",
+                                                 "depth")}
+# How far a row's value may be from its samples' median: float rounding only (the value is
+# that median, core.stats).
+_REL_TOLERANCE = 1e-6
+
+
+def _positive_unit(unit: str) -> bool:
+    return unit in _TIMES or unit.startswith("TFLOPS") or "/s" in unit
+
+
+def _zero_by_definition(row: Row) -> bool:
+    """All-reduce's bus bandwidth with one rank: 2(n-1)/n of the algorithm's is 0."""
+    return row.metric == "busbw" and row.params.get("ranks") == 1
+
+
+def check_sense(rec: RunRecord) -> None:
+    """NotAResultFile unless the record's figures make sense, beyond the schema's shape: a
+    rate or a time is above zero, a row's value agrees with its samples (the value is their
+    median, or for a latency percentile lies among them), and the points a workload's tables
+    read are there. Checked on every record from outside, so what is shown and what Compare
+    reads from the samples are the same figure."""
+    import statistics
+    for i, row in enumerate(rec.rows):
+        where = f"row {i + 1} ({clip(row.metric, 24)})"
+        v = row.value
+        if v is not None and _positive_unit(row.unit) and not (
+                v > 0 or (v == 0 and _zero_by_definition(row))):
+            raise NotAResultFile(f"its {where} claims {clip(repr(v), 24)} {clip(row.unit, 12)}"
+                                 ", and a measured rate or time is above zero")
+        if v is not None and row.samples and row.stats is not None:
+            if "percentile" in row.params:
+                lo, hi = min(row.samples), max(row.samples)
+                agrees = lo * (1 - _REL_TOLERANCE) <= v <= hi * (1 + _REL_TOLERANCE)
+            else:
+                m = statistics.median(row.samples)
+                agrees = abs(v - m) <= _REL_TOLERANCE * max(abs(v), abs(m)) + 1e-12
+            if not agrees:
+                raise NotAResultFile(f"its {where} gives a value that its samples do not "
+                                     "(it should be their median)")
+        for name in _POINT_NEEDS.get((rec.workload, row.metric), ()):
+            if name not in row.params:
+                raise NotAResultFile(f"its {where} lacks the point's {name}")
 
 
 def _listed(types: Any) -> list[str]:
@@ -316,18 +377,55 @@ def records_from_json(text: str) -> list[RunRecord]:
         runs = doc.get("runs")
         if not isinstance(runs, list):
             raise NotAResultFile("it has no list of runs")
-        return [RunRecord.from_dict(r) for r in runs]
+        records = [RunRecord.from_dict(r) for r in runs]
+        seen: set[str] = set()
+        for rec in records:
+            if rec.id in seen:
+                raise NotAResultFile(f"it holds two runs with the id {clip(rec.id, 24)}, and "
+                                     "each run has an id of its own")
+            seen.add(rec.id)
+        return records
     return [RunRecord.from_dict(doc)]
 
 
 def records_from_file(path) -> list[RunRecord]:
     """The records in a result file; NotAResultFile if it is not one (OSError if it cannot be
-    read). Bytes are decoded here, so text that is not UTF-8 is refused like any foreign file."""
-    from pathlib import Path
+    read). Only a regular file of at most MAX_FILE_BYTES is read (core.files.read_small: a
+    FIFO or a link to /dev/zero is refused, not waited on or read for good). Bytes are decoded
+    here, so text that is not UTF-8 is refused like any foreign file."""
+    from core.files import NotReadable, read_small
     try:
-        return records_from_json(Path(path).read_bytes().decode("utf-8"))
+        data = read_small(path, MAX_FILE_BYTES, "result file", encoding=None)
+    except NotReadable as e:   # its sentence begins with the path, which the caller names
+        raise NotAResultFile("it " + str(e).removeprefix(str(path)).strip().removesuffix(".")) \
+            from None
+    try:
+        return records_from_json(data.decode("utf-8"))
     except UnicodeDecodeError:
         raise NotAResultFile("it is not UTF-8 text") from None
+
+
+def read_result_files(paths: list, name: Callable[[Any], str] = str
+                      ) -> tuple[list[RunRecord], list[str]]:
+    """The records of every file in `paths` that is a result file, and one sentence for each
+    that is not, naming it (as `name` gives it): a bad file costs itself, not the others."""
+    from pathlib import Path
+    records: list[RunRecord] = []
+    refused: list[str] = []
+    for path in paths:
+        shown = name(path)
+        try:
+            if Path(path).is_dir():
+                refused.append(f"{shown} is a folder, not a result file.")
+                continue
+            records += records_from_file(path)
+        except FileNotFoundError:
+            refused.append(f"{shown}: no such file.")
+        except OSError as e:
+            refused.append(f"{shown} cannot be read: {e.strerror or e}.")
+        except NotAResultFile as e:
+            refused.append(f"{shown} is not a SiliconBench result file: {e}.")
+    return records, refused
 
 
 def dumps(obj: Any, **kwargs: Any) -> str:

@@ -18,7 +18,7 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, NamedTuple
 from urllib.parse import quote
 
 from core.results import RunRecord, records_to_json
@@ -56,6 +56,39 @@ WAIT_NOTICE_S = 3.0        # waiting this long for another process's write: say 
 WAIT_FOREVER_S = 86_400.0  # sqlite's busy timeout: a record is never dropped for a lock
 DISK_FULL_BYTES = 1 << 20
 WAL_LIMIT_BYTES = 8 << 20
+# A run owned by a process on another host name cannot be asked after: it counts as under way
+# for this long after it began, and as interrupted after (no run SiliconBench makes lasts a
+# week). Also what ends a run killed before this machine's name changed.
+OTHER_HOST_ALIVE_S = 7 * 86_400.0
+
+
+class Imported(NamedTuple):
+    """What an import did: runs added, runs here as interrupted that the file completed, and
+    runs already here (the same run, or a finished one that a partial copy does not replace)."""
+    added: int
+    completed: int
+    skipped: int
+
+    def summary(self, refused: int = 0) -> str:
+        """One line: what the import added, completed and found here, and how many files it
+        refused (each named in a sentence of its own before)."""
+        line = f"Imported {_count(self.added, 'run')}"
+        if self.completed:
+            line += (f"; completed {_count(self.completed, 'run')} kept here as interrupted "
+                     "(the file's record got further)")
+        if self.skipped:
+            line += f"; {self.skipped} {_was(self.skipped)} already in the store"
+        if refused:
+            line += f"; {_count(refused, 'file')} {_was(refused)} refused (named above)"
+        return line + "."
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n:,} {word}{'s' * (n != 1)}"
+
+
+def _was(n: int) -> str:
+    return "was" if n == 1 else "were"
 
 
 class StoreError(RuntimeError):
@@ -87,6 +120,7 @@ class Store:
         self.notice = notice                 # a sentence while we wait for another process
         self.unreadable: list[tuple[str, str]] = []  # (run id, why) from the last read
         self.read_only = False
+        self.why_read_only: str | None = None  # the sentence a write gets, when not the usual
         folder = self.path.parent
         try:
             folder.mkdir(parents=True, exist_ok=True)
@@ -109,8 +143,7 @@ class Store:
         self.db = self._connect()
         try:
             self._migrate()
-            if not self.read_only:
-                self._sweep_vanished()
+            self._sweep_vanished()
         except BaseException as e:
             self.db.close()  # a store we refuse is left as it was, and not held open
             if isinstance(e, sqlite3.DatabaseError):
@@ -128,7 +161,13 @@ class Store:
                 db.execute(f"PRAGMA journal_size_limit = {WAL_LIMIT_BYTES}")
             except sqlite3.DatabaseError as e:
                 db.close()
-                raise self._error(e, "read") from None
+                error = self._error(e, "read")
+                if "is full" not in str(error) or not self.path.exists():
+                    raise error from None
+                # A full disk: WAL cannot make its side files, but reading needs no write
+                # (results, --show and export still work); writes get the sentence.
+                self.read_only, self.why_read_only = True, str(error)
+                return self._connect()
             return db
         # A read-only folder: WAL cannot make its side files, so read the file as it is.
         uri = "file:" + quote(str(self.path.resolve()))
@@ -188,8 +227,9 @@ class Store:
         """One short write transaction. wait=False gives up at once when another process
         holds the lock (a run's progress saves: the final save waits)."""
         if self.read_only:
-            raise StoreError(f"The results store {self.path} is read-only (its folder or file "
-                             "cannot be written); nothing can be added to it.")
+            raise StoreError(self.why_read_only or f"The results store {self.path} is read-only"
+                             " (its folder or file cannot be written); nothing can be added "
+                             "to it.")
         if not wait:
             self.db.execute("PRAGMA busy_timeout = 100")
         try:
@@ -276,30 +316,56 @@ class Store:
             db.execute("UPDATE runs SET record = ? WHERE id = ?",
                        (json.dumps(_interrupted(rec)), rec.id))
 
+    def _live(self) -> list[tuple]:
+        """(id, host, pid, started, created_at) of each run marked as under way."""
+        if not self._has_table("live_runs"):
+            return []
+        return self.db.execute("SELECT l.id, l.host, l.pid, l.started, r.created_at FROM "
+                               "live_runs l LEFT JOIN runs r ON r.id = l.id").fetchall()
+
     def _sweep_vanished(self) -> None:
-        """Forget the owners of runs whose process has ended: they read as INTERRUPTED."""
-        live = self.db.execute("SELECT id, host, pid, started FROM live_runs").fetchall()
-        gone = [row[0] for row in live if not _alive(*row[1:])]
-        if gone:
-            with self._transaction() as db:
+        """Forget the owners of runs whose process has ended: they read as INTERRUPTED. Only
+        tidying (reads judge each owner themselves): skipped on a store that cannot be
+        written, a full disk or a lock held elsewhere, so that reading never needs a write."""
+        if self.read_only:
+            return
+        gone = [row[0] for row in self._live() if not _alive(*row[1:])]
+        if not gone:
+            return
+        try:
+            with self._transaction(wait=False) as db:
                 db.executemany("DELETE FROM live_runs WHERE id = ?", [(i,) for i in gone])
+        except StoreError:
+            pass
 
     def _under_way(self) -> set[str]:
         """Runs another process (or this one) is still measuring: not listed until they end."""
-        if not self._has_table("live_runs"):
-            return set()
-        return {row[0] for row in self.db.execute("SELECT id, host, pid, started FROM live_runs")
-                if _alive(*row[1:])}
+        return {row[0] for row in self._live() if _alive(*row[1:])}
 
-    def import_records(self, records: list[RunRecord]) -> tuple[int, int]:
-        """Add records not already here (by id), all in one transaction: (added, skipped)."""
-        added = 0
+    def import_records(self, records: list[RunRecord]) -> Imported:
+        """Add records not already here (by id), all in one transaction. A run kept here as
+        interrupted (begun in this store, then killed or unsaved: a full disk) is replaced by
+        the file's record when that one finished, or got further: the record that finished
+        wins, and a finished run is never replaced by a partial one."""
+        added = completed = 0
         with self._transaction():
             for rec in records:
+                values = self._row_values(rec, True)
                 cur = self.db.execute("INSERT OR IGNORE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?)",
-                                      self._row_values(rec, True))
-                added += cur.rowcount
-        return added, len(records) - added
+                                      values)
+                if cur.rowcount:
+                    added += 1
+                    continue
+                here = self.db.execute("SELECT record FROM runs WHERE id = ?",
+                                       (rec.id,)).fetchone()[0]
+                if _completes(here, rec):
+                    # Every column but `imported`: a run begun here stays one measured here.
+                    self.db.execute("UPDATE runs SET created_at = ?, workload = ?, framework = ?,"
+                                    " device = ?, status = ?, label = ?, source = ?, record = ? "
+                                    "WHERE id = ?", values[1:8] + values[9:] + values[:1])
+                    self.db.execute("DELETE FROM live_runs WHERE id = ?", (rec.id,))
+                    completed += 1
+        return Imported(added, completed, len(records) - added - completed)
 
     # ------------------------------------------------------------ reading
 
@@ -413,23 +479,61 @@ def _interrupted(rec: RunRecord) -> dict:
     return rec.to_dict() | {"status": "failed", "reason": INTERRUPTED}
 
 
+def _unfinished(status: str | None, reason: str | None) -> bool:
+    return status == "failed" and reason == INTERRUPTED
+
+
+def _completes(here: str, rec: RunRecord) -> bool:
+    """Whether `rec` should replace the stored record `here` (its JSON) of the same run: the
+    stored one never finished (INTERRUPTED) and `rec` did, or got further (more rows). A
+    stored record that cannot be read is replaced by a good one."""
+    try:
+        old = json.loads(here)
+        old_status, old_reason, old_rows = old["status"], old.get("reason"), len(old["rows"])
+    except (ValueError, TypeError, KeyError):
+        return True
+    if not _unfinished(old_status, old_reason):
+        return False
+    return not _unfinished(rec.status, rec.reason) or len(rec.rows) > old_rows
+
+
 def _this_process() -> tuple[str, int, float]:
     import psutil
     return socket.gethostname(), os.getpid(), psutil.Process().create_time()
 
 
-def _alive(host: str, pid: int, started: float) -> bool:
-    """Another machine's process (a store on a shared drive) cannot be asked: it counts as
-    alive, as does this process itself."""
-    if host != socket.gethostname():
-        return True
+def _alive(host: str, pid: int, started: float, created_at: str | None = None) -> bool:
+    """Whether the process that owns a run still runs. On this machine: the process with that
+    pid and start time (against pid reuse) exists, whatever host name the row gives (the
+    machine may have been renamed since: a Mac's name changes with the network). Under
+    another host name, not found here: another machine's process (a store on a shared drive),
+    which cannot be asked; it counts as alive for OTHER_HOST_ALIVE_S after the run began
+    (`created_at`, the record's), so a run killed before this machine's name changed comes
+    back as interrupted, not hidden for good."""
     import psutil
     try:
-        return abs(psutil.Process(pid).create_time() - started) < 1.0
+        if abs(psutil.Process(pid).create_time() - started) < 1.0:
+            return True
     except psutil.AccessDenied:
-        return True   # someone else's process, but it exists
-    except (psutil.NoSuchProcess, ValueError):
+        if host == socket.gethostname():
+            return True   # someone else's process, but it exists
+    except (psutil.NoSuchProcess, ValueError, OverflowError, TypeError):
+        pass
+    if host == socket.gethostname():
         return False
+    return _age_s(created_at) < OTHER_HOST_ALIVE_S
+
+
+def _age_s(created_at: str | None) -> float:
+    """Seconds since an ISO time; infinite for one that cannot be read (or none)."""
+    import datetime as dt
+    try:
+        t = dt.datetime.fromisoformat(created_at)
+        if t.tzinfo is None:
+            t = t.replace(tzinfo=dt.timezone.utc)
+        return time.time() - t.timestamp()
+    except (TypeError, ValueError, OverflowError):
+        return float("inf")
 
 
 def keep_elsewhere(rec: RunRecord, near: Path) -> Path | None:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.results import NotAResultFile, RunRecord, records_from_json
+from core.results import RunRecord, read_result_files
 from gui import settings as prefs
 
 if TYPE_CHECKING:  # imported when a dialog opens, after the first paint (gui/sheets.py)
@@ -58,28 +58,23 @@ def choose_import(window) -> QFileDialog:
 
 
 def import_files(window, paths: list[str]) -> bool:
-    """All files or nothing: one bad file refuses the import and changes nothing."""
-    records: list[RunRecord] = []
-    for path in paths:
-        name = Path(path).name
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-            records += records_from_json(text)
-        except NotAResultFile as e:
-            return _refuse_import(window, f"{name} is not a SiliconBench result file: {e}.")
-        except (OSError, UnicodeDecodeError) as e:
-            return _refuse_import(window, f"{name} cannot be read: "
-                                          f"{getattr(e, 'strerror', None) or e}.")
-    if not records:
+    """Every file that is a result file is imported; each one that is not is named in a
+    sentence of its own. True when every file was imported."""
+    records, refused = read_result_files(paths, name=lambda p: Path(p).name)
+    if refused and len(refused) == len(paths):
+        return _refuse_import(window, "\n".join(refused))
+    if not records and not refused:
         return _refuse_import(window, "The files hold no runs.")
-    added, skipped = window.store.import_records(records)
+    done = window.store.import_records(records)
     window.results.reload(keep_selection=False)
     window.results.select_ids({r.id for r in records})
     window.bottom.setCurrentWidget(window.results)
-    note = f"Imported {added} run{'s' * (added != 1)}"
-    note += f"; {skipped} already in the store." if skipped else "."
-    window.last_message = note
+    note = done.summary(len(refused))
     window.statusBar().showMessage(note, 8000)
+    if refused:
+        window.show_message("Some files were not imported", "\n".join([*refused, note]))
+        return False
+    window.last_message = note
     return True
 
 

@@ -68,7 +68,7 @@ def test_run_results_export_import_round_trip(tmp_path, gemm_run, capsys, monkey
     rc, said, _ = cli(capsys, monkeypatch, "import", out, home=home_b)
     assert rc == 0 and "Imported 1 run" in said
     again = cli(capsys, monkeypatch, "import", out, home=home_b)[1]
-    assert "1 were already in the store" in again
+    assert "1 was already in the store" in again
     imported = json.loads(cli(capsys, monkeypatch, "results", "--json", home=home_b)[1])
     assert imported[0]["rows"] == rec["rows"]
 
@@ -100,7 +100,7 @@ def test_human_output_has_table_and_spread(gemm_run, capsys, monkeypatch):
     (["run", "gemm", "--time-limit", "nan"], "--time-limit takes a finite number, not 'nan'."),
     (["run", "gemm", "--time-limit", "inf"], "--time-limit takes a finite number, not 'inf'."),
     (["export", "-o", "/tmp"], "/tmp is a folder; name a file in it"),
-    (["import", "/tmp"], "/tmp is a folder, not a result file."),
+    (["import", "/tmp"], "/tmp is a folder, not a result file; nothing was imported."),
     (["run", "infer", "--model", "nosuchmodel", "--images", "1", "--batch-size", "1"],
      "--model does not know 'nosuchmodel'; see siliconbench workloads for all"),
     (["run", "infer", "--model", "resnt50", "--images", "1", "--batch-size", "1"],
@@ -116,16 +116,24 @@ def test_bad_input_is_one_sentence_and_exit_2(tmp_path, args, says, capsys, monk
     assert json.loads(stored) == []   # nothing stored
 
 
-def test_foreign_file_is_refused_and_store_unchanged(tmp_path, gemm_run, capsys, monkeypatch):
+def test_a_foreign_file_is_refused_by_name_and_the_good_one_imported(tmp_path, gemm_run,
+                                                                    capsys, monkeypatch):
     good = tmp_path / "good.json"
     bad = tmp_path / "bad.json"
     bad.write_text('{"some": "other program\'s file"}')
     assert cli(capsys, monkeypatch, "export", "-o", good, home=gemm_run[0])[0] == 0
-    r = sb("import", str(good), str(bad), home=tmp_path / "b")
+    r = sb("import", str(bad), home=tmp_path / "b")
     assert r.returncode == 2
     assert "bad.json is not a SiliconBench result file" in r.stderr
     assert "nothing was imported" in r.stderr
     assert json.loads(cli(capsys, monkeypatch, "results", "--json", home=tmp_path / "b")[1]) == []
+    r = sb("import", str(good), str(bad), home=tmp_path / "b")
+    assert r.returncode == 2    # a file was refused
+    assert r.stderr.strip().endswith("bad.json is not a SiliconBench result file: it is not a "
+                                     "SiliconBench run record; it was left out.")
+    assert r.stdout.strip() == "Imported 1 run; 1 file was refused (named above)."
+    stored = json.loads(cli(capsys, monkeypatch, "results", "--json", home=tmp_path / "b")[1])
+    assert [run["id"] for run in stored] == [gemm_run[1]["id"]]
 
 
 def test_failed_run_exits_1_and_is_kept(tmp_path, capsys, monkeypatch):
@@ -243,5 +251,5 @@ def test_published_references_are_not_imported_as_runs(tmp_path, capsys, monkeyp
     refs = tmp_path / "refs.json"
     refs.write_text(cli(capsys, monkeypatch, "reference", "--json", home=tmp_path)[1])
     rc, out, _ = cli(capsys, monkeypatch, "import", refs, home=tmp_path)
-    assert rc == 0 and "Left out" in out and "Imported 0 run(s)" in out
+    assert rc == 0 and "Left out" in out and "Imported 0 runs." in out
     assert json.loads(cli(capsys, monkeypatch, "results", "--json", home=tmp_path)[1]) == []

@@ -45,8 +45,8 @@ def test_store_keeps_runs_and_uses_wal(siliconbench_home):
 def test_import_dedups_by_id():
     s = Store()
     recs = [record(), record()]
-    assert s.import_records(recs) == (2, 0)
-    assert s.import_records(recs) == (0, 2)
+    assert s.import_records(recs) == (2, 0, 0)     # added, completed, already here
+    assert s.import_records(recs) == (0, 0, 2)
     assert len(s.runs()) == 2
 
 

@@ -1,0 +1,171 @@
+"""Reading the store never needs a write: on a full disk and on a read-only store, `results`,
+`results --show` and `export` work, and a run whose process died still shows as interrupted
+(opening the store used to sweep dead owners, a write, and a full disk refused every read).
+A run marked as under way by a process under another host name does not hide for good: this
+machine may have been renamed since (a Mac's name follows the network)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import socket
+import subprocess
+from pathlib import Path
+
+import psutil
+import pytest
+
+from core import store as store_mod
+from core.results import records_from_file
+from core.store import INTERRUPTED, Store
+from tests.cli_processes import run_cli
+from tests.recorded import FOLDER
+from tests.test_store_failures import fill, remount, small_disk
+
+
+def real_runs() -> list:
+    return [r for stem in ("gemm-torch", "bandwidth-torch", "llm-torch")
+            for r in records_from_file(FOLDER / f"{stem}.json")]
+
+
+def dead_pid() -> int:
+    p = subprocess.Popen(["true"])
+    p.wait()
+    return p.pid
+
+
+def store_with_a_dead_owner(home: Path, host: str | None = None, begun: dt.datetime | None = None,
+                            pid: int | None = None, started: float | None = None) -> tuple:
+    """A store of real runs, one of them begun by a process that is gone (killed)."""
+    os.environ["SILICONBENCH_HOME"] = str(home)
+    *kept, killed = real_runs()
+    if begun is not None:
+        killed.created_at = begun.isoformat(timespec="seconds")
+    s = Store()
+    s.import_records(kept)
+    s.begin_run(killed)
+    s.db.execute("UPDATE live_runs SET host = ?, pid = ?, started = ?",
+                 (host or socket.gethostname(), pid or dead_pid(),
+                  started if started is not None else 1.0))
+    s.db.commit()
+    s.close()
+    return kept, killed
+
+
+def live_rows(home: Path) -> int:
+    """Runs marked as under way, read without a Store (which would tidy them)."""
+    import sqlite3
+    db = sqlite3.connect(f"file:{home / 'results.sqlite3'}?mode=ro", uri=True)
+    try:
+        return db.execute("SELECT count(*) FROM live_runs").fetchone()[0]
+    finally:
+        db.close()
+
+
+def reads_work(tmp_path: Path, kept, killed) -> None:
+    r = run_cli("results", "--json")
+    assert r.returncode == 0, r.stderr
+    listed = {x["id"]: x for x in json.loads(r.stdout)}
+    assert set(listed) == {x.id for x in [*kept, killed]}
+    assert listed[killed.id]["status"] == "failed" and listed[killed.id]["reason"] == INTERRUPTED
+    r = run_cli("results")
+    assert r.returncode == 0 and killed.id[:8] in r.stdout, r.stderr
+    r = run_cli("results", "--show", killed.id)
+    assert r.returncode == 0 and killed.id[:8] in r.stdout, r.stderr
+    out = tmp_path / "all.sbresults"
+    r = run_cli("export", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert {x["id"] for x in json.loads(out.read_text())["runs"]} == set(listed)
+
+
+# ---------------------------------------------------------------- no write to read
+
+def test_a_full_disk_still_lists_shows_and_exports(tmp_path):
+    """Issue 30: with the store's disk full, results, results --show and export all said 'The
+    disk holding the results store … is full'."""
+    with small_disk(tmp_path / "disk", "2m") as disk:
+        home = disk / "home"
+        kept, killed = store_with_a_dead_owner(home)
+        before = (home / "results.sqlite3").read_bytes()
+        fill(disk)
+        reads_work(tmp_path, kept, killed)
+        # Nothing was written: the dead owner is still marked, the file as it was.
+        assert (home / "results.sqlite3").read_bytes() == before
+        r = run_cli("import", str(FOLDER / "mlp-torch.json"))
+        assert r.returncode == 2 and "is full" in r.stderr and "free some space" in r.stderr
+        os.remove(disk / "filler")
+        assert live_rows(home) == 1
+        Store().close()       # with room again, opening tidies the dead owner away
+        assert live_rows(home) == 0
+
+
+def test_a_read_only_store_lists_shows_and_exports_a_killed_run(tmp_path):
+    with small_disk(tmp_path / "disk", "4m") as disk:
+        kept, killed = store_with_a_dead_owner(disk / "home")
+        remount(disk, "ro")
+        try:
+            reads_work(tmp_path, kept, killed)
+        finally:
+            remount(disk, "rw")
+
+
+def test_a_failing_tidy_up_costs_nothing(tmp_path, monkeypatch):
+    """Without a filesystem to fill: the sweep's write fails (a lock held elsewhere, a full
+    disk); the store opens and reads all the same."""
+    kept, killed = store_with_a_dead_owner(tmp_path / "home")
+    real_transaction = Store._transaction
+
+    def failing(self, wait=True):
+        raise store_mod.StoreError("The disk holding the results store is full.")
+    monkeypatch.setattr(Store, "_transaction", failing)
+    s = Store()
+    assert {r.id for r in s.runs()} == {r.id for r in [*kept, killed]}
+    s.close()
+    monkeypatch.setattr(Store, "_transaction", real_transaction)
+    assert live_rows(tmp_path / "home") == 1
+
+
+# ---------------------------------------------------------------- another host name
+
+def ago(days: float) -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=days)
+
+
+def listed() -> set[str]:
+    s = Store()
+    try:
+        return {r.id for r in s.runs()}
+    finally:
+        s.close()
+
+
+def test_a_run_killed_before_the_machine_was_renamed_comes_back(tmp_path):
+    """Issue 30: a live_runs row naming another host counted as alive forever, so the run
+    never appeared in results or export again."""
+    kept, killed = store_with_a_dead_owner(tmp_path / "home", host="old-name.local",
+                                           begun=ago(store_mod.OTHER_HOST_ALIVE_S / 86_400 + 1))
+    assert killed.id in listed()
+    [back] = [r for r in Store().runs() if r.id == killed.id]
+    assert back.status == "failed" and back.reason == INTERRUPTED
+
+
+def test_a_run_under_way_on_another_host_stays_hidden_while_it_may_run(tmp_path):
+    kept, killed = store_with_a_dead_owner(tmp_path / "home", host="other-mac.local",
+                                           begun=ago(0.01))
+    assert listed() == {r.id for r in kept}
+
+
+def test_this_machine_renamed_while_a_run_goes_on_keeps_it_under_way(tmp_path):
+    """The owner is found here by pid and start time, whatever host name the row gives."""
+    me = psutil.Process()
+    kept, killed = store_with_a_dead_owner(tmp_path / "home", host="old-name.local",
+                                           begun=ago(30), pid=me.pid, started=me.create_time())
+    assert listed() == {r.id for r in kept}
+    assert live_rows(tmp_path / "home") == 1
+
+
+def test_a_dead_owner_on_this_host_reads_as_interrupted(tmp_path):
+    kept, killed = store_with_a_dead_owner(tmp_path / "home", begun=ago(0.01))
+    assert killed.id in listed()
+    assert live_rows(tmp_path / "home") == 0      # tidied away, where it can be written
