@@ -12,7 +12,7 @@ from typing import Any
 
 from core.machine import other_cpu_of_same_chip, virtual_mac
 from core.numbers import times
-from core.results import FLAGS, NotAResultFile, Row, RunRecord, records_from_json
+from core.results import FLAGS, NotAResultFile, Row, RunRecord, records_from_file
 from core.stats import summarize
 
 CONFIDENCE = 0.99
@@ -31,6 +31,7 @@ SUSPECT_FLAGS = ("fallback", "above_peak", "wrong_result", "noisy")
 
 PUBLISHED_VERDICT = "no statistics: published figure"
 NO_SAMPLES_VERDICT = "no statistics: no per-block samples"
+ZERO_BASE_VERDICT = "no ratio: the first side measured 0"
 SAME = "no significant difference"
 INCONCLUSIVE = "inconclusive"
 FAR_APART = "far apart"
@@ -220,6 +221,8 @@ def _judge(base: Cell, cell: Cell, better: str) -> None:
         cell.verdict = PUBLISHED_VERDICT
     elif not base.samples or not cell.samples:
         cell.verdict = NO_SAMPLES_VERDICT
+    elif not base.value:    # one rank's bus bandwidth is 0 by definition: no ratio to it
+        cell.verdict = ZERO_BASE_VERDICT
     else:
         cell.verdict, cell.p_value, cell.ratio = verdict(base.samples, cell.samples, better)
 
@@ -480,7 +483,7 @@ def resolve_side(spec: str, store=None) -> Side:
     path = Path(spec)
     if path.is_file():
         try:
-            records = records_from_json(path.read_text(encoding="utf-8"))
+            records = records_from_file(path)   # bounded in size, as import reads it
         except (OSError, UnicodeDecodeError) as e:
             raise UnknownSide(f"{spec} cannot be read: {getattr(e, 'strerror', None) or e}.") \
                 from None

@@ -299,3 +299,18 @@ def test_the_schema_bounds_are_refused_before_the_sense_checks():
         results.RunRecord.from_dict(d)
     assert str(e.value) == ("it is a damaged run record (reason is longer than 65,536 "
                             "characters, more than any real run)")
+
+
+def test_the_h200_all_reduce_record_compares_with_itself_from_the_file(tmp_path, capsys):
+    """Its one-rank bus bandwidth is 0 in every sample: Compare gives no ratio to a 0 (it
+    divided by it: ZeroDivisionError) and judges the other rows."""
+    path = H200 / "h200-allred.json"
+    h200_files()
+    twin = json.loads(path.read_text(encoding="utf-8"))
+    twin["id"] = "0" * 32
+    other = write(tmp_path, twin, "twin.json")
+    rc, out, err = sb(capsys, "compare", path, other, "--json")
+    assert rc == 0, err
+    cells = [(row["metric"], row["cells"][1]["verdict"]) for row in json.loads(out)["rows"]]
+    assert ("busbw", "no ratio: the first side measured 0") in cells
+    assert ("algbw", "no significant difference") in cells
