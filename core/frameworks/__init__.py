@@ -43,6 +43,7 @@ class FrameworkInfo:
     module: str                  # the import name
     adapter: str                 # the adapter module, core.frameworks.<name>.adapter
     extra: str                   # pip extra that installs it
+    install_note: str = ""       # what installing it takes, when more than a download
 
     def installed(self) -> bool:
         """Cheap: finds the package without importing it."""
@@ -55,7 +56,7 @@ class FrameworkInfo:
                     f"with pip install 'siliconbench[{self.extra}]' and run siliconbench "
                     "(its runs land in the same results store as the app's).")
         return (f"{self.title} is not installed; add it with "
-                f"pip install 'siliconbench[{self.extra}]'.")
+                f"pip install 'siliconbench[{self.extra}]'{self.install_note}.")
 
     def load(self):
         """The adapter module (imports the framework on first use of its functions)."""
@@ -68,6 +69,11 @@ FRAMEWORKS: dict[str, FrameworkInfo] = {
     "tensorflow": FrameworkInfo("tensorflow", "TensorFlow", "tensorflow",
                                 "core.frameworks.tensorflow.adapter", "tensorflow"),
     "mlx": FrameworkInfo("mlx", "MLX", "mlx", "core.frameworks.mlx.adapter", "mlx"),
+    # PyPI has llama-cpp-python's source only: pip compiles llama.cpp (Metal on a Mac).
+    "llamacpp": FrameworkInfo("llamacpp", "llama.cpp", "llama_cpp",
+                              "core.frameworks.llamacpp.adapter", "llamacpp",
+                              " (pip compiles it: a C++ compiler and cmake, about 20 "
+                              "minutes; on a Mac the Xcode command-line tools)"),
 }
 # Core ML runs on macOS alone: its entry, which says so elsewhere, is its package's.
 from core.frameworks.coreml import COREML  # noqa: E402  (subclasses FrameworkInfo, above)
