@@ -114,8 +114,9 @@ def test_sustained_mode_through_the_command_prints_minutes_and_throttle_ratio(ca
 
 
 class ShapeCost:
-    """A model whose first batch of each shape is slow, as cuDNN's kernel choice is: 40 ms
-    the first time it sees a batch size, 2 ms after."""
+    """A model whose first batch of each shape is slow, as cuDNN's kernel choice is: 0.5 s
+    the first time it sees a batch size, 2 ms after (a loaded machine may stretch those 2 ms
+    tenfold, never to 0.25 s)."""
 
     def __init__(self, warmed: int) -> None:
         self.seen = {warmed}
@@ -124,7 +125,7 @@ class ShapeCost:
     def __call__(self, x):
         import time
         self.sizes.append(len(x))
-        time.sleep(0.002 if len(x) in self.seen else 0.04)
+        time.sleep(0.002 if len(x) in self.seen else 0.5)
         self.seen.add(len(x))
 
 
@@ -142,7 +143,7 @@ def test_the_latency_pass_times_only_the_batch_size_the_protocol_warmed():
     model = ShapeCost(warmed=256)
     latencies = infer.latency_pass(Quiet(), model, lambda n: [0] * n, 256, 1000, 0, 1, "device")
     assert model.sizes == [256, 256, 256, 256]
-    assert infer.percentile(latencies, 99) < 3 * infer.percentile(latencies, 50)
+    assert infer.percentile(latencies, 99) < 250        # ms: no batch paid for a new shape
     assert infer.latency_note(4, 256).startswith("from 4 synchronised batches of 256; fewer "
                                                  "than 100 batches")
     assert infer.latency_note(120, 8) == "from 120 synchronised batches of 8"
