@@ -144,10 +144,10 @@ class JobRow(QFrame):
         else:
             self._set_range(1000)
             step, eta = outcome_text(job), ""
+            # Done reads as done, warnings or not (its line says '⚠ N warnings'): the warning
+            # colour beside the error's made a finished run look failed.
             color = {OK: self.theme.ok, FAILED: self.theme.error}.get(job.state,
-                                                                      self.theme.warning)
-            if job.state == OK and job.record.warnings:
-                color = self.theme.warning
+                                                                      self.theme.muted)
         _set_text(self.step, step)
         # The run's warnings, and a failed run's last stderr lines (kept with the run and in
         # the log), on hover.

@@ -508,3 +508,20 @@ def test_png_and_svg_exports_carry_the_same_legend(panel, tmp_path):
     assert (image.width(), image.height()) == (2 * chart.width(), 2 * chart.height())
     # The same page: the SVG's view box is the chart's size, the PNG twice it.
     assert f'viewBox="0 0 {chart.width()} {chart.height()}"' in text
+
+
+def test_a_run_done_with_warnings_reads_as_done_not_failed(qtbot):
+    from gui.queue_view import JobRow
+    from gui.run_queue import OK, RunJob, RunQueue
+    from gui.theme import LIGHT
+    from core.runner import RunSpec
+    rec = recorded("gemm-mlx")
+    assert rec.warnings                     # MLX's CPU warned of its reference BLAS
+    job = RunJob(RunSpec("gemm", "mlx", "cpu"), "gemm")
+    job.record, job.state = rec, OK
+    row = JobRow(job, RunQueue(), LIGHT)
+    qtbot.addWidget(row)
+    row.update_view()
+    assert row.step.text().startswith("Done") and "⚠" in row.step.text()
+    assert LIGHT.ok.lower() in row.step.styleSheet().lower()
+    assert LIGHT.error.lower() not in row.step.styleSheet().lower()
