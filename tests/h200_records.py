@@ -4,12 +4,11 @@ README says which command made each), replayed beside this machine's CPU runs
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from core.results import RunRecord
+from core.results import RunRecord, records_from_file
 from tests.recorded import every_run
 
 FOLDER = Path(__file__).resolve().parents[2] / "shared" / "data" / "h200"
@@ -20,10 +19,11 @@ def h200_stems() -> list[str]:
 
 
 def h200(stem: str) -> RunRecord:
-    """A fresh copy of one H200 run, through import's checks (schema and sense)."""
+    """A fresh copy of one H200 run, read as import reads a file (core.results)."""
     if not FOLDER.is_dir():
         pytest.skip(f"the H200 records are not here ({FOLDER})")
-    return RunRecord.from_dict(json.loads((FOLDER / f"{stem}.json").read_text("utf-8")))
+    (rec,) = records_from_file(FOLDER / f"{stem}.json")
+    return rec
 
 
 def h200_runs() -> list[RunRecord]:
