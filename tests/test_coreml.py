@@ -384,3 +384,44 @@ def test_channels_last_is_refused_in_one_sentence(monkeypatch):
                                          r"chooses its own layout\.$"):
         _run(monkeypatch, stand_in, "ne", channels_last=True)
     assert stand_in.loads == []
+
+
+def test_an_fp32_model_off_the_neural_engine_says_how_to_put_it_there():
+    from core.frameworks.coreml.infer import plan_shares, plan_words
+    flags, note = plan_words(plan_shares(Plan([("conv", CPU, 1.0)])), "ne", "float32")
+    assert flags == ["mostly_off_neural_engine"]
+    assert note.endswith("(the Neural Engine computes in float16: --precision mixed converts "
+                         "to it)")
+
+
+# ---------------------------------------------------------------- published figures
+
+def test_woolfels_densenet121_figures_are_core_ml_points_a_run_makes():
+    """woolfel/ml-macos-performance's results.md: DenseNet121 at batch 1. Its 'ANE' is
+    computeUnits = .all (MLMacosPerf/ViewController.swift), so those rows are the All unit."""
+    import json as json_
+
+    from core import reference
+    from core.compare import compare, resolve_sides
+    from core.frameworks.coreml.adapter import UNITS
+    refs = [r for r in reference.references() if r.framework == "coreml"]
+    assert len(refs) == 12
+    models = json_.loads((ROOT / "resources" / "torchvision_models.json").read_text())["models"]
+    for r in refs:
+        assert r.workload == "infer" and r.device in UNITS and r.params["model"] in models
+        assert {row.metric for row in r.rows} == {"samples_per_s", "batch_time"}
+        assert "ml-macos-performance" in r.provenance["source"]
+
+    def ms(ref_id: str) -> float:
+        [rec] = reference.find(ref_id)
+        return next(row.value for row in rec.rows if row.metric == "batch_time")
+    # The figures as published: the M1 Air's Neural Engine ahead of the M1 Max's, the GPU not.
+    assert (ms("pub-coreml-densenet121-m1-air-2021-all"),
+            ms("pub-coreml-densenet121-m1max-2021-all")) == (1.8, 2.051)
+    assert (ms("pub-coreml-densenet121-m1-air-2021-gpu"),
+            ms("pub-coreml-densenet121-m1max-2021-gpu")) == (16.01, 10.757)
+    assert ms("pub-coreml-densenet121-m2max-2023-all") == 1.274
+    cmp = compare(resolve_sides(["pub-coreml-densenet121-m1-air-2021-all",
+                                 "pub-coreml-densenet121-m1max-2021-all"]))
+    ips = next(row for row in cmp.rows if row.metric == "samples_per_s")
+    assert ips.cells[1].ratio == pytest.approx(487.6 / 555.7)

@@ -16,12 +16,12 @@ from tests.sample_records import infer_run
 POINTS = {"train": {"model", "batch_size", "precision"},
           "infer": {"model", "batch_size", "data"},
           "gemm": {"size", "dtype"}}
-MODELS = {"resnet50", "mobilenet_v2", "distilbert", "bert-large"}
+MODELS = {"resnet50", "mobilenet_v2", "distilbert", "bert-large", "densenet121"}
 
 
 def test_references_load_validate_and_carry_provenance():
     refs = reference.references()
-    assert len(refs) == 18 and len({r.id for r in refs}) == len(refs)
+    assert len(refs) == 30 and len({r.id for r in refs}) == len(refs)
     for r in refs:
         assert r.id.startswith("pub-") and r.source == "published" and r.status == "ok"
         assert {"source", "hardware", "software", "settings"} <= set(r.provenance), r.id
@@ -36,7 +36,8 @@ def test_reference_files_are_export_files_that_validate():
     names = sorted(e.name for e in folder.iterdir() if e.name.endswith(".json"))
     assert names == ["m1-tensorflow-benchmark.json", "m1-tensorflow-mlp.json",
                      "mlx-lm-benchmarks.json", "pytorch-mps-inference.json",
-                     "tf-metal-experiments.json", "wwdc22-horovod-scaling.json"]
+                     "tf-metal-experiments.json", "woolfel-coreml-densenet121.json",
+                     "wwdc22-horovod-scaling.json"]
     for name in names:
         assert records_from_json(folder.joinpath(name).read_text(encoding="utf-8"))
 
@@ -114,7 +115,7 @@ def test_reference_command_lists_and_never_stores(capsys):
     out = capsys.readouterr().out
     assert "pub-infer-studio-m1max" in out and "tlkh/tf-metal-experiments" in out
     assert cli.main(["reference", "--json"]) == cli.EXIT_OK
-    assert len(records_from_json(capsys.readouterr().out)) == 18
+    assert len(records_from_json(capsys.readouterr().out)) == 30
     assert cli.main(["reference", "--show", "pub-tfmetal-gemm"]) == cli.EXIT_OK
     assert "tflops_sweep.py" in capsys.readouterr().out
     assert cli.main(["reference", "--show", "pub-"]) == cli.EXIT_USAGE

@@ -91,7 +91,7 @@ class Inference:
         second = time.perf_counter() - t0
         self.flops = made["flops"]
         shares = plan_of(ct, compiled, unit)
-        self.flags, self.note = plan_words(shares, ctx.device.type)
+        self.flags, self.note = plan_words(shares, ctx.device.type, self.dtype)
         ctx.record_settings(coreml={
             "package": package.name, "compute_unit": ctx.device.native,
             "precision": self.dtype, "converted_s": made["convert_s"],
@@ -237,7 +237,7 @@ def plan_shares(plan) -> dict:
             else None}
 
 
-def plan_words(shares: dict, unit_id: str) -> tuple[list[str], str]:
+def plan_words(shares: dict, unit_id: str, dtype: str = "float16") -> tuple[list[str], str]:
     """(flags, note) for every row: where Core ML planned the work."""
     if "unavailable" in shares:
         return [], ("Core ML's compute plan is unavailable here (it needs macOS 14.4 and "
@@ -253,4 +253,6 @@ def plan_words(shares: dict, unit_id: str) -> tuple[list[str], str]:
         flags.append("mostly_off_neural_engine")
         note += ("; most of it is not on the Neural Engine: the unit allows the Neural Engine, "
                  "Core ML chose the CPU for the ops it cannot run there")
+        if dtype != "float16":
+            note += " (the Neural Engine computes in float16: --precision mixed converts to it)"
     return flags, note
