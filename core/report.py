@@ -18,6 +18,7 @@ from core.compare import (
     ComparedRow,
     Comparison,
     direction,
+    ratio_words,
 )
 from core.export import csv_text
 from core.numbers import (figure, metric_heading, metric_title, p_value, quantity, ratio,
@@ -189,7 +190,9 @@ def _comparison_table(cmp: Comparison, workload: str, rows: list[ComparedRow]) -
         for c in r.cells[1:]:
             p = f' title="Mann-Whitney p = {p_value(c.p_value)}"' if c and c.p_value is not None \
                 else ""
-            cells += (f"<td>{_e(ratio(c.ratio) if c else '')}</td>"
+            # Times apart with the direction ('≈5,080× slower'), the plain ratio on hover.
+            words = ratio_words(c.ratio, direction(r.metric, r.unit)) if c else ""
+            cells += (f'<td title="{_e(ratio(c.ratio) if c else "")}">{_e(words)}</td>'
                       f'<td class="l {verdict_class(c.verdict if c else None)}"{p}>'
                       f"{_e(c.verdict if c else '')}</td>")
         out.append(f"<tr>{cells}</tr>")

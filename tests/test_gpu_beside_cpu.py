@@ -525,3 +525,12 @@ def test_a_run_done_with_warnings_reads_as_done_not_failed(qtbot):
     assert row.step.text().startswith("Done") and "⚠" in row.step.text()
     assert LIGHT.ok.lower() in row.step.styleSheet().lower()
     assert LIGHT.error.lower() not in row.step.styleSheet().lower()
+
+
+def test_the_exported_report_says_the_ratio_in_words_too(view, tmp_path):
+    view.set_records([h200("h200-gemm"), recorded("gemm-torch-quick-8192")])
+    [row] = table(view)
+    page = tmp_path / "compare.html"
+    view.export_report(str(page))
+    text = page.read_text(encoding="utf-8")
+    assert f">{row['B vs A']}</td>" in text      # '714× slower', as the app says it
