@@ -25,6 +25,7 @@ class RunContext:
         self._emit = emit
         self.sync = adapter.synchronizer(device) if adapter is not None else None
         self._meter = None
+        self._said_window = False
 
     @property
     def on_cpu(self) -> bool:
@@ -72,8 +73,13 @@ class RunContext:
         counter needs (NVIDIA's moves every 20-100 ms: 1 s)."""
         from dataclasses import replace
         need = self.meter().min_window_s
-        return self.settings if self.settings.min_time_s >= need else \
-            replace(self.settings, min_time_s=need, max_time_s=max(self.settings.max_time_s, need))
+        if self.settings.min_time_s >= need:
+            return self.settings
+        if not self._said_window:    # the record's settings.measure says the shorter time
+            self._said_window = True
+            self.record_settings(energy_min_time_s=need)
+        return replace(self.settings, min_time_s=need,
+                       max_time_s=max(self.settings.max_time_s, need))
 
     def energy(self, m: Measurement) -> None:
         """Sends what the meter read over a measurement's timed blocks (an "energy" event): the

@@ -335,3 +335,25 @@ def test_a_gpu_without_the_energy_counter_says_so(monkeypatch):
     monkeypatch.setitem(sys.modules, "pynvml", nv)
     counter, why = energy_counter("cuda:0", system="Linux")
     assert counter is None and why == "energy counter unavailable: Not Supported"
+
+
+def test_a_coarse_counter_makes_the_timed_phase_long_enough(monkeypatch):
+    """Through RunContext as a workload sees it: NVIDIA's counter (updated every 20-100 ms)
+    needs 1 s of timed blocks; the quick protocol's 0.1 s becomes 1 s, the record says so,
+    and the worker sends the idle power and then the point's reading."""
+    from core.context import RunContext
+    from core.measure import QUICK
+
+    class Board(Readings):
+        kind, label = "nvml", "board (test)"
+    monkeypatch.setattr(telemetry, "energy_counter", lambda device: (Board(), None))
+    events: list[dict] = []
+    ctx = RunContext(framework="torch", device_id="cuda:0", emit=events.append, settings=QUICK,
+                     adapter=types.SimpleNamespace(synchronizer=lambda dev: lambda: None),
+                     device=None, device_name="test GPU")
+    ctx.measure(lambda: time.sleep(0.002))
+    kinds = [e["event"] for e in events]
+    assert kinds == ["energy_meter", "settings", "energy"]
+    assert events[0]["source"] == "board (test)" and events[0]["idle_w"] == 0.0
+    assert events[1]["settings"] == {"energy_min_time_s": 1.0}
+    assert events[2]["seconds"] >= 1.0 and events[2]["source"] == "board (test)"
