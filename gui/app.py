@@ -183,12 +183,10 @@ def main(argv: list[str]) -> int:
             window.close()
             app.quit()
             return
-        from core.logs import log, setup_logging
+        from core.logs import setup_logging
         setup_logging()
-        from gui import settings as prefs
-        if prefs.notice:   # the settings file was a FIFO, a link to a device, too large
-            log.warning("%s", prefs.notice)
-            window.statusBar().showMessage(prefs.notice, 60_000)
+        from gui.settings import say_notice
+        say_notice(window)   # a settings file moved aside (a FIFO, a link to a device)
         from core.store import Store, StoreError
         try:
             store = Store()

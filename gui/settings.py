@@ -95,6 +95,18 @@ def _set_aside(path: Path, problem: str) -> Path | None:
     return aside
 
 
+def say_notice(window) -> str | None:
+    """Say `notice` once (the window's status bar for a minute, and the log), then forget
+    it; what was said, or None."""
+    global notice
+    said, notice = notice, None
+    if said:
+        from core.logs import log
+        log.warning("%s", said)
+        window.statusBar().showMessage(said, 60_000)
+    return said
+
+
 def app_settings() -> QSettings:
     """The app's QSettings; an ini file under SILICONBENCH_HOME when that is set (tests,
     portable installs), so nothing touches the user's real preferences. A settings file that
