@@ -384,11 +384,13 @@ def cmd_results(args) -> int:
         return EXIT_OK
     if args.limit is not None and not 1 <= args.limit <= MAX_LIMIT:
         raise Usage(f"--limit must be between 1 and {MAX_LIMIT:,}.")
-    runs = store.runs(limit=args.limit)
-    _say_unreadable(store)
     if args.json:
+        runs = store.runs(limit=args.limit)
+        _say_unreadable(store)
         print(dumps([r.to_dict() for r in runs], indent=1))
         return EXIT_OK
+    runs = store.listing(limit=args.limit)    # the same cost whatever a record holds
+    _say_unreadable(store)
     if not runs:
         print(f"No runs yet in {store.path}. Try: siliconbench run gemm")
         return EXIT_OK
@@ -404,7 +406,7 @@ def cmd_results(args) -> int:
             Text.assemble((r.status, "red"), ": ", _text(r.reason))
         t.add_row(_text(r.id[:8]), _text(r.created_at[:19].replace("T", " ")),
                   _text(r.workload), _text(f"{r.framework}:{r.device}"), _text(r.machine_label),
-                  status, str(len(r.rows)), _text(row_with_spread(best) if best else ""))
+                  status, str(r.row_count), _text(row_with_spread(best) if best else ""))
     _console().print(t)
     return EXIT_OK
 

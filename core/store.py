@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, NamedTuple
 from urllib.parse import quote
@@ -46,7 +47,12 @@ MIGRATIONS: list[list[str]] = [
         pid INTEGER NOT NULL,
         started REAL NOT NULL
     )"""],
+    # What a listing of runs reads of each (listing_of): its cost is the same whatever a
+    # record holds (thousands of samples, a telemetry series). Filled by _fill_listings.
+    ["ALTER TABLE runs ADD COLUMN listing TEXT"],
 ]
+COLUMNS = ("id, created_at, workload, framework, device, status, label, source, imported, "
+           "record, listing")
 SCHEMA_VERSION = len(MIGRATIONS)
 
 # What a run's record says while it runs, so that a kill at any moment leaves it true.
@@ -195,9 +201,21 @@ class Store:
                     for statement in MIGRATIONS[target - 1]:
                         self.db.execute(statement)
                     self.db.execute(f"PRAGMA user_version = {target}")
+                if version < 3:
+                    self._fill_listings()
         if not self._has_table("runs"):
             raise StoreError(f"The results store {self.path} is damaged (it has no table of "
                              "runs); move it aside and SiliconBench will start a new store.")
+
+    def _fill_listings(self) -> None:
+        """The listing of every run kept before there was one (once, in the migration)."""
+        for run_id, text in self.db.execute("SELECT id, record FROM runs").fetchall():
+            try:
+                rec = RunRecord.from_dict(json.loads(text), validate_schema=False)
+            except (ValueError, TypeError, KeyError, AttributeError):
+                continue   # read (and named as damaged) in full, as before
+            self.db.execute("UPDATE runs SET listing = ? WHERE id = ?",
+                            (listing_of(rec, rec.to_dict()), run_id))
 
     def _user_version(self) -> int:
         return self.db.execute("PRAGMA user_version").fetchone()[0]
@@ -291,12 +309,12 @@ class Store:
     def _row_values(self, rec: RunRecord, imported: bool, record: dict | None = None) -> tuple:
         d = record or rec.to_dict()
         return (rec.id, rec.created_at, rec.workload, rec.framework, rec.device, d["status"],
-                rec.label, rec.source, int(imported), json.dumps(d))
+                rec.label, rec.source, int(imported), json.dumps(d), listing_of(rec, d))
 
     def save(self, rec: RunRecord) -> None:
         """Keep a finished run (or a run's final word: it is no longer under way)."""
         with self._transaction() as db:
-            db.execute("INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?)",
+            db.execute(f"INSERT OR REPLACE INTO runs ({COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                        self._row_values(rec, False))
             db.execute("DELETE FROM live_runs WHERE id = ?", (rec.id,))
 
@@ -304,7 +322,7 @@ class Store:
         """The run has started in this process: keep it now, as INTERRUPTED until it ends."""
         host, pid, started = _this_process()
         with self._transaction() as db:
-            db.execute("INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?)",
+            db.execute(f"INSERT OR REPLACE INTO runs ({COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                        self._row_values(rec, False, _interrupted(rec)))
             db.execute("INSERT OR REPLACE INTO live_runs VALUES (?,?,?,?)",
                        (rec.id, host, pid, started))
@@ -313,8 +331,9 @@ class Store:
         """The rows so far of a run under way. Gives up (StoreError) rather than wait for
         another process's lock: the next row or the final save tries again."""
         with self._transaction(wait=False) as db:
-            db.execute("UPDATE runs SET record = ? WHERE id = ?",
-                       (json.dumps(_interrupted(rec)), rec.id))
+            d = _interrupted(rec)
+            db.execute("UPDATE runs SET record = ?, listing = ? WHERE id = ?",
+                       (json.dumps(d), listing_of(rec, d), rec.id))
 
     def _live(self) -> list[tuple]:
         """(id, host, pid, started, created_at) of each run marked as under way."""
@@ -351,8 +370,8 @@ class Store:
         with self._transaction():
             for rec in records:
                 values = self._row_values(rec, True)
-                cur = self.db.execute("INSERT OR IGNORE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?)",
-                                      values)
+                cur = self.db.execute(f"INSERT OR IGNORE INTO runs ({COLUMNS}) VALUES "
+                                      "(?,?,?,?,?,?,?,?,?,?,?)", values)
                 if cur.rowcount:
                     added += 1
                     continue
@@ -361,43 +380,62 @@ class Store:
                 if _completes(here, rec):
                     # Every column but `imported`: a run begun here stays one measured here.
                     self.db.execute("UPDATE runs SET created_at = ?, workload = ?, framework = ?,"
-                                    " device = ?, status = ?, label = ?, source = ?, record = ? "
-                                    "WHERE id = ?", values[1:8] + values[9:] + values[:1])
+                                    " device = ?, status = ?, label = ?, source = ?, record = ?, "
+                                    "listing = ? WHERE id = ?",
+                                    values[1:8] + values[9:] + values[:1])
                     self.db.execute("DELETE FROM live_runs WHERE id = ?", (rec.id,))
                     completed += 1
         return Imported(added, completed, len(records) - added - completed)
 
     # ------------------------------------------------------------ reading
 
-    def _read(self, sql: str, args=()) -> list[RunRecord]:
+    def _read(self, sql: str, args=(), column: str = "record") -> list[RunRecord]:
         """The records a query selects (id, record), leaving out, and naming in `unreadable`,
-        those that cannot be read; a damaged page costs the runs on it, not the store."""
+        those that cannot be read; a damaged page costs the runs on it, not the store.
+        column="listing": what a listing reads of each (listing_of), the whole record where
+        a store that could not be migrated (read-only) has none."""
         self.unreadable = []
+        light = column != "record"
+        if light and self._has_column("runs", "listing"):
+            sql = sql.replace("SELECT id, record", "SELECT id, coalesce(listing, record)", 1)
+        else:
+            column = "record"
         try:
             rows = self.db.execute(sql, args).fetchall()
         except sqlite3.DatabaseError as e:
-            rows = self._read_row_by_row(sql, args, e)
+            rows = self._read_row_by_row(sql, args, e, column)
         hidden = self._under_way() if rows else set()
         found = []
         for run_id, text in rows:
             if run_id in hidden:
                 continue
             try:
-                found.append(RunRecord.from_dict(json.loads(text), validate_schema=False))
+                d = json.loads(text)
+                if not light:
+                    found.append(RunRecord.from_dict(d, validate_schema=False))
+                elif "row_count" in d:
+                    found.append(Listed.from_dict(d, validate_schema=False))
+                else:   # a store that could not be migrated, or a damaged listing
+                    found.append(listed(RunRecord.from_dict(d, validate_schema=False)))
             except (ValueError, TypeError, KeyError, AttributeError) as e:
                 self.unreadable.append((run_id, f"{type(e).__name__}: {e}"))
         return found
 
-    def _read_row_by_row(self, sql: str, args, error: sqlite3.DatabaseError) -> list:
+    def _has_column(self, table: str, name: str) -> bool:
+        return any(row[1] == name for row in self.db.execute(f"PRAGMA table_info({table})"))
+
+    def _read_row_by_row(self, sql: str, args, error: sqlite3.DatabaseError,
+                         column: str = "record") -> list:
         try:
             rowids = [r[0] for r in self.db.execute(
-                sql.replace("SELECT id, record", "SELECT rowid", 1), args)]
+                "SELECT rowid FROM runs" + sql.split(" FROM runs", 1)[1], args)]
         except sqlite3.DatabaseError:
             raise self._error(error, "read") from None
         rows = []
+        pick = "record" if column == "record" else f"coalesce({column}, record)"
         for rowid in rowids:
             try:
-                rows.append(self.db.execute("SELECT id, record FROM runs WHERE rowid = ?",
+                rows.append(self.db.execute(f"SELECT id, {pick} FROM runs WHERE rowid = ?",
                                             (rowid,)).fetchone())
             except sqlite3.DatabaseError as e:
                 self.unreadable.append((f"row {rowid}", str(e)))
@@ -415,8 +453,13 @@ class Store:
             or self._read("SELECT id, record FROM runs WHERE substr(id, 1, ?) = ? "
                           "ORDER BY created_at", (len(prefix), prefix))
 
+    def listing(self, limit: int | None = None) -> list[Listed]:
+        """The runs as a listing shows them (Listed), newest first: reads the same few hundred
+        bytes of each, whatever its record holds."""
+        return self.runs(limit, column="listing")
+
     def runs(self, limit: int | None = None, workload: str | None = None,
-             status: str | None = None) -> list[RunRecord]:
+             status: str | None = None, column: str = "record") -> list[RunRecord]:
         """Newest first."""
         sql, args = "SELECT id, record FROM runs WHERE 1=1", []
         if workload:
@@ -429,7 +472,7 @@ class Store:
         if limit is not None:
             sql += " LIMIT ?"
             args.append(limit)
-        return self._read(sql, args)
+        return self._read(sql, args, column)
 
     def set_label(self, run_ids: list[str], label: str | None) -> None:
         with self._transaction() as db:
@@ -438,8 +481,9 @@ class Store:
                 if rec is None:
                     continue
                 rec.label = label or None
-                db.execute("UPDATE runs SET label = ?, record = ? WHERE id = ?",
-                           (rec.label, json.dumps(rec.to_dict()), run_id))
+                d = rec.to_dict()
+                db.execute("UPDATE runs SET label = ?, record = ?, listing = ? WHERE id = ?",
+                           (rec.label, json.dumps(d), listing_of(rec, d), run_id))
 
     def delete(self, run_ids: list[str]) -> int:
         with self._transaction() as db:
@@ -477,6 +521,47 @@ def _first_file(folder: Path) -> Path:
 
 def _interrupted(rec: RunRecord) -> dict:
     return rec.to_dict() | {"status": "failed", "reason": INTERRUPTED}
+
+
+@dataclass
+class Listed(RunRecord):
+    """A run as a listing reads it (listing_of): `rows` holds its headline row alone (without
+    samples), `row_count` how many rows the record has; no telemetry, settings or text beyond
+    a few hundred characters."""
+    row_count: int = 0
+
+
+_LISTED_TEXT = 500   # characters of a reason, a note or a parameter a listing keeps
+
+
+def _short(value):
+    return value[:_LISTED_TEXT] if isinstance(value, str) else value
+
+
+def listing_of(rec: RunRecord, d: dict) -> str:
+    """What a listing of runs (siliconbench results) reads of a record whose JSON is `d`: its
+    own short fields, the machine's scalars, the number of rows and the headline row, each
+    bounded, so listing a store costs the same whatever one record holds."""
+    from core.workloads import headline
+    best = headline(rec)
+    head = None
+    if best is not None:
+        head = best.to_dict() | {"samples": [], "note": _short(best.note),
+                                 "params": {k: _short(v) for k, v in
+                                            list(best.params.items())[:50]
+                                            if not isinstance(v, list)}}
+    small = {k: d.get(k) for k in ("schema", "id", "workload", "framework", "device",
+                                   "device_name", "status", "label", "created_at",
+                                   "finished_at", "source")}
+    small |= {"reason": _short(d.get("reason")), "params": {}, "row_count": len(rec.rows),
+              "rows": [head] if head else [],
+              "machine": {k: _short(v) for k, v in list(rec.machine.items())[:100]
+                          if not isinstance(v, (dict, list))}}
+    return json.dumps(small)
+
+
+def listed(rec: RunRecord) -> Listed:
+    return Listed.from_dict(json.loads(listing_of(rec, rec.to_dict())), validate_schema=False)
 
 
 def _unfinished(status: str | None, reason: str | None) -> bool:

@@ -19,7 +19,7 @@ import pytest
 from core import store as store_mod
 from core.results import records_from_file
 from core.store import INTERRUPTED, Store
-from tests.cli_processes import run_cli
+from tests.cli_processes import cli_in_process as sb, run_cli
 from tests.recorded import FOLDER
 from tests.test_store_failures import fill, remount, small_disk
 
@@ -169,3 +169,70 @@ def test_a_dead_owner_on_this_host_reads_as_interrupted(tmp_path):
     kept, killed = store_with_a_dead_owner(tmp_path / "home", begun=ago(0.01))
     assert killed.id in listed()
     assert live_rows(tmp_path / "home") == 0      # tidied away, where it can be written
+
+
+# ---------------------------------------------------------------- listing costs the same
+
+def every_real_run() -> list:
+    return [r for f in sorted(FOLDER.glob("*.json")) for r in records_from_file(f)]
+
+
+def test_a_listing_reads_the_same_few_bytes_whatever_a_record_holds(capsys):
+    """Issue 30: after a record of 10^6 rows was imported, every `results` listing took 25 s
+    and 2.5 GB. A listing reads each run's `listing` (core.store.listing_of), not its record:
+    here a record at the bounds of rows and text lists in as many bytes as a small one."""
+    import copy
+    from core.workloads import headline
+    runs = every_real_run()
+    big = copy.deepcopy(next(r for r in runs if r.workload == "gemm"))
+    big.id, big.created_at = "b" * 32, dt.datetime.now(dt.timezone.utc).isoformat()
+    big.rows = big.rows * 5_000
+    big.reason, big.warnings = "r" * 65_536, ["w" * 65_536] * 100
+    s = Store()
+    s.import_records([*runs, big])
+    sizes = dict(s.db.execute("SELECT id, length(listing) FROM runs").fetchall())
+    record_size = s.db.execute("SELECT length(record) FROM runs WHERE id = ?",
+                               (big.id,)).fetchone()[0]
+    assert record_size > 10_000_000 and sizes[big.id] < 4_000, (record_size, sizes[big.id])
+    assert max(sizes.values()) < 4_000
+    # What the listing shows is what the whole record gives.
+    full = {r.id: r for r in s.runs()}
+    for r in s.listing():
+        whole = full[r.id]
+        assert (r.row_count, r.status, r.reason[:500] if r.reason else None,
+                r.machine_label, r.identity) == (len(whole.rows), whole.status,
+                                                 whole.reason[:500] if whole.reason else None,
+                                                 whole.machine_label, whole.identity)
+        best, whole_best = headline(r), headline(whole)
+        assert (best and (best.value, best.stats, best.params)) == \
+            (whole_best and (whole_best.value, whole_best.stats, whole_best.params))
+    s.close()
+    rc, out, err = sb(capsys, "results")
+    assert rc == 0, err
+    [line] = [x for x in out.splitlines() if big.id[:8] in x]
+    assert "│ 10000 " in line    # its rows, counted without reading them
+
+
+def test_a_store_kept_before_listings_gets_them_and_a_read_only_one_lists_without(
+        monkeypatch, capsys):
+    runs = every_real_run()
+    s = Store()
+    s.import_records(runs)
+    s.db.execute("ALTER TABLE runs DROP COLUMN listing")    # as SiliconBench kept it before
+    s.db.execute("PRAGMA user_version = 2")
+    s.db.commit()
+    path = s.path
+    s.close()
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if mode == os.W_OK
+                        else real_access(p, mode, **kw))
+    s = Store()                         # read-only: listed from the records themselves
+    assert s.read_only and {r.id: r.row_count for r in s.listing()} == \
+        {r.id: len(r.rows) for r in runs}
+    s.close()
+    monkeypatch.setattr(os, "access", real_access)
+    s = Store()                         # writable: the migration fills every listing
+    assert s.db.execute("SELECT count(*) FROM runs WHERE listing IS NULL").fetchone()[0] == 0
+    assert {r.id: r.row_count for r in s.listing()} == {r.id: len(r.rows) for r in runs}
+    s.close()
+    assert path.exists()
