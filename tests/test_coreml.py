@@ -425,3 +425,61 @@ def test_woolfels_densenet121_figures_are_core_ml_points_a_run_makes():
                                  "pub-coreml-densenet121-m1max-2021-all"]))
     ips = next(row for row in cmp.rows if row.metric == "samples_per_s")
     assert ips.cells[1].ratio == pytest.approx(487.6 / 555.7)
+
+
+WORKER_ON_A_MAC = """
+import json, platform, sys
+platform.system = lambda: "Darwin"                       # a Mac with macOS 14.5, as far as
+platform.mac_ver = lambda: ("14.5", ("", "", ""), "arm64")   # Core ML's part can tell
+from tests.test_coreml import CPU, NE, Plan, StandIn
+stand_in = StandIn(json.loads(sys.argv[1]), Plan([("conv", NE, 0.95), ("softmax", CPU, 0.05)]))
+sys.modules["coremltools"] = stand_in.module
+import core.frameworks.coreml.adapter as adapter
+from core import worker
+adapter.cpu_name = lambda: "Apple M1 Max"
+worker._peak = lambda *args: None
+events = []
+rc = worker.run(json.loads(sys.argv[2]), events.append)
+print(json.dumps({"rc": rc, "events": events, "loads": stand_in.loads,
+                  "torch": "torch" in sys.modules}))
+"""
+
+
+@needs_coremltools
+def test_the_worker_runs_core_ml_end_to_end_against_the_stand_in(converted, siliconbench_home):
+    """The run's own worker (isolate('coreml'), the adapter, the infer workload) in a child
+    process that takes itself for a Mac, with the stand-in for coremltools."""
+    import os
+
+    from core.frameworks.coreml import infer as coreml_infer
+    package, answer = converted
+    cached = coreml_infer.package_path(MODEL, SIZE, BATCH, "float16")
+    shutil.copytree(package, cached)
+    shutil.copy(package.with_suffix(".json"), cached.with_suffix(".json"))
+    spec = {"workload": "infer", "framework": "coreml", "device": "ne", "quick": True,
+            "params": {"model": MODEL, "image_size": SIZE, "batch_size": BATCH, "images": 4,
+                       "data": "both", "precision": "mixed", "channels_last": False,
+                       "duration": None, "grow": False, "budget_s": None}}
+    env = {**os.environ, "SILICONBENCH_MEASURE": json.dumps({"max_time_s": 0.1,
+                                                             "max_warmup_s": 0.05})}
+    done = subprocess.run([sys.executable, "-c", WORKER_ON_A_MAC, json.dumps(answer["spec"]),
+                           json.dumps(spec)], capture_output=True, text=True, cwd=ROOT,
+                          env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["rc"] == 0 and out["torch"] is False, out["events"][-1]
+    started = next(e for e in out["events"] if e["event"] == "started")
+    assert started["device_name"] == "Apple M1 Max · CPU + Neural Engine"
+    assert started["software"]["coremltools"].startswith("9.")
+    assert {tuple(x) for x in out["loads"]} == {(str(cached.with_suffix(".mlmodelc")),
+                                                 "CPU_AND_NE")}
+    rows = [e["row"] for e in out["events"] if e["event"] == "row"]
+    paths = {r["params"]["data"] for r in rows if r["metric"] == "samples_per_s"}
+    assert paths == {"device", "host"}
+    ratio = next(r for r in rows if r["metric"] == "host_device_ratio")
+    assert ratio["value"] > 0
+    ips = next(r for r in rows if r["metric"] == "samples_per_s")
+    assert ips["note"].startswith("Core ML's compute plan (2 ops): 95% on Neural Engine")
+    assert "mostly_off_neural_engine" not in ips["flags"]
+    memory = next(r for r in rows if r["metric"] == "peak_memory")
+    assert memory["note"] == "process peak resident memory" and memory["value"] > 0
