@@ -483,3 +483,18 @@ def test_the_worker_runs_core_ml_end_to_end_against_the_stand_in(converted, sili
     assert "mostly_off_neural_engine" not in ips["flags"]
     memory = next(r for r in rows if r["metric"] == "peak_memory")
     assert memory["note"] == "process peak resident memory" and memory["value"] > 0
+
+
+def test_the_quick_suite_runs_nothing_on_core_ml():
+    """Every Core ML run of a new shape converts the model first (tens of seconds): the quick
+    suite's inference entry is PyTorch's, as its summary says, and no other entry runs on
+    Core ML."""
+    from core.frameworks import DeviceInfo
+    from core.frameworks.coreml.adapter import UNITS
+    from core.suites import expand
+    units = [DeviceInfo("coreml", u, f"Apple M1 · {label}", kind, 16 << 30)
+             for u, (_, label, kind) in UNITS.items()]
+    mps = DeviceInfo("torch", "mps", "Apple M1 GPU", "gpu", 16 << 30)
+    specs = expand("quick", units + [mps])
+    assert {s.framework for s in specs} == {"torch"}
+    assert ("infer", "mps") in {(s.workload, s.device) for s in specs}
