@@ -2,7 +2,10 @@
 import` (target: at most 5 s) and the per-run cost of the import path (parse, check against the
 schema, insert) against a raw SQLite insert of the same JSON, measured side by side in this
 run; then `siliconbench results` with 1,000 and with 10,000 runs kept (it reads only the runs
-it lists, so it should not grow with the store).
+it lists, so it should not grow with the store); then `siliconbench results` with one run of
+10,000 rows of 100 samples each (20 MB of JSON, the bounds import allows) among the 20 it
+lists, against 20 ordinary runs: it reads each run's listing column, not its record, so the
+ratio should be near 1 (it was the record's size before the listing column).
 
 The runs are copies of a record a real run wrote (tests/data/records/gemm_cpu_tiny.json, one
 row with 1,075 per-block samples and its telemetry), each under its own id.
@@ -119,7 +122,10 @@ def main() -> int:
     small = min(sb(home, "results") for _ in range(3))
     store = Store(home / "results.sqlite3")
     with store.db:
-        store.db.executemany("INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?,?)",
+        # Without a listing (as a store from before it): a listing reads these records whole.
+        store.db.executemany("INSERT INTO runs (id, created_at, workload, framework, device, "
+                             "status, label, source, imported, record) VALUES "
+                             "(?,?,?,?,?,?,?,?,?,?)",
                              [(f"more{i:08d}", "2026-01-02", "gemm", "torch", "cpu", "ok", None,
                                "measured", 1, texts[i % RUNS]) for i in range(LISTED - RUNS)])
     store.close()
@@ -127,7 +133,32 @@ def main() -> int:
     print(f"siliconbench results: {small[0]:.2f} / {small[1]:.2f} s with {RUNS:,} runs kept, "
           f"{large[0]:.2f} / {large[1]:.2f} s with {LISTED:,} (ratio {large[1] / small[1]:.2f} "
           "CPU)")
+
+    # One huge run among those listed, against ordinary ones only.
+    base = records_from_json(json.dumps(runs[0]))[0]
+    huge = records_from_json(json.dumps(runs[1]))[0]
+    row = huge.rows[0]
+    row.samples = row.samples[:100]
+    huge.rows = [row] * 10_000
+    huge.id, huge.created_at = "listhuge0000", "2026-01-03T00:00:59"   # listed first
+    listed = {}
+    for name, records in (("ordinary", copies_of(base, 20)),
+                          ("one huge", [*copies_of(base, 19), huge])):
+        h = work / f"list-{name.replace(' ', '-')}"
+        s = Store(h / "results.sqlite3")
+        s.import_records(records)
+        s.close()
+        listed[name] = min(sb(h, "results") for _ in range(3))
+    (ow, oc), (hw, hc) = listed["ordinary"], listed["one huge"]
+    print(f"siliconbench results, 20 runs listed: {ow:.2f} / {oc:.2f} s ordinary, {hw:.2f} / "
+          f"{hc:.2f} s with one of 10,000 rows x 100 samples (ratio {hc / oc:.2f} CPU)")
     return 0 if ok else 1
+
+
+def copies_of(rec, count: int) -> list:
+    import dataclasses
+    return [dataclasses.replace(rec, id=f"list{i:08d}", created_at=f"2026-01-03T00:00:{i:02d}")
+            for i in range(count)]
 
 
 if __name__ == "__main__":
