@@ -179,3 +179,66 @@ def test_a_run_whose_every_point_was_unsupported_fails_with_the_reason():
                           quick=True), Store())
     assert rec.status == "failed"
     assert rec.reason.startswith("nothing was measured: the point was unsupported (")
+
+
+class GrowingGemm:
+    """gemm.run's surroundings made up: a device whose TFLOPS per size is given, whose points
+    are measured instantly (or flagged noisy), and a clock the test moves."""
+
+    def __init__(self, monkeypatch, tflops: dict, noisy: set = frozenset(),
+                 point_s: float = 0.0) -> None:
+        from core.frameworks import ops
+        from core.results import Row
+        from core.workloads import gemm
+        self.rows, self.settings = [], {}
+        self.now = 0.0
+
+        def measure_point(ctx, ops_, n, point, tf32, wrong):
+            self.now += point_s
+            return Row("tflops", tflops[n], "TFLOPS", point,
+                       flags=["noisy"] if n in noisy else [])
+        fake_ops = types.SimpleNamespace(tf32_capable=False, gemm_call="test",
+                                         itemsize=lambda dtype: 4)
+        monkeypatch.setattr(ops, "for_run", lambda ctx: fake_ops)
+        monkeypatch.setattr(gemm, "_measure_point", measure_point)
+        monkeypatch.setattr(gemm, "unsupported_reason", lambda ops_, dtype: None)
+        monkeypatch.setattr(gemm, "_relative_error", lambda ops_, dtype: 0.0)
+        monkeypatch.setattr(gemm, "_seconds_per_product", lambda ops_, dtype: 1e-4)
+        monkeypatch.setattr("time.monotonic", lambda: self.now)
+        from core.measure import QUICK
+        self.ctx = types.SimpleNamespace(
+            device=types.SimpleNamespace(type="cpu"), settings=QUICK,
+            adapter=types.SimpleNamespace(free_memory=lambda dev: 64 * GB),
+            warn=lambda m: None, progress=lambda *a: None, row=self.rows.append,
+            record_settings=lambda **kw: self.settings.update(kw))
+
+    def run(self, **params):
+        from core.workloads import gemm
+        gemm.run(self.ctx, {"sizes": [256], "dtypes": ["float32"], "tf32": False, **params})
+        return [(r.params["size"], r.value) for r in self.rows]
+
+
+def test_gemm_grows_until_a_size_gains_less_than_3_percent(monkeypatch):
+    fake = GrowingGemm(monkeypatch, {256: 1.0, 512: 2.0, 1024: 2.5, 2048: 2.55, 4096: 9.0})
+    assert fake.run(grow=True) == [(256, 1.0), (512, 2.0), (1024, 2.5), (2048, 2.55)]
+    assert fake.settings["grow_float32"] == ("sizes doubled up to 2048: it gained less than "
+                                             "3% over the best before it")
+
+
+def test_a_noisy_point_does_not_end_the_growth(monkeypatch):
+    fake = GrowingGemm(monkeypatch, {256: 1.0, 512: 0.5, 1024: 2.0, 2048: 2.01},
+                       noisy={512})
+    assert [n for n, _ in fake.run(grow=True)] == [256, 512, 1024, 2048]
+
+
+def test_the_budget_ends_the_growth_with_a_skipped_size(monkeypatch):
+    # Each point "takes" 4 s of the 10 s budget: 256 and 512 leave 2 s, 1024 (predicted well
+    # under that) leaves none, and 2048 is skipped, ending the growth.
+    fake = GrowingGemm(monkeypatch, {256: 0.2, 512: 0.5, 1024: 1.0, 2048: 2.0, 4096: 4.0},
+                       point_s=4.0)
+    rows = fake.run(grow=True, budget_s=10)
+    assert rows == [(256, 0.2), (512, 0.5), (1024, 1.0), (2048, None)]
+    skipped = fake.rows[-1]
+    assert skipped.value is None and skipped.flags == ["skipped"]
+    assert skipped.note.startswith("N=2048 would take about ")
+    assert skipped.note.endswith("left of the time budget")
