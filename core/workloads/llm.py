@@ -107,6 +107,11 @@ PRESETS: dict[str, ModelShape] = {
         vocab=128256, tied=False, rope_theta=500000.0, rms_eps=1e-5, max_positions=131072,
         rope_scaling={"rope_type": "llama3", "factor": 8.0, "high_freq_factor": 4.0,
                       "low_freq_factor": 1.0, "original_max_position_embeddings": 8192}),
+    # meta-llama/Llama-2-7b-hf config.json: the model of llama.cpp's Apple Silicon table
+    # (discussion #4167), whose rows resources/reference/llamacpp-apple-silicon.json holds.
+    "llama-2-7b": ModelShape(
+        "llama", layers=32, hidden=4096, heads=32, kv_heads=32, head_dim=128, ffn=11008,
+        vocab=32000, tied=False, rope_theta=10000.0, rms_eps=1e-5, max_positions=4096),
 }
 
 # The parameter counts the models' publishers give, (count, the digits they round it to) and
@@ -118,10 +123,16 @@ PUBLISHED_PARAMETERS = {
     "qwen3-4b": (4.0e9, 0.1e9),
     # meta-llama/Llama-3.1-8B on the Hugging Face hub: "8.03B params" (safetensors).
     "llama-3.1-8b": (8.03e9, 0.01e9),
+    # meta-llama/Llama-2-7b-hf on the Hugging Face hub: "6.74B params" (safetensors).
+    "llama-2-7b": (6.74e9, 0.01e9),
 }
 
-DTYPES = ("bfloat16", "float16", "float32", "q4", "q8")
-QUANT_BITS = {"q4": 4, "q8": 8}
+DTYPES = ("bfloat16", "float16", "float32", "q4", "q8",
+          "q8_0", "q4_0", "q4_k_m")       # llama.cpp's own quantisations (GGUF types)
+QUANT_BITS = {"q4": 4, "q8": 8,
+              # llama.cpp's: a float16 scale per 32 weights is the same 0.5 bit a weight as
+              # MLX's two bfloat16 per 64, so the estimates hold (Q4_K_M: about 4.5 too).
+              "q8_0": 8, "q4_0": 4, "q4_k_m": 4}
 GROUP_SIZE = 64              # mlx-lm's converter's default quantisation group
 ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2}
 DEFAULT_PROMPTS = [128, 512, 2048]
@@ -134,7 +145,7 @@ WORKLOAD = Workload(
     title="LLM inference (tokens/s)",
     summary="Prefill and decode tokens/s, time to first token and peak memory of real LLM "
             "shapes with random weights, against the device's memory roofline.",
-    frameworks=("torch", "mlx"),
+    frameworks=("torch", "mlx", "llamacpp"),
     metric="decode_tokens_per_s",
     x="depth",
     module=__name__,
@@ -144,7 +155,9 @@ WORKLOAD = Workload(
               "published config.json (tiny: for tests).", choices=tuple(PRESETS)),
         Param("dtype", "choice", "bfloat16", "Weights and activations: float16, bfloat16, "
               "float32; MLX also q4 and q8 (weights quantised in groups of 64, as mlx-lm's "
-              "converter does, bfloat16 activations).", choices=DTYPES, title="Precision"),
+              "converter does, bfloat16 activations); llama.cpp also q8_0, q4_0 and q4_k_m "
+              "(its GGUF types, made by its own quantiser).", choices=DTYPES,
+              title="Precision"),
         Param("prompts", "int_list", None, "Prompt lengths for prefill and time to first "
               "token.", min=1, max=1_000_000, auto="128, 512 and 2048, those that fit",
               title="Prompt lengths"),
@@ -160,6 +173,9 @@ WORKLOAD = Workload(
               "CUDA); auto runs what the framework's own generate runs on the device "
               "(transformers compiles on CUDA, not on a CPU or MPS; mlx-lm never).",
               choices=LOOPS, title="Decode loop"),
+        Param("gpu_layers", "int", None, "llama.cpp: layers offloaded to the GPU "
+              "(llama-bench's -ngl); the CPU device runs none.", min=0, max=1000,
+              auto="all of them", title="GPU layers"),
         Param("layers", "int", None, "Override the preset's number of layers.", min=1,
               max=1000, auto="the preset's"),
         Param("hidden", "int", None, "Override the preset's hidden size.", min=8,
@@ -276,6 +292,11 @@ def base_point(params: dict) -> dict:
 def run(ctx, params: dict) -> None:
     from core.frameworks import implementation
     impl = implementation(ctx.framework, "llm")
+    if hasattr(impl, "run"):
+        # An engine with its own model files and test loop (llama.cpp): it takes this
+        # module's shapes, bounds and row arithmetic as its protocol.
+        import sys
+        return impl.run(ctx, params, sys.modules[__name__])
     dtype, batch, gen = params["dtype"], params["batch"], params["gen_tokens"]
     if dtype not in impl.DTYPES:
         raise ParamError(f"--dtype {dtype} does not run on {ctx.framework}; choose one of "
@@ -589,6 +610,9 @@ def _measured(ctx, workload: str, dtype: str) -> Ceiling | None:
 def llama_bench_table(rec) -> list[tuple[str, list[str], list[list[str]]]]:
     """The run as llama-bench prints it: one line per test, pp<prompt> and tg<tokens> (with
     @ d<depth> past an empty context), tokens/s as mean ± standard deviation of the blocks."""
+    if rec.framework == "llamacpp":     # llama-bench's own columns: size, params, ngl
+        from core.frameworks.llamacpp.llm import llama_bench_table as llamacpp_table
+        return llamacpp_table(rec)
     import statistics
     lines = []
     for row in rec.rows:
