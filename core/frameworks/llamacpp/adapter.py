@@ -144,7 +144,7 @@ def software() -> dict:
             "llama_cpp_commit": commit(),
             "llama_cpp_commit_source": "llama-cpp-python's CHANGELOG (the build says unknown)",
             "gpu_offload": bool(llama_cpp.llama_supports_gpu_offload()),
-            "backends": [d["name"] for d in backend_devices()],
+            "backends": ", ".join(d["name"] for d in backend_devices()),
             "system_info": llama_cpp.llama_print_system_info().decode(errors="replace").strip()}
 
 

@@ -29,8 +29,9 @@ RUNS = [
      ["--depths", "1,2", "--epochs", "1", "--samples", "256", "--batch-size", "64"]),
     ("memory", ("torch", "tensorflow", "mlx"), "", ["--model", "distilbert", "--layers", "1", "--seq-len", "16",
                                 "--max-batch", "4", "--bisect-steps", "0"]),
-    ("llm", ("torch", "mlx"), "", ["--preset", "tiny", "--prompts", "16,64,256", "--depths",
-                                   "0,64,256", "--gen-tokens", "8", "--dtype", "float32"]),
+    ("llm", ("torch", "mlx", "llamacpp"), "",
+     ["--preset", "tiny", "--prompts", "16,64,256", "--depths", "0,64,256", "--gen-tokens", "8",
+      "--dtype", "float32"]),
     # Two ranks over loopback, each started by the engine's own launcher.
     ("allreduce", ("mlx", "torch"), "", ["--processes", "2", "--sizes", "4096,65536",
                                          "--dtypes", "float32,bfloat16"]),
