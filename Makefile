@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 # are compiled again.
 COMPILE := $(BIN)/python -m compileall -q core gui resources
 
-.PHONY: run test devices bench app clean screenshots
+.PHONY: run test test-llamacpp devices bench app clean screenshots
 
 # Installs once; again only when pyproject.toml changes, so a second call is quick.
 $(STAMP): pyproject.toml
@@ -30,6 +30,20 @@ run: $(STAMP)
 test: $(STAMP)
 	@$(COMPILE) tests
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -n auto --maxprocesses=4 --durations=15
+
+# llama.cpp's tests, apart: PyPI has llama-cpp-python's source only, so installing the extra
+# compiles llama.cpp (about 20 minutes on 2 cores; a Mac needs the Xcode command-line tools and
+# cmake). pip keeps the wheel it built in its cache, so a machine compiles it once. `make test`
+# does not: its llama.cpp tests skip, saying why. CI runs both. The multimodal library
+# (LLAVA_BUILD) is left out: nothing here uses it. CMAKE_ARGS from the environment wins.
+LLAMACPP_STAMP := $(VENV)/.installed-llamacpp
+$(LLAMACPP_STAMP): $(STAMP)
+	CMAKE_ARGS="$${CMAKE_ARGS:--DLLAVA_BUILD=OFF}" $(BIN)/python -m pip install -q -e '.[dev,llamacpp]'
+	touch $(LLAMACPP_STAMP)
+
+test-llamacpp: $(LLAMACPP_STAMP)
+	@$(COMPILE) tests
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q tests/test_llamacpp.py
 
 devices: $(STAMP)
 	@$(COMPILE)

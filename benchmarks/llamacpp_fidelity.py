@@ -1,0 +1,132 @@
+"""Fidelity of the llm workload on llama.cpp, in one run: SiliconBench's pp and tg tokens/s
+(the real path: a child process, the measure protocol) against llama-bench's avg_ts, built
+from the very llama.cpp source llama-cpp-python vendors, on the same GGUF files, threads and
+offload. Target: each ratio at least 0.97. The sides alternate, --rounds rounds each, so drift
+in the machine's speed hits both alike.
+
+    .venv/bin/python benchmarks/llamacpp_fidelity.py [--preset tiny] [--dtypes q4_0,q8_0]
+        [--prompt 512] [--gen 128] [--device cpu] [--rounds 3] [--jobs 2]
+
+llama-bench is not in the wheel. The first run downloads llama-cpp-python's source package
+(pip download, the installed version), builds the llama-bench target with cmake (about 20
+minutes on 2 cores; CMAKE_ARGS from the environment are passed on, so build it with the
+flags the wheel was built with, e.g. -DGGML_NATIVE=OFF) into a cache folder, and later runs
+reuse it: ~/.cache/siliconbench/llama-bench-<version>/ (SILICONBENCH_CACHE overrides).
+"""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+os.environ.setdefault("SILICONBENCH_HOME", tempfile.mkdtemp(prefix="sb-bench-"))
+
+from benchmarks.machine_load import warn_if_busy  # noqa: E402
+from core.runner import RunSpec, execute  # noqa: E402
+from core.workloads import llm  # noqa: E402
+
+TARGET = 0.97
+
+
+def cache() -> Path:
+    return Path(os.environ.get("SILICONBENCH_CACHE", Path.home() / ".cache" / "siliconbench"))
+
+
+def llama_bench(version: str, jobs: int) -> Path:
+    """The llama-bench binary of llama-cpp-python `version`'s vendored llama.cpp, built once."""
+    folder = cache() / f"llama-bench-{version}"
+    binary = folder / "build" / "bin" / "llama-bench"
+    if binary.exists():
+        return binary
+    folder.mkdir(parents=True, exist_ok=True)
+    print(f"building llama-bench from llama-cpp-python {version}'s source into {folder} "
+          "(once; about 20 minutes on 2 cores)", flush=True)
+    sdists = list(folder.glob("llama_cpp_python-*.tar.gz"))
+    if not sdists:
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary",
+                        ":all:", "--no-build-isolation", f"llama-cpp-python=={version}", "-d",
+                        str(folder)], check=True)
+        sdists = list(folder.glob("llama_cpp_python-*.tar.gz"))
+    source = folder / "src"
+    if not source.exists():
+        with tarfile.open(sdists[0]) as tar:
+            tar.extractall(folder / "unpack", filter="data")
+        shutil.move(next((folder / "unpack").iterdir()) / "vendor" / "llama.cpp", source)
+        shutil.rmtree(folder / "unpack")
+    flags = os.environ.get("CMAKE_ARGS", "").split()
+    subprocess.run(["cmake", "-S", str(source), "-B", str(folder / "build"),
+                    "-DCMAKE_BUILD_TYPE=Release", "-DLLAMA_CURL=OFF", "-DLLAMA_BUILD_TESTS=OFF",
+                    "-DLLAMA_BUILD_EXAMPLES=OFF", "-DLLAMA_BUILD_SERVER=OFF",
+                    "-DBUILD_SHARED_LIBS=OFF", *flags], check=True)
+    subprocess.run(["cmake", "--build", str(folder / "build"), "--target", "llama-bench",
+                    "-j", str(jobs)], check=True)
+    return binary
+
+
+def siliconbench(args, dtype: str) -> tuple[float, float, dict]:
+    """pp and tg tokens/s of the real run, and its settings (file, threads, ngl)."""
+    params = {"preset": args.preset, "dtype": dtype, "prompts": [args.prompt], "depths": [0],
+              "gen_tokens": args.gen}
+    rec = execute(RunSpec("llm", "llamacpp", args.device, params))
+    if rec.status != "ok":
+        sys.exit(f"the SiliconBench run failed: {rec.reason}")
+    value = {r.metric: r.value for r in rec.rows}
+    return value["prefill_tokens_per_s"], value["decode_tokens_per_s"], rec.settings
+
+
+def reference(binary: Path, settings: dict, args) -> tuple[float, float]:
+    """llama-bench's avg_ts of pp<prompt> and tg<gen> on the same file, threads and ngl."""
+    r = subprocess.run([str(binary), "-m", settings["gguf_file"], "-p", str(args.prompt),
+                        "-n", str(args.gen), "-t", str(settings["threads"]), "-ngl",
+                        str(settings["n_gpu_layers"]), "-o", "json"],
+                       capture_output=True, text=True, check=True)
+    tests = json.loads(r.stdout)
+    pp = next(t["avg_ts"] for t in tests if t["n_prompt"] and not t["n_gen"])
+    tg = next(t["avg_ts"] for t in tests if t["n_gen"] and not t["n_prompt"])
+    return pp, tg
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--preset", default="tiny", choices=tuple(llm.PRESETS))
+    ap.add_argument("--dtypes", default="q4_0,q8_0")
+    ap.add_argument("--prompt", type=int, default=512)
+    ap.add_argument("--gen", type=int, default=128)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    args = ap.parse_args()
+    from importlib.metadata import version
+    binary = llama_bench(version("llama-cpp-python"), args.jobs)
+    warn_if_busy()
+    failed = False
+    for dtype in args.dtypes.split(","):
+        ours: dict[str, list[float]] = {"pp": [], "tg": []}
+        theirs: dict[str, list[float]] = {"pp": [], "tg": []}
+        for _ in range(args.rounds):
+            pp, tg, settings = siliconbench(args, dtype)
+            ours["pp"].append(pp)
+            ours["tg"].append(tg)
+            pp, tg = reference(binary, settings, args)
+            theirs["pp"].append(pp)
+            theirs["tg"].append(tg)
+        print(f"\n{settings['model']} ({settings['gguf_file']}), {settings['threads']} "
+              f"threads, ngl {settings['n_gpu_layers']}")
+        for test, label in (("pp", f"pp{args.prompt}"), ("tg", f"tg{args.gen}")):
+            a, b = statistics.median(ours[test]), statistics.median(theirs[test])
+            ratio = a / b
+            failed |= ratio < TARGET
+            print(f"  {label:>7}: SiliconBench {a:10.2f} tok/s   llama-bench {b:10.2f} tok/s   "
+                  f"ratio {ratio:.3f} {'ok' if ratio >= TARGET else f'BELOW {TARGET}'}")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
