@@ -922,6 +922,10 @@ def point_power(events: list[tuple[float, dict]], series: dict | None, label: st
             return PointPower("counter", joules / seconds,
                               f"{source} energy counter: {number(joules)} J over the "
                               f"{span(seconds)} of timed blocks")
+        if seconds >= need:
+            return PointPower("too_short", None,
+                              f"no power: the {source} energy counter did not advance during "
+                              f"the {span(seconds)} of timed blocks")
         return PointPower("too_short", None,
                           f"too short to measure power: the timed blocks lasted {span(seconds)}"
                           f" and the {source} energy counter needs {span(need)}")
@@ -933,8 +937,10 @@ def point_power(events: list[tuple[float, dict]], series: dict | None, label: st
     inside = _samples_in(series, windows)
     seconds = sum(b - a for a, b in windows)
     if len(inside) >= MIN_SAMPLES:
+        where = "during this point" if events else \
+            "since the previous point's rows (its set-up included)"
         return PointPower("samples", sum(inside) / len(inside),
-                          f"{label} power, mean of {len(inside)} samples during this point")
+                          f"{label} power, mean of {len(inside)} samples {where}")
     return PointPower("too_short", None,
                       f"too short to measure power: {len(inside)} {label} power sample"
                       f"{'s' * (len(inside) != 1)} during its {span(seconds)}, "

@@ -357,3 +357,13 @@ def test_a_coarse_counter_makes_the_timed_phase_long_enough(monkeypatch):
     assert events[0]["source"] == "board (test)" and events[0]["idle_w"] == 0.0
     assert events[1]["settings"] == {"energy_min_time_s": 1.0}
     assert events[2]["seconds"] >= 1.0 and events[2]["source"] == "board (test)"
+
+
+def test_a_counter_that_did_not_move_gives_no_power():
+    rows = gemm_rows(50.7, {"size": 4096, "dtype": "float32"})
+    event = {"seconds": 1.5, "joules": 0.0, "source": "board (NVML)", "min_window_s": 1.0}
+    [power] = derived_rows(rows, [2.0], {"summary": {}, "series": {}, "interval_s": 1.0},
+                           energies=[(0, 1.9, event)])
+    assert power.value is None and power.flags == ["too_short"]
+    assert power.note == ("no power: the board (NVML) energy counter did not advance during "
+                          "the 1.50 s of timed blocks")
