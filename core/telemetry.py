@@ -838,6 +838,11 @@ class TelemetrySampler:
             rec.telemetry["summary"]["idle_power_w"] = self.meter.get("idle_w")
             if self.meter.get("why"):
                 rec.telemetry["notes"].append(self.meter["why"])
+        if self.energies:   # what the worker read around each point's timed blocks
+            rec.telemetry["energy"] = [
+                {"t": round(t, 3), "rows_before": k,
+                 **{key: e[key] for key in ("seconds", "joules", "source", "state") if key in e}}
+                for k, t, e in self.energies]
         extra = derived_rows(rec.rows, self.row_times, rec.telemetry, self.started_at,
                              self.energies, self.meter.get("idle_w"))
         rec.telemetry["summary"]["derived"] = [r.to_dict() for r in extra]

@@ -297,6 +297,9 @@ def test_a_cpu_run_takes_its_power_from_the_rapl_counter(monkeypatch):
     # 10 W written, read across the wrap: never negative, never the wrap's 100 J jump
     assert 2 < power.value < 12
     assert rec.telemetry["summary"]["energy_counter"] == "CPU package-0 (RAPL)"
+    [reading] = rec.telemetry["energy"]          # kept on the record, for an audit
+    assert reading["source"] == "CPU package-0 (RAPL)" and reading["rows_before"] == 0
+    assert reading["joules"] / reading["seconds"] == pytest.approx(power.value)
     assert 2 < rec.telemetry["summary"]["idle_power_w"] < 12
 
 
