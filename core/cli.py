@@ -321,7 +321,13 @@ def print_record(rec) -> None:
     c.print(t)
     from core.workloads import catalogue
     if (declared := catalogue().get(rec.workload)) is not None:
-        for title, header, cells in declared.more_tables(rec):
+        try:
+            tables = declared.more_tables(rec)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            # A record imported before import checked its points (an LLM row without its
+            # prompt): its rows are shown above; the workload's own table is left out.
+            tables = []
+        for title, header, cells in tables:
             more = Table(*header, title=_text(title))
             for line in cells:
                 more.add_row(*(_text(cell) for cell in line))

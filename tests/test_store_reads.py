@@ -236,3 +236,20 @@ def test_a_store_kept_before_listings_gets_them_and_a_read_only_one_lists_withou
     assert {r.id: r.row_count for r in s.listing()} == {r.id: len(r.rows) for r in runs}
     s.close()
     assert path.exists()
+
+
+def test_an_llm_run_kept_without_its_points_still_shows(capsys):
+    """A record imported before import checked an LLM row's parameters (issue 30: 'internal
+    error: KeyError: 'prompt'') shows its rows; only the llama-bench table is left out."""
+    rec = records_from_file(FOLDER / "llm-torch.json")[0]
+    for row in rec.rows:
+        row.params = {}
+    s = Store()
+    s.save(rec)
+    s.close()
+    rc, out, err = sb(capsys, "results", "--show", rec.id[:8])
+    assert rc == 0 and "internal error" not in err, err
+    assert "Decode" in out and "llama-bench style" not in out
+    Store().save(records_from_file(FOLDER / "llm-torch.json")[0])   # whole again
+    rc, out, err = sb(capsys, "results", "--show", rec.id[:8])
+    assert rc == 0 and "llama-bench style" in out, err
