@@ -317,3 +317,18 @@ def test_the_h200_all_reduce_record_compares_with_itself_from_the_file(tmp_path,
     cells = [(row["metric"], row["cells"][1]["verdict"]) for row in json.loads(out)["rows"]]
     assert ("busbw", "no ratio: the first side measured 0") in cells
     assert ("algbw", "no significant difference") in cells
+
+
+def test_the_app_imports_every_record_and_names_the_bad_file(window, store, tmp_path):
+    """Issue 31: one refused file cancelled the app's whole import ('Nothing was imported'),
+    naming only the first bad file. File > Import with every real record and one bad file."""
+    files = h200_files() + recorded_files()
+    bad = tmp_path / "notes.json"
+    bad.write_text("these are my notes, not a result file")
+    assert window.import_files([str(p) for p in [bad, *files]]) is False
+    records = [r for f in files for r in records_from_file(f)]
+    assert window.last_message.splitlines() == [
+        "notes.json is not a SiliconBench result file: it is not JSON.",
+        f"Imported {len(records)} runs; 1 file was refused (named above)."]
+    assert {r.id for r in store.runs()} == {r.id for r in records}
+    assert {r.id for r in window.results.selected_records()} == {r.id for r in records}
