@@ -204,24 +204,27 @@ def _llm(est: Estimate, params: dict, device, settings, fits) -> None:
     prompts = params["prompts"] or list(llm.DEFAULT_PROMPTS)
     depths = params["depths"] or list(llm.DEFAULT_DEPTHS)
     total = 0.0
-    for tokens, what in [(p, f"a {p}-token prompt") for p in prompts] + \
-            [(d + gen, f"decode from depth {d}") for d in depths]:
+    runs: dict[str, list[int]] = {"prefill": [], "decode": []}
+    for kind, tokens, at, what in [("prefill", p, p, f"a {p}-token prompt") for p in prompts] + \
+            [("decode", d + gen, d, f"decode from depth {d}") for d in depths]:
         need = llm.memory_needed(shape, dtype, batch, tokens)
         if not fits(need):
             est.too_big.append(f"{name} in {dtype} with {what} ({size(need)})")
             continue
         est.points += 1
         est.peak_bytes = max(est.peak_bytes or 0, int(need))
+        runs[kind].append(at)
     if flops is None or gbs is None:
         est.seconds = None
         return
-    for p in prompts:
+    for p in runs["prefill"]:
         total += point_seconds(llm.prefill_flops(shape, batch, p) / (flops * 1e9), settings)
-    for d in depths:
+    for d in runs["decode"]:
         step = llm.bytes_per_decode_step(shape, dtype, batch, d, gen) / (gbs * 1e9)
         total += point_seconds(gen * step, settings)
     est.seconds = total
-    est.basis = (f"{est.basis} and {'a rough CPU memory figure' if device.kind == 'cpu' else 'its memory bandwidth'}")
+    memory = "a rough CPU memory figure" if device.kind == "cpu" else "its memory bandwidth"
+    est.basis = f"{est.basis} and {memory}"
 
 
 ESTIMATORS = {"gemm": _gemm, "bandwidth": _bandwidth, "allreduce": _allreduce, "llm": _llm}

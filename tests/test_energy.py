@@ -169,7 +169,8 @@ def test_sampled_power_needs_five_samples_inside_the_blocks():
     assert [(r.metric, r.value, r.flags) for r in out] == [("power", None, ["too_short"])]
     assert out[0].note == ("too short to measure power: 1 board (NVML) power sample during its "
                            "0.400 s, 5 needed")
-    tel = sampled([0.5, 1.5, 2.5, 3.5, 4.5, 5.5, 7.0], [690.0, 700.0, 700.0, 698.0, 699.0, 700.0, 80.0])
+    tel = sampled([0.5, 1.5, 2.5, 3.5, 4.5, 5.5, 7.0],
+                  [690.0, 700.0, 700.0, 698.0, 699.0, 700.0, 80.0])
     out = derived_rows(rows, [6.1], tel, energies=[(0, 6.0, {"seconds": 6.0})], idle_w=78.5)
     power, per_watt = out
     assert power.value == pytest.approx(4187 / 6) and power.flags == ["power_samples"]
