@@ -526,7 +526,8 @@ def cmd_compare(args) -> int:
 def print_comparison(cmp) -> None:
     from rich.table import Table
     from rich.text import Text
-    from core.numbers import metric_heading, ratio
+    from core.compare import direction, ratio_words
+    from core.numbers import metric_heading
     from core.report import by_workload, cell_text, legend, point_keys
     c = _console()
     verdict_style = {"faster": "green", "slower": "red"}
@@ -549,7 +550,11 @@ def print_comparison(cmp) -> None:
             cells = [_text(cell) for cell in cells]
             for cell in r.cells[1:]:
                 word = (cell.verdict or "") if cell else ""
-                cells += [ratio(cell.ratio) if cell else "",
+                if cell and cell.unlike:     # as the app's cell says it: no like run to pair
+                    word += f" · unlike: {cell.unlike}"
+                # Times apart with the direction, as the app and the HTML report say it
+                # ('≈5,080× slower'): a raw ratio read '0.001×' for a CPU beside an H200.
+                cells += [ratio_words(cell.ratio, direction(r.metric, r.unit)) if cell else "",
                           _text(word, verdict_style.get(word.split(" ")[0]))]
             t.add_row(*cells)
         c.print(t)
