@@ -32,6 +32,11 @@ METRIC_TITLES = {
 CEILINGS = {"decode_tokens_per_s": "memory bound", "prefill_tokens_per_s": "compute bound",
             "ttft_ms": None, "decode_roofline": None, "decode_compile_s": None}
 
+# Values spanning more than this many times (highest over lowest) are drawn on a log axis,
+# in the app's charts and the HTML report's alike: beside 680 TFLOPS a CPU's 0.05 lies flat
+# on a linear axis, and 3.8 img/s is no bar at all beside 15,294.
+LOG_SPAN = 30.0
+
 BYTES = "bytes"           # the unit whose values read as a size (peak memory)
 _SIZES = ("bytes", "KB", "MB", "GB", "TB")
 NOT_MEASURED = "—"
@@ -154,6 +159,13 @@ def times(value: float) -> str:
     if rounded >= 1000:
         return f"≈{rounded:,.0f}×"
     return f"{rounded:.{max(0, 2 - math.floor(math.log10(rounded)))}f}×"
+
+
+def needs_log_axis(values) -> bool:
+    """Whether values (None, zero and negatives ignored: a log axis cannot show them) span
+    more than LOG_SPAN times, so that a linear axis would flatten the smaller ones."""
+    positive = [v for v in values if v is not None and v > 0 and math.isfinite(v)]
+    return bool(positive) and max(positive) / min(positive) > LOG_SPAN
 
 
 def p_value(p: float) -> str:

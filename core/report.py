@@ -21,8 +21,8 @@ from core.compare import (
     ratio_words,
 )
 from core.export import csv_text
-from core.numbers import (figure, metric_heading, metric_title, p_value, quantity, ratio,
-                          with_spread)
+from core.numbers import (LOG_SPAN, compact, figure, metric_heading, metric_title,
+                          needs_log_axis, p_value, quantity, ratio, with_spread)
 from core.palette import LIGHT
 from core.results import now_iso
 from core.text import clip
@@ -209,9 +209,25 @@ def _nice_ticks(top: float, count: int = 5) -> list[float]:
     return [i * step for i in range(math.ceil(top / step - 1e-9) + 1)]
 
 
+def log_scale(rows: list[ComparedRow]) -> bool:
+    """Whether a chart of these rows has a log axis: where its bars span more than LOG_SPAN
+    times, the app's rule (core.numbers.needs_log_axis); on a linear axis a CPU's bar beside
+    an H200's is a sliver on the axis."""
+    return needs_log_axis(c.value for r in rows for c in r.cells if c)
+
+
+def _decades(values: list[float]) -> tuple[int, int]:
+    """The powers of ten a log axis runs between: the lowest bar stands at least a tenth of
+    a decade above the axis's foot."""
+    positive = [v for v in values if v is not None and v > 0 and math.isfinite(v)]
+    lo = math.floor(math.log10(min(positive)) - 0.1)
+    return lo, max(lo + 1, math.ceil(math.log10(max(positive))))
+
+
 def bar_chart(cmp: Comparison, rows: list[ComparedRow], chart_id: str) -> str:
     """Grouped bars, one group per point and one bar per machine, with 99% interval whiskers;
-    published figures hatched. Plain SVG: opens anywhere, prints, needs no script."""
+    published figures hatched; a log axis where the bars span more than LOG_SPAN times.
+    Plain SVG: opens anywhere, prints, needs no script."""
     n = len(cmp.sides)
     bar, gap, left, top, plot_h, bottom, legend_w = 16, 18, 64, 34, 220, 90, 180
     group_w = n * bar + gap
@@ -219,27 +235,41 @@ def bar_chart(cmp: Comparison, rows: list[ComparedRow], chart_id: str) -> str:
     # Parameters that are the same for every bar say nothing under a bar.
     varying = [k for k in point_keys(rows) if len({str(r.params.get(k)) for r in rows}) > 1]
     height = top + plot_h + bottom
-    highest = max([v for r in rows for c in r.cells if c for v in (c.value, c.ci_high)
-                   if v is not None] + [0.0])
-    ticks = _nice_ticks(highest)
-    ymax = ticks[-1] if ticks[-1] > 0 else 1.0
-
-    def y(v: float) -> float:
-        return top + plot_h - plot_h * v / ymax
-
+    values = [v for r in rows for c in r.cells if c for v in (c.value, c.ci_low, c.ci_high)
+              if v is not None]
     unit = rows[0].unit
+    log = log_scale(rows)
+    if log:
+        lo, hi = _decades(values)
+        every = math.ceil((hi - lo) / 10)       # at most about ten labelled decades
+        ticks = [10.0 ** e for e in range(lo, hi + 1, every)]
+        tick_text = [compact(t, unit) for t in ticks]
+
+        def y(v: float) -> float:   # a value of zero or less at the axis's foot
+            e = min(max(math.log10(v), lo), hi) if v > 0 else lo
+            return top + plot_h - plot_h * (e - lo) / (hi - lo)
+    else:
+        ticks = _nice_ticks(max(values + [0.0]))
+        tick_text = [figure(t, unit) for t in ticks]
+        ymax = ticks[-1] if ticks[-1] > 0 else 1.0
+
+        def y(v: float) -> float:
+            return top + plot_h - plot_h * v / ymax
+    foot = y(0)
+
     parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
               f'viewBox="0 0 {width} {height}" role="img" '
+              f'data-scale="{"log" if log else "linear"}" '
               f'aria-label="{_e(metric_title(rows[0].metric))}" '
               'font-family="Helvetica,Arial,sans-serif" font-size="11">'),
              (f'<defs><pattern id="hatch-{chart_id}" width="6" height="6" '
               'patternUnits="userSpaceOnUse" patternTransform="rotate(45)">'
               f'<rect width="6" height="6" fill="{PALETTE.background}"/><line x1="0" y1="0" '
               f'x2="0" y2="6" stroke="{PALETTE.muted}" stroke-width="3"/></pattern></defs>')]
-    for t in ticks:
+    for t, text in zip(ticks, tick_text):
         parts.append(f'<line x1="{left}" x2="{width - 10}" y1="{y(t):.1f}" y2="{y(t):.1f}" '
                      f'stroke="{PALETTE.border}"/><text x="{left - 6}" y="{y(t) + 4:.1f}" '
-                     f'text-anchor="end">{_e(figure(t, unit))}</text>')
+                     f'text-anchor="end" class="tick">{_e(text)}</text>')
     parts.append(f'<text x="12" y="{top + plot_h / 2:.0f}" transform="rotate(-90 12 '
                  f'{top + plot_h / 2:.0f})" text-anchor="middle">{_e(unit)}</text>')
     for i, side in enumerate(cmp.sides):   # legend
@@ -257,7 +287,7 @@ def bar_chart(cmp: Comparison, rows: list[ComparedRow], chart_id: str) -> str:
             stroke = f' stroke="{PALETTE.series_color(i)}" stroke-width="2"' if c.published else ""
             tip = f"{cmp.sides[i].label}: {cell_text(c, r.unit)}"
             parts.append(f'<rect x="{x:.1f}" y="{y(c.value):.1f}" width="{bar - 2}" '
-                         f'height="{max(0.0, y(0) - y(c.value)):.1f}" fill="{fill}"{stroke}>'
+                         f'height="{max(0.0, foot - y(c.value)):.1f}" fill="{fill}"{stroke}>'
                          f"<title>{_e(tip)}</title></rect>")
             if c.ci_low is not None and c.ci_high is not None:
                 cx = x + (bar - 2) / 2
@@ -268,7 +298,7 @@ def bar_chart(cmp: Comparison, rows: list[ComparedRow], chart_id: str) -> str:
         lx, ly = gx + n * bar / 2, top + plot_h + 12
         parts.append(f'<text x="{lx:.1f}" y="{ly}" text-anchor="end" '
                      f'transform="rotate(-35 {lx:.1f} {ly})">{_e(clip(label, 40))}</text>')
-    parts.append(f'<line x1="{left}" x2="{width - 10}" y1="{y(0):.1f}" y2="{y(0):.1f}" '
+    parts.append(f'<line x1="{left}" x2="{width - 10}" y1="{foot:.1f}" y2="{foot:.1f}" '
                  f'stroke="{PALETTE.foreground}"/></svg>')
     return "".join(parts)
 
@@ -303,7 +333,9 @@ def to_html(cmp: Comparison, title: str | None = None) -> str:
             body.append(f"<figure>{bar_chart(cmp, mrows, str(chart))}<figcaption>"
                         f"{_e(workload)}: {_e(metric_heading(metric, unit))}, "
                         f"{_better_text(metric, unit)}; whiskers: {CONFIDENCE:.0%} intervals; "
-                        "hatched: published figures.</figcaption></figure>")
+                        "hatched: published figures."
+                        + (f" Log scale: the bars span more than {LOG_SPAN:g}×."
+                           if log_scale(mrows) else "") + "</figcaption></figure>")
         body.append("</section>")
     return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f"<title>{_e(title)}</title><style>{CSS}</style></head><body>"

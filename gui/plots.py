@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QGridLayout, QLabel
                                QListWidgetItem, QMenu, QSizePolicy, QSplitter, QTabWidget,
                                QWidget)
 
-from core.numbers import compact, interval, number, percent
+from core.numbers import LOG_SPAN, compact, interval, needs_log_axis, number, percent
 from core.results import RunRecord
 from gui.chart_series import (BARS, CURVE_METRICS, SCALING, TELEMETRY, TELEMETRY_UNITS,
                               ScalingSeries, Series, bar_series, chart_of, curve_series,
@@ -30,10 +30,10 @@ from gui.theme import LIGHT, Theme, series_color
 
 # A chart narrower than this has its legend under the plot, not beside it.
 NARROW_CHART_W = 560
-# The series of a chart spanning more than this many times (highest over lowest value) are
-# drawn on a log y axis: beside 680 TFLOPS a CPU's 0.05 lay flat on a linear one.
-LOG_SPAN = 30.0
-Y_MODES = {"auto": "Automatic (log beyond 30×)", "linear": "Linear", "log": "Logarithmic"}
+# The series of a chart spanning more than LOG_SPAN times (highest over lowest value) are
+# drawn on a log y axis (core.numbers.needs_log_axis, which the HTML report uses too).
+Y_MODES = {"auto": f"Automatic (log beyond {LOG_SPAN:g}×)", "linear": "Linear",
+           "log": "Logarithmic"}
 # Markers that, with the palette's colours, tell series apart past the palette's length:
 # series i has colour i mod 8 and marker i mod 7, so the first 56 differ in the pair and
 # neighbours differ in both. "x" is kept for wrong and above-peak points.
@@ -311,7 +311,7 @@ class Chart(QWidget):
         elif self.y_mode == "log":
             log = True
         else:
-            log = max(positive) / min(positive) > LOG_SPAN
+            log = needs_log_axis(positive)
         self.log_y = log
         self._floor = math.log10(min(positive)) if positive else 0.0
         axis = self.plot.getAxis("left")
