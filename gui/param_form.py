@@ -4,6 +4,7 @@ bad value is marked in the form and never sent to a run."""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Signal
@@ -36,6 +37,29 @@ def param_hint(p: Param) -> str:
     if p.default is None and p.auto:
         parts.append(f"Empty: {p.auto}.")
     return " ".join(parts)
+
+
+# How a parameter's refusal reads under its own field, after the label: "Message sizes:
+# whole numbers only, not 'abc'." where "Message sizes takes whole numbers" read as bad English
+# (the command line's sentence has a flag, --sizes, where the form has a label).
+_FIELD_WORDING = ((re.compile(r"takes (.+?)(, not .*)?\.$", re.S), r"\1 only\2."),
+                  (re.compile(r"needs (.+?)\.$", re.S), r"\1 needed."),
+                  (re.compile(r"must be (.+)$", re.S), r"\1"))
+
+
+def field_error(param: Param, error: ParamError) -> str:
+    """A ParamError as the form says it under the field: 'Label: what it takes, not what
+    was typed.'; a sentence that is not about this field alone stays whole."""
+    text = param.form_message(error)
+    head = param.label + " "
+    if not text.startswith(head):
+        return text
+    rest = text[len(head):]
+    for pattern, instead in _FIELD_WORDING:
+        if pattern.match(rest):
+            rest = pattern.sub(instead, rest, count=1)
+            break
+    return f"{param.label}: {rest}"
 
 
 class ParamField(QWidget):
@@ -170,7 +194,7 @@ class ParamField(QWidget):
             self.value()
             self.error = ""
         except ParamError as e:
-            self.error = self.param.form_message(e)
+            self.error = field_error(self.param, e)
         bad = bool(self.error)
         self.error_label.setText(self.error)
         self.error_label.setVisible(bad)

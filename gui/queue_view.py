@@ -41,7 +41,11 @@ def queue_eta_text(left: float | None, unknown: int) -> str:
 def outcome_text(job: RunJob) -> str:
     """What a finished run came to, in a line."""
     if job.state == OK:
-        n = len([r for r in job.record.rows if r.value is not None])
+        # Points measured, not rows: an all-reduce point has three rows (bus and algorithm
+        # bandwidth, latency), so 3 message sizes read "9 points"; a whole run's row (its
+        # highest temperature) is no point of its own.
+        points = {repr(sorted(r.params.items())) for r in job.record.rows if r.value is not None}
+        n = len(points - {"[]"}) or len(points)
         text = f"Done · {n} point{'s' * (n != 1)}"
         best = headline(job.record)
         if best is not None:

@@ -120,7 +120,7 @@ def test_form_is_generated_from_the_declaration_and_marks_bad_values(window):
     with_devices(window)
     window.catalogue.select("gemm")
     form = window.form
-    assert set(form.fields) == {"sizes", "dtypes", "tf32"}
+    assert set(form.fields) == {"sizes", "dtypes", "tf32", "grow", "budget_s"}
     sizes = form.fields["sizes"]
     assert sizes.editor.placeholderText() == "auto"         # default None: auto
     assert "From 1 to 65,536." in sizes.hint.text()        # the bound is shown
@@ -137,7 +137,7 @@ def test_form_is_generated_from_the_declaration_and_marks_bad_values(window):
     assert sizes.error == "" and window.run_button.isEnabled()
     assert form.values() == {"sizes": [64, 128], "dtypes": list(form.fields["dtypes"]
                                                                  .param.default),
-                             "tf32": False}
+                             "tf32": False, "grow": False}
 
     for box in form.fields["dtypes"].choice_boxes.values():
         box.setChecked(False)
