@@ -14,7 +14,8 @@ import sys
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QCoreApplication, QSettings
+from PySide6.QtCore import QByteArray, QCoreApplication, QPoint, QRect, QSettings, QSize
+from PySide6.QtGui import QGuiApplication
 
 ORGANIZATION_NAME = "SiliconBench"
 ORGANIZATION_DOMAIN = "siliconbench.org"
@@ -158,13 +159,46 @@ def is_true(settings: QSettings, key: str, default: bool) -> bool:
     return value if isinstance(value, bool) else default
 
 
+# What the window manager adds around a window (borders, a title bar of 28 px on macOS and
+# about 30-37 on Linux and Windows), which a window's size does not count: a first window of
+# 1440x900 stood 20 px taller than a 1440x900 Mac screen's room under its menu bar.
+FRAME_ALLOWANCE = QSize(16, 40)
+
+
+def available_geometry(window) -> QRect | None:
+    """The room the window's screen leaves for windows (less the menu bar, the Dock and
+    panels), or None where there is no screen."""
+    screen = window.screen() or QGuiApplication.primaryScreen()
+    return screen.availableGeometry() if screen is not None else None
+
+
+def first_window_place(wanted: QSize, minimum: QSize, available: QRect) -> tuple[QSize, QPoint]:
+    """The first window's size and its frame's top-left: the size wanted where the screen
+    has the room for it with its frame, else as much as there is (never under the minimum),
+    centred in the available room."""
+    width = max(minimum.width(), min(wanted.width(),
+                                     available.width() - FRAME_ALLOWANCE.width()))
+    height = max(minimum.height(), min(wanted.height(),
+                                       available.height() - FRAME_ALLOWANCE.height()))
+    spare_w = available.width() - width - FRAME_ALLOWANCE.width()
+    spare_h = available.height() - height - FRAME_ALLOWANCE.height()
+    return QSize(width, height), QPoint(available.left() + max(0, spare_w // 2),
+                                        available.top() + max(0, spare_h // 2))
+
+
 def restore_window(window) -> None:
     """The window's geometry, panes and last run choices, as save_window left them; a value
-    of the wrong kind leaves its default."""
+    of the wrong kind leaves its default. A first window is fitted to its screen."""
     s = window.settings
     geometry = value_of(s, "window/geometry", QByteArray)
     if geometry is not None:
         window.restoreGeometry(geometry)
+    else:
+        available = available_geometry(window)
+        if available is not None and available.isValid():
+            size, corner = first_window_place(window.size(), window.minimumSize(), available)
+            window.resize(size)
+            window.move(corner)     # a window's position is its frame's
     for key, split in (("window/main_split", window.main_split),
                        ("window/right_split", window.right_split)):
         state = value_of(s, key, QByteArray)
