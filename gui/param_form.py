@@ -49,17 +49,16 @@ _FIELD_WORDING = ((re.compile(r"takes (.+?)(, not .*)?\.$", re.S), r"\1 only\2."
 
 def field_error(param: Param, error: ParamError) -> str:
     """A ParamError as the form says it under the field: 'Label: what it takes, not what
-    was typed.'; a sentence that is not about this field alone stays whole."""
+    was typed.'; another sentence ('Model does not know …', one about two fields) stays
+    whole."""
     text = param.form_message(error)
     head = param.label + " "
-    if not text.startswith(head):
-        return text
-    rest = text[len(head):]
-    for pattern, instead in _FIELD_WORDING:
-        if pattern.match(rest):
-            rest = pattern.sub(instead, rest, count=1)
-            break
-    return f"{param.label}: {rest}"
+    if text.startswith(head):
+        rest = text[len(head):]
+        for pattern, instead in _FIELD_WORDING:
+            if pattern.match(rest):
+                return f"{param.label}: {pattern.sub(instead, rest, count=1)}"
+    return text
 
 
 class ParamField(QWidget):
