@@ -20,6 +20,7 @@ from pathlib import Path
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 MAX_HOSTS = 256                 # more than any cluster SiliconBench is run across
 MAX_HOSTFILE_BYTES = 1 << 20    # a hostfile of MAX_HOSTS entries is a few tens of KB
+PATH_SHOWN = 1024               # a path is quoted whole (up to this); a host string to 80
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 _HOSTNAME = re.compile(rf"{_LABEL}(?:\.{_LABEL})*")
 _USER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,31}")
@@ -86,19 +87,20 @@ def _hostfile_path(text: str) -> Path | None:
             pass
     if ("/" in text or text.endswith(".json")) and not text.startswith("-") \
             and not any(c.isspace() for c in text):
-        raise HostsError(f"There is no hostfile at {_shown(text)}.")
+        raise HostsError(f"There is no hostfile at {_shown(text, PATH_SHOWN)}.")
     return None
 
 
 def _read_hostfile(path: Path) -> Hosts:
     from core.files import NotReadable, read_small
-    what = f"{_shown(str(path))} is not an mlx.launch hostfile"
+    shown = _shown(str(path), PATH_SHOWN)
+    what = f"{shown} is not an mlx.launch hostfile"
     try:
         data = json.loads(read_small(path, MAX_HOSTFILE_BYTES, "hostfile"))
     except NotReadable as e:
         raise HostsError(str(e)) from None
     except OSError as e:
-        raise HostsError(f"{_shown(str(path))} cannot be read ({e.strerror or e}).") from None
+        raise HostsError(f"{shown} cannot be read ({e.strerror or e}).") from None
     except ValueError:
         raise HostsError(f"{what} (it is not JSON).") from None
     backend = ""
@@ -109,7 +111,7 @@ def _read_hostfile(path: Path) -> Hosts:
                              '"hosts" (and "backend", "envs" as mlx.distributed_config writes '
                              "them).")
         if data.get("envs"):
-            raise HostsError(f"{_shown(str(path))} sets environment variables for every rank "
+            raise HostsError(f"{shown} sets environment variables for every rank "
                              '("envs"); SiliconBench runs ranks with its own environment only: '
                              'remove "envs" from the hostfile.')
         backend = data.get("backend") or ""
@@ -119,7 +121,7 @@ def _read_hostfile(path: Path) -> Hosts:
     if not isinstance(data, list) or not data:
         raise HostsError(f'{what} (a JSON list of {{"ssh": host, "ips": [addresses]}}, or '
                          'an object whose "hosts" is one); it names no host.')
-    _count(len(data), _shown(str(path)))
+    _count(len(data), shown)
     return Hosts(tuple(_entry(e, i, what) for i, e in enumerate(data)), True, backend)
 
 
