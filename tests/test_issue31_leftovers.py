@@ -167,3 +167,33 @@ def test_first_window_opens_inside_a_1440x900_screen(qtbot, store, settings, mon
     again.ask_before_closing = False
     qtbot.addWidget(again)
     assert again.size() == QSize(740, 560)
+
+
+def test_the_report_shows_the_cpu_bar_in_chromium(tmp_path):
+    """What a person sees: the report of the H200 beside the CPU, shot by headless Chromium.
+    The CPU's colour fills its legend key and its table chip (about 270 pixels) and, on the
+    log axis, a bar of 14 x 47 pixels; on the linear axis the bar was 0.3 px high."""
+    import shutil
+    import subprocess
+    import tempfile
+    from PIL import Image
+    from core.palette import LIGHT
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("Chromium is not installed (Debian: apt-get install -y chromium)")
+    report, shot = tmp_path / "report.html", tmp_path / "shot.png"
+    report.write_text(to_html(compare(resolve_sides([h200_file("h200-gemm"), CPU_GEMM]))),
+                      encoding="utf-8")
+    with tempfile.TemporaryDirectory() as profile:
+        out = subprocess.run(
+            [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             "--no-first-run", "--force-device-scale-factor=1", "--window-size=1200,1600",
+             f"--user-data-dir={profile}", f"--screenshot={shot}", report.as_uri()],
+            capture_output=True, text=True, timeout=120, check=False)
+    assert out.returncode == 0 and shot.is_file(), out.stderr[-2000:]
+    cpu = LIGHT.series_color(1).lstrip("#")       # the second side's colour
+    rgb = tuple(int(cpu[i:i + 2], 16) for i in (0, 2, 4))
+    with Image.open(shot) as image:
+        pixels = sum(n for n, colour in image.convert("RGB").getcolors(1 << 24) if colour == rgb)
+    assert pixels > 600, pixels
