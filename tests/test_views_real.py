@@ -26,9 +26,14 @@ HEADLINE_UNITS = {"gemm": "TFLOPS", "bandwidth": "GB/s", "train": ("img/s", "seq
 
 
 def test_the_records_cover_every_workload_on_every_framework_it_runs_here():
+    """Every framework that can run on this kind of machine: Core ML runs on macOS only, so
+    no real run of it can be recorded on Linux."""
+    from core.frameworks import framework as info
     made = {(r.workload, r.framework) for r in every_run()}
     for w in listed():  # hidden ones (a world of the scaling workload) only run inside others
         for framework in w.frameworks:
+            if framework == "coreml" and not info(framework).installed():
+                continue
             assert (w.name, framework) in made, f"record {w.name} on {framework}"
     assert all(r.status == "ok" and r.rows for r in every_run())
 
