@@ -192,9 +192,10 @@ def _comparison_table(cmp: Comparison, workload: str, rows: list[ComparedRow]) -
                 else ""
             # Times apart with the direction ('≈5,080× slower'), the plain ratio on hover.
             words = ratio_words(c.ratio, direction(r.metric, r.unit)) if c else ""
+            said = (c.verdict or "") + (f" · unlike: {c.unlike}" if c.unlike else "") if c else ""
             cells += (f'<td title="{_e(ratio(c.ratio) if c else "")}">{_e(words)}</td>'
                       f'<td class="l {verdict_class(c.verdict if c else None)}"{p}>'
-                      f"{_e(c.verdict if c else '')}</td>")
+                      f"{_e(said)}</td>")
         out.append(f"<tr>{cells}</tr>")
     out.append("</tbody></table>")
     return "".join(out)

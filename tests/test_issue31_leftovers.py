@@ -91,6 +91,13 @@ def test_report_draws_a_gpu_beside_a_cpu_on_a_log_axis(tmp_path):
     assert page.count("Log scale") == 1
 
 
+def test_report_says_where_a_cell_was_not_paired_like_with_like():
+    """As the app's cell and the command's verdict say it: the CPU's plain float32 against
+    the H200's TF32 run."""
+    page = to_html(compare(resolve_sides([CPU_GEMM, h200_file("h200-gemmtf32")])))
+    assert "≈5,080× faster</td>" in page and "faster · unlike: TF32 on vs off</td>" in page
+
+
 def test_the_app_and_the_report_share_one_log_rule():
     from core.numbers import LOG_SPAN, needs_log_axis
     from gui import plots
