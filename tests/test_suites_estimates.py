@@ -14,6 +14,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest  # noqa: E402
 
 from core.estimate import estimate, spec_warnings  # noqa: E402
+from core.measure import QUICK  # noqa: E402
 from core.frameworks import DeviceInfo  # noqa: E402
 from core.runner import RunSpec, execute  # noqa: E402
 from core.store import Store  # noqa: E402
@@ -86,22 +87,36 @@ def test_inference_grows_its_batch_and_stops_at_the_budget(monkeypatch):
     seen: list[int] = []
     rates = {8: 100.0, 16: 180.0, 32: 182.0, 64: 400.0}
 
+    now = [0.0]
+
     def one(ctx, params, batch, step):
         seen.append(batch)
+        now[0] += 10.0                                 # each batch size "takes" 10 s
         return {"device": rates[batch]}, False
     monkeypatch.setattr(infer, "_run_batch", one)
     said = {}
-    ctx = types.SimpleNamespace(record_settings=said.update, progress=lambda *a: None)
+    ctx = types.SimpleNamespace(record_settings=said.update, progress=lambda *a: None,
+                                settings=QUICK)
     infer._grow(ctx, {"batch_size": 8, "images": 32, "budget_s": None})
     assert seen == [8, 16, 32]
     assert said["grow"] == "batch sizes doubled from 8: batch size 32 gained less than 3% " \
                            "over the best before it"
     seen.clear()
-    clock = iter(range(0, 1000, 10))                   # each batch size "takes" 10 s
-    monkeypatch.setattr("time.monotonic", lambda: next(clock))
-    infer._grow(ctx, {"batch_size": 8, "images": 32, "budget_s": 35})
-    assert seen == [8]
-    assert said["grow"].startswith("batch sizes doubled from 8: batch size 16 would take about")
+    monkeypatch.setattr("time.monotonic", lambda: now[0])
+    # 10 s a batch size, nearly all of it fixed (building the model): 8 and 16 fit in 25 s
+    infer._grow(ctx, {"batch_size": 8, "images": 32, "budget_s": 25})
+    assert seen == [8, 16]
+    assert said["grow"].startswith("batch sizes doubled from 8: batch size 32 would take about")
+
+
+def test_the_next_batch_size_is_predicted_from_what_depends_on_the_batch():
+    from core.measure import QUICK, point_seconds
+    from core.workloads.infer import next_batch_s
+    # 12 s at batch 8, 0.1 s a batch of it: the protocol's part and 4 latency batches scale
+    measured = point_seconds(0.1, QUICK) + 4 * 0.1
+    fixed = 12 - measured
+    assert next_batch_s(12.0, 0.1, 8, 32, 1, 32, QUICK) == pytest.approx(
+        fixed + point_seconds(0.2, QUICK) + 2 * 0.2)       # 16: 2 whole batches of 32 images
 
 
 # ---------------------------------------------------------------- estimates

@@ -150,31 +150,34 @@ GROW_LARGEST = 65536      # --grow's last candidate batch size
 def _grow(ctx, params: dict) -> None:
     """--grow: the batch size doubles from --batch-size until img/s stops rising by 3% (a
     noisy point does not stop it: the budget does), the device runs out of memory, or the next
-    batch size's predicted time (twice the last one's) does not fit in --budget-s."""
+    batch size's predicted time does not fit in --budget-s (next_batch_s: the last one's
+    fixed part, building the model, plus its measured part at twice the time per batch)."""
     import time
     budget = params.get("budget_s") or float("inf")
     started = time.monotonic()
     sizes = [params["batch_size"]]
     while sizes[-1] * 2 <= GROW_LARGEST:
         sizes.append(sizes[-1] * 2)
-    best, last_s, why = 0.0, 0.0, "the largest candidate reached"
+    best, predicted, why = 0.0, 0.0, "the largest candidate reached"
     for k, batch in enumerate(sizes):
         left = budget - (time.monotonic() - started)
-        if k and 2 * last_s > left:
-            why = (f"batch size {batch} would take about {duration(2 * last_s)}, past the "
+        if k and predicted > left:
+            why = (f"batch size {batch} would take about {duration(predicted)}, past the "
                    f"{duration(max(left, 0.0))} left of the time budget")
             break
         t0 = time.monotonic()
+        images = max(params["images"], batch)
         try:
-            rates, noisy = _run_batch(ctx, {**params, "images": max(params["images"], batch)},
-                                      batch, (k, len(sizes)))
+            rates, noisy = _run_batch(ctx, {**params, "images": images}, batch,
+                                      (k, len(sizes)))
         except MemoryError as e:
             if not k:
                 raise
             why = str(e)
             break
-        last_s = time.monotonic() - t0
         rate = max(rates.values())
+        predicted = next_batch_s(time.monotonic() - t0, batch / min(rates.values()), batch,
+                                 images, len(rates), params["images"], ctx.settings)
         if rate < best * GROW_GAIN and not noisy:
             why = (f"batch size {batch} gained less than {round((GROW_GAIN - 1) * 100)}% over "
                    "the best before it")
@@ -182,6 +185,20 @@ def _grow(ctx, params: dict) -> None:
         best = max(best, rate)
     ctx.record_settings(grow=f"batch sizes doubled from {params['batch_size']}: {why}")
     ctx.progress(1, 1, "done")
+
+
+def next_batch_s(took_s: float, call_s: float, batch: int, images: int, paths: int,
+                 wanted_images: int, settings) -> float:
+    """Predicted seconds of --grow's next batch size (2 x batch) from this one's: what did not
+    depend on the batch (building the model, counting its FLOPs) stays, and the measurement
+    and latency pass of each data path are predicted at twice the time per batch."""
+    from core.measure import point_seconds
+    measured = paths * (point_seconds(call_s, settings)
+                        + latency_batches(batch, images) * call_s)
+    fixed = max(took_s - measured, 0.0)
+    nxt = 2 * batch
+    return fixed + paths * (point_seconds(2 * call_s, settings)
+                            + latency_batches(nxt, max(wanted_images, nxt)) * 2 * call_s)
 
 
 def latency_batches(batch_size: int, images: int) -> int:
