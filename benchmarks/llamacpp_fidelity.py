@@ -5,13 +5,17 @@ offload. Target: each ratio at least 0.97. The sides alternate, --rounds rounds 
 in the machine's speed hits both alike.
 
     .venv/bin/python benchmarks/llamacpp_fidelity.py [--preset tiny] [--dtypes q4_0,q8_0]
-        [--prompt 512] [--gen 128] [--device cpu] [--rounds 3] [--jobs 2]
+        [--layers N] [--prompt 512] [--gen 128] [--device cpu] [--rounds 3] [--jobs 2]
 
-llama-bench is not in the wheel. The first run downloads llama-cpp-python's source package
-(pip download, the installed version), builds the llama-bench target with cmake (about 20
-minutes on 2 cores; CMAKE_ARGS from the environment are passed on, so build it with the
-flags the wheel was built with, e.g. -DGGML_NATIVE=OFF) into a cache folder, and later runs
-reuse it: ~/.cache/siliconbench/llama-bench-<version>/ (SILICONBENCH_CACHE overrides).
+llama-bench is not in the wheel, but the wheel installs llama.cpp's libraries (libllama,
+libggml*, libllama-common) and headers into site-packages/lib and include. The first run
+downloads llama-cpp-python's source package (pip download, the installed version) and compiles
+llama-bench's two files from its vendored llama.cpp against those very libraries (half a
+minute): both sides then run the same compiled llama.cpp, and only the loop that drives it
+differs. Where the wheel lacks libllama-common, it builds the llama-bench target with cmake
+instead (about 20 minutes on 2 cores; CMAKE_ARGS from the environment are passed on). Either
+lands in ~/.cache/siliconbench/llama-bench-<version>/ (SILICONBENCH_CACHE overrides) and is
+reused.
 """
 
 import argparse
@@ -41,17 +45,45 @@ def cache() -> Path:
 
 def llama_bench(version: str, jobs: int) -> Path:
     """The llama-bench binary of llama-cpp-python `version`'s vendored llama.cpp, built once."""
+    import sysconfig
     folder = cache() / f"llama-bench-{version}"
-    binary = folder / "build" / "bin" / "llama-bench"
-    if binary.exists():
-        return binary
+    linked, built = folder / "llama-bench", folder / "build" / "bin" / "llama-bench"
+    for binary in (linked, built):
+        if binary.exists():
+            return binary
     folder.mkdir(parents=True, exist_ok=True)
+    source = vendored(folder, version)
+    site = Path(sysconfig.get_paths()["purelib"])
+    libs = site / "lib"
+    if list(libs.glob("libllama-common.*")) and (site / "include" / "llama.h").exists():
+        print(f"compiling llama-bench from llama-cpp-python {version}'s source against the "
+              f"wheel's libraries in {libs}", flush=True)
+        bench = source / "tools" / "llama-bench"
+        subprocess.run([os.environ.get("CXX", "c++"), "-O2", "-DNDEBUG", "-std=c++17",
+                        f"-I{source / 'common'}", f"-I{site / 'include'}",
+                        f"-I{source / 'vendor'}", f"-I{bench}", str(bench / "llama-bench.cpp"),
+                        str(bench / "main.cpp"), f"-L{libs}", "-lllama-common", "-lllama",
+                        "-lggml", "-lggml-base", "-pthread", f"-Wl,-rpath,{libs}", "-o",
+                        str(linked)], check=True)
+        return linked
     print(f"building llama-bench from llama-cpp-python {version}'s source into {folder} "
           "(once; about 20 minutes on 2 cores)", flush=True)
+    flags = os.environ.get("CMAKE_ARGS", "").split()
+    subprocess.run(["cmake", "-S", str(source), "-B", str(folder / "build"),
+                    "-DCMAKE_BUILD_TYPE=Release", "-DLLAMA_CURL=OFF", "-DLLAMA_BUILD_TESTS=OFF",
+                    "-DLLAMA_BUILD_EXAMPLES=OFF", "-DLLAMA_BUILD_SERVER=OFF",
+                    "-DBUILD_SHARED_LIBS=OFF", *flags], check=True)
+    subprocess.run(["cmake", "--build", str(folder / "build"), "--target", "llama-bench",
+                    "-j", str(jobs)], check=True)
+    return built
+
+
+def vendored(folder: Path, version: str) -> Path:
+    """llama.cpp's source as llama-cpp-python `version` vendors it, unpacked once."""
     sdists = list(folder.glob("llama_cpp_python-*.tar.gz"))
     if not sdists:
         subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary",
-                        ":all:", "--no-build-isolation", f"llama-cpp-python=={version}", "-d",
+                        ":all:", f"llama-cpp-python=={version}", "-d",
                         str(folder)], check=True)
         sdists = list(folder.glob("llama_cpp_python-*.tar.gz"))
     source = folder / "src"
@@ -60,20 +92,13 @@ def llama_bench(version: str, jobs: int) -> Path:
             tar.extractall(folder / "unpack", filter="data")
         shutil.move(next((folder / "unpack").iterdir()) / "vendor" / "llama.cpp", source)
         shutil.rmtree(folder / "unpack")
-    flags = os.environ.get("CMAKE_ARGS", "").split()
-    subprocess.run(["cmake", "-S", str(source), "-B", str(folder / "build"),
-                    "-DCMAKE_BUILD_TYPE=Release", "-DLLAMA_CURL=OFF", "-DLLAMA_BUILD_TESTS=OFF",
-                    "-DLLAMA_BUILD_EXAMPLES=OFF", "-DLLAMA_BUILD_SERVER=OFF",
-                    "-DBUILD_SHARED_LIBS=OFF", *flags], check=True)
-    subprocess.run(["cmake", "--build", str(folder / "build"), "--target", "llama-bench",
-                    "-j", str(jobs)], check=True)
-    return binary
+    return source
 
 
 def siliconbench(args, dtype: str) -> tuple[float, float, dict]:
     """pp and tg tokens/s of the real run, and its settings (file, threads, ngl)."""
     params = {"preset": args.preset, "dtype": dtype, "prompts": [args.prompt], "depths": [0],
-              "gen_tokens": args.gen}
+              "gen_tokens": args.gen, "layers": args.layers}
     rec = execute(RunSpec("llm", "llamacpp", args.device, params))
     if rec.status != "ok":
         sys.exit(f"the SiliconBench run failed: {rec.reason}")
@@ -96,6 +121,7 @@ def reference(binary: Path, settings: dict, args) -> tuple[float, float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--preset", default="tiny", choices=tuple(llm.PRESETS))
+    ap.add_argument("--layers", type=int, default=None, help="the preset's with fewer layers")
     ap.add_argument("--dtypes", default="q4_0,q8_0")
     ap.add_argument("--prompt", type=int, default=512)
     ap.add_argument("--gen", type=int, default=128)
@@ -117,6 +143,9 @@ def main() -> None:
             pp, tg = reference(binary, settings, args)
             theirs["pp"].append(pp)
             theirs["tg"].append(tg)
+            print(f"  {dtype} round {len(ours['pp'])}: SiliconBench pp {ours['pp'][-1]:.2f} "
+                  f"tg {ours['tg'][-1]:.2f}, llama-bench pp {pp:.2f} tg {tg:.2f} tok/s",
+                  flush=True)
         print(f"\n{settings['model']} ({settings['gguf_file']}), {settings['threads']} "
               f"threads, ngl {settings['n_gpu_layers']}")
         for test, label in (("pp", f"pp{args.prompt}"), ("tg", f"tg{args.gen}")):
