@@ -609,11 +609,12 @@ def _measured(ctx, workload: str, dtype: str) -> Ceiling | None:
 
 def llama_bench_table(rec) -> list[tuple[str, list[str], list[list[str]]]]:
     """The run as llama-bench prints it: one line per test, pp<prompt> and tg<tokens> (with
-    @ d<depth> past an empty context), tokens/s as mean ± standard deviation of the blocks."""
-    if rec.framework == "llamacpp":     # llama-bench's own columns: size, params, ngl
-        from core.frameworks.llamacpp.llm import llama_bench_table as llamacpp_table
-        return llamacpp_table(rec)
+    @ d<depth> past an empty context), tokens/s as mean ± standard deviation of the blocks.
+    A llama.cpp run has llama-bench's own columns (its model name, backend, ngl, threads);
+    the other engines' say their batch instead."""
     import statistics
+    s = rec.settings
+    llamacpp = rec.framework == "llamacpp"
     lines = []
     for row in rec.rows:
         if row.metric not in ("prefill_tokens_per_s", "decode_tokens_per_s") or not row.samples:
@@ -624,16 +625,18 @@ def llama_bench_table(rec) -> list[tuple[str, list[str], list[list[str]]]]:
         else:
             test = f"tg{p['gen_tokens']}" + (f" @ d{p['depth']}" if p["depth"] else "")
         sd = statistics.stdev(row.samples) if len(row.samples) > 1 else 0.0
-        size = rec.settings.get("weight_bytes")
-        params = rec.settings.get("parameters")
-        lines.append([f"{p['preset']} {p['dtype']}",
+        size, params = s.get("weight_bytes"), s.get("parameters")
+        engine = ([str(s.get("backend", rec.device)), str(s.get("n_gpu_layers", "")),
+                   str(s.get("threads", ""))] if llamacpp
+                  else [f"{rec.framework} {rec.device}", str(p["batch"])])
+        lines.append([(s.get("model") if llamacpp else None) or f"{p['preset']} {p['dtype']}",
                       _scaled(size, 1024, ("B", "KiB", "MiB", "GiB")) if size else "",
                       _scaled(params, 1000, ("", "K", "M", "B")) if params else "",
-                      f"{rec.framework} {rec.device}", str(p["batch"]), test,
-                      f"{statistics.fmean(row.samples):.2f} ± {sd:.2f}"])
+                      *engine, test, f"{statistics.fmean(row.samples):.2f} ± {sd:.2f}"])
     if not lines:
         return []
-    return [("llama-bench style", ["model", "size", "params", "backend", "batch", "test",
+    columns = ["ngl", "threads"] if llamacpp else ["batch"]
+    return [("llama-bench style", ["model", "size", "params", "backend", *columns, "test",
                                    "t/s"], lines)]
 
 

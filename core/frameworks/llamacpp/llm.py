@@ -16,7 +16,6 @@ packages sit below the workloads and import none of them."""
 from __future__ import annotations
 
 import ctypes
-import statistics
 
 from core.params import ParamError
 from core.results import Row
@@ -340,41 +339,3 @@ def _decode_rows(protocol, shape, stored, point: dict, flags: list[str], ceiling
                         f"{ceiling[1]} over {per_step / 1e6:.1f} MB read per step (the GGUF "
                         "file's tensors and the float16 KV cache)"))
     return rows
-
-
-# ---------------------------------------------------------------- the terminal
-
-def llama_bench_table(rec) -> list[tuple[str, list[str], list[list[str]]]]:
-    """The run as llama-bench prints its markdown table: model, size, params, backend, ngl,
-    threads, test, t/s (mean ± standard deviation of the timed blocks' rates)."""
-    s = rec.settings
-    lines = []
-    for row in rec.rows:
-        if row.metric not in ("prefill_tokens_per_s", "decode_tokens_per_s") or not row.samples:
-            continue
-        p = row.params
-        if row.metric == "prefill_tokens_per_s":
-            test = f"pp{p['prompt']}"
-        else:
-            test = f"tg{p['gen_tokens']}" + (f" @ d{p['depth']}" if p["depth"] else "")
-        sd = statistics.stdev(row.samples) if len(row.samples) > 1 else 0.0
-        size, params = s.get("weight_bytes"), s.get("parameters")
-        lines.append([s.get("model") or f"{p['preset']} {p['dtype']}",
-                      _scaled(size, 1024, ("B", "KiB", "MiB", "GiB")) if size else "",
-                      _scaled(params, 1000, ("", "K", "M", "B")) if params else "",
-                      str(s.get("backend", rec.device)), str(s.get("n_gpu_layers", "")),
-                      str(s.get("threads", "")), test,
-                      f"{statistics.fmean(row.samples):.2f} ± {sd:.2f}"])
-    if not lines:
-        return []
-    return [("llama-bench style", ["model", "size", "params", "backend", "ngl", "threads",
-                                   "test", "t/s"], lines)]
-
-
-def _scaled(value: float, step: int, units: tuple[str, ...]) -> str:
-    """'3.56 GiB', '6.74 B', '90.43 K': llama-bench's sizes, in the unit that fits."""
-    for unit in units[:-1]:
-        if value < step:
-            return f"{value:.2f} {unit}".rstrip()
-        value /= step
-    return f"{value:.2f} {units[-1]}"
