@@ -596,20 +596,34 @@ class NvmlCounter(EnergyCounter):
 
 
 class IOReportCounter(EnergyCounter):
-    """Apple Silicon's IOReport energy (zeus-apple-silicon's cumulative mJ) of the rail a run
-    uses: the GPU's for a GPU run, the CPU clusters' for a CPU run."""
+    """Apple Silicon's IOReport energy (zeus-apple-silicon's cumulative mJ) of the rails a run
+    uses, summed: the GPU's for a GPU run, the CPU clusters' for a CPU run, and for Core ML's
+    Neural Engine units the rails its work may be planned on (a compute unit is a
+    permission, not a pin: CPU + Neural Engine for `ne`; CPU, GPU and Neural Engine for
+    `all`)."""
 
     kind = "ioreport"
+    NAMES = {"cpu_total_mj": "CPU", "gpu_mj": "GPU", "ane_mj": "Neural Engine"}
 
-    def __init__(self, monitor: Any, field: str) -> None:
-        self._monitor, self._field = monitor, field
-        self.label = f"{'CPU' if field.startswith('cpu') else 'GPU'} (IOReport)"
-        if self.read_j() is None:
-            raise ValueError(f"this chip reports no {field}")
+    def __init__(self, monitor: Any, field: str | tuple[str, ...]) -> None:
+        self._monitor = monitor
+        self._fields = (field,) if isinstance(field, str) else tuple(field)
+        self.label = " + ".join(self.NAMES.get(f, f) for f in self._fields) + " (IOReport)"
+        reading = monitor.get_cumulative_energy()
+        missing = [f for f in self._fields if getattr(reading, f, None) is None]
+        if missing:
+            raise ValueError(f"this chip reports no {', '.join(missing)}")
 
     def read_j(self) -> float:
-        mj = getattr(self._monitor.get_cumulative_energy(), self._field, None)
-        return None if mj is None else mj / 1000
+        reading = self._monitor.get_cumulative_energy()
+        mj = [getattr(reading, f, None) for f in self._fields]
+        return None if None in mj else sum(mj) / 1000
+
+
+# The IOReport rails of each device id a Mac run may name: Core ML's units are cpu, gpu, ne
+# and all (core.frameworks.coreml); every other framework's GPU is one of gpu/mps/metal.
+IOREPORT_RAILS = {"cpu": "cpu_total_mj", "ne": ("cpu_total_mj", "ane_mj"),
+                  "all": ("cpu_total_mj", "gpu_mj", "ane_mj")}
 
 
 def energy_counter(device: str, system: str | None = None, machine: str | None = None,
@@ -624,8 +638,7 @@ def energy_counter(device: str, system: str | None = None, machine: str | None =
         if system == "Darwin" and (machine or platform.machine()) == "arm64":
             if load_monitor is None:
                 from zeus_apple_silicon import AppleEnergyMonitor as load_monitor
-            field = "cpu_total_mj" if device == "cpu" else "gpu_mj"
-            return IOReportCounter(load_monitor(), field), None
+            return IOReportCounter(load_monitor(), IOREPORT_RAILS.get(device, "gpu_mj")), None
         if system == "Linux" and device == "cpu":
             return rapl_counter()
     except ImportError as e:

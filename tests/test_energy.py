@@ -328,6 +328,32 @@ def test_apple_silicon_energy_through_zeus_apple_silicons_cumulative_readings():
                                       "cpu_total_mj"
 
 
+def test_core_ml_s_neural_engine_units_count_every_rail_their_work_may_use():
+    """A Core ML unit is a permission, not a pin: `ne` may run on the CPU and the Neural
+    Engine, `all` on all three, so their counters sum those rails (reading the GPU's alone,
+    as every non-CPU device did, missed the Neural Engine's energy)."""
+    readings = iter([(1_000, 50_000, 200), (1_000, 50_000, 200), (3_000, 50_000, 2_200)] * 2)
+
+    class Monitor:
+        def get_cumulative_energy(self):
+            cpu, gpu, ane = next(readings)
+            return types.SimpleNamespace(cpu_total_mj=cpu, gpu_mj=gpu, ane_mj=ane)
+    for device, label in (("ne", "CPU + Neural Engine (IOReport)"),
+                          ("all", "CPU + GPU + Neural Engine (IOReport)")):
+        counter, why = energy_counter(device, system="Darwin", machine="arm64",
+                                      load_monitor=Monitor)
+        assert why is None and counter.label == label
+        meter = PointMeter(counter)
+        meter.begin()
+        assert meter.end()["joules"] == pytest.approx(4.0)     # 2 J of CPU + 2 J of ANE
+
+    class NoAne:
+        def get_cumulative_energy(self):
+            return types.SimpleNamespace(cpu_total_mj=1, gpu_mj=1, ane_mj=None)
+    counter, why = energy_counter("ne", system="Darwin", machine="arm64", load_monitor=NoAne)
+    assert counter is None and why == "energy counter unavailable: this chip reports no ane_mj"
+
+
 def test_a_gpu_without_the_energy_counter_says_so(monkeypatch):
     class NotSupported(Exception):
         pass
