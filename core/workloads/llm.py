@@ -289,6 +289,30 @@ def base_point(params: dict) -> dict:
             **{k: params[k] for k in CUSTOM if params.get(k) is not None}}
 
 
+def check_loop(params: dict, framework: str, loops) -> str:
+    """The --decode-loop asked for ("auto" when none), when this engine has it."""
+    loop = params.get("decode_loop") or "auto"
+    if loop != "auto" and loop not in loops:
+        raise ParamError(f"--decode-loop {loop} does not run on {framework}; choose one "
+                         f"of auto, {', '.join(loops)}.")
+    return loop
+
+
+def check_positions(params: dict, shape: "ModelShape") -> None:
+    """The longest prompt, and the deepest context plus the tokens generated, fit the
+    model's positions."""
+    gen = params["gen_tokens"]
+    longest = max(params["prompts"] or [0])
+    if longest > shape.max_positions:
+        raise ParamError(f"--prompts goes up to {longest} but {params['preset']} takes "
+                         f"{shape.max_positions} positions.")
+    deepest = max(params["depths"] or [0])
+    if deepest + gen > shape.max_positions:
+        raise ParamError(f"--depths goes up to {deepest}, and {gen} generated tokens beyond "
+                         f"it pass the {shape.max_positions} positions {params['preset']} "
+                         "takes.")
+
+
 def run(ctx, params: dict) -> None:
     from core.frameworks import implementation
     impl = implementation(ctx.framework, "llm")
@@ -301,10 +325,7 @@ def run(ctx, params: dict) -> None:
     if dtype not in impl.DTYPES:
         raise ParamError(f"--dtype {dtype} does not run on {ctx.framework}; choose one of "
                          f"{', '.join(impl.DTYPES)}.")
-    loop = params.get("decode_loop") or "auto"
-    if loop != "auto" and loop not in impl.LOOPS:
-        raise ParamError(f"--decode-loop {loop} does not run on {ctx.framework}; choose one "
-                         f"of auto, {', '.join(impl.LOOPS)}.")
+    loop = check_loop(params, ctx.framework, impl.LOOPS)
     # A precision the device cannot multiply in is refused before anything is built.
     from core.frameworks.ops import for_run
     from core.workloads.gemm import unsupported_reason
@@ -312,15 +333,7 @@ def run(ctx, params: dict) -> None:
     if reason is not None:
         raise ParamError(f"--dtype {dtype} does not run here: {reason}.")
     shape = shape_for(params)
-    longest = max(params["prompts"] or [0])
-    if longest > shape.max_positions:
-        raise ParamError(f"--prompts goes up to {longest} but {params['preset']} takes "
-                         f"{shape.max_positions} positions.")
-    deepest = max(params["depths"] or [0])
-    if deepest + gen > shape.max_positions:
-        raise ParamError(f"--depths goes up to {deepest}, and {gen} generated tokens beyond "
-                         f"it pass the {shape.max_positions} positions {params['preset']} "
-                         "takes.")
+    check_positions(params, shape)
     free = ctx.adapter.free_memory(ctx.device)
     if not fits(shape, dtype, batch, 1, free):
         raise MemoryError(f"out of memory: {params['preset']} in {dtype} needs about "

@@ -174,7 +174,7 @@ def backend(ctx) -> str:
 
 
 def _check(params: dict, protocol, shape) -> None:
-    dtype, gen = params["dtype"], params["gen_tokens"]
+    dtype = params["dtype"]
     if dtype not in DTYPES:
         near = {"q4": " (llama.cpp's 4-bit type is q4_0, or q4_k_m)",
                 "q8": " (llama.cpp's 8-bit type is q8_0)"}.get(dtype, "")
@@ -183,19 +183,8 @@ def _check(params: dict, protocol, shape) -> None:
     if params["batch"] != 1:
         raise ParamError("--batch: llama.cpp runs one sequence here, as llama-bench does; "
                          "use --batch 1.")
-    loop = params.get("decode_loop") or "auto"
-    if loop not in ("auto", *LOOPS):
-        raise ParamError(f"--decode-loop {loop} does not run on llamacpp; choose one of auto, "
-                         f"{', '.join(LOOPS)}.")
-    longest = max(params["prompts"] or [0])
-    if longest > shape.max_positions:
-        raise ParamError(f"--prompts goes up to {longest} but {params['preset']} takes "
-                         f"{shape.max_positions} positions.")
-    deepest = max(params["depths"] or [0])
-    if deepest + gen > shape.max_positions:
-        raise ParamError(f"--depths goes up to {deepest}, and {gen} generated tokens beyond "
-                         f"it pass the {shape.max_positions} positions {params['preset']} "
-                         "takes.")
+    protocol.check_loop(params, "llamacpp", LOOPS)
+    protocol.check_positions(params, shape)
 
 
 def run(ctx, params: dict, protocol) -> None:
