@@ -265,3 +265,21 @@ def test_the_app_and_the_html_report_take_one_palette(qtbot):
                          ("muted", palette.LIGHT.muted), ("warning", palette.LIGHT.warning)):
         assert f"--{name}:{colour}" in page
     assert ".faster{color:var(--ok)" in page and ".slower{color:var(--error)" in page
+def test_help_names_each_shortcut_as_its_menu_entry_does(window):
+    """gui.help keeps the menu entries' words beside the shortcut names: each must be the
+    text of the window's action that has that shortcut (the menus may say more of a state,
+    'Nothing to export', so the action's default text is read before any selection)."""
+    from PySide6.QtGui import QAction, QKeySequence
+
+    from gui.help import SHORTCUT_WORDS
+    from gui.shortcuts import shortcuts
+    keys = shortcuts()
+    by_key = {}
+    for a in window.findChildren(QAction):
+        if not a.shortcut().isEmpty():
+            by_key.setdefault(a.shortcut().toString(), []).append(a.text())
+    for name, words in SHORTCUT_WORDS.items():
+        if not keys.get(name):
+            continue
+        texts = by_key.get(QKeySequence(keys[name]).toString(), [])
+        assert any(t.replace("&", "") == words for t in texts), (name, words, texts)
