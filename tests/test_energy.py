@@ -28,8 +28,8 @@ from core.telemetry import (
     rapl_counter,
     rapl_delta,
 )
+from tests.h200_records import FOLDER as H200   # ../shared/data/h200
 
-H200 = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "h200"
 MAX_RANGE = 262_143_328_850          # an Intel package's max_energy_range_uj
 
 

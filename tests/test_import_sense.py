@@ -21,9 +21,7 @@ from core.results import NotAResultFile, records_from_file, records_to_json
 from core.store import INTERRUPTED, Store, keep_elsewhere
 from tests.cli_processes import cli_in_process as sb
 from tests.recorded import FOLDER
-
-# The H200's records: shared/ beside the checkout (as CI has it, and this workplace).
-H200 = Path(__file__).resolve().parents[2] / "shared" / "data" / "h200"
+from tests.h200_records import FOLDER as H200   # ../shared/data/h200
 
 
 def h200_files() -> list[Path]:
