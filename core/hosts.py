@@ -17,10 +17,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.text import clip
+
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 MAX_HOSTS = 256                 # more than any cluster SiliconBench is run across
 MAX_HOSTFILE_BYTES = 1 << 20    # a hostfile of MAX_HOSTS entries is a few tens of KB
-PATH_SHOWN = 1024               # a path is quoted whole (up to this); a host string to 80
+PATH_SHOWN = 1024               # a path is quoted whole (up to this)
+HOST_SHOWN = 80                 # a host string, in a sentence, to this
 _LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
 _HOSTNAME = re.compile(rf"{_LABEL}(?:\.{_LABEL})*")
 _USER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,31}")
@@ -69,8 +72,8 @@ def parse(hosts: str) -> Hosts:
         raise HostsError("The host list names no host; give addresses separated by commas, "
                          "or leave it empty for this machine.")
     if "" in names:
-        raise HostsError(f"The host list {_shown(text)} has an empty entry between its "
-                         "commas.")
+        raise HostsError(f"The host list {clip(text, HOST_SHOWN)} has an empty entry "
+                         "between its commas.")
     _count(len(names), "The host list")
     return Hosts(tuple(Host(n, destination(n).rpartition("@")[2]) for n in names))
 
@@ -87,20 +90,20 @@ def _hostfile_path(text: str) -> Path | None:
             pass
     if ("/" in text or text.endswith(".json")) and not text.startswith("-") \
             and not any(c.isspace() for c in text):
-        raise HostsError(f"There is no hostfile at {_shown(text, PATH_SHOWN)}.")
+        raise HostsError(f"There is no hostfile at {clip(text, PATH_SHOWN)}.")
     return None
 
 
 def _read_hostfile(path: Path) -> Hosts:
     from core.files import NotReadable, read_small
-    shown = _shown(str(path), PATH_SHOWN)
-    what = f"{shown} is not an mlx.launch hostfile"
+    name = clip(str(path), PATH_SHOWN)
+    what = f"{name} is not an mlx.launch hostfile"
     try:
         data = json.loads(read_small(path, MAX_HOSTFILE_BYTES, "hostfile"))
     except NotReadable as e:
         raise HostsError(str(e)) from None
     except OSError as e:
-        raise HostsError(f"{shown} cannot be read ({e.strerror or e}).") from None
+        raise HostsError(f"{name} cannot be read ({e.strerror or e}).") from None
     except ValueError:
         raise HostsError(f"{what} (it is not JSON).") from None
     backend = ""
@@ -111,7 +114,7 @@ def _read_hostfile(path: Path) -> Hosts:
                              '"hosts" (and "backend", "envs" as mlx.distributed_config writes '
                              "them).")
         if data.get("envs"):
-            raise HostsError(f"{shown} sets environment variables for every rank "
+            raise HostsError(f"{name} sets environment variables for every rank "
                              '("envs"); SiliconBench runs ranks with its own environment only: '
                              'remove "envs" from the hostfile.')
         backend = data.get("backend") or ""
@@ -121,7 +124,7 @@ def _read_hostfile(path: Path) -> Hosts:
     if not isinstance(data, list) or not data:
         raise HostsError(f'{what} (a JSON list of {{"ssh": host, "ips": [addresses]}}, or '
                          'an object whose "hosts" is one); it names no host.')
-    _count(len(data), shown)
+    _count(len(data), name)
     return Hosts(tuple(_entry(e, i, what) for i, e in enumerate(data)), True, backend)
 
 
@@ -136,12 +139,12 @@ def _entry(entry, i: int, what: str) -> Host:
     name = destination(ssh)
     ips = entry.get("ips", [])
     if not isinstance(ips, list) or not all(isinstance(a, str) for a in ips):
-        raise HostsError(f'{what}: the "ips" of host {i + 1} ({_shown(ssh)}) is not a list '
-                         "of addresses.")
+        raise HostsError(f'{what}: the "ips" of host {i + 1} ({clip(ssh, HOST_SHOWN)}) is '
+                         "not a list of addresses.")
     for a in ips:
         if not _is_ip(a):
-            raise HostsError(f"The address {_shown(a)} of host {_shown(ssh)} in the hostfile "
-                             "is not an IP address.")
+            raise HostsError(f"The address {clip(a, HOST_SHOWN)} of host "
+                             f"{clip(ssh, HOST_SHOWN)} in the hostfile is not an IP address.")
     rdma = entry.get("rdma") or []
     if not isinstance(rdma, list) or not all(d is None or (isinstance(d, str) and
                                                            _SCOPE.fullmatch(d)) for d in rdma):
@@ -155,7 +158,8 @@ def destination(text: str) -> str:
     than one word."""
     user, at, host = text.rpartition("@")
     if at and not _USER.fullmatch(user):
-        raise HostsError(f"{_shown(text)} is not a host: the user before @ is not a user name.")
+        raise HostsError(f"{clip(text, HOST_SHOWN)} is not a host: the user before @ is not "
+                         "a user name.")
     address(host, whole=text)
     return text
 
@@ -167,7 +171,8 @@ def address(text: str, whole: str | None = None) -> str:
     if (len(text) <= 253 and _HOSTNAME.fullmatch(text)
             and not text.replace(".", "").isdigit()):     # 1.2.3 is no name, and no address
         return text
-    raise HostsError(f"{_shown(whole or text)} is not a host name or an IP address.")
+    raise HostsError(f"{clip(whole or text, HOST_SHOWN)} is not a host name or an IP "
+                     "address.")
 
 
 def ssh_command(ssh: str, destination_: str, command: list[str], *options: str) -> list[str]:
@@ -196,28 +201,12 @@ def _count(n: int, what: str) -> None:
 
 
 def _keys(keys: list[str]) -> str:
-    return ", ".join(f'"{_shown(k, 40)}"' for k in keys)
-
-
-def _shown(text: str, limit: int = 80) -> str:
-    """A user's string as a sentence quotes it: printable, and cut when long."""
-    text = "".join(c if c.isprintable() else "?" for c in text)
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return ", ".join(f'"{clip(k, 40)}"' for k in keys)
 
 
 def host_list(hosts: str) -> list[str]:
     """The hosts' addresses, one per host (several entries may name the same machine)."""
     return [h.address for h in parse(hosts).hosts]
-
-
-def ssh_names(hosts: str) -> list[str]:
-    """How SSH reaches each host that is not this machine's loopback (a hostfile's "ssh"
-    name, else the address), each once."""
-    return list(dict.fromkeys(h.ssh for h in parse(hosts).hosts if not h.local))
-
-
-def is_local(hosts: str) -> bool:
-    return all(h.local for h in parse(hosts).hosts)
 
 
 def world_size(params: dict) -> int:

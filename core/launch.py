@@ -17,6 +17,7 @@ from pathlib import Path
 
 from core import hosts as hosts_mod
 from core.hosts import HostsError
+from core.text import clip
 
 LAUNCHED_ENV = "SILICONBENCH_LAUNCHED"   # set for every rank: it announces itself
 SSH_TIMEOUT_S = 5                        # a host that has not answered SSH by then is down
@@ -261,7 +262,7 @@ def plan(framework: str, params: dict, worker: list[str], env: dict[str, str]) -
     backend = params["backend"]
     if parsed.backend and parsed.backend != backend and \
             not (backend == "auto" and parsed.backend == "ring"):
-        raise LaunchError(f'The hostfile asks for the "{hosts_mod._shown(parsed.backend, 20)}" '
+        raise LaunchError(f'The hostfile asks for the "{clip(parsed.backend, 20)}" '
                           "backend; SiliconBench takes the backend from --backend only: "
                           'remove "backend" from the hostfile, or pass --backend.')
     if problem := part.refuse(parsed.hosts, backend):
@@ -370,4 +371,4 @@ def _ssh_answer(name: str, code: int, stderr: str) -> str | None:
         return (f"Host {name} has no {sys.executable}; SiliconBench must sit at the same path "
                 "on every host.")
     said = (stderr.strip().splitlines() or ["no reason given"])[-1]
-    return f"Host {name} does not answer over SSH ({hosts_mod._shown(said, 200)})."
+    return f"Host {name} does not answer over SSH ({clip(said, 200)})."
