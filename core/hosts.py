@@ -213,6 +213,26 @@ def world_size(params: dict) -> int:
     return params["processes"] * len(host_list(params["hosts"]))
 
 
+def loopback_interface() -> str | None:
+    """The network interface that holds 127.0.0.1 (lo on Linux, lo0 on macOS)."""
+    import socket
+
+    import psutil
+    for name, addresses in psutil.net_if_addrs().items():
+        if any(a.family == socket.AF_INET and a.address == "127.0.0.1" for a in addresses):
+            return name
+    return None
+
+
+def loopback_env(hosts: "list[Host] | tuple[Host, ...]") -> dict[str, str]:
+    """What a run whose every rank is on this machine adds to its ranks' environment so that
+    the collectives' own sockets bind loopback too: gloo's pairs (PyTorch on a CPU) and NCCL's
+    bootstrap (PyTorch and MLX on CUDA), which otherwise take the interface of the machine's
+    host name. Nothing for a run across hosts: there the hosts' shared interface is theirs."""
+    iface = loopback_interface() if all(h.local for h in hosts) else None
+    return {"GLOO_SOCKET_IFNAME": iface, "NCCL_SOCKET_IFNAME": iface} if iface else {}
+
+
 def hostfile_json(hosts: list[Host]) -> str:
     """An mlx.launch hostfile of exactly these hosts, and nothing else: what SiliconBench
     hands mlx.launch instead of the user's file."""

@@ -436,3 +436,24 @@ def test_a_fuzz_of_host_strings_through_the_real_command(ssh, tmp_path):
     for call in ssh.calls():
         destination = call[call.index("--") + 1]
         assert not destination.startswith("-") and parse(destination).hosts
+
+
+@pytest.mark.parametrize("framework", ENGINES)
+def test_a_local_runs_collectives_are_put_on_the_loopback_interface(framework, monkeypatch):
+    """gloo's pairs and NCCL's bootstrap bind the interface of the machine's host name unless
+    told otherwise: on a CUDA machine (backend nccl, torch's auto there) a local run would
+    listen beyond loopback, which this CPU's socket test cannot see. The launch names the
+    interface that holds 127.0.0.1 (here a made-up one) for both; across hosts, neither."""
+    import types
+    addr = types.SimpleNamespace
+    monkeypatch.setattr(psutil, "net_if_addrs", lambda: {
+        "eth7": [addr(family=socket.AF_INET, address="10.1.2.3")],
+        "lo9": [addr(family=socket.AF_INET, address="127.0.0.1")]})
+    child = ChildRun(spec(framework, processes=2, backend="nccl" if framework == "mlx" else
+                          "auto"))
+    try:
+        assert child._launch.env == {"GLOO_SOCKET_IFNAME": "lo9", "NCCL_SOCKET_IFNAME": "lo9"}
+    finally:
+        child._launch.close()
+    from core.hosts import loopback_env
+    assert loopback_env(parse("10.0.0.1,10.0.0.2").hosts) == {}

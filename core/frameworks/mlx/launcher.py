@@ -44,7 +44,7 @@ def command(exe: str, worker: list[str], processes: int, hosts, folder: str,
     "backend"), each host repeated once per rank on it (mlx.launch's `-n` repeats only a
     --hosts list). Ranks on other hosts get only the `--env` variables, and need
     SiliconBench at the same path there."""
-    from core.hosts import hostfile_json
+    from core.hosts import hostfile_json, loopback_env
     path = os.path.join(folder, "hosts.json")
     with open(path, "w") as f:
         f.write(hostfile_json([h for h in hosts for _ in range(processes)]))
@@ -53,7 +53,9 @@ def command(exe: str, worker: list[str], processes: int, hosts, folder: str,
         cmd += ["--backend", backend]
     for key, value in env.items():
         cmd += ["--env", f"{key}={value}"]
-    return [*cmd, "--", *worker], {}
+    # The ring binds the hostfile's addresses (127.0.0.1 here); NCCL's bootstrap, on CUDA,
+    # binds the interface loopback_env names.
+    return [*cmd, "--", *worker], loopback_env(hosts)
 
 
 def ports(port: int, world: int) -> list[int]:

@@ -29,21 +29,11 @@ def refuse(hosts, backend: str) -> str | None:
     return None
 
 
-def loopback_interface() -> str | None:
-    """The network interface that holds 127.0.0.1 (lo on Linux, lo0 on macOS)."""
-    import socket
-
-    import psutil
-    for name, addresses in psutil.net_if_addrs().items():
-        if any(a.family == socket.AF_INET and a.address == "127.0.0.1" for a in addresses):
-            return name
-    return None
-
-
 def command(exe: str, worker: list[str], processes: int, hosts, folder: str,
             port: int, backend: str, env: dict[str, str]) -> tuple[list[str], dict]:
     """One machine: `--nproc-per-node N` with a static rendezvous on 127.0.0.1:port, and gloo
-    on the loopback interface, so that nothing of the run listens beyond this machine.
+    and NCCL on the loopback interface (core.hosts.loopback_env), so that nothing of the run
+    listens beyond this machine.
     Several hosts: one torchrun per host (`--nnodes`, `--node-rank`, the first host's address
     as the rendezvous), started together by core.frameworks.torch.nodes; the others over
     SSH, at this machine's paths. Each torchrun is core.frameworks.torch.torchrun_bound: its
@@ -52,9 +42,9 @@ def command(exe: str, worker: list[str], processes: int, hosts, folder: str,
         raise ValueError("torchrun cannot start the worker of a Mac app bundle; run the "
                          "all-reduce from the siliconbench command.")
     torchrun = [worker[0], "-m", "core.frameworks.torch.torchrun_bound"]
+    from core.hosts import loopback_env
     local = all(h.local for h in hosts)
-    iface = loopback_interface() if local else None
-    extra = {"GLOO_SOCKET_IFNAME": iface} if iface else {}
+    extra = loopback_env(hosts)
     if len(hosts) == 1 and local:
         return ([*torchrun, "--nnodes", "1", "--nproc-per-node", str(processes),
                  "--master-addr", "127.0.0.1", "--master-port", str(port), *worker[1:]],
