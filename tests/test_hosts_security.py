@@ -299,7 +299,9 @@ def test_unreachable_hosts_are_refused_at_the_first_failure(ssh):
     took = time.monotonic() - began
     assert said == (f"Host {names[150]} does not answer over SSH (ssh: connect to host "
                     f"{names[150]} port 22: Connection refused).")
-    assert took < 10, took      # the slow ones sleep 60 s each
+    # Before any slow one would have answered (they sleep 60 s): the bound is that, not a
+    # speed target, since starting 200 stand-in ssh processes takes seconds on a busy CPU.
+    assert took < 45, took
     left = [p for p in psutil.process_iter(["cmdline"])
             if str(ssh.path) in " ".join(p.info["cmdline"] or [])]
     assert left == []
