@@ -87,6 +87,33 @@ def test_the_default_decode_loop_is_the_one_generate_runs_on_the_device(monkeypa
     assert lm.default_loop() == loop
 
 
+def test_a_transformers_that_takes_the_cache_as_past_key_values_gets_it(monkeypatch):
+    """Before 5.24 transformers' forward took the cache as `past_key_values`; a `cache=`
+    landed in its **kwargs and was dropped, so every step ran without its context
+    (transformers 5.17 on an H100: the cache check read 1.36, decode ran eager). A stand-in
+    with that older signature must get the cache, and generate's compile rule must see it."""
+    import inspect
+    from core.frameworks.torch import llm as torch_llm
+    new_class = torch_llm.model_class(TINY)
+    name = "cache" if "cache" in inspect.signature(new_class.forward).parameters \
+        else "past_key_values"     # what the installed transformers takes
+
+    class OlderForward(new_class):
+        def forward(self, input_ids=None, position_ids=None, past_key_values=None,
+                    use_cache=None, logits_to_keep=0, **kwargs):
+            kwargs.pop("cache", None)     # unknown to it: lost, as in transformers 5.17
+            return super().forward(input_ids=input_ids, position_ids=position_ids,
+                                   use_cache=use_cache, logits_to_keep=logits_to_keep,
+                                   **({} if past_key_values is None
+                                      else {name: past_key_values}))
+
+    monkeypatch.setattr(torch_llm, "model_class", lambda shape: OlderForward)
+    lm = torch_llm.TorchLM(TINY, "float32", torch.device("cpu"))
+    assert lm.cache_gap(12) <= llm.CACHE_TOLERANCE["float32"]
+    monkeypatch.setattr(OlderForward, "device", property(lambda _: torch.device("cuda")))
+    assert lm.default_loop() == "compiled"
+
+
 @pytest.fixture
 def spread_model():
     """The tiny model with weights large enough that greedy decode changes token at every

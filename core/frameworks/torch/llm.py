@@ -38,6 +38,17 @@ def model_class(shape):
     return {"llama": LlamaForCausalLM, "qwen3": Qwen3ForCausalLM}[shape.family]
 
 
+def cache_keyword(model_cls) -> str:
+    """The name the model's forward takes its cache by: `cache` from transformers 5.24 (which
+    still takes `past_key_values` with a deprecation warning), `past_key_values` before it. A
+    cache passed by a name the forward does not know vanishes into its **kwargs: every step
+    then runs without its context (transformers 5.17 on an H100: the cache check read 1.36
+    and decode ran eager, because generate's compile rule found no cache either)."""
+    import inspect
+    return "cache" if "cache" in inspect.signature(model_cls.forward).parameters \
+        else "past_key_values"
+
+
 def build(ctx, shape, dtype: str) -> "TorchLM":
     return TorchLM(shape, dtype, ctx.device)
 
@@ -86,6 +97,7 @@ class TorchLM:
         torch.manual_seed(0)
         with torch.device(device):
             self.model = model_class(shape)._from_config(self.config, dtype=self.dtype).eval()
+        self.cache_kw = cache_keyword(type(self.model))
         self.parameters = sum(p.numel() for p in self.model.parameters())
         self.stored_bytes = sum(p.numel() * p.element_size() for p in self.model.parameters())
 
@@ -95,7 +107,10 @@ class TorchLM:
         decides = getattr(self.model, "_valid_auto_compile_criteria", None)
         if decides is None:      # an older transformers: the rule of 5.24's, on CUDA and XPU
             return "compiled" if self.device.type in ("cuda", "xpu") else "eager"
-        compiles = decides({"cache": self._cache(1, 2)}, self.model.generation_config)
+        # Under both names: the rule reads the one its transformers knows (cache_keyword).
+        cache = self._cache(1, 2)
+        compiles = decides({"cache": cache, "past_key_values": cache},
+                           self.model.generation_config)
         return "compiled" if compiles else "eager"
 
     def _tokens(self, batch: int, length: int):
@@ -117,8 +132,8 @@ class TorchLM:
         runs on the last position only, as generate does)."""
         torch = self.torch
         position = torch.arange(start, start + tokens.shape[1], device=self.device)[None]
-        return self.model(input_ids=tokens, cache=cache, position_ids=position,
-                          use_cache=True, logits_to_keep=1).logits[:, -1, :]
+        return self.model(input_ids=tokens, position_ids=position, use_cache=True,
+                          logits_to_keep=1, **{self.cache_kw: cache}).logits[:, -1, :]
 
     def prefill(self, batch: int, prompt: int):
         tokens = self._tokens(batch, prompt)
@@ -161,8 +176,8 @@ class TorchLM:
                     layer.cumulative_length.fill_(depth)
                 y, waiting = start, None
                 for position in positions:
-                    logits = forward(input_ids=y, cache=cache, position_ids=position,
-                                     use_cache=True, logits_to_keep=1).logits
+                    logits = forward(input_ids=y, position_ids=position, use_cache=True,
+                                     logits_to_keep=1, **{self.cache_kw: cache}).logits
                     y = logits[:, -1, :].argmax(-1, keepdim=True)
                     if late:
                         if waiting is not None:
