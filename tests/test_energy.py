@@ -248,6 +248,21 @@ def test_an_unthrottled_point_says_nothing(monkeypatch):
     assert rows[0].flags == [] and rows[0].note is None
 
 
+def test_a_power_cap_left_from_the_point_before_is_not_this_point_s():
+    """The H100's quick suite: bfloat16 N=256 (2.77 TFLOPS, 136 W) began with the software
+    power cap still set by the float32 N=4096 point before it (750 W) and ended without it;
+    that point, which reached the cap, holds it at its end."""
+    before = fake_pynvml([0, 0, 765_000], [0x0, 0x4], [1980, 1950])
+    after = fake_pynvml([0, 0, 136_000], [0x4, 0x0], [1965, 1980])
+    readings = []
+    for nv in (before, after):
+        meter = PointMeter(NvmlCounter("cuda", nv))
+        meter.begin()
+        readings.append(meter.end())
+    assert [r["state"]["throttle"] for r in readings] == [["power_capped"], []]
+    assert readings[1]["state"]["sm_clock_mhz"] == [1965.0, 1980.0]
+
+
 def test_mac_thermal_pressure_during_the_point_goes_on_the_row():
     rows = [Row("samples_per_s", 900.0, "img/s", {"batch_size": 64})]
     tel = {"interval_s": 1.0, "summary": {},
