@@ -24,7 +24,9 @@ FLAGS = {
     "unsupported": "the device cannot do this; see the note",
     "fallback": "ran on another device than asked (silent CPU fallback)",
     "synthetic": "synthetic data, not the real data set",
-    "wrong_result": "the result differs from a float64 reference beyond the dtype's tolerance",
+    "wrong_result": "the result differs from its reference beyond the precision's tolerance "
+                    "(a product: float64 on the host; an LLM: decoding with the cache against "
+                    "the whole sequence)",
     "skipped": "not measured: it would take too long on this device; see the note",
     # Power rows (core.telemetry: power_trusted says which may be shown)
     "energy_counter": "power from the device's energy counter over the point's timed blocks",

@@ -7,8 +7,9 @@ import json
 import resources
 from core.frameworks import DeviceInfo
 from core.numbers import peak_text, value_text
+from core.compare import SUSPECT_FLAGS
 from core.runner import RunSpec
-from core.results import RunRecord
+from core.results import FLAGS, RunRecord
 from core.workloads import headline, workload
 
 
@@ -80,5 +81,9 @@ def summary_lines(records: list[RunRecord]) -> list[str]:
             else:
                 point = ", ".join(f"{k} {v}" for k, v in row.params.items())
                 text = f"{value_text(row)} ({point}; {peak_text(row)})"
+                # A headline that cannot be trusted says so where it is read.
+                doubts = [FLAGS[f] for f in SUSPECT_FLAGS if f in row.flags]
+                if doubts:
+                    text += f" — not to be trusted: {'; '.join(doubts)}"
             lines.append(f"  {title}: {text}")
     return lines
