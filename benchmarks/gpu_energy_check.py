@@ -4,7 +4,8 @@ counter read by this script around the whole run, and the throttle flags of each
 The points' energies (telemetry["energy"]: what the worker read around each point's timed
 blocks) must add up to less than the whole run's (set-up, warm-up and the checks between
 points are outside them), and each point's power must lie between the idle power and the
-board's power limit. Printed side by side, with each point's flags and SM clock.
+board's power limit (CAP_OVERSHOOT above it at most). Printed side by side, with each point's
+flags and SM clock.
 
     .venv/bin/python benchmarks/gpu_energy_check.py [--device cuda] [--sizes 4096,8192,16384]
 """
@@ -22,6 +23,13 @@ from core.numbers import number, span  # noqa: E402
 from core.runner import RunSpec, execute  # noqa: E402
 from core.store import Store  # noqa: E402
 from core.telemetry import nvml_index, power_trusted  # noqa: E402
+
+
+# The board holds its power limit on average over a control window, so a point of a second or
+# two can read above it: on an H100 (700 W limit) float32 N=4096 read 737 W by the counter
+# (1.053x). A power row far outside [idle, limit] is what this check exists to catch: the old
+# one-sample rows read 78.6 W at 360 TFLOPS.
+CAP_OVERSHOOT = 1.10
 
 
 def main() -> int:
@@ -59,7 +67,7 @@ def main() -> int:
         key = (r.params["size"], r.params["dtype"])
         t = tflops.get(key)
         shown = power_trusted(r)
-        inside = r.value is not None and (idle or 0) <= r.value <= limit_w * 1.05
+        inside = r.value is not None and (idle or 0) <= r.value <= limit_w * CAP_OVERSHOOT
         ok = ok and (r.value is None or inside)
         print(f"  N={key[0]} {key[1]}: {number(t.value) if t and t.value else '-'} TFLOPS, "
               f"power {number(r.value) if r.value else '-'} W {r.flags} shown={shown}; "

@@ -10,6 +10,7 @@ The full sweeps, measured after the suite with the full timing protocol:
 - inference (PyTorch): the suite's model at batch sizes 8, 16, ... --max-batch.
 
     .venv/bin/python benchmarks/quick_suite_fit.py [--frameworks torch,mlx] [--max-batch 64]
+        [--sweep-devices cuda]
 """
 
 import argparse
@@ -81,7 +82,10 @@ def main() -> int:
                     help="the full GEMM sweep's largest single product, in seconds")
     ap.add_argument("--max-batch", type=int, default=64, help="the full inference sweep's "
                                                               "largest batch")
+    ap.add_argument("--sweep-devices", default="", help="full sweeps on these devices only "
+                    "(an id, cuda:0, or its kind, cuda; default: every device the suite ran on)")
     args = ap.parse_args()
+    sweep_on = {d for d in args.sweep_devices.split(",") if d}
     wanted = {f for f in args.frameworks.split(",") if f}
     devices = [d for d in discover_devices(fresh=False)
                if d.usable and (not wanted or d.framework in wanted)]
@@ -109,6 +113,8 @@ def main() -> int:
           f"(target ratio >= {RATIO_TARGET})")
     ok = True
     for spec, rec in records:
+        if sweep_on and not {spec.device, spec.device.split(":")[0]} & sweep_on:
+            continue
         if spec.workload == "gemm" and spec.params.get("grow"):
             top, where, took = full_gemm(store, spec, args.max_product_s)
         elif spec.workload == "infer" and spec.params.get("grow"):
