@@ -390,7 +390,7 @@ def test_the_bound_divides_the_best_framework_s_newest_triad_on_the_device(tmp_p
                                                                           monkeypatch):
     """MLX's CPU triad measured 1.0 GB/s after torch's 6.7 GB/s in one quick suite here, and
     the torch decode was held against MLX's: a slow kernel must not lower the device's bound."""
-    from core.workloads.llm import MEASURED_TRIAD, _ceiling
+    from core.workloads.llm import MEASURED_TRIAD, measured_ceiling
     from tests.recorded import recorded
     monkeypatch.setenv("SILICONBENCH_HOME", str(tmp_path))
     store = Store(tmp_path / "results.sqlite3")
@@ -405,7 +405,7 @@ def test_the_bound_divides_the_best_framework_s_newest_triad_on_the_device(tmp_p
                                  key=lambda r: r.params["size_mb"]).value for rec in runs}
     assert len(set(triads.values())) == 3
     ctx = SimpleNamespace(device_name=runs[0].device_name, peak=None)
-    ceiling = _ceiling(ctx, "bandwidth", "float32")
+    ceiling = measured_ceiling(ctx, "bandwidth", "float32")
     best = max(triads, key=triads.get)
     assert (ceiling.value, ceiling.source) == (triads[best], MEASURED_TRIAD)
     assert f"({best})" in ceiling.text

@@ -23,6 +23,16 @@ The protocol lives here; the framework part is core.frameworks.<framework>.llm, 
                                    last token followed by one decode step (the cache is real);
                                    prefilled=False prefills other tokens (tests: it must fail)
     lm.release()
+
+An engine with its own model files and test loop (llama.cpp) offers instead
+  run(ctx, params, protocol)       the whole run, given this module as `protocol`, of which it
+                                   uses only the public names: the shapes and their arithmetic
+                                   (shape_for, memory_needed, weight_bytes, kv_bytes,
+                                   prefill_flops), the checks (check_loop, check_positions),
+                                   base_point, DEFAULT_PROMPTS and DEFAULT_DEPTHS, and the
+                                   bounds and rows: measured_ceiling, own_triad,
+                                   bound_setting, against_ceiling, describe_shape, too_big_row.
+                                   A framework package may not import a workload.
 """
 
 from __future__ import annotations
@@ -344,10 +354,10 @@ def run(ctx, params: dict) -> None:
     depths = params["depths"] or [d for d in DEFAULT_DEPTHS if fits(shape, dtype, batch,
                                                                        d + gen, free)]
     base = base_point(params)
-    flop_ceiling = _ceiling(ctx, "gemm", activation_dtype(dtype))
-    bandwidth = _ceiling(ctx, "bandwidth", dtype)
-    ctx.record_settings(model=_describe(shape), parameters=shape.parameters,
-                        weight_bytes=weight_bytes(shape, dtype), **_bound_setting(bandwidth))
+    flop_ceiling = measured_ceiling(ctx, "gemm", activation_dtype(dtype))
+    bandwidth = measured_ceiling(ctx, "bandwidth", dtype)
+    ctx.record_settings(model=describe_shape(shape), parameters=shape.parameters,
+                        weight_bytes=weight_bytes(shape, dtype), **bound_setting(bandwidth))
     # Decode measurements whose rows wait for the run's own triad (see below).
     waiting: list[tuple[dict, Decoded]] = []
     total = len(prompts) + len(depths) + 1 + (bandwidth is None)
@@ -373,7 +383,7 @@ def run(ctx, params: dict) -> None:
             ctx.progress(done, total, f"prefill {prompt} tokens")
             point = {**base, "prompt": prompt}
             if not fits(shape, dtype, batch, prompt, free):
-                ctx.row(_too_big("prefill_tokens_per_s", "tok/s", point, prompt))
+                ctx.row(too_big_row("prefill_tokens_per_s", "tok/s", point, prompt))
             else:
                 for row in _prefill_rows(ctx, lm, shape, point, flags, flop_ceiling):
                     ctx.row(row)
@@ -382,7 +392,7 @@ def run(ctx, params: dict) -> None:
             ctx.progress(done, total, f"decode {gen} tokens at depth {depth}")
             point = {**base, "depth": depth, "gen_tokens": gen}
             if not fits(shape, dtype, batch, depth + gen, free):
-                ctx.row(_too_big("decode_tokens_per_s", "tok/s", point, depth + gen))
+                ctx.row(too_big_row("decode_tokens_per_s", "tok/s", point, depth + gen))
             else:
                 decoded = _decode(ctx, lm, point, loop)
                 if bandwidth is None:
@@ -406,14 +416,14 @@ def run(ctx, params: dict) -> None:
             bandwidth = own_triad(ctx)
         except Exception as e:   # the decode rows are measured: they are given all the same
             ctx.warn(f"No memory bound for decode: the triad failed ({e}).")
-        ctx.record_settings(**_bound_setting(bandwidth))
+        ctx.record_settings(**bound_setting(bandwidth))
         for point, decoded in waiting:
             for row in _decode_rows(shape, point, flags, bandwidth, decoded):
                 ctx.row(row)
     ctx.progress(total, total, "done")
 
 
-def _bound_setting(bandwidth: "Ceiling | None") -> dict:
+def bound_setting(bandwidth: "Ceiling | None") -> dict:
     """Which bandwidth the decode roofline divides (the chart labels its bound with it); a
     dict, so that Compare does not count another source as another setting of the run."""
     return {} if bandwidth is None else {"memory_bound": {
@@ -425,13 +435,13 @@ def _bound_setting(bandwidth: "Ceiling | None") -> dict:
 CACHE_TOLERANCE = {"float32": 1e-4, "float16": 2e-2, "bfloat16": 5e-2}
 
 
-def _describe(shape: ModelShape) -> str:
+def describe_shape(shape: ModelShape) -> str:
     return (f"{shape.family}: {shape.layers} layers, hidden {shape.hidden}, {shape.heads} "
             f"heads ({shape.kv_heads} KV) of {shape.head_dim}, feed-forward {shape.ffn}, "
             f"vocabulary {shape.vocab}{', tied embeddings' if shape.tied else ''}")
 
 
-def _too_big(metric: str, unit: str, point: dict, tokens: int) -> Row:
+def too_big_row(metric: str, unit: str, point: dict, tokens: int) -> Row:
     return Row(metric, None, unit, point, flags=["unsupported"],
                note=f"the model with {tokens} positions of context does not fit in the "
                     "device's free memory")
@@ -444,7 +454,7 @@ def _prefill_rows(ctx, lm, shape, point: dict, flags: list[str], ceiling) -> lis
     rates = m.rates(batch * prompt)
     stats = summarize(rates)
     tflops = summarize(m.rates(prefill_flops(shape, batch, prompt) / 1e12)).median
-    pct, row_flags, note = _against(ceiling, tflops, "TFLOPS", flags)
+    pct, row_flags, note = against_ceiling(ceiling, tflops, "TFLOPS", flags)
     ms = [t * 1e3 for t in m.per_call_s]
     return [Row("prefill_tokens_per_s", stats.median, "tok/s", point, stats, row_flags,
                 note, pct, rates),
@@ -483,7 +493,7 @@ def _decode_rows(shape, point: dict, flags: list[str], ceiling, decoded: Decoded
     stats = summarize(rates)
     step_bytes = bytes_per_decode_step(shape, point["dtype"], batch, depth, gen)
     bound = None if ceiling is None else batch * ceiling[0] * 1e9 / step_bytes
-    pct, row_flags, note = _against(None if ceiling is None else (bound, ceiling[1]),
+    pct, row_flags, note = against_ceiling(None if ceiling is None else (bound, ceiling[1]),
                                     stats.median, "tok/s", flags)
     said = f"{loop} decode loop"
     rows = [Row("decode_tokens_per_s", stats.median, "tok/s", point, stats, row_flags,
@@ -499,7 +509,7 @@ def _decode_rows(shape, point: dict, flags: list[str], ceiling, decoded: Decoded
     return rows
 
 
-def _against(ceiling, value: float, unit: str, flags: list[str]):
+def against_ceiling(ceiling, value: float, unit: str, flags: list[str]):
     """(% of the ceiling, flags, note): above_peak where a number passes what the device can
     do, which only a measurement error explains."""
     if ceiling is None:
@@ -527,7 +537,7 @@ class Ceiling(NamedTuple):
     source: str         # in a label's: "measured triad", "measured GEMM" or "published peak"
 
 
-def _ceiling(ctx, workload: str, dtype: str) -> Ceiling | None:
+def measured_ceiling(ctx, workload: str, dtype: str) -> Ceiling | None:
     """The device's bandwidth (GB/s) or matrix-multiply rate in `dtype` (TFLOPS): the newest
     run of that workload on this device in the store, else the published peak, else None."""
     measured = _measured(ctx, workload, dtype)

@@ -218,8 +218,8 @@ def run(ctx, params: dict, protocol) -> None:
                                   if free is None or need(d + gen) <= 0.8 * free]
     base = protocol.base_point(params)
     flop_dtype = FLOP_DTYPE.get(dtype)
-    flop_ceiling = protocol._ceiling(ctx, "gemm", flop_dtype) if flop_dtype else None
-    bandwidth = protocol._ceiling(ctx, "bandwidth", dtype)
+    flop_ceiling = protocol.measured_ceiling(ctx, "gemm", flop_dtype) if flop_dtype else None
+    bandwidth = protocol.measured_ceiling(ctx, "bandwidth", dtype)
     total = len(prompts) + len(depths) + 2 + (bandwidth is None)
     ctx.progress(0, total, "the model file")
     path = models.model_file(shape, params["preset"], dtype, n_threads,
@@ -230,14 +230,14 @@ def run(ctx, params: dict, protocol) -> None:
     waiting = []
     try:
         ctx.record_settings(
-            model=lm.desc, shape=protocol._describe(shape), parameters=lm.parameters,
+            model=lm.desc, shape=protocol.describe_shape(shape), parameters=lm.parameters,
             weight_bytes=lm.size, gguf_file=str(path), gguf_type=models.FTYPES[dtype][1],
             backend=backend(ctx), n_gpu_layers=gpu_layers, threads=n_threads,
             n_batch=N_BATCH, n_ubatch=N_UBATCH, flash_attn="auto", kv_cache=KV_DTYPE,
             decode_loop="eager", llama_cpp_commit=commit(),
             method="llama-bench's: pp = the prompt in n_batch chunks from an empty KV "
                    "memory, then synchronise; tg = single-token decodes each synchronised",
-            **protocol._bound_setting(bandwidth))
+            **protocol.bound_setting(bandwidth))
         if lm.parameters != shape.parameters:
             ctx.warn(f"The GGUF model has {lm.parameters:,} parameters where the shape has "
                      f"{shape.parameters:,}.")
@@ -251,7 +251,7 @@ def run(ctx, params: dict, protocol) -> None:
             ctx.progress(done, total, f"pp{prompt}")
             point = {**base, "prompt": prompt}
             if free is not None and need(prompt) > 0.8 * free:
-                ctx.row(protocol._too_big("prefill_tokens_per_s", "tok/s", point, prompt))
+                ctx.row(protocol.too_big_row("prefill_tokens_per_s", "tok/s", point, prompt))
             else:
                 lm.open(prompt)
                 for row in _prefill_rows(ctx, lm, protocol, shape, point, flags, flop_ceiling):
@@ -261,7 +261,7 @@ def run(ctx, params: dict, protocol) -> None:
             ctx.progress(done, total, f"tg{gen}" + (f" @ d{depth}" if depth else ""))
             point = {**base, "depth": depth, "gen_tokens": gen}
             if free is not None and need(depth + gen) > 0.8 * free:
-                ctx.row(protocol._too_big("decode_tokens_per_s", "tok/s", point, depth + gen))
+                ctx.row(protocol.too_big_row("decode_tokens_per_s", "tok/s", point, depth + gen))
             else:
                 lm.open(depth + gen)
                 m = ctx.measure(lm.gen_call(depth, gen))
@@ -278,7 +278,7 @@ def run(ctx, params: dict, protocol) -> None:
     if waiting:
         ctx.progress(total - 1, total, "the memory bandwidth (triad) for the roofline")
         bandwidth = protocol.own_triad(ctx)
-        ctx.record_settings(**protocol._bound_setting(bandwidth))
+        ctx.record_settings(**protocol.bound_setting(bandwidth))
         for point, m in waiting:
             for row in _decode_rows(protocol, shape, stored, point, flags, bandwidth, m):
                 ctx.row(row)
@@ -292,7 +292,7 @@ def _prefill_rows(ctx, lm, protocol, shape, point: dict, flags: list[str], ceili
     rates = m.rates(prompt)
     stats = summarize(rates)
     tflops = summarize(m.rates(protocol.prefill_flops(shape, 1, prompt) / 1e12)).median
-    pct, row_flags, note = protocol._against(ceiling, tflops, "TFLOPS", flags)
+    pct, row_flags, note = protocol.against_ceiling(ceiling, tflops, "TFLOPS", flags)
     ms = [t * 1e3 for t in m.per_call_s]
     return [Row("prefill_tokens_per_s", stats.median, "tok/s", point, stats, row_flags,
                 note, pct, rates),
@@ -318,7 +318,7 @@ def _decode_rows(protocol, shape, stored, point: dict, flags: list[str], ceiling
     stats = summarize(rates)
     per_step = step_bytes(protocol, shape, stored, depth, gen)
     bound = None if ceiling is None else ceiling[0] * 1e9 / per_step
-    pct, row_flags, note = protocol._against(None if ceiling is None else (bound, ceiling[1]),
+    pct, row_flags, note = protocol.against_ceiling(None if ceiling is None else (bound, ceiling[1]),
                                              stats.median, "tok/s", flags)
     said = "llama-bench's tg: single-token decodes, each synchronised"
     rows = [Row("decode_tokens_per_s", stats.median, "tok/s", point, stats, row_flags,
