@@ -275,3 +275,31 @@ def test_a_quantized_llama_cpp_model_on_a_cpu_is_estimated_at_the_float32_rate(m
                         "depths": [0], "gen_tokens": 128})
     est = estimate("llm", params, cpu, False)
     assert est.points == 2 and 5 * 60 < est.seconds < 60 * 60
+
+
+def test_a_cpu_whose_triad_is_stored_gets_the_llm_its_bandwidth_runs(monkeypatch, tmp_path):
+    """The H100 machine's 16-core Xeon measured a 115 GB/s triad in its quick suite, which
+    still gave its CPU the tiny LLM: the estimate took a rough 10 GB/s for every CPU. With a
+    triad of the device in the store of this machine (that run's, made this machine's), the
+    estimate reads it and the suite fits a real model."""
+    from core.machine import probe
+    from core.results import records_from_file
+    from tests.test_h100_records import FOLDER
+    monkeypatch.setenv("SILICONBENCH_HOME", str(tmp_path))
+    monkeypatch.setattr(os, "cpu_count", lambda: 16)
+    xeon = DeviceInfo("torch", "cpu", "Intel(R) Xeon(R) Processor", "cpu", 126 * 10**9)
+
+    def fitted() -> str:
+        [llm] = [s for s in expand("quick", [xeon]) if s.workload == "llm"]
+        return llm.params["preset"]
+    assert fitted() == "tiny"
+    [triad] = [r for r in records_from_file(FOLDER / "h100-quick-suite.json")
+               if r.workload == "bandwidth" and r.device == "cpu"]
+    assert triad.device_name == xeon.name and triad.rows[0].value > 100
+    triad.machine = probe().to_dict()
+    store = Store(tmp_path / "results.sqlite3")
+    store.save(triad)
+    store.close()
+    assert fitted() == "llama-3.2-1b"
+    est = estimate("llm", {"preset": "llama-3.2-1b", "dtype": "float32"}, xeon)
+    assert "the triad measured here" in est.basis

@@ -540,7 +540,7 @@ class Ceiling(NamedTuple):
 def measured_ceiling(ctx, workload: str, dtype: str) -> Ceiling | None:
     """The device's bandwidth (GB/s) or matrix-multiply rate in `dtype` (TFLOPS): the newest
     run of that workload on this device in the store, else the published peak, else None."""
-    measured = _measured(ctx, workload, dtype)
+    measured = stored_ceiling(ctx.device_name, workload, dtype)
     if measured is not None:
         return measured
     if ctx.peak is None:
@@ -585,8 +585,9 @@ def own_triad(ctx) -> Ceiling | None:
                          f"{size} MB arrays)", MEASURED_TRIAD)
 
 
-def _measured(ctx, workload: str, dtype: str) -> Ceiling | None:
-    """From the newest run of `workload` of each framework measured on this machine's device:
+def stored_ceiling(device_name: str, workload: str, dtype: str) -> Ceiling | None:
+    """From the newest run of `workload` of each framework measured on this machine's device
+    (by its name; core.estimate reads it too):
     the triad at its largest array (past the caches), or the best GEMM rate in `dtype`; the
     highest of the frameworks'. A device's ceiling is what its best kernel reached: MLX's CPU
     triad (1.0 GB/s here) is no bound on torch's decode beside torch's (6.7 GB/s)."""
@@ -603,7 +604,7 @@ def _measured(ctx, workload: str, dtype: str) -> Ceiling | None:
     newest: dict[str, Ceiling] = {}
     try:
         for rec in store.runs(workload=workload, status="ok"):
-            if rec.source != "measured" or rec.device_name != ctx.device_name \
+            if rec.source != "measured" or rec.device_name != device_name \
                     or rec.framework in newest \
                     or any(rec.machine.get(k) != here.get(k) for k in same):
                 continue
