@@ -13,7 +13,7 @@ import pytest
 from core.results import RunRecord, records_from_file
 from core.suites import summary_lines
 from core.telemetry import power_trusted
-from gui.plots import ChartPanel
+from tests.test_gpu_beside_cpu import panel  # noqa: F401  (the chart panel, shown)
 
 FOLDER = Path(__file__).parent / "data" / "h100"
 POWER_LIMIT_W = 700.0       # the board's, read by gpu_energy_check.py beside the run
@@ -21,15 +21,6 @@ POWER_LIMIT_W = 700.0       # the board's, read by gpu_energy_check.py beside th
 
 def h100(stem: str) -> list[RunRecord]:
     return records_from_file(FOLDER / f"{stem}.json")
-
-
-@pytest.fixture
-def panel(qtbot):
-    p = ChartPanel()
-    qtbot.addWidget(p)
-    p.resize(1100, 700)
-    p.show()
-    return p
 
 
 def table_rows(panel) -> list[dict]:
