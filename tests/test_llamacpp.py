@@ -351,8 +351,10 @@ def test_the_own_triad_runs_on_every_core_and_computes_the_triad(monkeypatch):
     result = ops.triad(a, b, c)()
     monkeypatch.setattr(llamacpp_ops.np, "multiply", multiply)
     threads = {t for _, t in seen}
-    assert ops._pool._max_workers == 3 and threading.get_ident() not in threads
-    assert sum(n for n, _ in seen) == size       # every element once, in slices
+    assert threading.get_ident() not in threads
+    # every element once, in three slices of a whole chunk and a partial one each
+    assert sorted(n for n, _ in seen) == [4115] * 3 + [llamacpp_ops.CHUNK] * 3
+    assert sum(n for n, _ in seen) == size
     assert result == pytest.approx(a * b + c)
     assert (ops.copy(a)() == a).all()
     ops.release()

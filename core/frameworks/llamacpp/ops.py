@@ -69,9 +69,9 @@ class Ops(TensorOps):
     def _on_every_core(self, size: int, part, out: np.ndarray):
         """A step that runs part(lo, hi) over [0, size) in one slice per core, each on a
         thread of a pool kept for the run's calls, and returns `out` when all have."""
+        n = cores()
         if self._pool is None:
-            self._pool = ThreadPoolExecutor(cores())
-        n = self._pool._max_workers
+            self._pool = ThreadPoolExecutor(n)
         edges = [size * k // n for k in range(n + 1)]
 
         def step() -> np.ndarray:
