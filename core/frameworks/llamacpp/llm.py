@@ -318,8 +318,8 @@ def _decode_rows(protocol, shape, stored, point: dict, flags: list[str], ceiling
     stats = summarize(rates)
     per_step = step_bytes(protocol, shape, stored, depth, gen)
     bound = None if ceiling is None else ceiling[0] * 1e9 / per_step
-    pct, row_flags, note = protocol.against_ceiling(None if ceiling is None else (bound, ceiling[1]),
-                                             stats.median, "tok/s", flags)
+    roof = None if ceiling is None else (bound, ceiling[1])
+    pct, row_flags, note = protocol.against_ceiling(roof, stats.median, "tok/s", flags)
     said = "llama-bench's tg: single-token decodes, each synchronised"
     rows = [Row("decode_tokens_per_s", stats.median, "tok/s", point, stats, row_flags,
                 f"{said}; {note}" if note else said, pct, rates)]
