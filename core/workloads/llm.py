@@ -493,8 +493,8 @@ def _decode_rows(shape, point: dict, flags: list[str], ceiling, decoded: Decoded
     stats = summarize(rates)
     step_bytes = bytes_per_decode_step(shape, point["dtype"], batch, depth, gen)
     bound = None if ceiling is None else batch * ceiling[0] * 1e9 / step_bytes
-    pct, row_flags, note = against_ceiling(None if ceiling is None else (bound, ceiling[1]),
-                                    stats.median, "tok/s", flags)
+    roof = None if ceiling is None else (bound, ceiling[1])
+    pct, row_flags, note = against_ceiling(roof, stats.median, "tok/s", flags)
     said = f"{loop} decode loop"
     rows = [Row("decode_tokens_per_s", stats.median, "tok/s", point, stats, row_flags,
                 f"{said}; {note}" if note else said, pct, rates)]
@@ -587,10 +587,10 @@ def own_triad(ctx) -> Ceiling | None:
 
 def stored_ceiling(device_name: str, workload: str, dtype: str) -> Ceiling | None:
     """From the newest run of `workload` of each framework measured on this machine's device
-    (by its name; core.estimate reads it too):
-    the triad at its largest array (past the caches), or the best GEMM rate in `dtype`; the
-    highest of the frameworks'. A device's ceiling is what its best kernel reached: MLX's CPU
-    triad (1.0 GB/s here) is no bound on torch's decode beside torch's (6.7 GB/s)."""
+    (by its name; core.estimate reads it too): the triad at its largest array (past the
+    caches), or the best GEMM rate in `dtype`; the highest of the frameworks'. A device's
+    ceiling is what its best kernel reached: MLX's CPU triad (1.0 GB/s here) is no bound on
+    torch's decode beside torch's (6.7 GB/s)."""
     from core.store import Store, StoreError, default_path
     if not default_path().exists():
         return None
