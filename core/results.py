@@ -41,6 +41,10 @@ FLAGS = {
 }
 
 
+# Flags that mean the number itself cannot be trusted, as opposed to "read with care" (noisy).
+SERIOUS_FLAGS = ("above_peak", "wrong_result", "fallback")
+
+
 class NotAResultFile(ValueError):
     """A file or document that is not a SiliconBench result; the message is one sentence."""
 

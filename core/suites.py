@@ -7,9 +7,8 @@ import json
 import resources
 from core.frameworks import DeviceInfo
 from core.numbers import peak_text, value_text
-from core.compare import SUSPECT_FLAGS
 from core.runner import RunSpec
-from core.results import FLAGS, RunRecord
+from core.results import FLAGS, SERIOUS_FLAGS, RunRecord
 from core.workloads import headline, workload
 
 
@@ -81,9 +80,12 @@ def summary_lines(records: list[RunRecord]) -> list[str]:
             else:
                 point = ", ".join(f"{k} {v}" for k, v in row.params.items())
                 text = f"{value_text(row)} ({point}; {peak_text(row)})"
-                # A headline that cannot be trusted says so where it is read.
-                doubts = [FLAGS[f] for f in SUSPECT_FLAGS if f in row.flags]
+                # A headline that cannot be trusted, or is to be read with care, says so
+                # where it is read.
+                doubts = [FLAGS[f] for f in SERIOUS_FLAGS if f in row.flags]
                 if doubts:
                     text += f" — not to be trusted: {'; '.join(doubts)}"
+                elif "noisy" in row.flags:
+                    text += f" — read with care: {FLAGS['noisy']}"
             lines.append(f"  {title}: {text}")
     return lines

@@ -4,10 +4,7 @@
 from __future__ import annotations
 
 from core.numbers import ci_text, peak_text, row_with_spread, spread_text, value_text
-from core.results import FLAGS, Row, RunRecord
-
-# Flags that mean the number itself cannot be trusted, as opposed to "read with care".
-SERIOUS_FLAGS = ("above_peak", "wrong_result", "fallback")
+from core.results import FLAGS, SERIOUS_FLAGS, Row, RunRecord
 
 
 def headline_text(rec: RunRecord, spread: bool = True) -> str:

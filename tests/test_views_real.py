@@ -11,6 +11,7 @@ from PySide6.QtCore import QSettings
 
 from core.compare import (ALPHA, FAR_APART, INCONCLUSIVE, NO_SAMPLES_VERDICT, SAME, Side, compare,
                           smallest_p)
+from core.results import FLAGS
 from core.suites import summary_lines
 from core.workloads import catalogue, headline, listed
 from core.numbers import interval, metric_title, percent, spread_text, value_text
@@ -265,6 +266,9 @@ def test_the_quick_suite_summary_is_one_headline_per_workload_and_device():
     assert lines[0].endswith("(torch cpu)") and lines[4].endswith("(mlx cpu)")
     assert lines[1].startswith("  Matrix multiply (TFLOPS): ") and " TFLOPS (dtype " in lines[1]
     assert lines[2].startswith("  Inference throughput: ") and " img/s (" in lines[2]
+    # A noisy headline (this CPU's GEMM run) is to be read with care, and says so.
+    assert "noisy" in headline(runs[0]).flags
+    assert lines[1].endswith(f"; peak unknown) — read with care: {FLAGS['noisy']}")
     # An LLM's best decode, with its share of the memory bound the run recorded.
     best = headline(runs[2])
     assert lines[3] == (f"  LLM inference (tokens/s): {value_text(best)} (batch 1, depth "
