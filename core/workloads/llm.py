@@ -30,7 +30,7 @@ An engine with its own model files and test loop (llama.cpp) offers instead
                                    (shape_for, memory_needed, weight_bytes, kv_bytes,
                                    prefill_flops), the checks (check_loop, check_positions),
                                    base_point, DEFAULT_PROMPTS and DEFAULT_DEPTHS, and the
-                                   bounds and rows: measured_ceiling, own_triad,
+                                   bounds and rows: measured_ceiling, rows_after_own_triad,
                                    bound_setting, against_ceiling, describe_shape, too_big_row.
                                    A framework package may not import a workload.
 """
@@ -405,22 +405,30 @@ def run(ctx, params: dict) -> None:
         ctx.row(memory_row(ctx, base, flags))
     finally:
         lm.release()
-    if waiting:
-        # No triad of this device in the store and no published peak (a Linux CPU, an
-        # unknown GPU): the run measures a short one itself, so that no decode row goes
-        # without its bound. After the model is gone: its arrays must not count in the
-        # run's peak memory (a CPU's peak resident memory cannot be reset) and the triad
-        # has the whole memory.
-        ctx.progress(total - 1, total, "the memory bandwidth (triad) for the roofline")
-        try:
-            bandwidth = own_triad(ctx)
-        except Exception as e:   # the decode rows are measured: they are given all the same
-            ctx.warn(f"No memory bound for decode: the triad failed ({e}).")
-        ctx.record_settings(**bound_setting(bandwidth))
-        for point, decoded in waiting:
-            for row in _decode_rows(shape, point, flags, bandwidth, decoded):
-                ctx.row(row)
+    rows_after_own_triad(ctx, waiting, total, lambda point, decoded, bandwidth:
+                         _decode_rows(shape, point, flags, bandwidth, decoded))
     ctx.progress(total, total, "done")
+
+
+def rows_after_own_triad(ctx, waiting: list, total: int, rows_for) -> None:
+    """The decode rows that waited for a bound: with no triad of this device in the store and
+    no published peak (a Linux CPU, an unknown GPU) the run measures a short one itself, so
+    that no decode row goes without its bound, then gives rows_for(point, measurement,
+    bandwidth) of each (point, measurement) in `waiting`. Called after the model is gone: its
+    arrays must not count in the run's peak memory (a CPU's peak resident memory cannot be
+    reset) and the triad has the whole memory."""
+    if not waiting:
+        return
+    ctx.progress(total - 1, total, "the memory bandwidth (triad) for the roofline")
+    bandwidth = None
+    try:
+        bandwidth = own_triad(ctx)
+    except Exception as e:   # the decode rows are measured: they are given all the same
+        ctx.warn(f"No memory bound for decode: the triad failed ({e}).")
+    ctx.record_settings(**bound_setting(bandwidth))
+    for point, measured in waiting:
+        for row in rows_for(point, measured, bandwidth):
+            ctx.row(row)
 
 
 def bound_setting(bandwidth: "Ceiling | None") -> dict:

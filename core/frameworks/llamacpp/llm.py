@@ -275,13 +275,9 @@ def run(ctx, params: dict, protocol) -> None:
         ctx.row(memory_row(ctx, base, flags))
     finally:
         lm.release()
-    if waiting:
-        ctx.progress(total - 1, total, "the memory bandwidth (triad) for the roofline")
-        bandwidth = protocol.own_triad(ctx)
-        ctx.record_settings(**protocol.bound_setting(bandwidth))
-        for point, m in waiting:
-            for row in _decode_rows(protocol, shape, stored, point, flags, bandwidth, m):
-                ctx.row(row)
+    def rows_for(point, m, bandwidth):
+        return _decode_rows(protocol, shape, stored, point, flags, bandwidth, m)
+    protocol.rows_after_own_triad(ctx, waiting, total, rows_for)
     ctx.progress(total, total, "done")
 
 
