@@ -100,17 +100,10 @@ def test_view_menu_and_context_menu_set_the_y_axis(panel):
     assert panel.bars.axis_mode() == "log"    # the other charts keep theirs
 
 
-def test_the_window_view_menu_has_the_y_axis_entries(qtbot, tmp_path):
-    from PySide6.QtCore import QSettings
-    from core.store import Store
-    from gui.main_window import MainWindow
-    store = Store()
+def test_the_window_view_menu_has_the_y_axis_entries(qtbot, window, store):
+    w = window
     for rec in gpu_and_cpu():
         store.save(rec)
-    w = MainWindow(store, QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat))
-    w.ask_before_closing = False
-    qtbot.addWidget(w)
-    w.show()
     qtbot.waitUntil(lambda: hasattr(w, "y_axis_actions"), timeout=10_000)
     assert w.y_axis_menu.title() == "Y Axis"
     w.results.reload()
@@ -120,7 +113,6 @@ def test_the_window_view_menu_has_the_y_axis_entries(qtbot, tmp_path):
     assert tflops.axis_mode() == "log"
     w.y_axis_actions["linear"].trigger()
     assert tflops.axis_mode() == "linear" and w.compare.bars.y_mode == "linear"
-    store.close()
 
 
 # ---------------------------------------------------------------- legends
@@ -302,18 +294,11 @@ def test_run_details_are_tables_with_units_nothing_cut(qtbot):
 
 # ---------------------------------------------------------------- selection
 
-def test_filtering_results_draws_only_what_is_still_selected(qtbot, tmp_path):
-    from PySide6.QtCore import QSettings
-    from core.store import Store
-    from gui.main_window import MainWindow
-    store = Store()
+def test_filtering_results_draws_only_what_is_still_selected(qtbot, window, store):
+    w = window
     runs = gpu_and_cpu()
     for rec in runs:
         store.save(rec)
-    w = MainWindow(store, QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat))
-    w.ask_before_closing = False
-    qtbot.addWidget(w)
-    w.show()
     w.results.reload()
     w.select_all_runs()
     assert len(w.charts.records()) == len(runs)
@@ -330,7 +315,6 @@ def test_filtering_results_draws_only_what_is_still_selected(qtbot, tmp_path):
     w.results.view.setFocus(Qt.FocusReason.TabFocusReason)
     assert {r.id for r in w.results.selected_records()} == two
     assert {r.id for r in w.compare.records} == two
-    store.close()
 
 
 # ---------------------------------------------------------------- power
