@@ -54,6 +54,12 @@ class RunContext:
             said.add(event["message"])
             self.warn(event["message"])
 
+    def inside(self, what: str, report: str) -> None:
+        """Says which native code the run enters next ("llama.cpp loading x.gguf (Q4_0)") and
+        where to report a crash in it: a process killed by a signal there fails with both
+        named, not a bare "crashed (SIGSEGV)"."""
+        self._emit({"event": "inside", "what": what, "report": report})
+
     def record_settings(self, **settings: Any) -> None:
         """Settings that change what a number means (tf32, precision, ...) go into the record."""
         self._emit({"event": "settings", "settings": settings})

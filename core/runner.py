@@ -98,7 +98,9 @@ def worker_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "core.worker", *args]
 
 
-def _describe_exit(code: int) -> str:
+def _describe_exit(code: int, inside: dict | None = None) -> str:
+    """Why a run's process ended without finishing; `inside` is its last "inside" event (the
+    native code it had entered), named with where to report a crash there."""
     if code == -signal.SIGKILL:
         return ("the run's process was killed (SIGKILL), most likely by the system for "
                 "running out of memory")
@@ -107,6 +109,9 @@ def _describe_exit(code: int) -> str:
             name = signal.Signals(-code).name
         except ValueError:
             name = f"signal {-code}"
+        if inside:
+            return (f"the run's process crashed ({name}) in {inside.get('what')}; "
+                    f"{inside.get('report')}")
         return f"the run's process crashed ({name})"
     return f"the run's process exited with code {code}"
 
@@ -284,6 +289,7 @@ class ChildRun:
         rec = self.record
         deadline = time.monotonic() + self.spec.time_limit_s if self.spec.time_limit_s else None
         error: dict | None = None
+        inside: dict | None = None
         finished = False
         ended_by: str | None = None
         heard = time.monotonic()
@@ -326,6 +332,8 @@ class ChildRun:
                 rec.warnings.append(event["message"])
             elif kind == "error":
                 error = event
+            elif kind == "inside":
+                inside = event
             elif kind == "finished":
                 finished = True
             self.telemetry.observe(event)
@@ -353,7 +361,7 @@ class ChildRun:
         elif error is not None:
             rec.status, rec.reason = "failed", error["message"]
         elif not finished or code != 0:
-            rec.status, rec.reason = "failed", _describe_exit(code)
+            rec.status, rec.reason = "failed", _describe_exit(code, inside)
         elif (why := nothing_measured(rec.rows)) is not None:   # not a green "Done · 0 points"
             rec.status, rec.reason = "failed", why
         if rec.status == "failed":  # the record keeps the tail too; the log outlives deletes

@@ -50,6 +50,12 @@ def crash(ctx, p):
     os.kill(os.getpid(), signal.SIGSEGV)
 
 
+def crash_inside(ctx, p):
+    _rows(ctx, p["steps"])
+    ctx.inside("libfake decoding tiny.gguf (Q4_0)", "report it to libfake's tracker")
+    os.kill(os.getpid(), signal.SIGSEGV)
+
+
 def killed(ctx, p):
     _rows(ctx, p["steps"])
     os.kill(os.getpid(), signal.SIGKILL)  # what the kernel's OOM killer does
@@ -71,4 +77,4 @@ def hang(ctx, p):
 WORKLOADS = [Workload(name=f"fake-{fn.__name__}", title=fn.__name__, summary="test workload",
                       frameworks=("torch", "mlx"), params=STEPS, module=__name__, entry=fn.__name__,
                       hidden=True, multiplies=False)
-             for fn in (ok, warns, raises, oom, crash, killed, slow, hang)]
+             for fn in (ok, warns, raises, oom, crash, crash_inside, killed, slow, hang)]

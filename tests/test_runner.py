@@ -49,6 +49,14 @@ def test_crash_is_a_failed_run():
     assert len(rec.rows) == 2
 
 
+def test_a_crash_inside_native_code_names_it_and_where_to_report_it():
+    """A llama.cpp run says which file and quant it was loading or running (ctx.inside)."""
+    rec = run("crash_inside")
+    assert rec.status == "failed" and len(rec.rows) == 2
+    assert rec.reason == ("the run's process crashed (SIGSEGV) in libfake decoding tiny.gguf "
+                          "(Q4_0); report it to libfake's tracker")
+
+
 def test_sigkill_reads_as_out_of_memory():
     rec = run("killed")
     assert rec.status == "failed" and "SIGKILL" in rec.reason and "memory" in rec.reason
