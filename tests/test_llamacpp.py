@@ -125,6 +125,21 @@ def test_the_terminal_table_of_a_real_run_has_llama_bench_s_columns():
                        f"{statistics.stdev(prefill.samples):.2f}"
 
 
+def test_the_terminal_table_says_rpk_0_where_weights_were_not_repacked():
+    """llama-bench shows its rpk column only off its default; a run on a build with the AMX
+    kernels loads with --repack 0 and its table says so on every line."""
+    from core.workloads import catalogue
+    from tests.recorded import recorded
+    rec = recorded("llm-llamacpp")
+    [(_, columns, _)] = catalogue()["llm"].more_tables(rec)
+    assert "rpk" not in columns                 # recorded before it was said: repacked
+    rec.settings["repack"] = False
+    [(_, columns, lines)] = catalogue()["llm"].more_tables(rec)
+    assert columns == ["model", "size", "params", "backend", "ngl", "threads", "rpk", "test",
+                       "t/s"]
+    assert {line[6] for line in lines} == {"0"} and lines[0][7] == "pp16"
+
+
 # ---------------------------------------------------------------- with llama.cpp
 
 @pytest.fixture(scope="module")
@@ -149,10 +164,21 @@ for dtype in models.FTYPES:
     same, gap = lm.next_token_check(12)
     out[dtype] = {"path": str(path), "file": path.stat().st_size, "params": lm.parameters,
                   "size": lm.size, "desc": lm.desc, "types": models.tensor_types(path),
-                  "same": same, "gap": gap}
+                  "same": same, "gap": gap, "repack": lm.repack, "buffers": lm.weight_buffers}
     lm.release()
 again = models.model_file(shape, "tiny", "q4_0", 2, say=said.append)
-print(json.dumps({"files": out, "said": said, "again": str(again)}))
+# The q4_0 file loaded as on a build whose CPU backend has the AMX kernels (a native build on a
+# Sapphire Rapids Xeon), whatever this CPU is: the switch llama.cpp is given, and what it did.
+from core.frameworks.llamacpp import adapter
+extra = adapter.cpu_extra_buffer_types()
+adapter.cpu_extra_buffer_types = lambda: ["AMX", *extra]
+lm = Engine(again, Device("cpu"), 0, 2, shape.vocab)
+same, gap = lm.next_token_check(12)
+as_amx = {"repack": lm.repack, "said": lm.extra_buffers, "buffers": lm.weight_buffers,
+          "same": same}
+lm.release()
+print(json.dumps({"files": out, "said": said, "again": str(again), "extra": extra,
+                  "as_amx": as_amx}))
 """
     return child(code, home)
 
@@ -207,6 +233,48 @@ def test_prefill_then_one_decode_gives_the_whole_sequence_s_next_token(tiny_file
     for dtype, f in tiny_files["files"].items():
         assert f["same"], dtype
     assert tiny_files["files"]["float32"]["gap"] < 1e-3
+
+
+def buffer_names(said: str) -> set[str]:
+    """'CPU_REPACK 0.10 MiB, CPU_Mapped 0.05 MiB' -> {'CPU_REPACK', 'CPU_Mapped'}"""
+    return {part.split()[0] for part in said.split(", ") if part}
+
+
+def test_weights_stay_out_of_the_amx_kernels_that_crash():
+    """llama.cpp's AMX kernels segfault on quantised weights (ggml-org/llama.cpp#20824): a
+    build that has them loads with its extra buffer types off, as llama-bench --repack 0;
+    every other build keeps llama-bench's default. Decided from the build's list alone."""
+    from core.frameworks.llamacpp.llm import extra_buffers
+    use, said = extra_buffers(["AMX", "CPU_REPACK"])
+    assert not use
+    assert said == ("off, as llama-bench --repack 0: this build's AMX kernels crash on "
+                    "quantised weights (ggml-org/llama.cpp#20824), and llama.cpp turns AMX, "
+                    "CPU_REPACK off together")
+    assert extra_buffers(["CPU_REPACK"]) == (True, "on, llama-bench's default (CPU_REPACK)")
+    assert extra_buffers([]) == (True, "on, llama-bench's default (none in this build)")
+
+
+@needs_llamacpp
+def test_every_load_keeps_its_weights_out_of_amx_and_says_where_they_went(tiny_files):
+    """On an AMX Xeon the fixture's decodes crashed (SIGSEGV) before this rule; on any CPU
+    each load says which buffers hold its weights, and a build with AMX, made here by adding
+    it to the list the rule reads, loads with none of the extra types and decodes right."""
+    extra = set(tiny_files["extra"])
+    for dtype, f in tiny_files["files"].items():
+        names = buffer_names(f["buffers"])
+        assert names and "AMX" not in names, (dtype, f["buffers"])
+        assert f["repack"] == ("AMX" not in extra), dtype
+        if not f["repack"]:
+            assert not names & extra, (dtype, f["buffers"])
+    as_amx = tiny_files["as_amx"]
+    assert as_amx["repack"] is False and as_amx["same"]
+    assert as_amx["said"].startswith("off, as llama-bench --repack 0: this build's AMX")
+    assert not buffer_names(as_amx["buffers"]) & (extra | {"AMX"}), as_amx["buffers"]
+    # Where this build repacks q4_0 (CPU_REPACK on x86 with AVX2, Arm with dot products), the
+    # switch is seen to take effect: the same file's weights then stay in plain host memory.
+    q4 = buffer_names(tiny_files["files"]["q4_0"]["buffers"])
+    if "CPU_REPACK" in q4:
+        assert "CPU_REPACK" not in buffer_names(as_amx["buffers"])
 
 
 @needs_llamacpp
@@ -286,6 +354,9 @@ def test_a_tiny_run_on_the_cpu_makes_the_llm_rows(tmp_path, dtype, triad_stored)
     s = rec["settings"]
     assert s["parameters"] == TINY.parameters and s["n_gpu_layers"] == 0
     assert s["backend"] == "CPU" and s["llama_cpp_commit"] == "0c1e57098"
+    # which kernels the weights went to: repacked or not, as the load said (never AMX)
+    assert s["extra_buffers"].startswith("on," if s["repack"] else "off,")
+    assert s["weight_buffers"] and "AMX " not in s["weight_buffers"]
     assert rec["software"]["llama_cpp_python"] == "0.3.36"
     # The bound: the file's tensors and the float16 cache per step, over the bandwidth.
     from core.frameworks.llamacpp.llm import step_bytes

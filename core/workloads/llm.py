@@ -642,11 +642,12 @@ def stored_ceiling(device_name: str, workload: str, dtype: str) -> Ceiling | Non
 def llama_bench_table(rec) -> list[tuple[str, list[str], list[list[str]]]]:
     """The run as llama-bench prints it: one line per test, pp<prompt> and tg<tokens> (with
     @ d<depth> past an empty context), tokens/s as mean ± standard deviation of the blocks.
-    A llama.cpp run has llama-bench's own columns (its model name, backend, ngl, threads);
-    the other engines' say their batch instead."""
+    A llama.cpp run has llama-bench's own columns (its model name, backend, ngl, threads, and
+    rpk 0 where its weights were not repacked); the other engines' say their batch instead."""
     import statistics
     s = rec.settings
     llamacpp = rec.framework == "llamacpp"
+    repack = s.get("repack", True)         # records before it was said repacked by default
     lines = []
     for row in rec.rows:
         if row.metric not in ("prefill_tokens_per_s", "decode_tokens_per_s") or not row.samples:
@@ -659,7 +660,7 @@ def llama_bench_table(rec) -> list[tuple[str, list[str], list[list[str]]]]:
         sd = statistics.stdev(row.samples) if len(row.samples) > 1 else 0.0
         size, params = s.get("weight_bytes"), s.get("parameters")
         engine = ([str(s.get("backend", rec.device)), str(s.get("n_gpu_layers", "")),
-                   str(s.get("threads", ""))] if llamacpp
+                   str(s.get("threads", ""))] + ([] if repack else ["0"]) if llamacpp
                   else [f"{rec.framework} {rec.device}", str(p["batch"])])
         lines.append([(s.get("model") if llamacpp else None) or f"{p['preset']} {p['dtype']}",
                       _scaled(size, 1024, ("B", "KiB", "MiB", "GiB")) if size else "",
@@ -667,7 +668,9 @@ def llama_bench_table(rec) -> list[tuple[str, list[str], list[list[str]]]]:
                       *engine, test, f"{statistics.fmean(row.samples):.2f} ± {sd:.2f}"])
     if not lines:
         return []
-    columns = ["ngl", "threads"] if llamacpp else ["batch"]
+    # llama-bench adds its rpk column where weights were not repacked (--repack 0): a build
+    # whose AMX kernels crash runs so (core/frameworks/llamacpp/llm.py, CRASHING_BUFFERS).
+    columns = (["ngl", "threads"] + ([] if repack else ["rpk"])) if llamacpp else ["batch"]
     return [("llama-bench style", ["model", "size", "params", "backend", *columns, "test",
                                    "t/s"], lines)]
 

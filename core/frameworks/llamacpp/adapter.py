@@ -8,6 +8,7 @@ from __future__ import annotations
 import ctypes
 import os
 import platform
+import re
 import subprocess
 from functools import cache
 from pathlib import Path
@@ -23,7 +24,7 @@ NAME = "llamacpp"
 # build as "unknown" (no git), so the record takes the commit from here.
 VENDORED_COMMIT = {"0.3.36": "0c1e57098"}
 
-GGML_LOG_LEVEL_ERROR = 4        # enum ggml_log_level (ggml/include/ggml.h)
+GGML_LOG_LEVEL_INFO, GGML_LOG_LEVEL_ERROR = 2, 4     # enum ggml_log_level (ggml/include/ggml.h)
 # ggml_backend_dev_type (ggml/include/ggml-backend.h)
 CPU, GPU, IGPU = 0, 1, 2
 
@@ -44,16 +45,26 @@ def lib():
     return llama_cpp
 
 
+# What llama.cpp logs of each weight buffer as it loads a model, e.g.
+# "load_tensors:   CPU_REPACK model buffer size =     1.50 MiB" (src/llama-model.cpp).
+_BUFFER_LINE = re.compile(rb"(\S+) model buffer size =\s*([0-9.]+) MiB")
+WEIGHT_BUFFERS: list[tuple[str, float]] = []   # (buffer, MiB) of the loads since the last clear
+
+
 def quiet() -> None:
     """llama.cpp's log (model loading, every context's buffers, the quantiser's fallbacks) down
-    to its errors, on stderr. llama-cpp-python's own logger maps ggml's levels of an older
-    llama.cpp (a warning passes as an error), so the callback here reads them itself."""
+    to its errors, on stderr; the weight buffers a load makes are kept in WEIGHT_BUFFERS.
+    llama-cpp-python's own logger maps ggml's levels of an older llama.cpp (a warning passes
+    as an error), so the callback here reads them itself."""
     llama_cpp = lib()
     if getattr(quiet, "callback", None) is None:
         @llama_cpp.llama_log_callback
         def callback(level, text, user_data):
             if level == GGML_LOG_LEVEL_ERROR and text:
                 os.write(2, text)
+            elif level == GGML_LOG_LEVEL_INFO and text and \
+                    (m := _BUFFER_LINE.search(text)) is not None:
+                WEIGHT_BUFFERS.append((m[1].decode(errors="replace"), float(m[2])))
         quiet.callback = callback          # kept alive: llama.cpp holds the pointer
         llama_cpp.llama_log_set(callback, ctypes.c_void_p(0))
 
@@ -84,6 +95,39 @@ def _ggml():
     except AttributeError:
         return None
     return g
+
+
+def cpu_extra_buffer_types() -> list[str]:
+    """The names of the weight buffer types llama.cpp's CPU backend offers beside plain host
+    memory in this build (ggml-cpu.cpp, ggml_backend_cpu_get_extra_buffer_types): AMX where
+    it was compiled for AMX (a native build on a Sapphire Rapids Xeon) and the kernel grants
+    the tiles, CPU_REPACK (weights interleaved for the SIMD kernels), KleidiAI on Arm."""
+    g = _ggml()
+    if g is None:
+        return []
+    try:
+        g.ggml_backend_dev_by_type.argtypes = [ctypes.c_int]
+        g.ggml_backend_dev_by_type.restype = ctypes.c_void_p
+        g.ggml_backend_dev_backend_reg.argtypes = [ctypes.c_void_p]
+        g.ggml_backend_dev_backend_reg.restype = ctypes.c_void_p
+        g.ggml_backend_reg_get_proc_address.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+        g.ggml_backend_reg_get_proc_address.restype = ctypes.c_void_p
+        g.ggml_backend_buft_name.argtypes = [ctypes.c_void_p]
+        g.ggml_backend_buft_name.restype = ctypes.c_char_p
+    except AttributeError:
+        return []
+    dev = g.ggml_backend_dev_by_type(CPU)
+    if not dev:
+        return []
+    address = g.ggml_backend_reg_get_proc_address(g.ggml_backend_dev_backend_reg(dev),
+                                                  b"ggml_backend_dev_get_extra_bufts")
+    if not address:
+        return []
+    get = ctypes.CFUNCTYPE(ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p)(address)
+    listed, names = get(dev), []
+    while listed and listed[len(names)]:
+        names.append((g.ggml_backend_buft_name(listed[len(names)]) or b"").decode())
+    return names
 
 
 def backend_devices() -> list[dict]:

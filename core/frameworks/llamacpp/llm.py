@@ -29,6 +29,30 @@ KV_DTYPE = "float16"                   # llama-bench's -ctk/-ctv default
 # The GEMM rate a prefill is held against: a float model's own precision; a quantised one
 # multiplies in llama.cpp's integer dot products, which no GEMM run measures.
 FLOP_DTYPE = {"float32": "float32", "float16": "float16", "bfloat16": "bfloat16"}
+# Extra weight buffer types known to crash: llama.cpp's AMX kernels segfault in
+# ggml_backend_amx_mul_mat on quantised weights on Sapphire Rapids Xeons (ggml-org/llama.cpp
+# #20824, closed without a fix; stanfordnlp/dspy#10079 took llama.cpp's AMX build out of its CI
+# for it). A build has them only where its compiler targeted AMX (pip's native build on such a
+# CPU), and then every weight of a type AMX takes (Q4_0, Q4_1, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS)
+# goes to them. llama.cpp has one switch for all extra types, AMX and CPU_REPACK together
+# (llama_model_params.use_extra_bufts, llama-bench's --repack 0|1), so on such a build it is
+# off and the run measures what `llama-bench --repack 0` measures; on every other build it stays on,
+# llama-bench's default.
+CRASHING_BUFFERS = {"AMX": "ggml-org/llama.cpp#20824"}
+REPORT = ("report it at https://github.com/ggml-org/llama.cpp/issues with the model file's "
+          "quant type and the llama.cpp system info `siliconbench devices --json` prints")
+
+
+def extra_buffers(available: list[str]) -> tuple[bool, str]:
+    """(use_extra_bufts, what the record says of it) for a build whose CPU backend offers the
+    extra weight buffer types `available` (adapter.cpu_extra_buffer_types)."""
+    crashing = [name for name in available if name in CRASHING_BUFFERS]
+    if crashing:
+        issues = ", ".join(sorted({CRASHING_BUFFERS[n] for n in crashing}))
+        return False, (f"off, as llama-bench --repack 0: this build's {', '.join(crashing)} "
+                       f"kernels crash on quantised weights ({issues}), and llama.cpp turns "
+                       f"{', '.join(available)} off together")
+    return True, f"on, llama-bench's default ({', '.join(available) or 'none in this build'})"
 
 
 class Engine:
@@ -36,20 +60,27 @@ class Engine:
     llama.cpp's C API with token ids (the model files have no vocabulary to tokenise with)."""
 
     def __init__(self, path, device, gpu_layers: int, threads: int, vocab: int) -> None:
-        from core.frameworks.llamacpp.adapter import lib, quiet
+        from core.frameworks.llamacpp.adapter import (WEIGHT_BUFFERS, cpu_extra_buffer_types,
+                                                      lib, quiet)
         self.lc = lc = lib()
         quiet()
         self.threads, self.vocab = threads, vocab
         mparams = lc.llama_model_default_params()
         mparams.n_gpu_layers = gpu_layers
+        # On every device: the layers left on the CPU (the output, or all of them) use them.
+        self.repack, self.extra_buffers = extra_buffers(cpu_extra_buffer_types())
+        mparams.use_extra_bufts = self.repack
         # The devices the model may use, NULL-terminated: none but the CPU for the cpu device
         # (so no layer or operation is offloaded), else the run's GPU alone.
         self._devices = (ctypes.c_void_p * 2)(device.native, None) if device.type != "cpu" \
             else (ctypes.c_void_p * 1)(None)
         mparams.devices = ctypes.cast(self._devices, ctypes.c_void_p)
+        WEIGHT_BUFFERS.clear()
         self.model = lc.llama_model_load_from_file(str(path).encode(), mparams)
         if not self.model:
             raise RuntimeError(f"llama.cpp could not load {path}")
+        # Where the weights went, as llama.cpp's load said it: "CPU_REPACK 1.50 MiB, ..."
+        self.weight_buffers = ", ".join(f"{name} {mib:.2f} MiB" for name, mib in WEIGHT_BUFFERS)
         self.ctx = None
         buf = ctypes.create_string_buffer(256)
         lc.llama_model_desc(self.model, buf, len(buf))
@@ -226,13 +257,17 @@ def run(ctx, params: dict, protocol) -> None:
                              say=lambda text: ctx.progress(0, total, text))
     stored = models.tensor_bytes(path)
     ctx.progress(1, total, "loading the model")
+    quant = models.FTYPES[dtype][1]
+    ctx.inside(f"llama.cpp loading {path.name} ({quant})", REPORT)
     lm = Engine(path, ctx.device, gpu_layers, n_threads, shape.vocab)
+    ctx.inside(f"llama.cpp running {path.name} ({quant}) on {backend(ctx)}", REPORT)
     waiting = []
     try:
         ctx.record_settings(
             model=lm.desc, shape=protocol.describe_shape(shape), parameters=lm.parameters,
-            weight_bytes=lm.size, gguf_file=str(path), gguf_type=models.FTYPES[dtype][1],
+            weight_bytes=lm.size, gguf_file=str(path), gguf_type=quant,
             backend=backend(ctx), n_gpu_layers=gpu_layers, threads=n_threads,
+            repack=lm.repack, extra_buffers=lm.extra_buffers, weight_buffers=lm.weight_buffers,
             n_batch=N_BATCH, n_ubatch=N_UBATCH, flash_attn="auto", kv_cache=KV_DTYPE,
             decode_loop="eager", llama_cpp_commit=commit(),
             method="llama-bench's: pp = the prompt in n_batch chunks from an empty KV "
