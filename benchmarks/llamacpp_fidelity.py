@@ -107,10 +107,12 @@ def siliconbench(args, dtype: str) -> tuple[float, float, dict]:
 
 
 def reference(binary: Path, settings: dict, args) -> tuple[float, float]:
-    """llama-bench's avg_ts of pp<prompt> and tg<gen> on the same file, threads and ngl."""
+    """llama-bench's avg_ts of pp<prompt> and tg<gen> on the same file, threads, ngl and
+    repacking (off where the build's AMX kernels crash: --repack 0)."""
     r = subprocess.run([str(binary), "-m", settings["gguf_file"], "-p", str(args.prompt),
                         "-n", str(args.gen), "-t", str(settings["threads"]), "-ngl",
-                        str(settings["n_gpu_layers"]), "-o", "json"],
+                        str(settings["n_gpu_layers"]), "--repack",
+                        "1" if settings.get("repack", True) else "0", "-o", "json"],
                        capture_output=True, text=True, check=True)
     tests = json.loads(r.stdout)
     pp = next(t["avg_ts"] for t in tests if t["n_prompt"] and not t["n_gen"])
@@ -147,7 +149,8 @@ def main() -> None:
                   f"tg {ours['tg'][-1]:.2f}, llama-bench pp {pp:.2f} tg {tg:.2f} tok/s",
                   flush=True)
         print(f"\n{settings['model']} ({settings['gguf_file']}), {settings['threads']} "
-              f"threads, ngl {settings['n_gpu_layers']}")
+              f"threads, ngl {settings['n_gpu_layers']}, repack {settings['extra_buffers']}; "
+              f"weights in {settings['weight_buffers']}")
         for test, label in (("pp", f"pp{args.prompt}"), ("tg", f"tg{args.gen}")):
             a, b = statistics.median(ours[test]), statistics.median(theirs[test])
             ratio = a / b
