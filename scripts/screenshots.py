@@ -4,7 +4,7 @@ through the window's own run queue, then writes one PNG per chart tab and per bo
 docs/screenshots/, and one of a run's details. Uses a fresh results store; nothing of the user's is touched.
 
     python scripts/screenshots.py [--devices torch:cpu,...] [--out docs/screenshots]
-    python scripts/screenshots.py --records ../shared/data/h200/*.json tests/data/records/*.json
+    python scripts/screenshots.py --records tests/data/h200/*.json tests/data/records/*.json
 
 With --records, nothing runs: those run records (a GPU's beside this machine's CPU runs, say)
 are imported into the fresh store, selected together, and every chart and Compare is shot

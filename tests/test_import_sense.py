@@ -1,6 +1,6 @@
 """Import takes every record SiliconBench writes and refuses, file by file, what no run can
 have written: records of every workload (this machine's tiny runs, tests/data/records, and
-the H200's, ../shared/data/h200) and the unsaved-run files SiliconBench writes when the store
+the H200's, tests/data/h200) and the unsaved-run files SiliconBench writes when the store
 cannot keep a run import; a file whose figures make no sense (a rate at or below zero, a
 value its samples do not give, two runs with one id, an LLM point without its parameters,
 more rows, samples or text than any run) is refused in one sentence naming it, and the other
@@ -21,7 +21,7 @@ from core.results import NotAResultFile, records_from_file, records_to_json
 from core.store import INTERRUPTED, Store, keep_elsewhere
 from tests.cli_processes import cli_in_process as sb
 from tests.recorded import FOLDER
-from tests.h200_records import FOLDER as H200   # ../shared/data/h200
+from tests.h200_records import FOLDER as H200   # tests/data/h200
 
 
 def h200_files() -> list[Path]:

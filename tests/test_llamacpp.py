@@ -25,7 +25,7 @@ HAVE = importlib.util.find_spec("llama_cpp") is not None and \
 needs_llamacpp = pytest.mark.skipif(
     not HAVE, reason="llama-cpp-python is not installed: `make test-llamacpp` installs the "
                      "llamacpp extra (it compiles llama.cpp, once) and runs these tests")
-SHARED = ROOT.parent / "shared" / "reference-results.md"
+TABLE_4167 = ROOT / "tests" / "data" / "published" / "llama-cpp-4167.md"
 
 
 def child(code: str, home: Path) -> dict:
@@ -62,11 +62,9 @@ def test_the_4167_rows_are_published_references_at_their_build():
 
 
 def test_the_4167_references_hold_the_table_s_numbers():
-    """Every number of the table's 8e672ef rows (../shared/reference-results.md) is in a
+    """Every number of the table's 8e672ef rows (tests/data/published/llama-cpp-4167.md) is in a
     reference, at its chip, GPU cores and type; nothing else is."""
-    if not SHARED.exists():
-        pytest.skip(f"{SHARED} is not here")
-    text = SHARED.read_text(encoding="utf-8")
+    text = TABLE_4167.read_text(encoding="utf-8")
     section = text[text.index("## llama.cpp on Apple Silicon"):]
     expected = {}
     for line in section.splitlines():
