@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # is set (as on the machine this project is built on) nothing else writes it, and every process
 # (each run's worker, each test's) compiled them anew, 0.05-0.15 CPU-s each. Only changed files
 # are compiled again.
-COMPILE := $(BIN)/python -m compileall -q core gui resources
+COMPILE := $(BIN)/python -m compileall -q siliconbench
 
 .PHONY: run test test-llamacpp devices bench app clean screenshots
 

@@ -9,11 +9,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 RESULT_UTI = "org.siliconbench.results"
-RESULT_EXTENSION = "sbresults"   # core.export.RESULT_SUFFIX without the dot
+RESULT_EXTENSION = "sbresults"   # siliconbench.core.export.RESULT_SUFFIX without the dot
 
 # The main script; it also runs the worker child (`SiliconBench --worker run`), since the
 # bundle's Contents/MacOS/python cannot start on its own.
-APP = ["gui/bundle_main.py"]
+APP = ["siliconbench/gui/bundle_main.py"]
 
 PLIST = {
     "CFBundleName": "SiliconBench",
@@ -27,7 +27,7 @@ PLIST = {
     # MLX (an optional extra) needs macOS 14; torch's MPS backend needs 12.3.
     "LSMinimumSystemVersion": "12.3",
     "LSApplicationCategoryType": "public.app-category.developer-tools",
-    # Double-clicking a result file opens it in the app (a QFileOpenEvent, see gui/app.py).
+    # Double-clicking a result file opens it in the app (a QFileOpenEvent, see siliconbench/gui/app.py).
     "CFBundleDocumentTypes": [{
         "CFBundleTypeName": "SiliconBench Results",
         "CFBundleTypeRole": "Viewer",
@@ -47,16 +47,16 @@ PLIST = {
 
 OPTIONS = {
     "arch": "arm64",  # torch and TensorFlow publish no Intel-Mac wheels any more
-    "iconfile": "resources/SiliconBench.icns",  # from resources/icon.png (scripts/make_icon.py)
-    # Whole package folders (core/ with every workload and framework package, core/frameworks/
+    "iconfile": "siliconbench/resources/SiliconBench.icns",  # from siliconbench/resources/icon.png (scripts/make_icon.py)
+    # Whole package folders (siliconbench/core/ with every workload and framework package, siliconbench/core/frameworks/
     # <name>/, subpackages included, which only the worker imports by name, so the module
-    # finder would miss them), not zipped: resources/ is read by path beside its __init__.py
+    # finder would miss them), not zipped: siliconbench/resources/ is read by path beside its __init__.py
     # (resources.read_text) and torch loads its dylibs from its package directory.
-    "packages": ["core", "gui", "resources", "torch", "torchvision", "transformers", "numpy",
+    "packages": ["siliconbench", "torch", "torchvision", "transformers", "numpy",
                  "scipy", "fastjsonschema", "rich", "platformdirs",
                  "psutil", "pyqtgraph", "PySide6", "shiboken6"],
     # Optional frameworks stay out: a bundle holding TensorFlow and MLX would be gigabytes;
-    # the devices panel says how to measure them (core.frameworks.FrameworkInfo).
+    # the devices panel says how to measure them (siliconbench.core.frameworks.FrameworkInfo).
     "excludes": ["tensorflow", "tensorflow_metal", "keras", "mlx", "tkinter", "pytest"],
     "plist": PLIST,
 }

@@ -66,7 +66,7 @@ def loop_torch() -> dict:
 
 def reference(framework: str) -> dict[int, float]:
     """busbw (GB/s) per size from the minimal loop, started by the engine's own launcher."""
-    from core.launch import find_executable, launcher, reserve_ports
+    from siliconbench.core.launch import find_executable, launcher, reserve_ports
     part = launcher(framework)
     ports = reserve_ports(RANKS)   # held until this function returns
     port = ports.first
@@ -84,7 +84,7 @@ def reference(framework: str) -> dict[int, float]:
 
 
 def siliconbench(framework: str) -> dict[int, float]:
-    from core.runner import RunSpec, execute
+    from siliconbench.core.runner import RunSpec, execute
     rec = execute(RunSpec("allreduce", framework, "cpu",
                           {"sizes": list(SIZES), "dtypes": ["float32"], "processes": RANKS}))
     assert rec.status == "ok", rec.reason

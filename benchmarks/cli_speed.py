@@ -1,7 +1,7 @@
 """How quick the command line is:
 - a tiny run (`siliconbench run gemm --framework torch --device cpu --sizes 128 --dtypes float32
   --quick`) against the work it stands for, a plain process that imports torch and times the
-  same product with the same protocol (core.measure, quick settings): the two alternate,
+  same product with the same protocol (siliconbench.core.measure, quick settings): the two alternate,
   ROUNDS rounds, and the ratio of their medians must be at most 1.5;
 - `siliconbench devices` against the command's own start (`siliconbench --version`), side by
   side: the kept answer must cost at most DEVICES_TARGET times that and import neither
@@ -33,7 +33,7 @@ TINY_RUN = ["run", "gemm", "--framework", "torch", "--device", "cpu", "--sizes",
 # the protocol every run uses, with the quick settings.
 PLAIN_WORK = """
 import torch
-from core.measure import QUICK, measure
+from siliconbench.core.measure import QUICK, measure
 a, b = torch.randn(128, 128), torch.randn(128, 128)
 out = torch.empty_like(a)
 measure(lambda: torch.matmul(a, b, out=out), lambda: None, QUICK)
@@ -41,7 +41,7 @@ measure(lambda: torch.matmul(a, b, out=out), lambda: None, QUICK)
 
 
 def timed(args: list[str]) -> float:
-    return timed_python(["-m", "core.cli", *args])
+    return timed_python(["-m", "siliconbench.core.cli", *args])
 
 
 def timed_python(args: list[str]) -> float:
@@ -69,7 +69,7 @@ def main() -> int:
     ok_tiny = tiny_run_ratio()
     if sys.argv[1:] == ["--tiny-only"]:
         return 0 if ok_tiny else 1
-    probe = ("import sys; from core.cli import main; main(['devices', '--json']);"
+    probe = ("import sys; from siliconbench.core.cli import main; main(['devices', '--json']);"
              "print(sorted(m for m in ('tensorflow', 'PySide6', 'pyqtgraph') if m in sys.modules))")
     loaded = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=ENV, check=True,
                             capture_output=True, text=True).stdout.strip().splitlines()[-1]

@@ -17,7 +17,7 @@ import torch.utils.benchmark as tb
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("SILICONBENCH_HOME", tempfile.mkdtemp(prefix="sb-bench-"))
 
-from core.runner import RunSpec, execute  # noqa: E402
+from siliconbench.core.runner import RunSpec, execute  # noqa: E402
 
 SIZES = (1024, 2048)
 ROUNDS = 3

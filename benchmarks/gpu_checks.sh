@@ -29,14 +29,14 @@ step() {  # step NAME SECONDS COMMAND...: run it under a limit, its output into 
     nvidia-smi --query-gpu=name,driver_version,power.limit,clocks.max.sm,memory.total \
         --format=csv
     nproc
-    step devices 90 "$py" -m core.cli devices
+    step devices 90 "$py" -m siliconbench.core.cli devices
     step energy 180 "$py" benchmarks/gpu_energy_check.py --sizes 4096,8192,16384 \
         --dtypes bfloat16,float32
-    step infer 150 "$py" -m core.cli run infer --framework torch --device cuda \
+    step infer 150 "$py" -m siliconbench.core.cli run infer --framework torch --device cuda \
         --model resnet50 --batch-size 256 --precision mixed --channels-last
     step quick 300 "$py" benchmarks/quick_suite_fit.py --frameworks torch \
         --max-product-s 0.3 --max-batch 512 --sweep-devices cuda
     step llm 240 "$py" benchmarks/llm_fidelity.py --device gpu --only torch \
         --preset llama-3.2-1b --dtype bfloat16 --prompt 128 --gen 128 --rounds 2
-    step export 60 "$py" -m core.cli export -o "$out/records.json"
+    step export 60 "$py" -m siliconbench.core.cli export -o "$out/records.json"
 } 2>&1 | tee "$out/checks.log"

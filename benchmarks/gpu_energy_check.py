@@ -19,10 +19,10 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("SILICONBENCH_HOME", tempfile.mkdtemp(prefix="sb-bench-"))
 
-from core.numbers import number, span  # noqa: E402
-from core.runner import RunSpec, execute  # noqa: E402
-from core.store import Store  # noqa: E402
-from core.telemetry import nvml_index, power_trusted  # noqa: E402
+from siliconbench.core.numbers import number, span  # noqa: E402
+from siliconbench.core.runner import RunSpec, execute  # noqa: E402
+from siliconbench.core.store import Store  # noqa: E402
+from siliconbench.core.telemetry import nvml_index, power_trusted  # noqa: E402
 
 
 # The board holds its power limit on average over a control window, so a point of a second or

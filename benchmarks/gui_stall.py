@@ -41,7 +41,7 @@ def main() -> int:
     from PySide6.QtWidgets import QApplication
 
     app = QApplication(["SiliconBench"])
-    from gui.main_window import MainWindow
+    from siliconbench.gui.main_window import MainWindow
     window = MainWindow()
     window.ask_before_closing = False
     window.show()

@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_RATIO = 1.5
 
-# The same first-paint report as gui.app (the first Expose handled, so the window painted),
+# The same first-paint report as siliconbench.gui.app (the first Expose handled, so the window painted),
 # for a window with nothing in it.
 BARE_WINDOW = """
 import os, sys, time
@@ -80,10 +80,10 @@ def main() -> int:
     app_s, bare_s = [], []
     with tempfile.TemporaryDirectory() as home:
         launch_once(["-c", BARE_WINDOW], home)   # warm the disk cache for both
-        launch_once(["-m", "gui"], home)
+        launch_once(["-m", "siliconbench.gui"], home)
         for i in range(args.runs):
             bare, _ = launch_once(["-c", BARE_WINDOW], home)
-            app, frameworks = launch_once(["-m", "gui"], home)
+            app, frameworks = launch_once(["-m", "siliconbench.gui"], home)
             bare_s.append(bare)
             app_s.append(app)
             print(f"launch {i + 1}: bare QMainWindow {bare:.3f} s, SiliconBench {app:.3f} s "

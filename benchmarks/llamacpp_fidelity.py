@@ -33,8 +33,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("SILICONBENCH_HOME", tempfile.mkdtemp(prefix="sb-bench-"))
 
 from benchmarks.machine_load import warn_if_busy  # noqa: E402
-from core.runner import RunSpec, execute  # noqa: E402
-from core.workloads import llm  # noqa: E402
+from siliconbench.core.runner import RunSpec, execute  # noqa: E402
+from siliconbench.core.workloads import llm  # noqa: E402
 
 TARGET = 0.97
 

@@ -39,8 +39,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("SILICONBENCH_HOME", tempfile.mkdtemp(prefix="sb-bench-"))
 
 from benchmarks.machine_load import warn_if_busy  # noqa: E402
-from core.runner import RunSpec, execute  # noqa: E402
-from core.workloads import llm  # noqa: E402
+from siliconbench.core.runner import RunSpec, execute  # noqa: E402
+from siliconbench.core.workloads import llm  # noqa: E402
 
 TARGET = 0.97
 
@@ -64,7 +64,7 @@ def mlx_lm_generation_tps(args) -> "callable":
     from mlx_lm.generate import stream_generate
     from mlx_lm.tokenizer_utils import TokenizerWrapper
 
-    from core.frameworks.mlx.llm import MlxLM
+    from siliconbench.core.frameworks.mlx.llm import MlxLM
 
     class TokenIds(TokenizerWrapper):
         """Token ids in, nothing out: no tokenizer is downloaded, none is needed."""
@@ -101,7 +101,7 @@ def generate_tps(args) -> "callable":
     generate ran."""
     import torch
 
-    from core.frameworks.torch.llm import TorchLM
+    from siliconbench.core.frameworks.torch.llm import TorchLM
 
     device = torch.device("cuda" if args.device == "gpu" else args.device)
     lm = TorchLM(llm.PRESETS[args.preset], args.dtype, device)

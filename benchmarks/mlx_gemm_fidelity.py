@@ -17,8 +17,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("SILICONBENCH_HOME", tempfile.mkdtemp(prefix="sb-bench-"))
 
-from core.frameworks import isolate  # noqa: E402
-from core.runner import RunSpec, execute  # noqa: E402
+from siliconbench.core.frameworks import isolate  # noqa: E402
+from siliconbench.core.runner import RunSpec, execute  # noqa: E402
 
 SIZES = {"cpu": (512, 1024), "gpu": (2048, 4096)}
 MIN_LOOP_S = 2.0    # each minimal loop runs at least this long

@@ -28,8 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from core.results import FILE_FORMAT, SCHEMA_VERSION, records_from_json  # noqa: E402
-from core.store import MIGRATIONS, Store  # noqa: E402
+from siliconbench.core.results import FILE_FORMAT, SCHEMA_VERSION, records_from_json  # noqa: E402
+from siliconbench.core.store import MIGRATIONS, Store  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "data" / "records" / "gemm_cpu_tiny.json"
 RUNS = 1_000
@@ -52,7 +52,7 @@ def sb(home: Path, *args: str) -> tuple[float, float]:
     the figure that does not depend on what else runs."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "core.cli", *args], cwd=ROOT, check=True,
+    subprocess.run([sys.executable, "-m", "siliconbench.core.cli", *args], cwd=ROOT, check=True,
                    capture_output=True, env=dict(os.environ, SILICONBENCH_HOME=str(home),
                                                  PYTHONPATH=str(ROOT)))
     wall = time.perf_counter() - t0

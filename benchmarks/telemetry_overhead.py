@@ -23,7 +23,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from core.telemetry import DEFAULT_INTERVAL_S, TelemetrySampler  # noqa: E402
+from siliconbench.core.telemetry import DEFAULT_INTERVAL_S, TelemetrySampler  # noqa: E402
 
 # Runs float32 matmuls for the seconds asked on each stdin line; answers with the TFLOPS per
 # second of wall-clock time and per second of its own CPU time.

@@ -27,8 +27,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("SILICONBENCH_HOME", tempfile.mkdtemp(prefix="sb-bench-"))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
-from core.frameworks import isolate  # noqa: E402
-from core.runner import RunSpec, execute  # noqa: E402
+from siliconbench.core.frameworks import isolate  # noqa: E402
+from siliconbench.core.runner import RunSpec, execute  # noqa: E402
 
 N = 2048
 CHAIN = 10          # matmuls per tf.function call, as in the classic sweep (which used 100)

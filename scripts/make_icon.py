@@ -1,5 +1,5 @@
-"""Draws the app icon's source image (resources/icon.png, 1024 px) with Qt and writes the
-macOS icon (resources/SiliconBench.icns) from it with Pillow: `python scripts/make_icon.py`."""
+"""Draws the app icon's source image (siliconbench/resources/icon.png, 1024 px) with Qt and writes the
+macOS icon (siliconbench/resources/SiliconBench.icns) from it with Pillow: `python scripts/make_icon.py`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-RESOURCES = Path(__file__).resolve().parent.parent / "resources"
+RESOURCES = Path(__file__).resolve().parent.parent / "siliconbench" / "resources"
 SIZE = 1024
 
 

@@ -49,10 +49,10 @@ def main() -> int:
 
     from PySide6.QtWidgets import QApplication
 
-    from core.runner import RunSpec
-    from core.store import Store
-    from gui.main_window import MainWindow
-    from gui.welcome import SHOWN_KEY, queue_quick_suite
+    from siliconbench.core.runner import RunSpec
+    from siliconbench.core.store import Store
+    from siliconbench.gui.main_window import MainWindow
+    from siliconbench.gui.welcome import SHOWN_KEY, queue_quick_suite
 
     app = QApplication(["SiliconBench"])
     window = MainWindow(Store())
@@ -127,7 +127,7 @@ def main() -> int:
 
 def shoot_records(app, window, args) -> int:
     """The charts and Compare of imported records, all selected: nothing is run."""
-    from core.results import records_from_json
+    from siliconbench.core.results import records_from_json
     for path in args.records:
         for rec in records_from_json(Path(path).read_text(encoding="utf-8")):
             window.store.save(rec)

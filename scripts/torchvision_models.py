@@ -1,4 +1,4 @@
-"""Writes resources/torchvision_models.json: the classification models of the installed
+"""Writes siliconbench/resources/torchvision_models.json: the classification models of the installed
 torchvision, which the inference workload offers and accepts (the app never imports torch, so
 it reads this list instead). Run again after upgrading torchvision; tests/test_params.py checks
 the list against the installed torchvision in a child process.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parent.parent / "resources" / "torchvision_models.json"
+OUT = Path(__file__).resolve().parent.parent / "siliconbench" / "resources" / "torchvision_models.json"
 
 
 def installed_models() -> tuple[str, list[str]]:

@@ -30,13 +30,13 @@ def _env(env: dict | None) -> dict:
 
 
 def start_cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "core.cli", *args], cwd=cwd,
+    return subprocess.Popen([sys.executable, "-m", "siliconbench.core.cli", *args], cwd=cwd,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True, env=_env(env))
 
 
 def run_cli(*args: str, cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "core.cli", *args], cwd=cwd,
+    return subprocess.run([sys.executable, "-m", "siliconbench.core.cli", *args], cwd=cwd,
                           capture_output=True, text=True, timeout=timeout, env=_env(None))
 
 
@@ -44,7 +44,7 @@ def cli_in_process(capsys, *args) -> tuple[int, str, str]:
     """`siliconbench ARGS` in the test's own process (a run is still a child process): the
     commands that only read or write the store, checked without a Python start-up each.
     The exit status, stdout and stderr, as a real process would give them."""
-    from core import cli
+    from siliconbench.core import cli
     capsys.readouterr()
     try:
         rc = cli.main([str(a) for a in args])

@@ -36,7 +36,7 @@ def siliconbench_home(tmp_path, monkeypatch):
 @pytest.fixture
 def store(siliconbench_home):
     """The results store in this test's SILICONBENCH_HOME."""
-    from core.store import Store
+    from siliconbench.core.store import Store
     s = Store(siliconbench_home / "results.sqlite3")
     yield s
     s.close()
@@ -53,7 +53,7 @@ def settings(tmp_path):
 def window(qtbot, store, settings):
     """The real main window, shown, over this test's store and settings; runs it queued are
     cancelled at the end, and their threads done before the store closes."""
-    from gui.main_window import MainWindow
+    from siliconbench.gui.main_window import MainWindow
     w = MainWindow(store, settings)
     w.ask_before_closing = False
     qtbot.addWidget(w)
@@ -64,7 +64,7 @@ def window(qtbot, store, settings):
     qtbot.waitUntil(lambda: not w.queue.busy, timeout=60_000)
 
 
-# The timing protocol's overrides (core.measure.SETTINGS_ENV) for a test of how a run is
+# The timing protocol's overrides (siliconbench.core.measure.SETTINGS_ENV) for a test of how a run is
 # launched, ended and stored, or of its rows and checks, not of its numbers: each point times
 # a short warm-up and three or more blocks, not QUICK's up to 1 s + 2 s (a loopback collective
 # on a loaded machine rarely settles, so it ran to the cap on every point).
@@ -74,7 +74,7 @@ SHORT_PROTOCOL = '{"max_warmup_s": 0.2, "max_time_s": 0.3}'
 @pytest.fixture
 def short_protocol(monkeypatch):
     """SHORT_PROTOCOL for this test's runs."""
-    from core.measure import SETTINGS_ENV
+    from siliconbench.core.measure import SETTINGS_ENV
     monkeypatch.setenv(SETTINGS_ENV, SHORT_PROTOCOL)
 
 
@@ -82,7 +82,7 @@ def short_protocol(monkeypatch):
 def extra_workloads(monkeypatch):
     """extra_workloads("tests.module"): that module's test workloads, visible to the parent
     and the child."""
-    from core.workloads import catalogue
+    from siliconbench.core.workloads import catalogue
 
     def use(module: str) -> None:
         monkeypatch.setenv("SILICONBENCH_EXTRA_WORKLOADS", module)

@@ -4,7 +4,7 @@
 import json
 import math
 
-from core.measure import SETTINGS_ENV
+from siliconbench.core.measure import SETTINGS_ENV
 from tests.cli_processes import shared
 from tests.conftest import SHORT_PROTOCOL
 from tests.test_cli import sb

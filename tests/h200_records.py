@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.results import RunRecord, records_from_file
+from siliconbench.core.results import RunRecord, records_from_file
 from tests.recorded import every_run
 
 FOLDER = Path(__file__).resolve().parent / "data" / "h200"
@@ -17,7 +17,7 @@ def h200_stems() -> list[str]:
 
 
 def h200(stem: str) -> RunRecord:
-    """A fresh copy of one H200 run, read as import reads a file (core.results)."""
+    """A fresh copy of one H200 run, read as import reads a file (siliconbench.core.results)."""
     (rec,) = records_from_file(FOLDER / f"{stem}.json")
     return rec
 

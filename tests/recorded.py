@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from core.results import RunRecord
+from siliconbench.core.results import RunRecord
 
 FOLDER = Path(__file__).parent / "data" / "records"
 

@@ -1,8 +1,8 @@
 """Run records built by hand for the comparison and report tests: known samples, known
 machines, so every expected verdict and warning is known in advance."""
 
-from core.results import Row, RunRecord
-from core.stats import summarize
+from siliconbench.core.results import Row, RunRecord
+from siliconbench.core.stats import summarize
 
 MEASURE = {"min_blocks": 10, "max_time_s": 10.0}
 QUICK_MEASURE = {"min_blocks": 5, "max_time_s": 2.0}

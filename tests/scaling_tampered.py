@@ -3,7 +3,7 @@ the test can see the replicas' comparison fail (loaded through SILICONBENCH_EXTR
 
 from dataclasses import replace
 
-from core.workloads import scaling
+from siliconbench.core.workloads import scaling
 
 WORKLOAD = replace(scaling.WORLD, name="scaling-tampered", module=__name__, entry="run")
 

@@ -10,8 +10,8 @@ import threading
 
 import pytest
 
-from core.runner import ChildRun, RunSpec, UsageError
-from core.store import Store
+from siliconbench.core.runner import ChildRun, RunSpec, UsageError
+from siliconbench.core.store import Store
 from tests.cli_processes import run_cli, wait_until_gone
 
 ENGINES = ["mlx", "torch"]
@@ -35,7 +35,7 @@ HOSTFILE = '{"hosts": [{"ssh": "127.0.0.1", "ips": ["127.0.0.1"]}, ' \
 
 def two_loopback_hosts(framework, folder):
     """The multi-host path with two "hosts" that are this machine, one rank on each: MLX's
-    from an mlx.launch hostfile, torch's one torchrun per host (core.frameworks.torch.nodes)."""
+    from an mlx.launch hostfile, torch's one torchrun per host (siliconbench.core.frameworks.torch.nodes)."""
     if framework == "torch":
         return "127.0.0.1,127.0.0.1"
     (folder / "hosts.json").write_text(HOSTFILE)
@@ -50,7 +50,7 @@ def test_two_ranks_from_the_command_sum_right(framework, tmp_path):
     hosts = two_loopback_hosts(framework, tmp_path)
     planned = ChildRun(spec(framework, processes=1, hosts=hosts))._launch.command
     if framework == "torch":
-        assert planned[1:3] == ["-m", "core.frameworks.torch.nodes"]
+        assert planned[1:3] == ["-m", "siliconbench.core.frameworks.torch.nodes"]
     else:
         assert "--hostfile" in planned
     out = run_cli("run", "allreduce", "--framework", framework, "--processes", "1",
@@ -92,8 +92,8 @@ def test_one_rank_moves_no_bus_data():
 @pytest.mark.parametrize("framework", ENGINES)
 def test_a_wrong_sum_is_caught_on_every_call(framework, monkeypatch):
     """The check itself, in this process on a group of one: expecting another sum fails."""
-    from core.frameworks import framework as info, implementation
-    from core.launch import reserve_ports
+    from siliconbench.core.frameworks import framework as info, implementation
+    from siliconbench.core.launch import reserve_ports
     ports = reserve_ports(1)
     monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")  # torch's rendezvous, as torchrun sets it
     monkeypatch.setenv("MASTER_PORT", str(ports.first))
@@ -118,7 +118,7 @@ def test_a_wrong_sum_is_caught_on_every_call(framework, monkeypatch):
 
 
 # Two ranks: on one host (each engine), and torch's across two "hosts" that are this machine
-# (one torchrun per host, started together by core.frameworks.torch.nodes).
+# (one torchrun per host, started together by siliconbench.core.frameworks.torch.nodes).
 LAYOUTS = [pytest.param("mlx", {"processes": 2}, id="mlx"),
            pytest.param("torch", {"processes": 2}, id="torch"),
            pytest.param("torch", {"processes": 1, "hosts": "127.0.0.1,127.0.0.1"},
@@ -184,7 +184,7 @@ def test_a_port_in_use_is_one_sentence(framework):
 def test_ports_picked_for_a_run_lie_outside_the_systems_ephemeral_range():
     """The ports of outgoing connections come from that range: a port picked there was
     taken by another program's connection before the ranks bound it (CI, 1 run in ~100)."""
-    from core.launch import reserve_ports
+    from siliconbench.core.launch import reserve_ports
     with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
         ephemeral = range(*(int(p) for p in f.read().split()))
     held = [reserve_ports(4) for _ in range(20)]
@@ -199,7 +199,7 @@ def test_two_runs_started_together_never_pick_the_same_ports(monkeypatch):
     """Both draw the same first port; the one that asks second is given other ports, and the
     ports are free again once the first run releases them."""
     import random
-    from core.launch import reserve_ports
+    from siliconbench.core.launch import reserve_ports
     first = reserve_ports(2)
     draws = iter([first.first + 1, first.first, first.first + 100])
     monkeypatch.setattr(random, "randrange", lambda a, b: next(draws))
@@ -214,7 +214,7 @@ def test_two_runs_started_together_never_pick_the_same_ports(monkeypatch):
 
 
 def test_a_missing_launcher_is_one_sentence(monkeypatch):
-    from core.frameworks.torch import launcher
+    from siliconbench.core.frameworks.torch import launcher
     monkeypatch.setattr(launcher, "EXECUTABLE", "torchrun-not-installed")
     with pytest.raises(UsageError, match=r"^torchrun-not-installed, the launcher of torch's "
                                          r"distributed runs, was not found next to .* or on "
@@ -235,9 +235,9 @@ def test_hosts_with_other_versions_end_the_run_with_one_sentence():
     import copy
     import socket
 
-    from core import __version__
-    from core.launch import Launch
-    from core.machine import probe
+    from siliconbench import __version__
+    from siliconbench.core.launch import Launch
+    from siliconbench.core.machine import probe
     first = {"rank": 0, "host": socket.gethostname(), "machine": probe().to_dict(),
              "siliconbench": __version__}
     same = copy.deepcopy(first) | {"rank": 1}
@@ -255,7 +255,7 @@ def test_torchrun_blames_the_killed_rank_not_the_one_that_lost_its_peer():
     exit (gloo: "Connection closed by peer") first, in the same second."""
     from pathlib import Path
 
-    from core.frameworks.torch.launcher import first_failure
+    from siliconbench.core.frameworks.torch.launcher import first_failure
     report = (Path(__file__).parent / "data" / "torchrun-killed-rank.txt").read_text()
     assert first_failure(report) == (1, -9)
     assert first_failure(report.replace("-9 (pid: 23905)  (SIGKILL)", "1 (pid: 23905)")) == (0, 1)
@@ -270,8 +270,8 @@ def test_mlx_launch_blames_the_killed_rank_not_the_one_that_lost_its_peer():
     exit ("[ring] connection to a peer was lost") first."""
     from pathlib import Path
 
-    from core.frameworks.mlx.launcher import first_failure
-    from core.launch import Launch
+    from siliconbench.core.frameworks.mlx.launcher import first_failure
+    from siliconbench.core.launch import Launch
     report = (Path(__file__).parent / "data" / "mlx-launch-killed-rank.txt").read_text()
     assert report.index("rank 0 exited with code 1") < report.index("rank 1 exited with code -9")
     assert first_failure(report) == (1, -9)
@@ -286,8 +286,8 @@ def test_a_rank_on_another_host_is_never_taken_for_a_local_process():
     """Its pid may be a process of this machine: ending the run must not end that one."""
     import copy
 
-    from core.machine import probe
-    from core.results import RunRecord
+    from siliconbench.core.machine import probe
+    from siliconbench.core.results import RunRecord
     child = ChildRun(spec("mlx", processes=2))      # planned, not started
     child.record = RunRecord(workload="allreduce", framework="mlx", device="cpu", params={})
     here = {"event": "rank", "rank": 0, "pid": os.getpid(), "host": socket.gethostname(),
@@ -303,10 +303,10 @@ def test_a_remote_hosts_torchrun_starts_over_ssh_at_this_machines_paths():
     import json
     import shlex
 
-    from core.frameworks.torch.launcher import command
-    from core.hosts import parse
+    from siliconbench.core.frameworks.torch.launcher import command
+    from siliconbench.core.hosts import parse
     hosts = parse("10.0.0.1,admin@10.0.0.2").hosts
-    cmd, env = command("/opt/sb/bin/torchrun", ["/opt/sb/bin/python", "-m", "core.worker", "run"],
+    cmd, env = command("/opt/sb/bin/torchrun", ["/opt/sb/bin/python", "-m", "siliconbench.core.worker", "run"],
                        2, hosts, "/tmp/run", 29500, "auto", {"SILICONBENCH_LAUNCHED": "1"})
     assert env == {}        # gloo's interface is the remote host's to choose
     first, second = json.loads(cmd[-1])
@@ -316,21 +316,21 @@ def test_a_remote_hosts_torchrun_starts_over_ssh_at_this_machines_paths():
     remote = shlex.split(second[-1])
     assert remote[:2] == ["cd", os.getcwd()] and remote[3:6] == ["exec", "env",
                                                                  "SILICONBENCH_LAUNCHED=1"]
-    assert remote[6:] == ["/opt/sb/bin/python", "-m", "core.frameworks.torch.torchrun_bound",
+    assert remote[6:] == ["/opt/sb/bin/python", "-m", "siliconbench.core.frameworks.torch.torchrun_bound",
                           "--nnodes", "2", "--node-rank", "1",
                           "--nproc-per-node", "2", "--master-addr", "10.0.0.1",
-                          "--master-port", "29500", "-m", "core.worker", "run"]
+                          "--master-port", "29500", "-m", "siliconbench.core.worker", "run"]
 
 
 def test_a_stopped_rank_is_named_once_the_ranks_fall_silent(monkeypatch):
     """Rank 1 stopped (SIGSTOP): rank 0 waits in the collective for ever, so nothing more is
     heard; after the silence limit every rank is ended and the stopped one named."""
-    import core.runner
+    import siliconbench.core.runner
 
     def stop_rank_1(child):
         os.kill(child._ranks[1].pid, signal.SIGSTOP)
         # Only now: on a busy machine a point may take longer than this before the stop.
-        monkeypatch.setattr(core.runner, "SILENT_RANKS_S", 2.0)
+        monkeypatch.setattr(siliconbench.core.runner, "SILENT_RANKS_S", 2.0)
     rec, child = _run_until_rows("mlx", 3, stop_rank_1, processes=2)
     assert rec.status == "failed"
     assert rec.reason == "No rank reported for 2 s: rank 1 (on 127.0.0.1) of 2 is stopped; " \

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from core.export import RESULT_SUFFIX
-from core.runner import worker_command
+from siliconbench.core.export import RESULT_SUFFIX
+from siliconbench.core.runner import worker_command
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -41,29 +41,38 @@ def test_every_script_package_and_resource_it_names_exists(setup_app):
         assert (ROOT / script).is_file(), script
     for package in setup_app.OPTIONS["packages"]:
         assert importlib.util.find_spec(package) is not None, package
-    for own in ("core", "gui", "resources"):
-        assert own in setup_app.OPTIONS["packages"]
-        assert (ROOT / own / "__init__.py").is_file()
+    assert "siliconbench" in setup_app.OPTIONS["packages"]
+    assert (ROOT / "siliconbench" / "__init__.py").is_file()
     assert "torch" in setup_app.OPTIONS["packages"]
     for optional in ("tensorflow", "mlx"):  # optional: the devices panel says how to add them
         assert optional in setup_app.OPTIONS["excludes"]
     assert setup_app.OPTIONS["arch"] == "arm64"
 
 
-def test_pyproject_lists_every_package_of_ours():
-    """A wheel holds only the packages pyproject names: a framework's folder left out would
-    install SiliconBench without that framework's runs."""
-    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
-        "packages"])
-    ours = {".".join(p.parent.relative_to(ROOT).parts)
-            for top in ("core", "gui", "resources") for p in (ROOT / top).rglob("__init__.py")}
-    assert ours == listed
+def test_the_wheel_installs_one_package_named_siliconbench(tmp_path):
+    """pip installs exactly one top-level package, siliconbench (and its metadata): core, gui
+    and resources at the top level would collide with any other distribution's. The wheel
+    holds every package of ours (a framework's folder left out would install SiliconBench
+    without that framework's runs) and the data files the app reads."""
+    import zipfile
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                    "-q", "-w", str(tmp_path), str(ROOT)], check=True, capture_output=True,
+                   timeout=240, cwd=tmp_path)
+    [wheel] = tmp_path.glob("siliconbench-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    name, version = wheel.name.split("-")[:2]
+    assert {n.split("/")[0] for n in names} == {"siliconbench", f"{name}-{version}.dist-info"}
+    ours = {p.relative_to(ROOT).as_posix() for p in (ROOT / "siliconbench").rglob("*.py")}
+    assert ours <= set(names)
+    for data in ("help.html", "peaks.json", "run_record.schema.json", "SiliconBench.icns",
+                 "reference/llamacpp-apple-silicon.json"):
+        assert f"siliconbench/resources/{data}" in names, data
 
 
 def test_the_icon_and_its_source_image_exist(setup_app):
     icns = ROOT / setup_app.OPTIONS["iconfile"]
     assert icns.read_bytes()[:4] == b"icns"
-    assert (ROOT / "resources" / "icon.png").is_file()
+    assert (ROOT / "siliconbench" / "resources" / "icon.png").is_file()
     assert (ROOT / "scripts" / "make_icon.py").is_file()
     assert icns.name == setup_app.PLIST["CFBundleDocumentTypes"][0]["CFBundleTypeIconFile"]
 
@@ -72,9 +81,9 @@ def test_resources_the_app_reads_are_in_the_resources_package():
     from importlib import resources
     for name in ("help.html", "suites.json", "peaks.json", "run_record.schema.json",
                  "SiliconBench.icns"):
-        assert resources.files("resources").joinpath(name).is_file(), name
+        assert resources.files("siliconbench.resources").joinpath(name).is_file(), name
     package_data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
-        "package-data"]["resources"]
+        "package-data"]["siliconbench.resources"]
     assert "*.html" in package_data and "*.icns" in package_data
 
 
@@ -103,7 +112,7 @@ def test_result_files_are_a_document_type_the_app_opens(setup_app):
 # ---------------------------------------------------------------- the worker inside the bundle
 
 def test_worker_command_outside_a_bundle():
-    assert worker_command("run") == [sys.executable, "-m", "core.worker", "run"]
+    assert worker_command("run") == [sys.executable, "-m", "siliconbench.core.worker", "run"]
 
 
 def test_worker_command_inside_a_bundle(monkeypatch):
@@ -119,15 +128,15 @@ def test_worker_command_inside_a_bundle(monkeypatch):
 
 def test_bundle_main_script_runs_the_worker_without_qt():
     code = ("import runpy, sys; sys.argv = ['SiliconBench', '--worker'];"
-            "runpy.run_path('gui/bundle_main.py', run_name='__main__')")
+            "runpy.run_path('siliconbench/gui/bundle_main.py', run_name='__main__')")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                          text=True, timeout=60)
-    assert out.returncode == 2  # core.worker's usage: the worker ran, not the window
-    assert "usage: python -m core.worker" in out.stderr
+    assert out.returncode == 2  # siliconbench.core.worker's usage: the worker ran, not the window
+    assert "usage: python -m siliconbench.core.worker" in out.stderr
 
 
 def test_missing_framework_in_the_bundle_says_how_to_add_it(monkeypatch):
-    from core.frameworks import FRAMEWORKS
+    from siliconbench.core.frameworks import FRAMEWORKS
     monkeypatch.setattr(sys, "frozen", "macosx_app", raising=False)
     reason = FRAMEWORKS["mlx"].missing_reason()
     assert "Mac app" in reason and "pip install 'siliconbench[mlx]'" in reason
@@ -136,8 +145,8 @@ def test_missing_framework_in_the_bundle_says_how_to_add_it(monkeypatch):
 # ---------------------------------------------------------------- the .sbresults file
 
 def test_cli_exports_and_imports_sbresults(tmp_path, monkeypatch, capsys):
-    from core.cli import main
-    from core.store import Store
+    from siliconbench.core.cli import main
+    from siliconbench.core.store import Store
     from tests.sample_records import gemm_run
     rec = gemm_run("M1 Max", 10.0)
     Store().save(rec)

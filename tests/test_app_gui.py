@@ -13,19 +13,19 @@ from PySide6.QtCore import Qt, QUrl  # noqa: E402
 from PySide6.QtGui import QFileOpenEvent  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from core.export import RESULT_SUFFIX  # noqa: E402
-from core.frameworks import DeviceInfo  # noqa: E402
-from core.results import records_from_json, records_to_json  # noqa: E402
-from core.store import home  # noqa: E402
-from core.suites import expand  # noqa: E402
-from gui.import_export import export_runs  # noqa: E402
+from siliconbench.core.export import RESULT_SUFFIX  # noqa: E402
+from siliconbench.core.frameworks import DeviceInfo  # noqa: E402
+from siliconbench.core.results import records_from_json, records_to_json  # noqa: E402
+from siliconbench.core.store import home  # noqa: E402
+from siliconbench.core.suites import expand  # noqa: E402
+from siliconbench.gui.import_export import export_runs  # noqa: E402
 from tests.sample_records import gemm_run  # noqa: E402
 
 CPU = DeviceInfo("torch", "cpu", "Test CPU", "cpu", 8 * 2**30)
 
 
 def test_a_file_opened_from_finder_is_imported(qtbot, window, tmp_path):
-    from gui.app import file_opener
+    from siliconbench.gui.app import file_opener
     rec = gemm_run("M1 Max", 10.0)
     path = tmp_path / f"from-a-colleague{RESULT_SUFFIX}"
     path.write_text(records_to_json([rec]))
@@ -48,7 +48,7 @@ def test_the_window_exports_sbresults_as_json(window, tmp_path):
 
 
 def test_welcome_appears_once_and_queues_the_quick_suite(qtbot, window):
-    from gui.welcome import maybe_show_welcome
+    from siliconbench.gui.welcome import maybe_show_welcome
     dialog = maybe_show_welcome(window)
     assert dialog is not None and dialog.isVisible()
     assert str(home()) in dialog.text.text() and "a few minutes" in dialog.text.text()
@@ -63,7 +63,7 @@ def test_welcome_appears_once_and_queues_the_quick_suite(qtbot, window):
 
 
 def test_the_quick_suite_waits_for_the_device_list(window):
-    from gui.welcome import queue_quick_suite
+    from siliconbench.gui.welcome import queue_quick_suite
     assert queue_quick_suite(window) == 0
     assert window.queue.jobs == []
     window.devices.set_devices([CPU], {"torch": "test"})  # discovery ends
@@ -74,7 +74,7 @@ def test_the_quick_suite_waits_for_the_device_list(window):
 
 
 def test_help_menu_entries(window, monkeypatch):
-    from gui import help as gui_help
+    from siliconbench.gui import help as gui_help
     opened: list[QUrl] = []
     monkeypatch.setattr(gui_help, "open_url", lambda url: opened.append(url) or True)
     actions = {a.text(): a for a in window.menuBar().actions()[-1].menu().actions()}
@@ -90,7 +90,7 @@ def test_help_menu_entries(window, monkeypatch):
 
 @pytest.mark.usefixtures("fake_workloads")
 def test_a_failed_runs_stderr_shows_on_its_queue_row(qtbot, window):
-    from core.runner import RunSpec
+    from siliconbench.core.runner import RunSpec
     from tests.fake_workloads import FRAMEWORK
     (job,) = window.queue.enqueue([RunSpec("fake-raises", FRAMEWORK)])
     qtbot.waitUntil(lambda: job.ended, timeout=120_000)
@@ -100,8 +100,8 @@ def test_a_failed_runs_stderr_shows_on_its_queue_row(qtbot, window):
 
 @pytest.mark.usefixtures("fake_workloads")
 def test_a_runs_warnings_show_on_its_queue_row_and_in_the_results(qtbot, window):
-    from core.runner import RunSpec
-    from gui.results_browser import STATUS
+    from siliconbench.core.runner import RunSpec
+    from siliconbench.gui.results_browser import STATUS
     from tests.fake_workloads import FRAMEWORK
     (job,) = window.queue.enqueue([RunSpec("fake-warns", FRAMEWORK)])
     qtbot.waitUntil(lambda: job.ended, timeout=120_000)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gui.app import qt_platform_problem, xcb_plugin
+from siliconbench.gui.app import qt_platform_problem, xcb_plugin
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -72,7 +72,7 @@ def test_without_a_display_the_app_says_so_in_one_sentence(tmp_path):
     env = {k: v for k, v in os.environ.items()
            if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
     env.update(SILICONBENCH_HOME=str(tmp_path), PYTHONPATH=str(ROOT))
-    out = subprocess.run([sys.executable, "-m", "gui"], env=env, capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "siliconbench.gui"], env=env, capture_output=True,
                          text=True, timeout=60, cwd=ROOT)
     assert out.returncode == 2
     assert out.stderr.startswith("SiliconBench: no display found") and "Traceback" not in out.stderr
@@ -81,10 +81,10 @@ def test_without_a_display_the_app_says_so_in_one_sentence(tmp_path):
 def test_the_app_refuses_in_one_sentence_before_qt_starts(monkeypatch, capsys):
     """main() gets the X11 check's answer from its preflight thread before it makes the
     QApplication: a missing library is said, not left to Qt's abort."""
-    import gui.app
+    import siliconbench.gui.app
     sentence = "SiliconBench: the desktop app cannot open because libxcb-cursor.so.0 is missing."
-    monkeypatch.setattr(gui.app, "qt_platform_problem", lambda: sentence)
+    monkeypatch.setattr(siliconbench.gui.app, "qt_platform_problem", lambda: sentence)
     monkeypatch.setenv("DISPLAY", ":0")
-    assert gui.app.main([]) == 2
+    assert siliconbench.gui.app.main([]) == 2
     assert capsys.readouterr().err.strip() == sentence
     assert gc.isenabled()         # main() turns it off until the first paint

@@ -33,15 +33,15 @@ def test_the_import_contracts_hold():
 
 def test_each_contract_catches_a_breach(tmp_path):
     """A copy of the code with one forbidden import per contract breaks all three."""
-    for package in ("core", "gui"):
-        shutil.copytree(ROOT / package, tmp_path / package,
-                        ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "siliconbench", tmp_path / "siliconbench",
+                    ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "pyproject.toml", tmp_path)
     one, other = frameworks()[:2]
-    breaches = {tmp_path / "core" / "stats.py": "import gui.theme",          # core -> gui, Qt
-                tmp_path / "core" / "numbers.py": "import core.workloads.gemm",  # up the layers
-                tmp_path / "core" / "frameworks" / one / "__init__.py":
-                    f"import core.frameworks.{other}"}         # one framework on another
+    core = tmp_path / "siliconbench" / "core"
+    breaches = {core / "stats.py": "import siliconbench.gui.theme",              # core -> gui, Qt
+                core / "numbers.py": "import siliconbench.core.workloads.gemm",  # up the layers
+                core / "frameworks" / one / "__init__.py":
+                    f"import siliconbench.core.frameworks.{other}"}    # one framework on another
     for path, line in breaches.items():
         with open(path, "a", encoding="utf-8") as f:
             f.write(f"\n\ndef _breach():   # lazy: import-linter sees imports in functions too\n"
@@ -50,24 +50,25 @@ def test_each_contract_catches_a_breach(tmp_path):
     assert out.returncode != 0
     for name in CONTRACTS:
         assert f"{name} BROKEN" in out.stdout, out.stdout
-    for chain in ("core.stats -> gui.theme", "core.numbers -> core.workloads.gemm",
-                  f"core.frameworks.{one} -> core.frameworks.{other}"):
+    for chain in ("siliconbench.core.stats -> siliconbench.gui.theme",
+                  "siliconbench.core.numbers -> siliconbench.core.workloads.gemm",
+                  f"siliconbench.core.frameworks.{one} -> siliconbench.core.frameworks.{other}"):
         assert chain in out.stdout, out.stdout
 
 
 def frameworks() -> list[str]:
-    """The packages right under core/frameworks: one per framework (ops.py beside them is
-    the interface they all fill in)."""
-    folder = ROOT / "core" / "frameworks"
+    """The packages right under siliconbench/core/frameworks: one per framework (ops.py beside
+    them is the interface they all fill in)."""
+    folder = ROOT / "siliconbench" / "core" / "frameworks"
     return sorted(p.name for p in folder.iterdir() if (p / "__init__.py").exists())
 
 
 def test_no_module_imports_a_private_name_of_another():
     """A helper two modules need is public where it belongs (the report once borrowed
-    core.export's _safe; csv_text is public now)."""
+    siliconbench.core.export's _safe; csv_text is public now)."""
     import ast
     offenders = []
-    for path in [*(ROOT / "core").rglob("*.py"), *(ROOT / "gui").rglob("*.py")]:
+    for path in [*(ROOT / "siliconbench").rglob("*.py")]:
         for node in ast.walk(ast.parse(path.read_text("utf-8"))):
             if isinstance(node, ast.ImportFrom) and node.module != "__future__":
                 offenders += [f"{path.relative_to(ROOT)}: {node.module}.{a.name}"

@@ -8,13 +8,13 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from core.context import RunContext
-from core.frameworks.torch import adapter as torch_adapter
-from core.measure import QUICK
-from core.peaks import Peak
-from core.results import Row
-from core.workloads import bandwidth
-from core.frameworks.ops import TensorOps
+from siliconbench.core.context import RunContext
+from siliconbench.core.frameworks.torch import adapter as torch_adapter
+from siliconbench.core.measure import QUICK
+from siliconbench.core.peaks import Peak
+from siliconbench.core.results import Row
+from siliconbench.core.workloads import bandwidth
+from siliconbench.core.frameworks.ops import TensorOps
 from tests.test_cli import sb
 
 
@@ -64,7 +64,7 @@ def test_percent_of_peak_bandwidth_and_the_impossible_flagged():
     assert rows[0].pct_of_peak == pytest.approx(100 * rows[0].value / 1e6)
     rows, _ = sweep({"sizes_mb": [1], "ops": ["copy"]}, peak=peak(1e-6))
     assert "above_peak" in rows[0].flags and "measurement is wrong" in rows[0].note
-    from core.numbers import quantity
+    from siliconbench.core.numbers import quantity
     assert rows[0].note.startswith(f"{quantity(rows[0].value, 'GB/s')} is above")
 
 

@@ -1,4 +1,4 @@
-"""Which rows go on which chart and what each series is called (gui.chart_series), on the run
+"""Which rows go on which chart and what each series is called (siliconbench.gui.chart_series), on the run
 records real runs wrote (tests/recorded.py), without Qt."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from core.workloads import catalogue
-from gui.chart_series import (BARS, CURVE_METRICS, SCALING, TELEMETRY_UNITS, bar_series,
+from siliconbench.core.workloads import catalogue
+from siliconbench.gui.chart_series import (BARS, CURVE_METRICS, SCALING, TELEMETRY_UNITS, bar_series,
                               chart_of, curve_series, peak_of, sensor_title, series_title,
                               size_label, telemetry_series)
 from tests.recorded import every_run, recorded, stems
@@ -24,7 +24,7 @@ OTHER_CHARTS = {"llm": {"prefill_tokens_per_s"}}
 
 
 def test_choosing_and_naming_series_needs_no_qt():
-    code = ("import sys, gui.chart_series, tests.recorded;"
+    code = ("import sys, siliconbench.gui.chart_series, tests.recorded;"
             "print(sorted(m for m in ('PySide6', 'pyqtgraph') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
@@ -129,7 +129,7 @@ def test_a_series_title_names_words_plainly_and_numbers_by_their_parameter():
 
 
 def test_the_peak_comes_from_the_table_entry_the_run_named():
-    from core.peaks import load_peaks
+    from siliconbench.core.peaks import load_peaks
     rec = recorded("gemm-torch")
     assert peak_of(rec, "tflops", {"dtype": "float32"}, rec.rows) is None  # a CPU: unknown
     peak = next(p for p in load_peaks() if p.bandwidth_gbs and p.tflops_for("float32"))

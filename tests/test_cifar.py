@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core import cifar
+from siliconbench.core import cifar
 
 PER_BATCH = 40      # 5 training batches: 200 images
 

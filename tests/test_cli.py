@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def sb(*args, home, env_extra=None, timeout=240):
     """`siliconbench ARGS` as its own process, as a user's terminal starts it."""
     env = dict(os.environ, SILICONBENCH_HOME=str(home), **(env_extra or {}))
-    return subprocess.run([sys.executable, "-m", "core.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "siliconbench.core.cli", *args], capture_output=True,
                           text=True, env=env, cwd=ROOT, timeout=timeout)
 
 
@@ -151,7 +151,7 @@ def device_listing(tmp_path_factory):
     a child process): its exit code, the JSON it printed, the heavy modules it imported
     itself, and the store's folder with the device listing it keeps. Once per session
     (cli_processes.shared)."""
-    code = ("import sys; from core.cli import main; rc = main(['devices', '--json']);"
+    code = ("import sys; from siliconbench.core.cli import main; rc = main(['devices', '--json']);"
             "bad = [m for m in ('tensorflow', 'PySide6', 'pyqtgraph', 'torch', 'mlx') "
             "if m in sys.modules]; sys.stderr.write(repr((rc, bad)))")
 
@@ -169,7 +169,7 @@ def test_devices_lists_cpu_and_imports_no_tensorflow_or_qt(device_listing):
     found = json.loads(r.stdout)
     cpus = {d["framework"] for d in found if d["id"] == "cpu" and d["usable"]}
     # Each installed framework answered, each from a process of its own.
-    from core.frameworks import FRAMEWORKS
+    from siliconbench.core.frameworks import FRAMEWORKS
     assert cpus == {name for name, f in FRAMEWORKS.items() if f.installed()}, found
     assert "torch" in cpus
 
@@ -179,7 +179,7 @@ def only_torch_is_listed(home: Path, listed: Path) -> None:
     none for TensorFlow and MLX, so the quick suite runs on torch:cpu alone: the headless
     path is the same for every framework, whose runs have their own tests, and each one more
     costs a framework import and several runs."""
-    from core.runner import DEVICE_CACHE, discover_devices
+    from siliconbench.core.runner import DEVICE_CACHE, discover_devices
     cache = json.loads((listed / DEVICE_CACHE).read_text())
     assert cache["frameworks"]["torch"]
     cache["frameworks"].update({name: [] for name in cache["frameworks"] if name != "torch"})
@@ -204,8 +204,8 @@ TINY_QUICK = {"gemm": {"sizes": [64], "dtypes": ["float32"]},
 def test_no_display_runs_the_quick_suite_headless(tmp_path, monkeypatch, capsys,
                                                   device_listing, short_protocol):
     # In this process (each run is still a child process) so the suite can be made tiny.
-    from core import cli, suites
-    from core.runner import discover_devices
+    from siliconbench.core import cli, suites
+    from siliconbench.core.runner import discover_devices
     monkeypatch.setenv("SILICONBENCH_HOME", str(tmp_path))
     for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
         monkeypatch.delenv(name, raising=False)
@@ -241,7 +241,7 @@ def test_no_display_runs_the_quick_suite_headless(tmp_path, monkeypatch, capsys,
     assert "All rows are kept in the store" in summary and "p25" not in summary
     assert out.count("(torch:cpu)") == 3  # the tiny suite's three runs, on torch alone
     [csv] = tmp_path.glob("quick-suite-*.csv")
-    from core.store import Store
+    from siliconbench.core.store import Store
     store = Store()
     runs = store.runs()
     store.close()

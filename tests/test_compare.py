@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from core import cli
-from core.compare import (
+from siliconbench.core import cli
+from siliconbench.core.compare import (
     NO_SAMPLES_VERDICT,
     PUBLISHED_VERDICT,
     FAR_APART,
@@ -23,10 +23,10 @@ from core.compare import (
     smallest_p,
     verdict,
 )
-from core.export import to_json
-from core.results import Row
-from core.stats import summarize
-from core.store import Store
+from siliconbench.core.export import to_json
+from siliconbench.core.results import Row
+from siliconbench.core.stats import summarize
+from siliconbench.core.store import Store
 from tests.sample_records import QUICK_MEASURE, gemm_run, infer_run, samples
 
 # ---------------------------------------------------------------- statistics

@@ -12,10 +12,10 @@ import json
 import pytest
 from PySide6.QtCore import QSettings
 
-from core import reference
-from core.frameworks import DeviceInfo
-from core.store import Store
-from gui.compare_view import CompareView, reference_details
+from siliconbench.core import reference
+from siliconbench.core.frameworks import DeviceInfo
+from siliconbench.core.store import Store
+from siliconbench.gui.compare_view import CompareView, reference_details
 from tests.recorded import recorded
 
 
@@ -99,7 +99,7 @@ def test_report_and_chart_export(view, tmp_path):
     assert {r["machine"] for r in lines} == {rec.identity for rec in recs}
     assert {r["verdict"] for r in lines} == {""} | set(verdicts)
     png, svg = tmp_path / "c.png", tmp_path / "c.svg"
-    from gui.plots import export_chart
+    from siliconbench.gui.plots import export_chart
     export_chart(str(png), view.current_chart())
     export_chart(str(svg), view.current_chart())
     assert png.read_bytes()[:4] == b"\x89PNG" and "<svg" in svg.read_text(encoding="utf-8")
@@ -194,7 +194,7 @@ def test_llm_runs_side_by_side_with_their_units_and_curves(view):
 def test_run_it_here_on_an_mlx_lm_reference_measures_the_points_it_published(view, qtbot):
     """Compare pairs rows on their points: the run Run It Here queues for each of mlx-lm's
     Qwen3-4B figures (prompt 2048, 128 tokens after it) makes exactly the published points."""
-    from core.workloads import llm
+    from siliconbench.core.workloads import llm
     view.set_devices([DeviceInfo("mlx", "cpu", "CPU", "cpu")])
     for ref_id in ("pub-mlxlm-qwen3-4b-bf16", "pub-mlxlm-qwen3-4b-q8", "pub-mlxlm-qwen3-4b-q4"):
         [ref] = reference.find(ref_id)
@@ -212,8 +212,8 @@ def test_run_it_here_on_an_mlx_lm_reference_measures_the_points_it_published(vie
 
 
 def test_window_compare_tab_follows_the_results_selection(qtbot, tmp_path):
-    from gui.main_window import MainWindow
-    from gui.import_export import export_chart
+    from siliconbench.gui.main_window import MainWindow
+    from siliconbench.gui.import_export import export_chart
     store = Store(tmp_path / "home" / "results.sqlite3")
     for rec in runs()[:2]:
         store.save(rec)
@@ -242,7 +242,7 @@ def test_window_compare_tab_follows_the_results_selection(qtbot, tmp_path):
 def test_the_quick_suite_ends_beside_the_published_m1_max_gemm_point(qtbot, tmp_path):
     """The first launch's ending, on the run the quick suite's last entry really made
     (torch float32 N=8192, recorded): Compare holds it against the M1 Max GPU sweep."""
-    from gui.main_window import MainWindow
+    from siliconbench.gui.main_window import MainWindow
     store = Store(tmp_path / "home" / "results.sqlite3")
     quick_8192 = recorded("gemm-torch-quick-8192")
     for rec in (recorded("gemm-torch"), quick_8192):

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.frameworks.coreml import COREML, MACOS_ONLY, macos_version, runs_here
+from siliconbench.core.frameworks.coreml import COREML, MACOS_ONLY, macos_version, runs_here
 from tests.cli_processes import ROOT, run_cli, shared
 
 needs_coremltools = pytest.mark.skipif(
@@ -43,7 +43,7 @@ MODEL, SIZE, BATCH = "mobilenet_v2", 32, 2
 def converted(tmp_path_factory) -> tuple[Path, dict]:
     """mobilenet_v2 at 32x32, batch 2, FP16, converted once for the whole session by the real
     child process, and its spec as a second child process reads it: (package, what both said)."""
-    from core.frameworks.coreml.infer import run_converter
+    from siliconbench.core.frameworks.coreml.infer import run_converter
 
     def make(home: Path) -> dict:
         out = home / "mobilenet_v2.mlpackage"
@@ -75,7 +75,7 @@ def test_conversion_makes_an_fp16_mlprogram_with_the_batch_in_its_shape(converte
     import torch
     import torchvision
 
-    from core.frameworks.torch.models import count_flops
+    from siliconbench.core.frameworks.torch.models import count_flops
     model = torchvision.models.get_model(MODEL, weights=None, num_classes=1000).eval()
     with torch.no_grad():
         assert made["flops"] == count_flops(lambda: model(torch.randn(BATCH, 3, SIZE, SIZE)))
@@ -85,7 +85,7 @@ def test_conversion_makes_an_fp16_mlprogram_with_the_batch_in_its_shape(converte
 def test_a_runs_worker_imports_coremltools_without_torch_or_tensorflow():
     """On a Mac the run's worker imports coremltools after isolate('coreml'), which refuses
     torch and TensorFlow: coremltools must take both as absent (no segfault, nothing loaded)."""
-    code = ("import sys\nfrom core.frameworks import isolate\nisolate('coreml')\n"
+    code = ("import sys\nfrom siliconbench.core.frameworks import isolate\nisolate('coreml')\n"
             "import coremltools\n"
             "print(coremltools.ComputeUnit.CPU_AND_NE.name, 'torch' in sys.modules, "
             "'tensorflow' in sys.modules)")
@@ -96,7 +96,7 @@ def test_a_runs_worker_imports_coremltools_without_torch_or_tensorflow():
 
 
 def test_a_failed_conversion_is_one_sentence(monkeypatch):
-    from core.frameworks.coreml import infer
+    from siliconbench.core.frameworks.coreml import infer
     with pytest.raises(infer.ConversionFailed, match=r"^converting to Core ML failed "
                                                      r"\(exit 2\): usage: "):
         infer.run_converter("neither")
@@ -104,7 +104,7 @@ def test_a_failed_conversion_is_one_sentence(monkeypatch):
 
 @needs_coremltools
 def test_the_package_is_kept_and_reused(converted, monkeypatch):
-    from core.frameworks.coreml import infer
+    from siliconbench.core.frameworks.coreml import infer
     package, answer = converted
     cached = infer.package_path(MODEL, SIZE, BATCH, "float16")
     assert cached.parent.parent == Path(__import__("os").environ["SILICONBENCH_HOME"])
@@ -128,8 +128,8 @@ def test_the_package_is_kept_and_reused(converted, monkeypatch):
 # ---------------------------------------------------------------- macOS only, said once
 
 def test_the_device_list_says_core_ml_runs_on_macos_here():
-    from core.frameworks.coreml import adapter
-    from core.runner import discover_devices
+    from siliconbench.core.frameworks.coreml import adapter
+    from siliconbench.core.runner import discover_devices
     assert sys.platform == "linux"
     assert not runs_here() and not COREML.installed()
     [listed] = adapter.devices()
@@ -140,8 +140,8 @@ def test_the_device_list_says_core_ml_runs_on_macos_here():
 
 
 def test_on_macos_13_the_devices_are_the_compute_units(monkeypatch):
-    from core.frameworks import UnknownDevice
-    from core.frameworks.coreml import adapter
+    from siliconbench.core.frameworks import UnknownDevice
+    from siliconbench.core.frameworks.coreml import adapter
     monkeypatch.setattr("platform.system", lambda: "Darwin")
     monkeypatch.setattr("platform.mac_ver", lambda: ("14.5", ("", "", ""), "arm64"))
     monkeypatch.setattr(adapter, "cpu_name", lambda: "Apple M1 Max")
@@ -236,7 +236,7 @@ MOSTLY_CPU = [("const_1", None, None), ("conv_1", NE, 0.2), ("conv_2", CPU, 0.5)
 
 
 def test_the_plan_gives_each_units_share_of_ops_and_work():
-    from core.frameworks.coreml.infer import plan_shares, plan_words
+    from siliconbench.core.frameworks.coreml.infer import plan_shares, plan_words
     shares = plan_shares(Plan(MOSTLY_CPU, inner=[("loop_conv", NE, 0.0)]))
     assert shares["ops"] == {"Neural Engine": 2, "CPU": 2}          # the constant not counted
     assert shares["cost_share"] == pytest.approx({"Neural Engine": 0.2, "CPU": 0.8})
@@ -306,13 +306,13 @@ class StandIn:
 
 
 def _run(monkeypatch, stand_in: StandIn, unit: str, **params):
-    from core.context import RunContext
-    from core.frameworks import Device
-    from core.frameworks.coreml import adapter
-    from core.measure import MeasureSettings
-    from core.params import resolve
-    from core.peaks import find_peak
-    from core.workloads import infer
+    from siliconbench.core.context import RunContext
+    from siliconbench.core.frameworks import Device
+    from siliconbench.core.frameworks.coreml import adapter
+    from siliconbench.core.measure import MeasureSettings
+    from siliconbench.core.params import resolve
+    from siliconbench.core.peaks import find_peak
+    from siliconbench.core.workloads import infer
     monkeypatch.setitem(sys.modules, "coremltools", stand_in.module)
     events: list[dict] = []
     native = adapter.UNITS[unit][0]
@@ -329,7 +329,7 @@ def _run(monkeypatch, stand_in: StandIn, unit: str, **params):
 
 @needs_coremltools
 def test_a_run_on_the_neural_engine_against_the_stand_in(converted, monkeypatch):
-    from core.frameworks.coreml import infer as coreml_infer
+    from siliconbench.core.frameworks.coreml import infer as coreml_infer
     package, answer = converted
     cached = coreml_infer.package_path(MODEL, SIZE, BATCH, "float16")
     shutil.copytree(package, cached)
@@ -377,7 +377,7 @@ def test_a_run_on_the_neural_engine_against_the_stand_in(converted, monkeypatch)
 
 
 def test_channels_last_is_refused_in_one_sentence(monkeypatch):
-    from core.params import ParamError
+    from siliconbench.core.params import ParamError
     stand_in = StandIn({"inputs": [{"name": "images", "shape": [2, 3, 32, 32]}],
                         "outputs": [{"name": "logits", "shape": [2, 1000]}]}, Plan([]))
     with pytest.raises(ParamError, match=r"^--channels-last does not apply to Core ML, which "
@@ -387,7 +387,7 @@ def test_channels_last_is_refused_in_one_sentence(monkeypatch):
 
 
 def test_an_fp32_model_off_the_neural_engine_says_how_to_put_it_there():
-    from core.frameworks.coreml.infer import plan_shares, plan_words
+    from siliconbench.core.frameworks.coreml.infer import plan_shares, plan_words
     flags, note = plan_words(plan_shares(Plan([("conv", CPU, 1.0)])), "ne", "float32")
     assert flags == ["mostly_off_neural_engine"]
     assert note.endswith("(the Neural Engine computes in float16: --precision mixed converts "
@@ -401,12 +401,12 @@ def test_woolfels_densenet121_figures_are_core_ml_points_a_run_makes():
     computeUnits = .all (MLMacosPerf/ViewController.swift), so those rows are the All unit."""
     import json as json_
 
-    from core import reference
-    from core.compare import compare, resolve_sides
-    from core.frameworks.coreml.adapter import UNITS
+    from siliconbench.core import reference
+    from siliconbench.core.compare import compare, resolve_sides
+    from siliconbench.core.frameworks.coreml.adapter import UNITS
     refs = [r for r in reference.references() if r.framework == "coreml"]
     assert len(refs) == 12
-    models = json_.loads((ROOT / "resources" / "torchvision_models.json").read_text())["models"]
+    models = json_.loads((ROOT / "siliconbench" / "resources" / "torchvision_models.json").read_text())["models"]
     for r in refs:
         assert r.workload == "infer" and r.device in UNITS and r.params["model"] in models
         assert {row.metric for row in r.rows} == {"samples_per_s", "batch_time"}
@@ -434,8 +434,8 @@ platform.mac_ver = lambda: ("14.5", ("", "", ""), "arm64")   # Core ML's part ca
 from tests.test_coreml import CPU, NE, Plan, StandIn
 stand_in = StandIn(json.loads(sys.argv[1]), Plan([("conv", NE, 0.95), ("softmax", CPU, 0.05)]))
 sys.modules["coremltools"] = stand_in.module
-import core.frameworks.coreml.adapter as adapter
-from core import worker
+import siliconbench.core.frameworks.coreml.adapter as adapter
+from siliconbench.core import worker
 adapter.cpu_name = lambda: "Apple M1 Max"
 worker._peak = lambda *args: None
 events = []
@@ -451,7 +451,7 @@ def test_the_worker_runs_core_ml_end_to_end_against_the_stand_in(converted, sili
     process that takes itself for a Mac, with the stand-in for coremltools."""
     import os
 
-    from core.frameworks.coreml import infer as coreml_infer
+    from siliconbench.core.frameworks.coreml import infer as coreml_infer
     package, answer = converted
     cached = coreml_infer.package_path(MODEL, SIZE, BATCH, "float16")
     shutil.copytree(package, cached)
@@ -489,9 +489,9 @@ def test_the_quick_suite_runs_nothing_on_core_ml():
     """Every Core ML run of a new shape converts the model first (tens of seconds): the quick
     suite's inference entry is PyTorch's, as its summary says, and no other entry runs on
     Core ML."""
-    from core.frameworks import DeviceInfo
-    from core.frameworks.coreml.adapter import UNITS
-    from core.suites import expand
+    from siliconbench.core.frameworks import DeviceInfo
+    from siliconbench.core.frameworks.coreml.adapter import UNITS
+    from siliconbench.core.suites import expand
     units = [DeviceInfo("coreml", u, f"Apple M1 · {label}", kind, 16 << 30)
              for u, (_, label, kind) in UNITS.items()]
     mps = DeviceInfo("torch", "mps", "Apple M1 GPU", "gpu", 16 << 30)

@@ -10,7 +10,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from core.store import Store
+from siliconbench.core.store import Store
 from tests.cli_processes import processes_under, start_cli, wait_for_stored_rows, wait_until_gone
 
 ENGINES = ["mlx", "torch"]
@@ -93,7 +93,7 @@ def test_the_port_lock_folder_must_be_the_users_own(tmp_path, monkeypatch):
     whoever could write there could hold every lock."""
     import tempfile
 
-    from core.launch import LaunchError, reserve_ports
+    from siliconbench.core.launch import LaunchError, reserve_ports
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -116,18 +116,18 @@ def test_a_released_lock_is_never_held_twice(tmp_path, monkeypatch):
     import fcntl
     import tempfile
 
-    import core.launch
+    import siliconbench.core.launch
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    path = core.launch.lock_folder() / "20000"
-    a = core.launch._lock(path)
+    path = siliconbench.core.launch.lock_folder() / "20000"
+    a = siliconbench.core.launch._lock(path)
     real_flock = fcntl.flock
 
     def a_releases_meanwhile(fd, op):
         monkeypatch.setattr(fcntl, "flock", real_flock)
-        core.launch.PortReservation(20000, [(path, a)]).release()
+        siliconbench.core.launch.PortReservation(20000, [(path, a)]).release()
         return real_flock(fd, op)
     monkeypatch.setattr(fcntl, "flock", a_releases_meanwhile)
     with pytest.raises(OSError):
-        core.launch._lock(path)
-    c = core.launch._lock(path)         # the next run takes the port as a new file
+        siliconbench.core.launch._lock(path)
+    c = siliconbench.core.launch._lock(path)         # the next run takes the port as a new file
     os.close(c)

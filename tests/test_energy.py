@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from core import telemetry
-from core.measure import MeasureSettings, measure
-from core.results import Row, RunRecord
-from core.telemetry import (
+from siliconbench.core import telemetry
+from siliconbench.core.measure import MeasureSettings, measure
+from siliconbench.core.results import Row, RunRecord
+from siliconbench.core.telemetry import (
     NvmlCounter,
     PointMeter,
     derived_rows,
@@ -301,8 +301,8 @@ def live_rapl(tmp_path, monkeypatch):
 
 @pytest.mark.usefixtures("live_rapl")
 def test_a_cpu_run_takes_its_power_from_the_rapl_counter(monkeypatch):
-    from core.runner import RunSpec, execute
-    from core.store import Store
+    from siliconbench.core.runner import RunSpec, execute
+    from siliconbench.core.store import Store
     monkeypatch.setenv("SILICONBENCH_MEASURE", '{"min_time_s": 0.3}')
     rec = execute(RunSpec("gemm", "mlx", params={"sizes": [64], "dtypes": ["float32"]},
                           quick=True), Store())
@@ -386,8 +386,8 @@ def test_a_coarse_counter_makes_the_timed_phase_long_enough(monkeypatch):
     """Through RunContext as a workload sees it: NVIDIA's counter (updated every 20-100 ms)
     needs 1 s of timed blocks; the quick protocol's 0.1 s becomes 1 s, the record says so,
     and the worker sends the idle power and then the point's reading."""
-    from core.context import RunContext
-    from core.measure import QUICK
+    from siliconbench.core.context import RunContext
+    from siliconbench.core.measure import QUICK
 
     class Board(Readings):
         kind, label = "nvml", "board (test)"

@@ -21,8 +21,8 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from core import cli, runner  # noqa: E402
-from core.frameworks import FRAMEWORKS, DeviceInfo, FrameworkInfo  # noqa: E402
+from siliconbench.core import cli, runner  # noqa: E402
+from siliconbench.core.frameworks import FRAMEWORKS, DeviceInfo, FrameworkInfo  # noqa: E402
 from tests.cli_processes import ROOT, cli_in_process  # noqa: E402
 from tests.recorded import recorded  # noqa: E402
 
@@ -157,8 +157,8 @@ def test_a_names_file_that_is_no_file_names_nothing_and_is_not_written_over(kind
                                                                             siliconbench_home):
     """Was: a FIFO hung every run (name_for) for good; a link to /dev/zero read gigabytes
     into a MemoryError. A name given then is refused in a sentence (the file is left)."""
-    from core import machine_names
-    from core.files import NotReadable
+    from siliconbench.core import machine_names
+    from siliconbench.core.files import NotReadable
     path = hostile(siliconbench_home / machine_names.FILE, kind)
     with no_stall(path):
         assert machine_names.name_for(THIS_MACHINE) is None
@@ -170,7 +170,7 @@ def test_a_names_file_that_is_no_file_names_nothing_and_is_not_written_over(kind
 
 def test_names_longer_than_a_record_holds_are_not_used(siliconbench_home):
     """A hand-edited names file cannot label a run with what import would refuse."""
-    from core import machine_names
+    from siliconbench.core import machine_names
     key = machine_names.machine_key(THIS_MACHINE)
     siliconbench_home.mkdir()
     for name, used in (("x" * 201, None), ("x" * 200, "x" * 200)):
@@ -182,8 +182,8 @@ def test_names_longer_than_a_record_holds_are_not_used(siliconbench_home):
 
 
 def test_the_label_limit_is_the_record_formats():
-    from core.machine_names import LABEL_MAX
-    schema = json.loads((ROOT / "resources" / "run_record.schema.json").read_text())
+    from siliconbench.core.machine_names import LABEL_MAX
+    schema = json.loads((ROOT / "siliconbench" / "resources" / "run_record.schema.json").read_text())
     assert schema["properties"]["label"]["maxLength"] == LABEL_MAX
 
 
@@ -207,7 +207,7 @@ def test_a_label_longer_than_a_record_holds_is_refused_in_one_sentence(command, 
 def test_a_log_that_is_no_file_is_not_written_and_the_command_goes_on(kind, siliconbench_home,
                                                                       capsys):
     """Was: a FIFO as the log hung every command (and the app, once shown) for good."""
-    from core.logs import log, log_file, setup_logging
+    from siliconbench.core.logs import log, log_file, setup_logging
     path = hostile(log_file(), kind)
     with no_stall(path):
         assert setup_logging() is None      # no log, as on a read-only home
@@ -223,7 +223,7 @@ def test_a_log_that_is_no_file_is_not_written_and_the_command_goes_on(kind, sili
 def start_app(home: Path) -> subprocess.CompletedProcess:
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", SILICONBENCH_HOME=str(home),
                SILICONBENCH_GUI_EXIT_AFTER_SHOWN="1", PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-m", "gui"], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "siliconbench.gui"], capture_output=True, text=True,
                           cwd=ROOT, env=env, timeout=60)
 
 
@@ -240,7 +240,7 @@ def test_the_app_starts_over_a_settings_file_that_is_a_fifo(siliconbench_home):
 @pytest.mark.parametrize("kind", ["dev-zero", "too large"])
 def test_a_settings_file_qsettings_must_not_read_is_moved_aside_and_said(kind, siliconbench_home,
                                                                         monkeypatch):
-    from gui import settings as prefs
+    from siliconbench.gui import settings as prefs
     monkeypatch.setattr(prefs, "notice", None, raising=False)
     path = siliconbench_home / "gui-settings.ini"
     if kind == "too large":
@@ -259,9 +259,9 @@ def test_a_settings_file_qsettings_must_not_read_is_moved_aside_and_said(kind, s
 
 def test_the_notice_is_said_once_in_the_status_bar_and_the_log(qtbot, store, siliconbench_home,
                                                                monkeypatch):
-    from core.logs import log_file, setup_logging
-    from gui import settings as prefs
-    from gui.main_window import MainWindow
+    from siliconbench.core.logs import log_file, setup_logging
+    from siliconbench.gui import settings as prefs
+    from siliconbench.gui.main_window import MainWindow
     monkeypatch.setattr(prefs, "notice", None, raising=False)
     # Too large (2 MB): in this process a FIFO would stall Qt, which holds the GIL meanwhile.
     siliconbench_home.mkdir(exist_ok=True)
@@ -279,7 +279,7 @@ def test_the_notice_is_said_once_in_the_status_bar_and_the_log(qtbot, store, sil
 
 def test_a_settings_file_that_cannot_be_moved_aside_leaves_the_defaults(siliconbench_home,
                                                                          monkeypatch):
-    from gui import settings as prefs
+    from siliconbench.gui import settings as prefs
     monkeypatch.setattr(prefs, "notice", None, raising=False)
     path = hostile(siliconbench_home / "gui-settings.ini", "dev-zero")
 
@@ -323,8 +323,8 @@ def test_every_settings_value_of_the_wrong_kind_falls_back_to_its_default(qtbot,
     The values that are right (gemm's sizes) still come back."""
     from PySide6.QtCore import QSettings
 
-    from gui import settings as prefs
-    from gui.main_window import MainWindow
+    from siliconbench.gui import settings as prefs
+    from siliconbench.gui.main_window import MainWindow
     ini = tmp_path / "hostile.ini"
     ini.write_text(HOSTILE_SETTINGS.replace("LONG", "9" * 20_000))
     settings = QSettings(str(ini), QSettings.Format.IniFormat)
@@ -381,7 +381,7 @@ def test_name_machine_that_cannot_be_kept_says_so_and_renames_nothing(broken, wi
     """Was: an uncaught IsADirectoryError (a folder) or OSError (a full disk) in the app."""
     from PySide6.QtWidgets import QMessageBox
 
-    from core import files, machine_names
+    from siliconbench.core import files, machine_names
     path = siliconbench_home / machine_names.FILE
     if broken == "disk full":
         def full(*_, **__):
@@ -406,8 +406,8 @@ def test_name_machine_takes_at_most_what_a_record_holds(window, store, run_shown
     ("label is too long"). The dialog takes 200; a longer one sent anyway is refused."""
     from PySide6.QtWidgets import QLineEdit
 
-    from core.machine_names import LABEL_MAX
-    from core.results import records_from_file
+    from siliconbench.core.machine_names import LABEL_MAX
+    from siliconbench.core.results import records_from_file
     dialog = name_machine(window, "é" * 300)
     assert dialog.findChild(QLineEdit).maxLength() == LABEL_MAX
     assert store.get(run_shown.id).label == "é" * LABEL_MAX

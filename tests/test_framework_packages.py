@@ -1,13 +1,13 @@
-"""Each framework is one package, core/frameworks/<name>/, holding its part of every workload
-it declares; a workload reaches it only through core.frameworks.implementation."""
+"""Each framework is one package, siliconbench/core/frameworks/<name>/, holding its part of every workload
+it declares; a workload reaches it only through siliconbench.core.frameworks.implementation."""
 
 import importlib.util
 
 import pytest
 
-from core.frameworks import FRAMEWORKS, Unsupported, implementation
-from core.params import ParamError
-from core.workloads import catalogue
+from siliconbench.core.frameworks import FRAMEWORKS, Unsupported, implementation
+from siliconbench.core.params import ParamError
+from siliconbench.core.workloads import catalogue
 
 # Workloads whose run asks implementation(framework, <its name>) for the framework's part;
 # gemm and bandwidth share the framework's array ops, memory runs train probes.
@@ -15,15 +15,15 @@ OWN_PART = {"train", "infer", "mlp"}
 
 
 def test_every_declared_framework_has_its_part_of_the_workload():
-    missing = [f"core.frameworks.{fw}.{w.name}" for w in catalogue().values()
+    missing = [f"siliconbench.core.frameworks.{fw}.{w.name}" for w in catalogue().values()
                if w.name in OWN_PART for fw in w.frameworks
-               if importlib.util.find_spec(f"core.frameworks.{fw}.{w.name}") is None]
+               if importlib.util.find_spec(f"siliconbench.core.frameworks.{fw}.{w.name}") is None]
     assert missing == []
     for fw in FRAMEWORKS:
         # Core ML has no array API (its models are converted, never built from ops): it runs
         # no workload that uses them (gemm, bandwidth, the llm's triad).
         for module in ("adapter",) if fw == "coreml" else ("adapter", "ops"):
-            assert importlib.util.find_spec(f"core.frameworks.{fw}.{module}"), (fw, module)
+            assert importlib.util.find_spec(f"siliconbench.core.frameworks.{fw}.{module}"), (fw, module)
 
 
 def test_a_framework_without_the_workload_is_one_usage_sentence():

@@ -4,13 +4,13 @@ flagged rows while the sweep goes on, the physical-peak check flags impossible n
 import pytest
 import torch
 
-from core.context import RunContext
-from core.frameworks.torch import adapter as torch_adapter
-from core.measure import QUICK
-from core.peaks import Peak
-from core.results import Row
-from core.workloads import gemm
-from core.frameworks.torch.ops import TorchOps
+from siliconbench.core.context import RunContext
+from siliconbench.core.frameworks.torch import adapter as torch_adapter
+from siliconbench.core.measure import QUICK
+from siliconbench.core.peaks import Peak
+from siliconbench.core.results import Row
+from siliconbench.core.workloads import gemm
+from siliconbench.core.frameworks.torch.ops import TorchOps
 
 
 def context(events, peak=None):
@@ -46,7 +46,7 @@ def test_rows_carry_tflops_with_spread():
 def test_tflops_count_every_product_of_a_chained_call(monkeypatch):
     # A framework whose timed call chains k products (TensorFlow's) must count 2N^3 for each:
     # with the protocol's seconds per call fixed, the TFLOPS are exactly k * 2N^3 / t.
-    from core.measure import Measurement
+    from siliconbench.core.measure import Measurement
     seconds = [0.5, 0.5, 0.5, 0.5, 0.5]
     calls = []
 
@@ -89,8 +89,8 @@ def peak(tflops):
 def test_above_physical_peak_is_flagged_as_a_measurement_error():
     rows, _ = sweep({"sizes": [128]}, peak=peak(1e-9))
     assert "above_peak" in rows[0].flags and "measurement is wrong" in rows[0].note
-    # The figure as core.numbers writes it: a tiny CPU product's 0.0123 TFLOPS, not "0.0".
-    from core.numbers import quantity
+    # The figure as siliconbench.core.numbers writes it: a tiny CPU product's 0.0123 TFLOPS, not "0.0".
+    from siliconbench.core.numbers import quantity
     assert rows[0].note.startswith(f"{quantity(rows[0].value, 'TFLOPS')} is above")
 
 

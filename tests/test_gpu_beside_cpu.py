@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from gui.compare_view import CompareView
-from gui.plots import ChartPanel
+from siliconbench.gui.compare_view import CompareView
+from siliconbench.gui.plots import ChartPanel
 from tests.h200_records import gpu_and_cpu, h200, h200_runs
 from tests.recorded import recorded
 
@@ -55,7 +55,7 @@ def test_a_gpu_run_is_named_by_its_gpu_and_a_cpu_run_by_its_cpu(panel, view):
 
 
 def test_run_details_title_names_the_gpu(qtbot):
-    from gui.run_detail import RunDetail
+    from siliconbench.gui.run_detail import RunDetail
     dialog = RunDetail(h200("h200-infer"))
     qtbot.addWidget(dialog)
     assert dialog.windowTitle().endswith("NVIDIA H200")
@@ -227,7 +227,7 @@ def test_compare_with_ten_sides_keeps_a_usable_chart(view, qtbot, size):
     keeps its height (the tab scrolls below its minimum), long cells elide with the whole
     text on hover, the sides' names take at most three lines, unfolded warnings scroll in a
     strip of their own."""
-    from gui.compare_view import MAX_VERDICT_W, MAX_WARNINGS_H, MIN_CHART_H, MIN_CONTENT
+    from siliconbench.gui.compare_view import MAX_VERDICT_W, MAX_WARNINGS_H, MIN_CHART_H, MIN_CONTENT
     view.resize(*size)
     view.set_records(ten_sides())
     qtbot.wait(50)
@@ -264,7 +264,7 @@ def test_compare_with_ten_sides_keeps_a_usable_chart(view, qtbot, size):
 # ---------------------------------------------------------------- run details
 
 def test_run_details_are_tables_with_units_nothing_cut(qtbot):
-    from gui.run_detail import RunDetail
+    from siliconbench.gui.run_detail import RunDetail
     rec = h200("h200-llm8b")
     dialog = RunDetail(rec)
     qtbot.addWidget(dialog)
@@ -347,10 +347,10 @@ def test_the_queue_estimate_counts_the_queued_runs_and_a_long_point_looks_alive(
     """'about 3 s left' with two long runs queued: the estimate counted the running run only.
     A one-step run (the N=8192 product on a CPU) showed an empty bar for minutes."""
     import time
-    from core.runner import RunSpec
-    from gui.queue_view import JobRow, queue_eta_text
-    from gui.run_queue import OK, QUEUED, RUNNING, RunJob, RunQueue
-    from gui.theme import LIGHT
+    from siliconbench.core.runner import RunSpec
+    from siliconbench.gui.queue_view import JobRow, queue_eta_text
+    from siliconbench.gui.run_queue import OK, QUEUED, RUNNING, RunJob, RunQueue
+    from siliconbench.gui.theme import LIGHT
     queue = RunQueue()
     now = time.monotonic()
     gemm = RunSpec("gemm", "torch", "cpu", {"sizes": [8192], "dtypes": ["float32"]})
@@ -402,9 +402,9 @@ def test_bound_labels_stay_inside_the_plot(panel, qtbot):
 
 
 def test_a_run_added_to_a_long_queue_is_scrolled_into_view(qtbot):
-    from core.runner import RunSpec
-    from gui.queue_view import QueueView
-    from gui.run_queue import RunQueue
+    from siliconbench.core.runner import RunSpec
+    from siliconbench.gui.queue_view import QueueView
+    from siliconbench.gui.run_queue import RunQueue
     queue = RunQueue()
     queue._start_next = lambda: None       # listed, never started: this is about the view
     view = QueueView(queue)
@@ -421,8 +421,8 @@ def test_a_run_added_to_a_long_queue_is_scrolled_into_view(qtbot):
 
 
 def test_references_read_apart_and_an_empty_comparison_says_why(view):
-    from core import reference
-    from gui.compare_view import reference_title
+    from siliconbench.core import reference
+    from siliconbench.gui.compare_view import reference_title
     titles = [reference_title(r) for r in reference.references()]
     assert len(set(titles)) == len(titles)      # bf16, 8-bit and 4-bit read alike before
     mlx = [t for t in titles if "qwen3-4b" in t]
@@ -438,8 +438,8 @@ def test_references_read_apart_and_an_empty_comparison_says_why(view):
 
 
 def test_a_first_launch_ticks_an_accelerator_before_a_cpu():
-    from core.frameworks import DeviceInfo
-    from gui.device_list import default_device
+    from siliconbench.core.frameworks import DeviceInfo
+    from siliconbench.gui.device_list import default_device
     mlx_cpu = DeviceInfo("mlx", "cpu", "AMD EPYC", "cpu")
     torch_cpu = DeviceInfo("torch", "cpu", "AMD EPYC", "cpu")
     cuda = DeviceInfo("torch", "cuda:0", "NVIDIA H200", "gpu")
@@ -453,8 +453,8 @@ def test_a_first_launch_ticks_an_accelerator_before_a_cpu():
 def test_help_tells_of_the_llm_all_reduce_and_scaling_tabs_run_it_here_and_the_keys(
         qtbot, tmp_path, monkeypatch):
     monkeypatch.setenv("SILICONBENCH_HOME", str(tmp_path))
-    from gui.help import help_page
-    from gui.shortcuts import shortcuts
+    from siliconbench.gui.help import help_page
+    from siliconbench.gui.shortcuts import shortcuts
     text = help_page().read_text(encoding="utf-8")
     for words in ("<b>LLM</b>", "<b>All-reduce</b>", "<b>Scaling</b>", "<b>Run It Here</b>",
                   "Keyboard shortcuts", "View &gt; Y Axis", "power not trusted"):
@@ -480,7 +480,7 @@ def test_png_and_svg_exports_carry_the_same_legend(panel, tmp_path):
     """The SVG's legend was clipped and laid out unlike the PNG's: both draw the chart widget,
     plot, legend and caption, so the legend's names are in both at the same place."""
     from PySide6.QtGui import QImage
-    from gui.plots import export_chart
+    from siliconbench.gui.plots import export_chart
     panel.show_records(gpu_and_cpu())
     chart = panel.curves["tflops"]
     png, svg = tmp_path / "c.png", tmp_path / "c.svg"
@@ -497,10 +497,10 @@ def test_png_and_svg_exports_carry_the_same_legend(panel, tmp_path):
 
 
 def test_a_run_done_with_warnings_reads_as_done_not_failed(qtbot):
-    from gui.queue_view import JobRow
-    from gui.run_queue import OK, RunJob, RunQueue
-    from gui.theme import LIGHT
-    from core.runner import RunSpec
+    from siliconbench.gui.queue_view import JobRow
+    from siliconbench.gui.run_queue import OK, RunJob, RunQueue
+    from siliconbench.gui.theme import LIGHT
+    from siliconbench.core.runner import RunSpec
     rec = recorded("gemm-mlx")
     assert rec.warnings                     # MLX's CPU warned of its reference BLAS
     job = RunJob(RunSpec("gemm", "mlx", "cpu"), "gemm")

@@ -17,11 +17,11 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl  # noqa: E402
 from PySide6.QtGui import QDropEvent  # noqa: E402
 
-from core.frameworks import DeviceInfo  # noqa: E402
-from core.results import RunRecord, Row, records_to_json  # noqa: E402
-from core.runner import RunSpec  # noqa: E402
-from core.stats import summarize  # noqa: E402
-from gui.import_export import export_chart, export_runs  # noqa: E402
+from siliconbench.core.frameworks import DeviceInfo  # noqa: E402
+from siliconbench.core.results import RunRecord, Row, records_to_json  # noqa: E402
+from siliconbench.core.runner import RunSpec  # noqa: E402
+from siliconbench.core.stats import summarize  # noqa: E402
+from siliconbench.gui.import_export import export_chart, export_runs  # noqa: E402
 from tests.dialogs import answer_file_dialog  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,7 +40,7 @@ def _own_home(tmp_path, monkeypatch):
 
 @pytest.fixture
 def window(qtbot, store, settings):
-    from gui.main_window import MainWindow
+    from siliconbench.gui.main_window import MainWindow
     w = MainWindow(store, settings)
     w.ask_before_closing = False
     qtbot.addWidget(w)
@@ -84,7 +84,7 @@ def fake_record(device="mps", name="Apple M1 Max GPU (32-core)", machine=None, s
 # ---------------------------------------------------------------- startup and layering
 
 def test_building_the_window_imports_no_framework():
-    code = ("import sys, gui.app, gui.main_window;"
+    code = ("import sys, siliconbench.gui.app, siliconbench.gui.main_window;"
             "print(sorted(m for m in ('torch', 'tensorflow', 'mlx') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=ROOT, timeout=60)
@@ -92,7 +92,7 @@ def test_building_the_window_imports_no_framework():
     assert out.stdout.strip() == "[]"
 
 
-@pytest.mark.parametrize("command", [["-m", "gui"], ["-m", "core.cli"], ["-m", "core.cli", "gui"]],
+@pytest.mark.parametrize("command", [["-m", "siliconbench.gui"], ["-m", "siliconbench.core.cli"], ["-m", "siliconbench.core.cli", "gui"]],
                          ids=["python -m gui", "siliconbench", "siliconbench gui"])
 def test_the_app_opens_from_every_entry_point(tmp_path, command):
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", SILICONBENCH_HOME=str(tmp_path),
@@ -109,7 +109,7 @@ def test_without_a_display_the_app_says_so(tmp_path):
     env = {k: v for k, v in os.environ.items()
            if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
     env["SILICONBENCH_HOME"] = str(tmp_path)
-    out = subprocess.run([sys.executable, "-m", "gui"], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-m", "siliconbench.gui"], capture_output=True, text=True,
                          cwd=ROOT, env=env, timeout=60)
     assert out.returncode == 2 and "no display" in out.stderr
 
@@ -145,7 +145,7 @@ def test_form_is_generated_from_the_declaration_and_marks_bad_values(window):
 
 
 def test_every_listed_workload_gets_a_form(window):
-    from core.workloads import listed
+    from siliconbench.core.workloads import listed
     for w in listed():
         window.catalogue.select(w.name)
         assert set(window.form.fields) == {p.name for p in w.params}
@@ -158,8 +158,8 @@ def test_tiny_gemm_run_from_the_controls_plots_and_exports(qtbot, window, store,
                                                           monkeypatch):
     # Real discovery, of PyTorch alone: a child process asks it. Every framework's answer is
     # checked by tests/test_cli.py's devices test; TensorFlow's import alone is 5 CPU-s.
-    from core.frameworks import FRAMEWORKS
-    monkeypatch.setattr("core.runner.FRAMEWORKS", {"torch": FRAMEWORKS["torch"]})
+    from siliconbench.core.frameworks import FRAMEWORKS
+    monkeypatch.setattr("siliconbench.core.runner.FRAMEWORKS", {"torch": FRAMEWORKS["torch"]})
     window.start_background()
     qtbot.waitUntil(lambda: "torch:cpu" in window.devices.boxes, timeout=120_000)
     window.devices.set_checked(["torch:cpu"])
@@ -359,7 +359,7 @@ def test_telemetry_is_drawn_one_unit_at_a_time(window):
 
 
 def test_theme_follows_the_colour_scheme(window):
-    from gui.theme import DARK, LIGHT
+    from siliconbench.gui.theme import DARK, LIGHT
     with_devices(window)
     window.charts.show_records([fake_record()])
     window.apply_color_scheme(Qt.ColorScheme.Dark)
@@ -448,7 +448,7 @@ def test_results_browser_filters_renames_and_deletes(window, store, tmp_path):
 
 
 def test_settings_persist_between_windows(qtbot, store, settings):
-    from gui.main_window import MainWindow
+    from siliconbench.gui.main_window import MainWindow
     first = MainWindow(store, settings)
     qtbot.addWidget(first)
     with_devices(first)
@@ -478,11 +478,11 @@ def test_about_lists_the_versions():
     import pyqtgraph
     from PySide6.QtCore import qVersion
 
-    import core
-    from core.machine import framework_versions
-    from gui.help import about_text
+    import siliconbench
+    from siliconbench.core.machine import framework_versions
+    from siliconbench.gui.help import about_text
     lines = about_text().splitlines()
-    assert lines[0] == f"SiliconBench {core.__version__}"
+    assert lines[0] == f"SiliconBench {siliconbench.__version__}"
     assert lines[1].startswith(f"Python {platform.python_version()} ")
     assert lines[2] == (f"Qt {qVersion()} · PySide6 {PySide6.__version__} · pyqtgraph "
                         f"{pyqtgraph.__version__}")
@@ -493,7 +493,7 @@ def test_about_lists_the_versions():
 
 def test_export_dialogs_open_in_the_last_folder_and_remember_the_one_chosen(
         window, store, settings, tmp_path, monkeypatch):
-    from gui.import_export import choose_export_chart, choose_export_runs
+    from siliconbench.gui.import_export import choose_export_chart, choose_export_runs
     store.import_records([fake_record()])
     window.results.reload()
     window.results.select_ids({store.runs()[0].id})
@@ -513,12 +513,12 @@ def test_export_dialogs_open_in_the_last_folder_and_remember_the_one_chosen(
 
 
 def test_a_dark_palette_paints_dark_before_qt_is_asked_for_the_scheme(qtbot, store, settings):
-    """The first paint judges by the palette (gui.theme.palette_theme: asking Qt for the colour
+    """The first paint judges by the palette (siliconbench.gui.theme.palette_theme: asking Qt for the colour
     scheme builds the Qt namespace); build_rest then asks theme_for, which agrees here."""
     from PySide6.QtGui import QColor, QGuiApplication, QPalette
 
-    from gui.main_window import MainWindow
-    from gui.theme import DARK, palette_theme, theme_for
+    from siliconbench.gui.main_window import MainWindow
+    from siliconbench.gui.theme import DARK, palette_theme, theme_for
     app = QGuiApplication.instance()
     before = app.palette()
     dark = QPalette(before)

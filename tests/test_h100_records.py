@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from core.results import RunRecord, records_from_file
-from core.suites import summary_lines
-from core.telemetry import power_trusted
+from siliconbench.core.results import RunRecord, records_from_file
+from siliconbench.core.suites import summary_lines
+from siliconbench.core.telemetry import power_trusted
 from tests.test_gpu_beside_cpu import panel  # noqa: F401  (the chart panel, shown)
 
 FOLDER = Path(__file__).parent / "data" / "h100"

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from core import cli
-from core.results import NotAResultFile, records_from_file, records_from_json
-from core.store import Store
+from siliconbench.core import cli
+from siliconbench.core.results import NotAResultFile, records_from_file, records_from_json
+from siliconbench.core.store import Store
 from tests.cli_processes import cli_in_process
 
 FIXTURE = Path(__file__).parent / "data" / "records" / "gemm_cpu_tiny.json"
@@ -370,7 +370,7 @@ def test_a_hostile_field_is_inert_in_html_csv_and_the_terminal(text, tmp_path, c
 def measured(**changes) -> "RunRecord":
     """The real record as the app holds it (no import cleaning), with `changes`: what a
     label typed in the app or a framework's message can put in."""
-    from core.results import RunRecord
+    from siliconbench.core.results import RunRecord
     d = fixture() | {k: v for k, v in changes.items() if k != "note"}
     if "note" in changes:
         d["rows"][0]["note"] = changes["note"]
@@ -378,8 +378,8 @@ def measured(**changes) -> "RunRecord":
 
 
 def test_csv_exports_quote_a_cr_and_neutralise_formulas_after_whitespace_and_in_headers():
-    from core import export, report
-    from core.compare import Side, compare
+    from siliconbench.core import export, report
+    from siliconbench.core.compare import Side, compare
     a = measured(label="Lab Mac\r=cmd|' /C calc'!A0", note=" \t=1+1")
     a.rows[0].params["=HYPERLINK(\"http://x\")"] = "@SUM(1)"
     b = measured(id="other-run-0001", label="\x01-2+3")
@@ -393,8 +393,8 @@ def test_csv_exports_quote_a_cr_and_neutralise_formulas_after_whitespace_and_in_
 
 
 def test_the_html_report_links_http_addresses_only():
-    from core import report
-    from core.compare import Side, compare
+    from siliconbench.core import report
+    from siliconbench.core.compare import Side, compare
     a = measured()
     for url, linked in (("javascript:alert(1)", False), ("data:text/html,x", False),
                         ("  JAVASCRIPT:alert(1)", False), ("https://example.org/x", True)):

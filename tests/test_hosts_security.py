@@ -18,10 +18,10 @@ from pathlib import Path
 import psutil
 import pytest
 
-from core import hosts as hosts_mod
-from core.hosts import HostsError
-from core.runner import ChildRun, RunSpec, UsageError
-from core.store import Store
+from siliconbench.core import hosts as hosts_mod
+from siliconbench.core.hosts import HostsError
+from siliconbench.core.runner import ChildRun, RunSpec, UsageError
+from siliconbench.core.store import Store
 from tests.cli_processes import run_cli, wait_until_gone
 
 ENGINES = ["mlx", "torch"]
@@ -123,7 +123,7 @@ def test_help_is_not_a_host(ssh):
 
 
 def test_every_ssh_command_line_ends_its_options_before_the_host(ssh):
-    from core.launch import unreachable
+    from siliconbench.core.launch import unreachable
     ssh.answer("admin@10.0.0.2", "ok")
     ssh.answer("10.0.0.3", "ok")
     assert unreachable(["admin@10.0.0.2", "10.0.0.3"]) is None
@@ -289,7 +289,7 @@ def test_what_mlx_launch_would_refuse_is_refused_first(tmp_path):
 def test_unreachable_hosts_are_refused_at_the_first_failure(ssh):
     """200 hosts that never answer but one that fails at once: refused as soon as that one
     fails, every other question ended (the old check asked 16 at a time, 5 s each)."""
-    from core.launch import unreachable
+    from siliconbench.core.launch import unreachable
     names = [f"10.1.{i // 200}.{i % 200 + 1}" for i in range(200)]
     for name in names:
         ssh.answer(name, "slow")
@@ -457,5 +457,5 @@ def test_a_local_runs_collectives_are_put_on_the_loopback_interface(framework, m
         assert child._launch.env == {"GLOO_SOCKET_IFNAME": "lo9", "NCCL_SOCKET_IFNAME": "lo9"}
     finally:
         child._launch.close()
-    from core.hosts import loopback_env
+    from siliconbench.core.hosts import loopback_env
     assert loopback_env(parse("10.0.0.1,10.0.0.2").hosts) == {}

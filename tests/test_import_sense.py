@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from core import results
-from core.results import NotAResultFile, records_from_file, records_to_json
-from core.store import INTERRUPTED, Store, keep_elsewhere
+from siliconbench.core import results
+from siliconbench.core.results import NotAResultFile, records_from_file, records_to_json
+from siliconbench.core.store import INTERRUPTED, Store, keep_elsewhere
 from tests.cli_processes import cli_in_process as sb
 from tests.recorded import FOLDER
 from tests.h200_records import FOLDER as H200   # tests/data/h200
@@ -85,13 +85,13 @@ def test_every_record_siliconbench_wrote_imports_with_a_bad_file_among_them(tmp_
 
 
 def test_every_unsaved_run_file_siliconbench_writes_imports(tmp_path, capsys):
-    """core.store.keep_elsewhere writes a run the store could not keep; `siliconbench import`
+    """siliconbench.core.store.keep_elsewhere writes a run the store could not keep; `siliconbench import`
     is the promised way back, for every workload, the per-host fingerprints of all-reduce and
     scaling runs included."""
     records = [r for f in h200_files() + recorded_files() for r in records_from_file(f)]
     for rec in records:
         if rec.workload in ("allreduce", "scaling") and "machines" not in rec.settings:
-            # What today's runner keeps for each host (core.runner._on_rank).
+            # What today's runner keeps for each host (siliconbench.core.runner._on_rank).
             rec.settings["machines"] = {"vm": dict(rec.machine, siliconbench="0+unknown")}
     kept = [keep_elsewhere(rec, tmp_path) for rec in records]
     assert all(p is not None and p.name.startswith("siliconbench-unsaved-run-") for p in kept)
@@ -122,7 +122,7 @@ def test_importing_the_unsaved_file_completes_the_interrupted_run(tmp_path, caps
     process that began the run is this one, still alive (the app after a failed final save)."""
     partial, whole = partial_and_whole()
     s = Store()
-    s.begin_run(partial)          # as core.runner keeps a run from its start
+    s.begin_run(partial)          # as siliconbench.core.runner keeps a run from its start
     s.update_run(partial)
     s.close()
     kept = keep_elsewhere(whole, tmp_path)

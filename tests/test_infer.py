@@ -6,11 +6,11 @@ import re
 import pytest
 import torch
 
-from core.cli import main
-from core.frameworks.torch.infer import HostImages
-from core.runner import RunSpec, execute
-from core.store import Store
-from core.workloads import infer
+from siliconbench.core.cli import main
+from siliconbench.core.frameworks.torch.infer import HostImages
+from siliconbench.core.runner import RunSpec, execute
+from siliconbench.core.store import Store
+from siliconbench.core.workloads import infer
 from tests.test_train import by_metric, run_cli
 
 TINY = {"model": "resnet18", "image_size": 32, "batch_size": 4, "images": 10}
@@ -72,8 +72,8 @@ def test_impossible_parameters_are_one_sentence_exit_2(capsys, args, says):
 ])
 def test_what_the_parameters_alone_rule_out_is_refused_before_a_process_starts(
         monkeypatch, workload, params, says):
-    from core import runner
-    from core.runner import ChildRun, RunSpec, UsageError
+    from siliconbench.core import runner
+    from siliconbench.core.runner import ChildRun, RunSpec, UsageError
     monkeypatch.setattr(runner.subprocess, "Popen", None)   # any start would raise TypeError
     with pytest.raises(UsageError, match=re.escape(says)):
         ChildRun(RunSpec(workload, "torch", "cpu", params)).start()

@@ -10,11 +10,11 @@ import sys
 
 import pytest
 
-from core import cli
-from core.frameworks import FRAMEWORKS
-from core.params import Param
-from core.runner import RunSpec, UsageError, discover_devices, execute, prepare
-from core.workloads import Workload
+from siliconbench.core import cli
+from siliconbench.core.frameworks import FRAMEWORKS
+from siliconbench.core.params import Param
+from siliconbench.core.runner import RunSpec, UsageError, discover_devices, execute, prepare
+from siliconbench.core.workloads import Workload
 from tests.test_cli import ROOT
 
 WORKLOAD = Workload(
@@ -34,7 +34,7 @@ def installed(*modules):
 
 @pytest.fixture
 def mixing_workload(monkeypatch):
-    from core.workloads import catalogue
+    from siliconbench.core.workloads import catalogue
     monkeypatch.setenv("SILICONBENCH_EXTRA_WORKLOADS", __name__)
     catalogue.cache_clear()
     yield
@@ -61,7 +61,7 @@ def test_the_refusal_covers_every_framework_and_submodules(mixing_workload):
 @installed("mlx")
 def test_a_process_that_already_has_a_framework_cannot_take_another():
     # MLX loaded first: a tenth of a CPU-second, where PyTorch takes three.
-    code = ("import mlx.core\nfrom core.frameworks import isolate\n"
+    code = ("import mlx.core\nfrom siliconbench.core.frameworks import isolate\n"
             "try:\n    isolate('torch')\nexcept ImportError as e:\n    print(e)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                        timeout=120)
@@ -93,7 +93,7 @@ def test_a_missing_framework_is_listed_with_its_pip_extra(mlx_missing, capsys):
 
 
 def test_the_devices_table_shows_the_extra(mlx_missing, monkeypatch, capsys):
-    monkeypatch.setattr("core.runner.FRAMEWORKS", {"mlx": FRAMEWORKS["mlx"]})
+    monkeypatch.setattr("siliconbench.core.runner.FRAMEWORKS", {"mlx": FRAMEWORKS["mlx"]})
     assert cli.main(["devices"]) == 0
     assert "pip install 'siliconbench[mlx]'" in " ".join(capsys.readouterr().out.split())
 

@@ -12,8 +12,8 @@ import xml.etree.ElementTree as ET
 import pytest
 from PySide6.QtCore import QPoint, QRect, QSize
 
-from core.compare import compare, direction, resolve_sides
-from core.report import to_html
+from siliconbench.core.compare import compare, direction, resolve_sides
+from siliconbench.core.report import to_html
 from tests.cli_processes import cli_in_process
 from tests.h200_records import FOLDER as H200
 from tests.recorded import FOLDER as HERE
@@ -47,8 +47,8 @@ def test_compare_command_says_how_many_times_faster_or_slower(capsys):
     # Paired against the TF32 run where no plain float32 one was given: the cell says so,
     # as the app's does.
     assert "unlike: TF32 on vs off" in line
-    # The words are the app's own function's (core.compare, which Compare's cells use).
-    from core.compare import ratio_words
+    # The words are the app's own function's (siliconbench.core.compare, which Compare's cells use).
+    from siliconbench.core.compare import ratio_words
     for files, said in cases:
         (row,) = [r for r in compare(resolve_sides(files)).rows if r.metric == "tflops"]
         assert ratio_words(row.cells[1].ratio, direction(row.metric, row.unit)) == said
@@ -99,8 +99,8 @@ def test_report_says_where_a_cell_was_not_paired_like_with_like():
 
 
 def test_the_app_and_the_report_share_one_log_rule():
-    from core.numbers import LOG_SPAN, needs_log_axis
-    from gui import plots
+    from siliconbench.core.numbers import LOG_SPAN, needs_log_axis
+    from siliconbench.gui import plots
     assert LOG_SPAN == 30 and plots.LOG_SPAN is LOG_SPAN
     assert needs_log_axis([1.0, 31.0, None, 0.0]) and not needs_log_axis([1.0, 30.0, -5.0])
     assert not needs_log_axis([]) and not needs_log_axis([0.0, None])
@@ -114,9 +114,9 @@ def test_the_app_and_the_report_share_one_log_rule():
     ("gemm-torch", 2),
 ])
 def test_a_done_run_counts_its_points_not_its_rows(rec, points):
-    from core.runner import RunSpec
-    from gui.queue_view import outcome_text
-    from gui.run_queue import OK, RunJob
+    from siliconbench.core.runner import RunSpec
+    from siliconbench.gui.queue_view import outcome_text
+    from siliconbench.gui.run_queue import OK, RunJob
     from tests.h200_records import h200
     record = h200(rec) if rec.startswith("h200") else recorded(rec)
     job = RunJob(RunSpec(record.workload), "run")
@@ -126,8 +126,8 @@ def test_a_done_run_counts_its_points_not_its_rows(rec, points):
 
 def test_a_form_field_says_what_it_takes_in_english(qtbot):
     """'Message sizes takes whole numbers' read as broken English under the field."""
-    from core.workloads import workload
-    from gui.param_form import ParamField
+    from siliconbench.core.workloads import workload
+    from siliconbench.gui.param_form import ParamField
     (sizes,) = [p for p in workload("allreduce").params if p.name == "sizes"]
     field = ParamField(sizes)
     qtbot.addWidget(field)
@@ -146,7 +146,7 @@ MAC_1440x900 = QRect(0, 25, 1440, 875)     # a 1440x900 Mac's room under its men
 
 
 def test_first_window_place_fits_the_screen_with_its_frame():
-    from gui.settings import FRAME_ALLOWANCE, first_window_place
+    from siliconbench.gui.settings import FRAME_ALLOWANCE, first_window_place
     size, corner = first_window_place(QSize(1440, 900), QSize(720, 520), MAC_1440x900)
     frame = QRect(corner, size + FRAME_ALLOWANCE)
     assert MAC_1440x900.contains(frame) and size.height() == 875 - FRAME_ALLOWANCE.height()
@@ -158,8 +158,8 @@ def test_first_window_place_fits_the_screen_with_its_frame():
 
 
 def test_first_window_opens_inside_a_1440x900_screen(qtbot, store, settings, monkeypatch):
-    from gui import settings as prefs
-    from gui.main_window import MainWindow
+    from siliconbench.gui import settings as prefs
+    from siliconbench.gui.main_window import MainWindow
     monkeypatch.setattr(prefs, "available_geometry", lambda window: MAC_1440x900,
                         raising=False)
     w = MainWindow(store, settings, defer=True)
@@ -184,7 +184,7 @@ def test_the_report_shows_the_cpu_bar_in_chromium(tmp_path):
     import subprocess
     import tempfile
     from PIL import Image
-    from core.palette import LIGHT
+    from siliconbench.core.palette import LIGHT
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     if browser is None:
         pytest.skip("Chromium is not installed (Debian: apt-get install -y chromium)")

@@ -5,8 +5,8 @@ import importlib.util
 
 import pytest
 
-from core.workloads.checks import MIXED_TOLERANCE
-from core.workloads.encoders import encoder_config, encoder_train_flops
+from siliconbench.core.workloads.checks import MIXED_TOLERANCE
+from siliconbench.core.workloads.encoders import encoder_config, encoder_train_flops
 from tests.framework_runs import (
     TINY_BERT,
     TINY_MLP,
@@ -41,10 +41,10 @@ def test_cnn_training(tmp_path):
 # multiply-adds, He et al. 2015, table 1). Built in a child: this process has PyTorch.
 CNN_FLOPS = """
 import json
-from core.frameworks import isolate
+from siliconbench.core.frameworks import isolate
 isolate("tensorflow")
 import keras
-from core.frameworks.tensorflow import models as keras_models
+from siliconbench.core.frameworks.tensorflow import models as keras_models
 
 x = keras.Input((8, 8, 3))
 stem = keras.layers.Conv2D(4, 3, padding="same")(x)                     # 8*8 * 3*3*3*4

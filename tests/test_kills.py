@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from core.store import INTERRUPTED, Store
+from siliconbench.core.store import INTERRUPTED, Store
 from tests.cli_processes import (processes_under, start_cli, wait_for_stored_rows,
                                  wait_until_gone)
 from tests.fake_workloads import FRAMEWORK
@@ -87,7 +87,7 @@ PARENT = textwrap.dedent("""
     print(child.pid, flush=True)
     time.sleep(120)
 """)
-WORKER = "import sys, time; sys.platform = {platform!r}; from core.worker import " \
+WORKER = "import sys, time; sys.platform = {platform!r}; from siliconbench.core.worker import " \
          "end_with_parent; end_with_parent(); time.sleep(120)"
 
 
@@ -137,7 +137,7 @@ def test_a_ctrl_c_python_swallowed_still_ends_the_command(monkeypatch, capsys):
     """A Ctrl-C that lands in a callback (a weakref's, during an import) cannot propagate:
     Python prints "Exception ignored" and goes on. The command still ends as interrupted."""
     import weakref
-    from core import cli
+    from siliconbench.core import cli
 
     class Thing:
         pass
@@ -159,7 +159,7 @@ def test_a_ctrl_c_while_a_class_is_made_is_still_a_ctrl_c(monkeypatch, capsys):
     """Python 3.11 wraps what a `__set_name__` raises in a RuntimeError: a Ctrl-C landing while
     a dataclass is created (a module importing) came out as "internal error: RuntimeError:
     Error calling __set_name__ on 'Field' instance 'rows' in 'Probe'" in a CI run."""
-    from core import cli
+    from siliconbench.core import cli
 
     class Field:
         def __set_name__(self, owner, name):

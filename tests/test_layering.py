@@ -21,16 +21,17 @@ def imported_modules(path: Path) -> set[str]:
 
 
 def test_framework_imports_live_in_adapters_and_workloads():
-    allowed = {ROOT / "core" / "frameworks", ROOT / "core" / "workloads"}
+    allowed = {ROOT / "siliconbench" / "core" / "frameworks",
+               ROOT / "siliconbench" / "core" / "workloads"}
     heavy = {"torch", "torchvision", "tensorflow", "mlx", "transformers", "keras"}
-    offenders = [str(p.relative_to(ROOT)) for p in (ROOT / "core").rglob("*.py")
+    offenders = [str(p.relative_to(ROOT)) for p in (ROOT / "siliconbench" / "core").rglob("*.py")
                  if not any(p.is_relative_to(a) for a in allowed)
                  and imported_modules(p) & heavy]
     assert offenders == []
 
 
 def test_importing_the_cli_and_runner_loads_no_framework():
-    code = ("import sys, core.cli, core.runner, core.store, core.export, core.workloads;"
+    code = ("import sys, siliconbench.core.cli, siliconbench.core.runner, siliconbench.core.store, siliconbench.core.export, siliconbench.core.workloads;"
             "print(sorted(m for m in ('torch', 'tensorflow', 'mlx', 'PySide6') "
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from core.frameworks import FRAMEWORKS
-from core.reference import references
-from core.workloads import llm
+from siliconbench.core.frameworks import FRAMEWORKS
+from siliconbench.core.reference import references
+from siliconbench.core.workloads import llm
 from tests.test_cli import ROOT, sb
 
 TINY = llm.PRESETS["tiny"]
@@ -33,7 +33,7 @@ def child(code: str, home: Path) -> dict:
     prints one JSON line last."""
     import os
     env = dict(os.environ, SILICONBENCH_HOME=str(home))
-    r = subprocess.run([sys.executable, "-c", "from core.frameworks import isolate\n"
+    r = subprocess.run([sys.executable, "-c", "from siliconbench.core.frameworks import isolate\n"
                         "isolate('llamacpp')\n" + code], capture_output=True, text=True,
                        cwd=ROOT, env=env, timeout=240)
     assert r.returncode == 0, r.stderr[-3000:]
@@ -85,7 +85,7 @@ def test_the_4167_references_hold_the_table_s_numbers():
 
 def test_llama_cpp_is_registered_with_the_extra_that_installs_it():
     fw = FRAMEWORKS["llamacpp"]
-    assert (fw.module, fw.adapter) == ("llama_cpp", "core.frameworks.llamacpp.adapter")
+    assert (fw.module, fw.adapter) == ("llama_cpp", "siliconbench.core.frameworks.llamacpp.adapter")
     reason = fw.missing_reason()
     assert "pip install 'siliconbench[llamacpp]'" in reason and "cmake" in reason
     assert ". " not in reason and reason.endswith(".")              # one sentence
@@ -99,7 +99,7 @@ def test_llama_2_7b_is_the_table_s_model():
     shape = llm.PRESETS["llama-2-7b"]
     # llama-bench: "llama 7B mostly F16 | 12.55 GiB | 6.74 B"
     assert round(shape.parameters / 1e9, 2) == 6.74
-    from core.frameworks.llamacpp.models import expected_bytes
+    from siliconbench.core.frameworks.llamacpp.models import expected_bytes
     assert round(expected_bytes(shape, "float16") / 2**30, 2) == 12.55
 
 
@@ -107,7 +107,7 @@ def test_the_terminal_table_of_a_real_run_has_llama_bench_s_columns():
     """tests/data/records/llm-llamacpp.json, a real tiny run on this machine's CPU."""
     import statistics
 
-    from core.workloads import catalogue
+    from siliconbench.core.workloads import catalogue
     from tests.recorded import recorded
     rec = recorded("llm-llamacpp")
     [(title, columns, lines)] = catalogue()["llm"].more_tables(rec)
@@ -126,7 +126,7 @@ def test_the_terminal_table_of_a_real_run_has_llama_bench_s_columns():
 def test_the_terminal_table_says_rpk_0_where_weights_were_not_repacked():
     """llama-bench shows its rpk column only off its default; a run on a build with the AMX
     kernels loads with --repack 0 and its table says so on every line."""
-    from core.workloads import catalogue
+    from siliconbench.core.workloads import catalogue
     from tests.recorded import recorded
     rec = recorded("llm-llamacpp")
     [(_, columns, _)] = catalogue()["llm"].more_tables(rec)
@@ -149,10 +149,10 @@ def tiny_files(tmp_path_factory):
     home = tmp_path_factory.mktemp("llamacpp-home")
     code = """
 import json
-from core.frameworks.llamacpp import models
-from core.frameworks.llamacpp.llm import Engine
-from core.frameworks import Device
-from core.workloads import llm
+from siliconbench.core.frameworks.llamacpp import models
+from siliconbench.core.frameworks.llamacpp.llm import Engine
+from siliconbench.core.frameworks import Device
+from siliconbench.core.workloads import llm
 shape = llm.PRESETS["tiny"]
 out = {}
 said = []
@@ -167,7 +167,7 @@ for dtype in models.FTYPES:
 again = models.model_file(shape, "tiny", "q4_0", 2, say=said.append)
 # The q4_0 file loaded as on a build whose CPU backend has the AMX kernels (a native build on a
 # Sapphire Rapids Xeon), whatever this CPU is: the switch llama.cpp is given, and what it did.
-from core.frameworks.llamacpp import adapter
+from siliconbench.core.frameworks.llamacpp import adapter
 extra = adapter.cpu_extra_buffer_types()
 adapter.cpu_extra_buffer_types = lambda: ["AMX", *extra]
 lm = Engine(again, Device("cpu"), 0, 2, shape.vocab)
@@ -215,8 +215,8 @@ def test_files_are_said_with_their_size_before_written_and_reused(tiny_files):
     # the float16 source is written once; every quantised type is made from it
     writes = [s for s in said if s.startswith("writing ")]
     assert len(writes) == 2 and all(" of random weights to " in s for s in writes)
-    from core.frameworks.llamacpp.models import expected_bytes
-    from core.numbers import size
+    from siliconbench.core.frameworks.llamacpp.models import expected_bytes
+    from siliconbench.core.numbers import size
     for dtype, said_line in zip(("float32", "float16"), writes):
         assert f": {size(expected_bytes(TINY, dtype))} of random" in said_line
         assert tiny_files["files"][dtype]["size"] == pytest.approx(
@@ -242,7 +242,7 @@ def test_weights_stay_out_of_the_amx_kernels_that_crash():
     """llama.cpp's AMX kernels segfault on quantised weights (ggml-org/llama.cpp#20824): a
     build that has them loads with its extra buffer types off, as llama-bench --repack 0;
     every other build keeps llama-bench's default. Decided from the build's list alone."""
-    from core.frameworks.llamacpp.llm import extra_buffers
+    from siliconbench.core.frameworks.llamacpp.llm import extra_buffers
     use, said = extra_buffers(["AMX", "CPU_REPACK"])
     assert not use
     assert said == ("off, as llama-bench --repack 0: this build's AMX kernels crash on "
@@ -279,7 +279,7 @@ def test_every_load_keeps_its_weights_out_of_amx_and_says_where_they_went(tiny_f
 def test_devices_are_llama_cpp_s_with_its_threads(tmp_path):
     found = child("""
 import json
-from core.frameworks.llamacpp import adapter
+from siliconbench.core.frameworks.llamacpp import adapter
 print(json.dumps({"devices": [d.to_dict() for d in adapter.devices()],
                   "software": adapter.software(), "threads": adapter.threads()}))
 """, tmp_path)
@@ -302,9 +302,9 @@ def rows_of(rec: dict) -> dict:
 def store_a_triad(home: Path) -> float:
     """A bandwidth run of this machine's CPU in the store at `home` (a recorded run, made
     this machine's): the bound a run then divides, without measuring its own. GB/s."""
-    from core.frameworks import cpu_name
-    from core.machine import probe
-    from core.store import Store
+    from siliconbench.core.frameworks import cpu_name
+    from siliconbench.core.machine import probe
+    from siliconbench.core.store import Store
     from tests.recorded import recorded
     rec = recorded("bandwidth-torch")
     rec.machine, rec.device_name = probe().to_dict(), cpu_name()
@@ -325,7 +325,7 @@ def test_a_tiny_run_on_the_cpu_makes_the_llm_rows(tmp_path, dtype, triad_stored)
            "--dtype", dtype, "--prompts", "8", "--depths", "0,8", "--gen-tokens", "4",
            "--quick", home=tmp_path)
     assert r.returncode == 0, r.stderr
-    from core.store import Store
+    from siliconbench.core.store import Store
     [rec] = [x.to_dict() for x in Store(tmp_path / "results.sqlite3").runs(workload="llm")]
     bound = rec["settings"]["memory_bound"]
     if triad_stored:        # the stored triad, else one the run measured itself
@@ -357,8 +357,8 @@ def test_a_tiny_run_on_the_cpu_makes_the_llm_rows(tmp_path, dtype, triad_stored)
     assert s["weight_buffers"] and "AMX " not in s["weight_buffers"]
     assert rec["software"]["llama_cpp_python"] == "0.3.36"
     # The bound: the file's tensors and the float16 cache per step, over the bandwidth.
-    from core.frameworks.llamacpp.llm import step_bytes
-    from core.frameworks.llamacpp.models import tensor_bytes
+    from siliconbench.core.frameworks.llamacpp.llm import step_bytes
+    from siliconbench.core.frameworks.llamacpp.models import tensor_bytes
     stored = tensor_bytes(Path(s["gguf_file"]))
     assert s["weight_bytes"] == sum(stored.values())
     for depth in (0, 8):
@@ -403,7 +403,7 @@ def test_the_own_triad_runs_on_every_core_and_computes_the_triad(monkeypatch):
 
     import numpy as np
 
-    from core.frameworks.llamacpp import ops as llamacpp_ops
+    from siliconbench.core.frameworks.llamacpp import ops as llamacpp_ops
     monkeypatch.setattr(llamacpp_ops, "cores", lambda: 3)
     ctx = SimpleNamespace(device=SimpleNamespace(type="cpu"), device_id="cpu",
                           adapter=SimpleNamespace(empty_cache=lambda dev: None))

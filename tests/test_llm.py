@@ -15,12 +15,12 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from core.context import RunContext
-from core.frameworks.torch import adapter as torch_adapter
-from core.measure import QUICK
-from core.params import ParamError
-from core.store import Store
-from core.workloads import llm
+from siliconbench.core.context import RunContext
+from siliconbench.core.frameworks.torch import adapter as torch_adapter
+from siliconbench.core.measure import QUICK
+from siliconbench.core.params import ParamError
+from siliconbench.core.store import Store
+from siliconbench.core.workloads import llm
 from tests.test_cli import ROOT, sb
 
 TINY = llm.PRESETS["tiny"]
@@ -64,7 +64,7 @@ def test_decode_bytes_grow_with_the_cache():
 
 @pytest.mark.parametrize("name", SHAPES)
 def test_torch_builds_the_shape_and_its_cache_is_real(name):
-    from core.frameworks.torch import llm as torch_llm
+    from siliconbench.core.frameworks.torch import llm as torch_llm
     shape = SHAPES[name]
     for dtype in ("float32", "bfloat16"):
         lm = torch_llm.TorchLM(shape, dtype, torch.device("cpu"))
@@ -81,7 +81,7 @@ def test_the_default_decode_loop_is_the_one_generate_runs_on_the_device(monkeypa
                                                                         loop):
     """transformers' generate compiles the static-cache forward on CUDA only (of these): its
     own test (_valid_auto_compile_criteria) reads the model's device, which is faked here."""
-    from core.frameworks.torch import llm as torch_llm
+    from siliconbench.core.frameworks.torch import llm as torch_llm
     lm = torch_llm.TorchLM(TINY, "float32", torch.device("cpu"))
     monkeypatch.setattr(type(lm.model), "device", property(lambda _: torch.device(device)))
     assert lm.default_loop() == loop
@@ -93,7 +93,7 @@ def test_a_transformers_that_takes_the_cache_as_past_key_values_gets_it(monkeypa
     (transformers 5.17 on an H100: the cache check read 1.36, decode ran eager). A stand-in
     with that older signature must get the cache, and generate's compile rule must see it."""
     import inspect
-    from core.frameworks.torch import llm as torch_llm
+    from siliconbench.core.frameworks.torch import llm as torch_llm
     new_class = torch_llm.model_class(TINY)
     name = "cache" if "cache" in inspect.signature(new_class.forward).parameters \
         else "past_key_values"     # what the installed transformers takes
@@ -118,7 +118,7 @@ def test_a_transformers_that_takes_the_cache_as_past_key_values_gets_it(monkeypa
 def spread_model():
     """The tiny model with weights large enough that greedy decode changes token at every
     step (at its init's 0.02 it repeats one token, which any broken loop would too)."""
-    from core.frameworks.torch import llm as torch_llm
+    from siliconbench.core.frameworks.torch import llm as torch_llm
     lm = torch_llm.TorchLM(TINY, "float32", torch.device("cpu"))
     torch.manual_seed(1)
     with torch.no_grad():
@@ -192,10 +192,10 @@ def test_mlx_builds_the_shape_and_its_cache_is_real():
 import json
 from dataclasses import replace
 from types import SimpleNamespace
-from core.frameworks import isolate
+from siliconbench.core.frameworks import isolate
 isolate("mlx")
-from core.frameworks.mlx import llm as mlx_llm
-from core.workloads import llm
+from siliconbench.core.frameworks.mlx import llm as mlx_llm
+from siliconbench.core.workloads import llm
 out = {{}}
 for name in {list(SHAPES)!r}:
     shape = replace(llm.PRESETS["tiny"], family=name.split()[0], tied=name.endswith(" tied"))
@@ -250,8 +250,8 @@ def test_a_precision_the_device_cannot_multiply_in_is_one_sentence_before_buildi
         monkeypatch, dtype, kernel):
     """A torch CPU build without half-precision kernels refuses the product with this error
     (torch before 2.1 for float16); an MPS device before macOS 14 refuses bfloat16 alike."""
-    from core.frameworks.torch import llm as torch_llm
-    from core.frameworks.torch.ops import TorchOps
+    from siliconbench.core.frameworks.torch import llm as torch_llm
+    from siliconbench.core.frameworks.torch.ops import TorchOps
     real = TorchOps.matmul
 
     def refuse(self, a, b):
@@ -390,11 +390,11 @@ def test_the_bound_divides_the_best_framework_s_newest_triad_on_the_device(tmp_p
                                                                           monkeypatch):
     """MLX's CPU triad measured 1.0 GB/s after torch's 6.7 GB/s in one quick suite here, and
     the torch decode was held against MLX's: a slow kernel must not lower the device's bound."""
-    from core.workloads.llm import MEASURED_TRIAD, measured_ceiling
+    from siliconbench.core.workloads.llm import MEASURED_TRIAD, measured_ceiling
     from tests.recorded import recorded
     monkeypatch.setenv("SILICONBENCH_HOME", str(tmp_path))
     store = Store(tmp_path / "results.sqlite3")
-    from core.machine import probe
+    from siliconbench.core.machine import probe
     runs = [recorded("bandwidth-torch"), recorded("bandwidth-mlx"),
             recorded("bandwidth-tensorflow")]
     for rec in runs:

@@ -7,8 +7,8 @@ import logging.handlers
 
 import pytest
 
-from core import cli
-from core.logs import BACKUPS, MAX_BYTES, log, log_dir, log_file, setup_logging
+from siliconbench.core import cli
+from siliconbench.core.logs import BACKUPS, MAX_BYTES, log, log_dir, log_file, setup_logging
 
 
 def test_log_file_rotates_under_siliconbench_home(siliconbench_home):
@@ -40,7 +40,7 @@ def test_internal_error_writes_the_traceback_to_the_log(monkeypatch, capsys):
 
 @pytest.mark.usefixtures("fake_workloads")
 def test_a_failed_run_logs_its_child_stderr():
-    from core.runner import RunSpec, execute
+    from siliconbench.core.runner import RunSpec, execute
     setup_logging()
     rec = execute(RunSpec("fake-raises"))
     assert rec.status == "failed" and rec.stderr_tail  # kept with the run
@@ -55,7 +55,7 @@ def test_a_log_that_cannot_be_written_stays_off_the_users_screen(siliconbench_ho
     import logging
     import logging.handlers
 
-    from core.logs import QuietFileHandler, log, setup_logging
+    from siliconbench.core.logs import QuietFileHandler, log, setup_logging
 
     class FullDisk:
         def write(self, text):

@@ -11,8 +11,8 @@ import pytest
 from PySide6.QtCore import QCoreApplication, QSettings, Qt
 from PySide6.QtGui import QAction, QKeySequence
 
-from gui import settings as prefs
-from gui.shortcuts import chart_shortcut, shortcuts
+from siliconbench.gui import settings as prefs
+from siliconbench.gui.shortcuts import chart_shortcut, shortcuts
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -211,14 +211,14 @@ def test_run_details_open_beside_the_window_not_over_it(window):
 
 
 def test_the_welcome_is_a_sheet(window):
-    from gui.welcome import maybe_show_welcome
+    from siliconbench.gui.welcome import maybe_show_welcome
     dialog = maybe_show_welcome(window)
     assert the_sheet(window) is dialog
     dialog.reject()
 
 
 def test_closing_while_runs_go_asks_in_a_sheet_and_cancel_keeps_the_window(qtbot, window):
-    from core.runner import RunSpec
+    from siliconbench.core.runner import RunSpec
     window.ask_before_closing = True
     # In MLX (a tenth of a CPU-second to import, PyTorch three): any run under way will do.
     window.queue.enqueue([RunSpec("gemm", "mlx", "cpu", {"sizes": [64], "dtypes": ["float32"]},
@@ -244,10 +244,10 @@ def test_the_app_and_the_html_report_take_one_palette(qtbot):
 
     import pyqtgraph as pg
 
-    from core import palette
-    from core.report import to_html
-    from gui import theme
-    from gui.compare_view import CompareView
+    from siliconbench.core import palette
+    from siliconbench.core.report import to_html
+    from siliconbench.gui import theme
+    from siliconbench.gui.compare_view import CompareView
     from tests.recorded import recorded
     assert (theme.LIGHT, theme.DARK) == (palette.LIGHT, palette.DARK)
     view = CompareView()
@@ -266,13 +266,13 @@ def test_the_app_and_the_html_report_take_one_palette(qtbot):
         assert f"--{name}:{colour}" in page
     assert ".faster{color:var(--ok)" in page and ".slower{color:var(--error)" in page
 def test_help_names_each_shortcut_as_its_menu_entry_does(window):
-    """gui.help keeps the menu entries' words beside the shortcut names: each must be the
+    """siliconbench.gui.help keeps the menu entries' words beside the shortcut names: each must be the
     text of the window's action that has that shortcut (the menus may say more of a state,
     'Nothing to export', so the action's default text is read before any selection)."""
     from PySide6.QtGui import QAction, QKeySequence
 
-    from gui.help import SHORTCUT_WORDS
-    from gui.shortcuts import shortcuts
+    from siliconbench.gui.help import SHORTCUT_WORDS
+    from siliconbench.gui.shortcuts import shortcuts
     keys = shortcuts()
     by_key = {}
     for a in window.findChildren(QAction):

@@ -1,4 +1,4 @@
-"""Tests of core.machine: parsers on recorded outputs, probes with commands replaced, records."""
+"""Tests of siliconbench.core.machine: parsers on recorded outputs, probes with commands replaced, records."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from core import machine
-from core.machine import MachineInfo
+from siliconbench.core import machine
+from siliconbench.core.machine import MachineInfo
 
 DATA = Path(__file__).parent / "data" / "machine"
 EPYC = DATA / "linux_epyc"
@@ -606,7 +606,7 @@ def test_key_is_stable_and_tracks_hardware_only():
 
 def test_import_stays_cheap():
     code = (
-        "import core.machine, sys; "
+        "import siliconbench.core.machine, sys; "
         "print([m for m in ('torch', 'tensorflow', 'PySide6', 'mlx') if m in sys.modules])"
     )
     result = subprocess.run(
@@ -617,7 +617,7 @@ def test_import_stays_cheap():
 
 def test_probe_does_not_import_frameworks():
     code = (
-        "import core.machine, sys; core.machine.probe(); "
+        "import siliconbench.core.machine, sys; siliconbench.core.machine.probe(); "
         "print([m for m in ('torch', 'tensorflow', 'PySide6', 'mlx') if m in sys.modules])"
     )
     result = subprocess.run(
@@ -666,7 +666,7 @@ def test_other_cpu_of_same_chip():
 def test_a_probed_mac_travels_in_a_result_file(commands, monkeypatch):
     """What a Mac's probe records (tiers, sources) must pass the import schema, or a run
     kept in a file when the store failed could never be imported."""
-    from core.results import RunRecord, records_from_json, records_to_json
+    from siliconbench.core.results import RunRecord, records_from_json, records_to_json
     monkeypatch.setattr(machine, "run_command", mac_commands(**commands))
     info = machine.probe_macos()
     rec = RunRecord("gemm", "torch", "mps", {}, machine=info.to_dict())

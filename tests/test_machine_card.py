@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from core import machine
-from gui.machine_card import describe
+from siliconbench.core import machine
+from siliconbench.gui.machine_card import describe
 from tests.test_machine import INTEL, M5_MAX, VM, mac_commands
 
 

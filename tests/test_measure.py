@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from core import measure as measure_mod
-from core.measure import MeasureSettings, measure, measure_for
-from core.stats import median_ci, summarize
+from siliconbench.core import measure as measure_mod
+from siliconbench.core.measure import MeasureSettings, measure, measure_for
+from siliconbench.core.stats import median_ci, summarize
 
 FAST = MeasureSettings(min_block_s=0.005, min_blocks=5, min_time_s=0.02, max_time_s=1.0,
                        max_warmup_s=1.0)
@@ -128,7 +128,7 @@ def test_summary_statistics_known_answers():
 def test_median_interval_matches_the_exact_binomial_and_scales(monkeypatch):
     from math import comb
 
-    from core.stats import _sign_test_index
+    from siliconbench.core.stats import _sign_test_index
     for n in range(1, 80):
         exact = -1
         for j in range(n // 2):
@@ -141,7 +141,7 @@ def test_median_interval_matches_the_exact_binomial_and_scales(monkeypatch):
 
     from scipy.stats import binom
 
-    from core import stats
+    from siliconbench.core import stats
     terms = []
     n = 5000
     with monkeypatch.context() as m:
@@ -154,7 +154,7 @@ def test_median_interval_matches_the_exact_binomial_and_scales(monkeypatch):
 
 
 def test_the_settings_env_shortens_the_protocol_and_a_bad_value_is_one_sentence(monkeypatch):
-    from core.measure import QUICK, SETTINGS_ENV, MeasureSettings, settings_for
+    from siliconbench.core.measure import QUICK, SETTINGS_ENV, MeasureSettings, settings_for
     monkeypatch.delenv(SETTINGS_ENV, raising=False)
     assert (settings_for(True), settings_for(False)) == (QUICK, MeasureSettings())
     monkeypatch.setenv(SETTINGS_ENV, '{"max_time_s": 0.3, "min_blocks": 3}')

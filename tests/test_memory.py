@@ -10,9 +10,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from core.results import Row
-from core.store import Store
-from core.workloads import memory
+from siliconbench.core.results import Row
+from siliconbench.core.store import Store
+from siliconbench.core.workloads import memory
 from tests.test_train import run_cli, run_limited
 
 

@@ -4,8 +4,8 @@ fit seconds per depth, per-epoch rows for 3000-1000, the synthetic flag, the CPU
 import pytest
 import torch
 
-from core.frameworks.torch import models
-from core.store import Store
+from siliconbench.core.frameworks.torch import models
+from siliconbench.core.store import Store
 from tests.test_cifar import make_archive
 from tests.test_train import run_cli
 

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from core.frameworks.mlx import adapter as mlx_adapter
+from siliconbench.core.frameworks.mlx import adapter as mlx_adapter
 from tests.test_cli import ROOT, sb
 
 if importlib.util.find_spec("mlx") is None:
@@ -51,7 +51,7 @@ def test_bandwidth_through_the_cli(tmp_path):
 
 
 def test_devices_say_why_the_gpu_is_absent():
-    r = subprocess.run([sys.executable, "-m", "core.worker", "devices", "mlx"],
+    r = subprocess.run([sys.executable, "-m", "siliconbench.core.worker", "devices", "mlx"],
                        capture_output=True, text=True, cwd=ROOT, timeout=120)
     devices = {d["id"]: d for d in json.loads(r.stdout)["devices"]}
     assert devices["cpu"]["usable"] and devices["cpu"]["memory_bytes"] > 0
@@ -64,13 +64,13 @@ def test_an_op_the_device_refuses_is_an_unsupported_row():
     # when the result is evaluated, and the row carries MLX's reason.
     out = child("""
 import json
-from core.frameworks import Device, isolate
-from core.frameworks.mlx import adapter
+from siliconbench.core.frameworks import Device, isolate
+from siliconbench.core.frameworks.mlx import adapter
 isolate("mlx")
 import mlx.core as mx
-from core.context import RunContext
-from core.measure import QUICK
-from core.workloads import gemm
+from siliconbench.core.context import RunContext
+from siliconbench.core.measure import QUICK
+from siliconbench.core.workloads import gemm
 adapter.resolve("cpu")
 device = Device("gpu", 0, mx.Device(mx.gpu))
 events = []
@@ -112,7 +112,7 @@ def test_which_blas_the_cpu_multiplies_with_is_read_from_the_process_maps():
 
 
 def test_a_reference_blas_cpu_run_says_its_numbers_measure_the_library(tmp_path, monkeypatch):
-    from core.frameworks import Device
+    from siliconbench.core.frameworks import Device
     monkeypatch.setattr(mlx_adapter, "blas", lambda: "reference BLAS 3.10.0")
     words = mlx_adapter.caveat(Device("cpu", 0, None))
     assert "reference BLAS 3.10.0" in words and "far below this processor" in words

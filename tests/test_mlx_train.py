@@ -60,7 +60,7 @@ def test_3000_1000_preset(tmp_path):
               "3000-1000")
 
 
-# Sustained mode (--duration) has no MLX code: core.workloads.rows.measure_run times any
+# Sustained mode (--duration) has no MLX code: siliconbench.core.workloads.rows.measure_run times any
 # engine's step in blocks for that long. It runs end to end on torch's training and inference
 # (test_train.py, test_infer.py); MLX's step is timed here in the normal protocol.
 
@@ -82,11 +82,11 @@ def test_check_trains_a_cpu_twin_with_the_same_weights(request, name, point, ste
 # the 23M-weight embedding whose Adam update makes each step cost a second here.
 COMPILED = """
 import json
-from core.frameworks import isolate
+from siliconbench.core.frameworks import isolate
 isolate("mlx")
 import mlx.core as mx
-from core.frameworks.mlx import models as mlx_models
-from core.workloads.encoders import EncoderConfig
+from siliconbench.core.frameworks.mlx import models as mlx_models
+from siliconbench.core.workloads.encoders import EncoderConfig
 
 config = EncoderConfig(layers=1, hidden=32, heads=2, ffn=64, vocab=64, max_positions=16)
 mx.random.seed(0)
@@ -123,12 +123,12 @@ def test_compile_is_mx_compile_and_trains_as_the_eager_step(bert):
 
 COMPILE_FAILS = """
 import json
-from core.frameworks import isolate
+from siliconbench.core.frameworks import isolate
 isolate("mlx")
 import mlx.core as mx
 import mlx.nn  # compiles its activations at import, before the compiler breaks
-from core.frameworks.mlx import models as mlx_models
-from core.workloads.encoders import EncoderConfig
+from siliconbench.core.frameworks.mlx import models as mlx_models
+from siliconbench.core.workloads.encoders import EncoderConfig
 
 def broken(*args, **kwargs):
     raise RuntimeError("no C++ compiler found\\nmore")

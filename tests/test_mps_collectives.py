@@ -9,7 +9,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from core.frameworks.torch import adapter  # noqa: E402
+from siliconbench.core.frameworks.torch import adapter  # noqa: E402
 from tests.cli_processes import cli_in_process  # noqa: E402
 
 
@@ -27,7 +27,7 @@ def test_the_mps_device_is_ready_and_says_it_has_no_collectives(with_mps):
 
 
 def test_the_devices_command_shows_it(with_mps, siliconbench_home, capsys):
-    from core.runner import DEVICE_CACHE, _installation_key
+    from siliconbench.core.runner import DEVICE_CACHE, _installation_key
     listed = [d.to_dict() for d in adapter.devices()]
     siliconbench_home.mkdir(parents=True, exist_ok=True)
     (siliconbench_home / DEVICE_CACHE).write_text(json.dumps(
@@ -42,7 +42,7 @@ def test_the_devices_command_shows_it(with_mps, siliconbench_home, capsys):
 
 
 def test_the_apps_device_list_shows_it(with_mps, qtbot):
-    from gui.device_list import DeviceList
+    from siliconbench.gui.device_list import DeviceList
     listing = DeviceList()
     qtbot.addWidget(listing)
     listing.set_devices(adapter.devices())
@@ -54,8 +54,8 @@ def test_the_apps_device_list_shows_it(with_mps, qtbot):
 
 
 def test_a_distributed_run_on_mps_is_one_sentence(with_mps):
-    from core.frameworks.torch.allreduce import Group
-    from core.params import ParamError
+    from siliconbench.core.frameworks.torch.allreduce import Group
+    from siliconbench.core.params import ParamError
 
     class Ctx:
         device = torch.device("mps")

@@ -1,4 +1,4 @@
-"""One way a figure reads (core.numbers): the same real run records give the same strings in
+"""One way a figure reads (siliconbench.core.numbers): the same real run records give the same strings in
 `siliconbench compare`, `siliconbench results`, the HTML report and the app's Results and
 Compare tabs, and no surface falls back to scientific notation for everyday values."""
 
@@ -9,15 +9,15 @@ import re
 
 import pytest
 
-from core import cli
-from core.compare import compare, resolve_sides
-from core.numbers import (duration, metric_heading, number, quantity, ratio, row_with_spread,
+from siliconbench.core import cli
+from siliconbench.core.compare import compare, resolve_sides
+from siliconbench.core.numbers import (duration, metric_heading, number, quantity, ratio, row_with_spread,
                           size, span, with_spread)
-from core.workloads import headline
-from gui.compare_view import FIXED, CompareView
-from gui.results_browser import BEST, cell_text
-from gui.row_table import RowTable
-from gui.row_text import headline_text
+from siliconbench.core.workloads import headline
+from siliconbench.gui.compare_view import FIXED, CompareView
+from siliconbench.gui.results_browser import BEST, cell_text
+from siliconbench.gui.row_table import RowTable
+from siliconbench.gui.row_text import headline_text
 from tests.recorded import recorded
 
 # Two runs of one machine with points in common; TensorFlow's MLP reaches over 1,000 img/s.
@@ -118,7 +118,7 @@ def test_everyday_values_read_without_exponents():
 
 def test_exports_keep_the_raw_numbers(runs):
     """CSV and JSON carry full precision: the formatter is for reading, never for files."""
-    from core.export import csv_table
+    from siliconbench.core.export import csv_table
     header, lines = csv_table(runs)
     values = [line[header.index("value")] for line in lines]
     assert values == [row.value for rec in runs for row in rec.rows]
@@ -126,7 +126,7 @@ def test_exports_keep_the_raw_numbers(runs):
 
 
 def test_times_apart_reads_at_one_precision_whatever_the_size():
-    from core.numbers import times
+    from siliconbench.core.numbers import times
     # 360 TFLOPS over 0.0561: thousands apart, never '0.000×'.
     assert times(360.4 / 0.0561) == "≈6,420×" == times(0.0561 / 360.4)
     assert [times(v) for v in (1.234, 12.34, 143.2, 1 / 36)] == ["1.23×", "12.3×", "143×",
@@ -134,7 +134,7 @@ def test_times_apart_reads_at_one_precision_whatever_the_size():
 
 
 def test_axis_ticks_read_in_human_units():
-    from core.numbers import compact
+    from siliconbench.core.numbers import compact
     assert [compact(v) for v in (15_000, 2_500_000, 680, 0.05, 1e-5, 999.9)] == \
         ["15K", "2.5M", "680", "0.05", "0.00001", "1K"]
     assert compact(1.5 * 2 ** 30, "bytes") == "1.5 GB"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from core.workloads import headline
+from siliconbench.core.workloads import headline
 from tests.cli_processes import run_cli
 
 OLD = Path(__file__).parent / "data" / "stores"
@@ -20,7 +20,7 @@ OLD = Path(__file__).parent / "data" / "stores"
 @pytest.fixture
 def store(siliconbench_home):
     """This test's store: a copy of the store the pre-reshape code wrote."""
-    from core.store import Store
+    from siliconbench.core.store import Store
     siliconbench_home.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(OLD / "pre-reshape.sqlite3", siliconbench_home / "results.sqlite3")
     s = Store(siliconbench_home / "results.sqlite3")
@@ -55,7 +55,7 @@ def test_todays_export_of_an_old_store_is_the_old_one(store, tmp_path, suffix):
 
 
 def test_the_window_lists_and_draws_the_old_runs(window, qtbot):
-    from gui.results_browser import BEST, cell_text
+    from siliconbench.gui.results_browser import BEST, cell_text
     window.results.reload()
     qtbot.waitUntil(lambda: window.results.model.rowCount() == 5, timeout=10_000)
     gemm = next(r for r in window.store.runs() if r.label == "pre-reshape")

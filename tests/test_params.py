@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from core.params import Param, ParamError, resolve
+from siliconbench.core.params import Param, ParamError, resolve
 
 SIZES = Param("sizes", "int_list", None, "sizes", min=1, max=65536)
 DTYPES = Param("dtypes", "choice_list", ["float32"], "dtypes", choices=("float32", "float16"))
@@ -37,8 +37,8 @@ def test_bad_values_get_one_sentence(param, text, message):
 def test_large_bounds_are_written_in_full_in_errors_and_in_the_form():
     """:g made 2**36, all-reduce's largest message, into 6.87195e+10 in the form's hint and
     in the CLI's sentence; whole numbers are written in full."""
-    from core.workloads import workload
-    from gui.param_form import param_hint
+    from siliconbench.core.workloads import workload
+    from siliconbench.gui.param_form import param_hint
     sizes = next(p for p in workload("allreduce").params if p.name == "sizes")
     assert "From 16 to 68,719,476,736." in param_hint(sizes)
     with pytest.raises(ParamError) as e:
@@ -59,8 +59,8 @@ def test_resolve_fills_defaults_and_refuses_unknown_names():
 @pytest.mark.parametrize("text", ["nan", "NaN", "inf", "-inf", "Infinity", "1e999"])
 def test_every_float_parameter_refuses_what_is_not_finite(text):
     """NaN passes every bound check (it compares false), and an infinite time limit is none."""
-    from core.cli import TIME_LIMIT
-    from core.workloads import catalogue
+    from siliconbench.core.cli import TIME_LIMIT
+    from siliconbench.core.workloads import catalogue
     floats = [p for w in catalogue().values() for p in w.params if p.kind == "float"]
     for p in floats + [TIME_LIMIT]:
         with pytest.raises(ParamError, match="takes a finite number"):
@@ -69,7 +69,7 @@ def test_every_float_parameter_refuses_what_is_not_finite(text):
 
 
 def test_the_shipped_torchvision_model_list_is_the_installed_ones():
-    """resources/torchvision_models.json (scripts/torchvision_models.py) against torchvision,
+    """siliconbench/resources/torchvision_models.json (scripts/torchvision_models.py) against torchvision,
     asked in a child process: this one never imports torch."""
     import json
     import subprocess
@@ -77,7 +77,7 @@ def test_the_shipped_torchvision_model_list_is_the_installed_ones():
 
     import pytest
     pytest.importorskip("torchvision")
-    from core.workloads import workload
+    from siliconbench.core.workloads import workload
     code = ("import json; from scripts.torchvision_models import installed_models; "
             "print(json.dumps(installed_models()))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -89,8 +89,8 @@ def test_the_shipped_torchvision_model_list_is_the_installed_ones():
 
 
 def test_estimates_question_huge_runs_and_pass_small_ones():
-    from core.estimate import estimate
-    from core.frameworks import DeviceInfo
+    from siliconbench.core.estimate import estimate
+    from siliconbench.core.frameworks import DeviceInfo
     laptop = DeviceInfo("torch", "cpu", "Laptop CPU", "cpu", 16 * 2**30)
     huge = estimate("gemm", {"sizes": [32768], "dtypes": ["float64"]}, laptop)
     assert huge.too_big == ["N=32768 in float64 (24 GB)"]
@@ -107,14 +107,14 @@ def test_estimates_question_huge_runs_and_pass_small_ones():
 def test_the_command_line_warns_before_a_huge_cpu_run():
     import psutil
 
-    from core.cli import _estimate_warnings
-    from core.runner import RunSpec
+    from siliconbench.core.cli import _estimate_warnings
+    from siliconbench.core.runner import RunSpec
     too_big = 2 ** int(math.log2(math.sqrt(psutil.virtual_memory().total / 8 / 3)) + 1)
     spec = RunSpec("gemm", "torch", "cpu", {"sizes": [64, too_big], "dtypes": ["float64"]})
     assert f"N={too_big} in float64" in _estimate_warnings(spec)[0]
     assert _estimate_warnings(RunSpec("gemm", "torch", "cpu", {"sizes": [64]}, quick=True)) == []
     # Nothing of it fits: refused before it starts, in one sentence (exit 2)
-    from core.cli import Usage
+    from siliconbench.core.cli import Usage
     with pytest.raises(Usage, match=f"^Nothing of this run fits in .*: N={too_big} in float64"):
         _estimate_warnings(RunSpec("gemm", "torch", "cpu", {"sizes": [too_big],
                                                              "dtypes": ["float64"]}))

@@ -7,11 +7,11 @@ from importlib.resources import files
 
 import pytest
 
-from core.peaks import ABOVE_PEAK_TOLERANCE, DTYPES, Peak, assess, find_peak, load_peaks
+from siliconbench.core.peaks import ABOVE_PEAK_TOLERANCE, DTYPES, Peak, assess, find_peak, load_peaks
 
 
 def _raw_table() -> dict:
-    return json.loads(files("resources").joinpath("peaks.json").read_text(encoding="utf-8"))
+    return json.loads(files("siliconbench.resources").joinpath("peaks.json").read_text(encoding="utf-8"))
 
 
 def test_table_loads_with_unique_ids() -> None:

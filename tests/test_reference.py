@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from core import cli, reference
-from core.compare import PUBLISHED_VERDICT, Side, compare, resolve_sides
-from core.results import records_from_json
-from core.store import Store
+from siliconbench.core import cli, reference
+from siliconbench.core.compare import PUBLISHED_VERDICT, Side, compare, resolve_sides
+from siliconbench.core.results import records_from_json
+from siliconbench.core.store import Store
 from tests.sample_records import infer_run
 
 # What the measured workloads call their points and metrics.
@@ -32,7 +32,7 @@ def test_references_load_validate_and_carry_provenance():
 
 def test_reference_files_are_export_files_that_validate():
     from importlib import resources
-    folder = resources.files("resources").joinpath("reference")
+    folder = resources.files("siliconbench.resources").joinpath("reference")
     names = sorted(e.name for e in folder.iterdir() if e.name.endswith(".json"))
     assert names == ["llamacpp-apple-silicon.json", "m1-tensorflow-benchmark.json",
                      "m1-tensorflow-mlp.json", "mlx-lm-benchmarks.json", "pytorch-mps-inference.json",

@@ -9,8 +9,8 @@ import tempfile
 
 import pytest
 
-from core.compare import Side, compare, resolve_side
-from core.report import bar_chart, to_csv, to_html
+from siliconbench.core.compare import Side, compare, resolve_side
+from siliconbench.core.report import bar_chart, to_csv, to_html
 from tests.sample_records import gemm_run, infer_run
 
 

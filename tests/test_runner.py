@@ -5,8 +5,8 @@ import threading
 
 import pytest
 
-from core.runner import ChildRun, RunSpec, UsageError, execute
-from core.store import Store
+from siliconbench.core.runner import ChildRun, RunSpec, UsageError, execute
+from siliconbench.core.store import Store
 from tests.cli_processes import stored_records
 from tests.fake_workloads import FRAMEWORK
 
@@ -65,7 +65,7 @@ def test_sigkill_reads_as_out_of_memory():
 def test_hang_stops_at_time_limit_even_ignoring_sigterm(monkeypatch):
     import types
 
-    from core import runner
+    from siliconbench.core import runner
     monkeypatch.setattr(runner, "KILL_GRACE_S", 0.5)
     # The runner's clock stands still until both rows are in, then passes the limit: on a
     # loaded machine the child's imports alone can outlast a real few seconds, and the test is
@@ -80,7 +80,7 @@ def test_hang_stops_at_time_limit_even_ignoring_sigterm(monkeypatch):
 
 
 def test_cancel_mid_run(monkeypatch):
-    monkeypatch.setattr("core.runner.KILL_GRACE_S", 0.5)
+    monkeypatch.setattr("siliconbench.core.runner.KILL_GRACE_S", 0.5)
     seen_row = threading.Event()
 
     def on_event(e):
@@ -116,8 +116,8 @@ def test_bad_specs_are_refused_before_a_process_starts(spec, message):
 def test_discovery_reports_each_framework_as_it_answers(monkeypatch):
     import threading
 
-    from core import runner
-    from core.frameworks import DeviceInfo
+    from siliconbench.core import runner
+    from siliconbench.core.frameworks import DeviceInfo
     monkeypatch.setattr(runner, "FRAMEWORKS", {"torch": None, "slow": None})
     torch_reported = threading.Event()
 
@@ -148,8 +148,8 @@ def test_discovery_reports_each_framework_as_it_answers(monkeypatch):
 
 
 def test_device_lists_are_kept_until_the_installation_changes(monkeypatch):
-    from core import runner
-    from core.frameworks import DeviceInfo
+    from siliconbench.core import runner
+    from siliconbench.core.frameworks import DeviceInfo
     asked = []
 
     def child(name, fw):

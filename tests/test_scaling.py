@@ -11,8 +11,8 @@ import time
 import psutil
 import pytest
 
-from core.runner import ChildRun, RunSpec
-from core.store import Store
+from siliconbench.core.runner import ChildRun, RunSpec
+from siliconbench.core.store import Store
 from tests.cli_processes import processes_under, run_cli, wait_until_gone
 
 ENGINES = ["mlx", "torch"]
@@ -103,7 +103,7 @@ def _rank(home, rank, timeout=60):
                 env, cmd = p.environ(), " ".join(p.cmdline())
             except psutil.Error:
                 continue
-            if (env.get("RANK") or env.get("MLX_RANK")) == str(rank) and "core.worker" in cmd:
+            if (env.get("RANK") or env.get("MLX_RANK")) == str(rank) and "siliconbench.core.worker" in cmd:
                 return p
         time.sleep(0.05)
     raise AssertionError(f"rank {rank} never started")

@@ -6,9 +6,9 @@ import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import Qt
 
-from core.numbers import percent
-from gui.chart_series import SCALING, chart_of, scaling_series
-from gui.plots import ChartPanel
+from siliconbench.core.numbers import percent
+from siliconbench.gui.chart_series import SCALING, chart_of, scaling_series
+from siliconbench.gui.plots import ChartPanel
 from tests.recorded import recorded
 
 STEMS = ["scaling-mlx", "scaling-torch"]
@@ -56,7 +56,7 @@ def test_the_chart_draws_points_ideal_line_and_efficiencies(qtbot, stem):
 
 def test_the_published_mac_studio_figures_draw_as_linear_scaling(qtbot):
     """WWDC22's Horovod demo: about 200 / 400 / 800 images/s on 1 / 2 / 4 Mac Studios."""
-    from core.reference import find
+    from siliconbench.core.reference import find
     [ref] = find("pub-scaling-wwdc22")
     assert ref.source == "published" and "approximate" in ref.provenance["settings"]
     [s] = scaling_series([ref])

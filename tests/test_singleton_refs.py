@@ -1,5 +1,5 @@
 """The guard against PySide6/pyqtgraph releasing references to None, True and False they
-never took (gui/singleton_refs.py): on Python 3.11 the interpreter aborts when one of those
+never took (siliconbench/gui/singleton_refs.py): on Python 3.11 the interpreter aborts when one of those
 counts reaches zero."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from gui import singleton_refs
+from siliconbench.gui import singleton_refs
 
 needs_311 = pytest.mark.skipif(sys.version_info >= (3, 12),
                                reason="None, True and False are immortal from 3.12")
@@ -16,7 +16,7 @@ needs_311 = pytest.mark.skipif(sys.version_info >= (3, 12),
 
 @needs_311
 def test_charts_built_keep_none_far_from_zero(qtbot):
-    from gui.plots import plot_widget
+    from siliconbench.gui.plots import plot_widget
     for _ in range(10):
         qtbot.addWidget(plot_widget())
     assert sys.getrefcount(None) >= singleton_refs.LOW

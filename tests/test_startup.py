@@ -1,4 +1,4 @@
-"""The window as gui.app opens it (MainWindow(defer=True)): the devices, the workloads and the
+"""The window as siliconbench.gui.app opens it (MainWindow(defer=True)): the devices, the workloads and the
 form paint first, with nothing else loaded; the store, the run queue, Results and the charts come
 after that paint, or at once when something reaches for them first (a file Finder opens)."""
 
@@ -17,19 +17,19 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 ROOT = Path(__file__).resolve().parent.parent
 REAL_RUNS = Path(__file__).parent / "data" / "runs" / "tiny-cpu-runs.json"
 
-# Built and painted as gui.app does, then asked what it holds and what it loaded.
+# Built and painted as siliconbench.gui.app does, then asked what it holds and what it loaded.
 FIRST_PAINT = """
 import json, sys
 from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QApplication
 app = QApplication(["SiliconBench"])
-from gui.main_window import MainWindow
+from siliconbench.gui.main_window import MainWindow
 w = MainWindow(defer=True)
 def report():
     print(json.dumps({
-        "loaded": sorted(m for m in ("pyqtgraph", "core.store", "core.runner", "core.telemetry",
-                                     "gui.results_browser", "gui.queue_view", "gui.help",
-                                     "gui.compare_view", "logging.handlers")
+        "loaded": sorted(m for m in ("pyqtgraph", "siliconbench.core.store", "siliconbench.core.runner", "siliconbench.core.telemetry",
+                                     "siliconbench.gui.results_browser", "siliconbench.gui.queue_view", "siliconbench.gui.help",
+                                     "siliconbench.gui.compare_view", "logging.handlers")
                          if m in sys.modules),
         "workloads": w.catalogue.count(), "form": sorted(w.form.fields),
         "menus": [a.text() for a in w.menuBar().actions()],
@@ -55,7 +55,7 @@ def test_the_first_paint_shows_the_form_and_loads_nothing_else(tmp_path):
     assert out.returncode == 0, out.stderr
     seen = json.loads(out.stdout.strip().splitlines()[-1])
     assert seen["loaded"] == []
-    from core.workloads import catalogue
+    from siliconbench.core.workloads import catalogue
     gemm = sorted(p.name for p in catalogue()["gemm"].params)
     assert seen["workloads"] >= 5 and seen["form"] == gemm and "sizes" in gemm
     assert seen["menus"] == ["&File", "&Edit", "&Run", "&View", "&Window", "&Help"]
@@ -66,7 +66,7 @@ def test_the_first_paint_shows_the_form_and_loads_nothing_else(tmp_path):
 
 @pytest.fixture
 def deferred(qtbot, store, settings):
-    from gui.main_window import MainWindow
+    from siliconbench.gui.main_window import MainWindow
     w = MainWindow(settings=settings, defer=True)
     w.ask_before_closing = False
     qtbot.addWidget(w)
@@ -123,13 +123,13 @@ def test_the_menus_entries_come_with_the_rest_and_agree_with_the_window(deferred
 
 def test_kept_devices_make_run_available_at_once_in_the_deferred_window(
         qtbot, deferred, store, monkeypatch):
-    """As gui.app starts it: the rest built over the store, then the background work; the
+    """As siliconbench.gui.app starts it: the rest built over the store, then the background work; the
     devices kept from the last launch enable Run while every framework is asked again."""
     import threading
 
-    from core import runner
-    from core.frameworks import FRAMEWORKS, DeviceInfo
-    from core.store import home
+    from siliconbench.core import runner
+    from siliconbench.core.frameworks import FRAMEWORKS, DeviceInfo
+    from siliconbench.core.store import home
     kept = {name: [DeviceInfo(name, "cpu", "Kept CPU", "cpu", 8 * 2**30).to_dict()]
             for name in FRAMEWORKS}
     home().mkdir(parents=True, exist_ok=True)
@@ -152,9 +152,9 @@ def test_kept_devices_make_run_available_at_once_in_the_deferred_window(
 def test_a_store_that_cannot_open_leaves_the_window_to_try_again(deferred, store,
                                                                   siliconbench_home,
                                                                   monkeypatch):
-    """Reached before gui.app opened the store, and the default store cannot be opened: the
+    """Reached before siliconbench.gui.app opened the store, and the default store cannot be opened: the
     one-sentence StoreError, and the window still whole to be given a store."""
-    from core.store import StoreError
+    from siliconbench.core.store import StoreError
     siliconbench_home.parent.mkdir(parents=True, exist_ok=True)
     blocker = siliconbench_home.parent / "not-a-folder"
     blocker.write_text("a file where the store's folder should be")

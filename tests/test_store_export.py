@@ -8,10 +8,10 @@ import sqlite3
 
 import pytest
 
-from core import export, store as store_mod
-from core.results import NotAResultFile, RunRecord, Row, records_from_json
-from core.stats import summarize
-from core.store import Store, StoreError
+from siliconbench.core import export, store as store_mod
+from siliconbench.core.results import NotAResultFile, RunRecord, Row, records_from_json
+from siliconbench.core.stats import summarize
+from siliconbench.core.store import Store, StoreError
 
 
 def record(**kw) -> RunRecord:

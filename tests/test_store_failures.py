@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 
-from core import store as store_mod
-from core.files import write_atomic
-from core.results import RunRecord, records_from_json, records_to_json
-from core.runner import RunNotStored, RunSpec, execute
-from core.store import Store, StoreError
+from siliconbench.core import store as store_mod
+from siliconbench.core.files import write_atomic
+from siliconbench.core.results import RunRecord, records_from_json, records_to_json
+from siliconbench.core.runner import RunNotStored, RunSpec, execute
+from siliconbench.core.store import Store, StoreError
 from tests.cli_processes import run_cli, wait_until_gone
 from tests.fake_workloads import FRAMEWORK
 
@@ -42,7 +42,7 @@ def no_process_left_behind(siliconbench_home):
 @pytest.fixture(scope="module")
 def real_run(tmp_path_factory) -> RunRecord:
     """One record a real (test-workload) run wrote; tests store copies of it under new ids."""
-    from core.workloads import catalogue
+    from siliconbench.core.workloads import catalogue
     saved = {k: os.environ.get(k) for k in ("SILICONBENCH_HOME", "SILICONBENCH_EXTRA_WORKLOADS")}
     os.environ["SILICONBENCH_HOME"] = str(tmp_path_factory.mktemp("real-run"))
     os.environ["SILICONBENCH_EXTRA_WORKLOADS"] = "tests.fake_workloads"
@@ -270,7 +270,7 @@ def test_a_failed_final_save_raises_with_the_record_kept(tmp_path, monkeypatch, 
                          "malformed).")
     monkeypatch.setattr(s, "save", broken)
     monkeypatch.setenv("SILICONBENCH_EXTRA_WORKLOADS", "tests.fake_workloads")
-    from core.workloads import catalogue
+    from siliconbench.core.workloads import catalogue
     catalogue.cache_clear()
     with pytest.raises(RunNotStored) as e:
         execute(RunSpec("fake-ok", FRAMEWORK, params={"steps": 2}), s)
@@ -285,8 +285,8 @@ def test_a_failed_final_save_raises_with_the_record_kept(tmp_path, monkeypatch, 
 
 SAVE_ONE = textwrap.dedent("""
     import sys, time
-    from core.results import records_from_json
-    from core.store import Store
+    from siliconbench.core.results import records_from_json
+    from siliconbench.core.store import Store
     [rec] = records_from_json(open(sys.argv[1]).read())
     start = float(sys.argv[2])
     time.sleep(max(0.0, start - time.time() - 0.01))
@@ -362,7 +362,7 @@ def test_imports_and_a_run_wait_for_a_long_lock_and_lose_nothing(tmp_path, real_
     holder = subprocess.Popen([sys.executable, "-c", HOLD_LOCK, str(Store().path)],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert holder.stdout.readline().strip() == "locked"
-    cli = [sys.executable, "-m", "core.cli"]
+    cli = [sys.executable, "-m", "siliconbench.core.cli"]
     others = [subprocess.Popen(cli + ["import", str(f)], stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True) for f in files]
     others.append(subprocess.Popen(cli + ["run", "fake-ok", "--steps", "2", "--json",

@@ -16,9 +16,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from core import store as store_mod
-from core.results import records_from_file
-from core.store import INTERRUPTED, Store
+from siliconbench.core import store as store_mod
+from siliconbench.core.results import records_from_file
+from siliconbench.core.store import INTERRUPTED, Store
 from tests.cli_processes import cli_in_process as sb, run_cli
 from tests.recorded import FOLDER
 from tests.test_store_failures import fill, remount, small_disk
@@ -179,10 +179,10 @@ def every_real_run() -> list:
 
 def test_a_listing_reads_the_same_few_bytes_whatever_a_record_holds(capsys):
     """Issue 30: after a record of 10^6 rows was imported, every `results` listing took 25 s
-    and 2.5 GB. A listing reads each run's `listing` (core.store.listing_of), not its record:
+    and 2.5 GB. A listing reads each run's `listing` (siliconbench.core.store.listing_of), not its record:
     here a record at the bounds of rows and text lists in as many bytes as a small one."""
     import copy
-    from core.workloads import headline
+    from siliconbench.core.workloads import headline
     runs = every_real_run()
     big = copy.deepcopy(next(r for r in runs if r.workload == "gemm"))
     big.id, big.created_at = "b" * 32, dt.datetime.now(dt.timezone.utc).isoformat()

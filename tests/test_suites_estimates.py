@@ -13,18 +13,18 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest  # noqa: E402
 
-from core.estimate import estimate, spec_warnings  # noqa: E402
-from core.measure import QUICK  # noqa: E402
-from core.frameworks import DeviceInfo  # noqa: E402
-from core.runner import RunSpec, execute  # noqa: E402
-from core.store import Store  # noqa: E402
-from core.suites import expand  # noqa: E402
+from siliconbench.core.estimate import estimate, spec_warnings  # noqa: E402
+from siliconbench.core.measure import QUICK  # noqa: E402
+from siliconbench.core.frameworks import DeviceInfo  # noqa: E402
+from siliconbench.core.runner import RunSpec, execute  # noqa: E402
+from siliconbench.core.store import Store  # noqa: E402
+from siliconbench.core.suites import expand  # noqa: E402
 
 GB = 2**30
 LAPTOP = DeviceInfo("torch", "cpu", "Test CPU", "cpu", int(23.5 * GB))
 H200 = DeviceInfo("torch", "cuda:0", "NVIDIA H200", "gpu", 141 * 10**9)
 QWEN_REFERENCE = {"batch": 1, "depths": [2048], "dtype": "bfloat16", "gen_tokens": 128,
-                  "preset": "qwen3-4b", "prompts": [2048]}      # resources/reference/mlx-lm
+                  "preset": "qwen3-4b", "prompts": [2048]}      # siliconbench/resources/reference/mlx-lm
 
 
 @pytest.fixture
@@ -83,7 +83,7 @@ def test_inference_grows_its_batch_and_stops_at_the_budget(monkeypatch):
     """The doubling with a stand-in for one batch size's measurement: 100, 180, 182 img/s
     stops at the third (under 3% gain); a budget that cannot hold twice the last batch's
     time stops before it."""
-    from core.workloads import infer
+    from siliconbench.core.workloads import infer
     seen: list[int] = []
     rates = {8: 100.0, 16: 180.0, 32: 182.0, 64: 400.0}
 
@@ -110,8 +110,8 @@ def test_inference_grows_its_batch_and_stops_at_the_budget(monkeypatch):
 
 
 def test_the_next_batch_size_is_predicted_from_what_depends_on_the_batch():
-    from core.measure import QUICK, point_seconds
-    from core.workloads.infer import next_batch_s
+    from siliconbench.core.measure import QUICK, point_seconds
+    from siliconbench.core.workloads.infer import next_batch_s
     # 12 s at batch 8, 0.1 s a batch of it: the protocol's part and 4 latency batches scale
     measured = point_seconds(0.1, QUICK) + 4 * 0.1
     fixed = 12 - measured
@@ -132,7 +132,7 @@ def test_every_workload_with_known_work_is_estimated(two_cores):
     assert default.points == 34 and default.seconds > 300     # it took 8 minutes: questioned
     assert default.warnings("Test CPU", LAPTOP.memory_bytes)[0].startswith(
         "This run may take about ")
-    from core.workloads import llm as lm
+    from siliconbench.core.workloads import llm as lm
     llm = estimate("llm", QWEN_REFERENCE, LAPTOP)
     qwen = lm.PRESETS["qwen3-4b"]
     # weights + the cache of 2048 + 128 positions + a prefill's activations
@@ -146,7 +146,7 @@ def test_the_64_gb_allreduce_is_refused_before_it_starts(monkeypatch, capsys):
     and no process started."""
     import psutil
 
-    from core import cli, runner
+    from siliconbench.core import cli, runner
     monkeypatch.setattr(psutil, "virtual_memory",
                         lambda: types.SimpleNamespace(total=int(23.5 * GB)))
 
@@ -202,9 +202,9 @@ class GrowingGemm:
 
     def __init__(self, monkeypatch, tflops: dict, noisy: set = frozenset(),
                  point_s: float = 0.0) -> None:
-        from core.frameworks import ops
-        from core.results import Row
-        from core.workloads import gemm
+        from siliconbench.core.frameworks import ops
+        from siliconbench.core.results import Row
+        from siliconbench.core.workloads import gemm
         self.rows, self.settings = [], {}
         self.now = 0.0
 
@@ -220,7 +220,7 @@ class GrowingGemm:
         monkeypatch.setattr(gemm, "_relative_error", lambda ops_, dtype: 0.0)
         monkeypatch.setattr(gemm, "_seconds_per_product", lambda ops_, dtype: 1e-4)
         monkeypatch.setattr("time.monotonic", lambda: self.now)
-        from core.measure import QUICK
+        from siliconbench.core.measure import QUICK
         self.ctx = types.SimpleNamespace(
             device=types.SimpleNamespace(type="cpu"), settings=QUICK,
             adapter=types.SimpleNamespace(free_memory=lambda dev: 64 * GB),
@@ -228,7 +228,7 @@ class GrowingGemm:
             record_settings=lambda **kw: self.settings.update(kw))
 
     def run(self, **params):
-        from core.workloads import gemm
+        from siliconbench.core.workloads import gemm
         gemm.run(self.ctx, {"sizes": [256], "dtypes": ["float32"], "tf32": False, **params})
         return [(r.params["size"], r.value) for r in self.rows]
 
@@ -263,12 +263,12 @@ def test_a_quantized_llama_cpp_model_on_a_cpu_is_estimated_at_the_float32_rate(m
     """llama.cpp's q4_0 products run in its own SIMD kernels at about the float32 rate: taken
     at the bfloat16 figure (0.5 GFLOPS a core), a llama-2-7b Q4_0 pp512/tg128 run on a 2-core
     CPU read "about 11.4 h"; it took minutes."""
-    import core.estimate
-    from core import params as P
-    from core.estimate import estimate
-    from core.frameworks import DeviceInfo
-    from core.workloads import catalogue
-    monkeypatch.setattr(core.estimate.os, "cpu_count", lambda: 2)
+    import siliconbench.core.estimate
+    from siliconbench.core import params as P
+    from siliconbench.core.estimate import estimate
+    from siliconbench.core.frameworks import DeviceInfo
+    from siliconbench.core.workloads import catalogue
+    monkeypatch.setattr(siliconbench.core.estimate.os, "cpu_count", lambda: 2)
     cpu = DeviceInfo("llamacpp", "cpu", "A 2-core CPU", "cpu", memory_bytes=24 * 2**30)
     params = P.resolve(catalogue()["llm"].params,
                        {"preset": "llama-2-7b", "dtype": "q4_0", "prompts": [512],
@@ -282,8 +282,8 @@ def test_a_cpu_whose_triad_is_stored_gets_the_llm_its_bandwidth_runs(monkeypatch
     still gave its CPU the tiny LLM: the estimate took a rough 10 GB/s for every CPU. With a
     triad of the device in the store of this machine (that run's, made this machine's), the
     estimate reads it and the suite fits a real model."""
-    from core.machine import probe
-    from core.results import records_from_file
+    from siliconbench.core.machine import probe
+    from siliconbench.core.results import records_from_file
     from tests.test_h100_records import FOLDER
     monkeypatch.setenv("SILICONBENCH_HOME", str(tmp_path))
     monkeypatch.setattr(os, "cpu_count", lambda: 16)

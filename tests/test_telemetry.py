@@ -14,12 +14,12 @@ from typing import ClassVar
 
 import pytest
 
-from core import telemetry
-from core.measure import MeasureSettings, measure_for
-from core.results import Row, RunRecord
-from core.runner import RunSpec, execute
-from core.store import Store
-from core.telemetry import (
+from siliconbench.core import telemetry
+from siliconbench.core.measure import MeasureSettings, measure_for
+from siliconbench.core.results import Row, RunRecord
+from siliconbench.core.runner import RunSpec, execute
+from siliconbench.core.store import Store
+from siliconbench.core.telemetry import (
     SUDOERS_LINE,
     PlistStream,
     PowermetricsSource,
@@ -239,7 +239,7 @@ def test_throttle_ratio_with_known_answer():
 
 
 def test_a_short_sustained_runs_notes_read_in_seconds():
-    """A run of seconds is cut in halves: its notes give them as core.numbers writes a span,
+    """A run of seconds is cut in halves: its notes give them as siliconbench.core.numbers writes a span,
     never raw minutes ('0.0251523 min')."""
     ends = [0.5 * i for i in range(1, 7)]                         # 3 s, cut into 1.5 s halves
     rows = sustained_rows(ends, [10.0, 10.0, 10.0, 9.0, 9.0, 9.0], "img/s", {})

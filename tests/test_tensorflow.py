@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from core.frameworks import UnknownDevice
-from core.frameworks.tensorflow import adapter as tensorflow_adapter
+from siliconbench.core.frameworks import UnknownDevice
+from siliconbench.core.frameworks.tensorflow import adapter as tensorflow_adapter
 from tests.test_cli import ROOT, sb
 
 if importlib.util.find_spec("tensorflow") is None:  # looked up, not imported
@@ -44,12 +44,12 @@ def test_gemm_through_the_cli(tmp_path):
 CHAIN = """
 import json
 import numpy as np
-from core.frameworks import isolate
-from core.frameworks.tensorflow import adapter
+from siliconbench.core.frameworks import isolate
+from siliconbench.core.frameworks.tensorflow import adapter
 isolate("tensorflow")
-from core.context import RunContext
-from core.measure import QUICK
-from core.frameworks.tensorflow.ops import TensorFlowOps
+from siliconbench.core.context import RunContext
+from siliconbench.core.measure import QUICK
+from siliconbench.core.frameworks.tensorflow.ops import TensorFlowOps
 
 cpu = adapter.resolve("cpu")
 ctx = RunContext(framework="tensorflow", device_id="cpu", adapter=adapter, device=cpu,
@@ -111,13 +111,13 @@ def test_a_gpu_that_is_absent_is_one_sentence_and_exit_2(tmp_path):
 # flagged unsupported with TensorFlow's reason, while float32 is measured.
 PLACEMENT = """
 import json
-from core.frameworks import Device, isolate
-from core.frameworks.tensorflow import adapter
+from siliconbench.core.frameworks import Device, isolate
+from siliconbench.core.frameworks.tensorflow import adapter
 isolate("tensorflow")
 import tensorflow as tf
-from core.context import RunContext
-from core.measure import QUICK
-from core.workloads import gemm
+from siliconbench.core.context import RunContext
+from siliconbench.core.measure import QUICK
+from siliconbench.core.workloads import gemm
 
 with tf.device("/GPU:0"):
     fallback = tf.linalg.matmul(tf.ones((4, 4)), tf.ones((4, 4))).device

@@ -14,17 +14,17 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from core.cli import main
-from core.context import RunContext
-from core.frameworks.torch import adapter as torch_adapter
-from core.frameworks.torch import models
-from core.measure import QUICK, MeasureSettings
-from core.params import resolve
-from core.results import Row
-from core.store import Store
-from core.worker import error_kind
-from core.workloads import checks, train
-from core.workloads.errors import out_of_memory_at
+from siliconbench.core.cli import main
+from siliconbench.core.context import RunContext
+from siliconbench.core.frameworks.torch import adapter as torch_adapter
+from siliconbench.core.frameworks.torch import models
+from siliconbench.core.measure import QUICK, MeasureSettings
+from siliconbench.core.params import resolve
+from siliconbench.core.results import Row
+from siliconbench.core.store import Store
+from siliconbench.core.worker import error_kind
+from siliconbench.core.workloads import checks, train
+from siliconbench.core.workloads.errors import out_of_memory_at
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY_BERT = ["--model", "distilbert", "--layers", "1", "--seq-len", "16", "--batch-size", "2"]
@@ -45,7 +45,7 @@ def run_limited(args: list[str], home: Path, data_bytes: int) -> subprocess.Comp
     def limit() -> None:
         resource.setrlimit(resource.RLIMIT_DATA, (data_bytes, data_bytes))
     env = dict(os.environ, SILICONBENCH_HOME=str(home))
-    return subprocess.run([sys.executable, "-m", "core.cli", "run", *args, "--json", "--quick"],
+    return subprocess.run([sys.executable, "-m", "siliconbench.core.cli", "run", *args, "--json", "--quick"],
                           capture_output=True, text=True, env=env, cwd=ROOT, timeout=240,
                           preexec_fn=limit, check=False)
 

@@ -9,15 +9,15 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QSettings
 
-from core.compare import (ALPHA, FAR_APART, INCONCLUSIVE, NO_SAMPLES_VERDICT, SAME, Side, compare,
+from siliconbench.core.compare import (ALPHA, FAR_APART, INCONCLUSIVE, NO_SAMPLES_VERDICT, SAME, Side, compare,
                           smallest_p)
-from core.results import FLAGS
-from core.suites import summary_lines
-from core.workloads import catalogue, headline, listed
-from core.numbers import interval, metric_title, percent, spread_text, value_text
-from gui.chart_series import BARS, SCALING, chart_of
-from gui.plots import ChartPanel
-from gui.row_text import headline_text
+from siliconbench.core.results import FLAGS
+from siliconbench.core.suites import summary_lines
+from siliconbench.core.workloads import catalogue, headline, listed
+from siliconbench.core.numbers import interval, metric_title, percent, spread_text, value_text
+from siliconbench.gui.chart_series import BARS, SCALING, chart_of
+from siliconbench.gui.plots import ChartPanel
+from siliconbench.gui.row_text import headline_text
 from tests.recorded import every_run, recorded, stems
 
 # What a person reads as each workload's headline unit.
@@ -29,7 +29,7 @@ HEADLINE_UNITS = {"gemm": "TFLOPS", "bandwidth": "GB/s", "train": ("img/s", "seq
 def test_the_records_cover_every_workload_on_every_framework_it_runs_here():
     """Every framework that can run on this kind of machine: Core ML runs on macOS only, so
     no real run of it can be recorded on Linux."""
-    from core.frameworks import framework as info
+    from siliconbench.core.frameworks import framework as info
     made = {(r.workload, r.framework) for r in every_run()}
     for w in listed():  # hidden ones (a world of the scaling workload) only run inside others
         for framework in w.frameworks:
@@ -211,10 +211,10 @@ def test_runs_on_one_device_have_distinct_legend_names(qtbot):
 
 
 def test_results_and_queue_show_the_headline_not_the_largest_number(qtbot):
-    from gui.queue_view import outcome_text
-    from gui.results_browser import BEST, cell_text
-    from gui.run_queue import OK, RunJob
-    from core.runner import RunSpec
+    from siliconbench.gui.queue_view import outcome_text
+    from siliconbench.gui.results_browser import BEST, cell_text
+    from siliconbench.gui.run_queue import OK, RunJob
+    from siliconbench.core.runner import RunSpec
     rec = recorded("infer-torch")  # its largest number is a peak memory in bytes
     assert max(r.value for r in rec.rows if r.value) > 1e6
     assert cell_text(rec, BEST).startswith(headline_text(rec))
@@ -285,11 +285,11 @@ def test_naming_a_machine_names_its_future_runs_too(qtbot, tmp_path):
     import subprocess
     import sys
 
-    from core.store import Store
-    from gui.results_browser import ResultsBrowser
+    from siliconbench.core.store import Store
+    from siliconbench.gui.results_browser import ResultsBrowser
     store = Store()
     earlier = recorded("gemm-torch")
-    from core.machine import probe
+    from siliconbench.core.machine import probe
     earlier.machine = probe().to_dict()   # a run of this machine
     store.save(earlier)
     browser = ResultsBrowser(store)
@@ -298,7 +298,7 @@ def test_naming_a_machine_names_its_future_runs_too(qtbot, tmp_path):
     assert browser.rename_machine("Lab box", [earlier]) == 1
     # In MLX: a tenth of a CPU-second to import, PyTorch three; the machine's name is not
     # the framework's.
-    r = subprocess.run([sys.executable, "-m", "core.cli", "run", "gemm", "--sizes", "16",
+    r = subprocess.run([sys.executable, "-m", "siliconbench.core.cli", "run", "gemm", "--sizes", "16",
                         "--dtypes", "float32", "--quick", "--json", "--framework", "mlx"],
                        capture_output=True, text=True, env=dict(os.environ), timeout=120)
     assert r.returncode == 0, r.stderr
@@ -312,9 +312,9 @@ def test_a_real_run_end_to_end_through_the_real_window(qtbot, tmp_path):
     older run was selected: each chart holds its run's points under a legend that names this
     machine, the queue and Results read each workload's headline with its unit, and the
     finished runs are drawn together, without the older selection."""
-    from core.runner import RunSpec
-    from core.store import Store
-    from gui.main_window import MainWindow
+    from siliconbench.core.runner import RunSpec
+    from siliconbench.core.store import Store
+    from siliconbench.gui.main_window import MainWindow
     store = Store()
     older = recorded("gemm-mlx")
     store.save(older)
@@ -350,7 +350,7 @@ def test_a_real_run_end_to_end_through_the_real_window(qtbot, tmp_path):
             assert series.name.startswith(job.record.identity)
             assert job.record.device_label in series.name
             assert f" {unit} " in w.queue_view.row_for(job).step.text()
-        from gui.results_browser import BEST, cell_text
+        from siliconbench.gui.results_browser import BEST, cell_text
         assert "GB/s [" in cell_text(bandwidth.record, BEST)
         # A finished row's context menu: its details and its line of text, no Cancel.
         row = w.queue_view.row_for(gemm)
@@ -370,10 +370,10 @@ def test_a_real_run_end_to_end_through_the_real_window(qtbot, tmp_path):
 def test_the_quick_suite_waits_for_every_framework_not_the_first_to_answer(qtbot, tmp_path):
     """MLX answers first; the suite queued then ran on MLX alone and never reached the
     inference run that ends in a comparison."""
-    from core.frameworks import DeviceInfo
-    from core.store import Store
-    from gui.main_window import MainWindow
-    from gui.welcome import queue_quick_suite
+    from siliconbench.core.frameworks import DeviceInfo
+    from siliconbench.core.store import Store
+    from siliconbench.gui.main_window import MainWindow
+    from siliconbench.gui.welcome import queue_quick_suite
     store = Store()
     w = MainWindow(store, QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat))
     w.ask_before_closing = False
@@ -398,7 +398,7 @@ def test_exports_name_each_run_by_its_identity():
     import csv
     import io
 
-    from core.export import to_csv
+    from siliconbench.core.export import to_csv
     runs = [recorded("gemm-torch"), recorded("gemm-torch-second")]
     lines = list(csv.DictReader(io.StringIO(to_csv(runs))))
     assert {line["run"] for line in lines} == {r.identity for r in runs}

@@ -66,7 +66,7 @@ def test_deleting_selected_runs_asks_then_deletes_them(qtbot, window, store, imp
                                        ("csv", "table")])
 def test_export_without_an_extension_writes_the_format_chosen(window, imported, tmp_path,
                                                                monkeypatch, fmt, name):
-    from gui.import_export import choose_export_runs
+    from siliconbench.gui.import_export import choose_export_runs
     target = tmp_path / name
     window.select_all_runs()
     choose_export_runs(window, fmt)
@@ -79,7 +79,7 @@ def test_export_without_an_extension_writes_the_format_chosen(window, imported, 
 
 
 def test_tab_goes_devices_workload_parameters_run_then_charts(qtbot, window):
-    from core.frameworks import DeviceInfo
+    from siliconbench.core.frameworks import DeviceInfo
     window.devices.set_devices([DeviceInfo("torch", "cpu", "This CPU", "cpu", 8 * 2**30)],
                                {"torch": "test"})
     window.catalogue.select("gemm")
@@ -126,7 +126,7 @@ def test_the_sidebar_hides_and_the_window_shrinks(qtbot, window, tmp_path):
 def this_cpu():
     import psutil
 
-    from core.frameworks import DeviceInfo
+    from siliconbench.core.frameworks import DeviceInfo
     return DeviceInfo("torch", "cpu", "This CPU", "cpu", psutil.virtual_memory().total)
 
 
@@ -191,9 +191,9 @@ def test_path_parameters_have_a_choose_button(qtbot, window, tmp_path):
 def test_the_help_page_explains_every_parameter_flag_and_verdict(window, monkeypatch):
     from html import escape
 
-    from core.results import FLAGS
-    from core.workloads import listed
-    from gui import help as gui_help
+    from siliconbench.core.results import FLAGS
+    from siliconbench.core.workloads import listed
+    from siliconbench.gui import help as gui_help
     opened = []
     monkeypatch.setattr(gui_help, "open_url", lambda url: opened.append(url) or True)
     gui_help.open_help()
@@ -212,11 +212,11 @@ def test_the_help_page_explains_every_parameter_flag_and_verdict(window, monkeyp
 def test_run_details_context_menu_and_copy(qtbot, window, imported):
     from PySide6.QtCore import QPoint
     from PySide6.QtGui import QGuiApplication
-    from core.results import records_from_json
+    from siliconbench.core.results import records_from_json
     runs = {r.id: r for r in records_from_json(REAL_RUNS.read_text())}
     gemm = next(r for r in runs.values() if r.workload == "gemm")
     window.results.select_ids({gemm.id})
-    from gui.menus import results_context_menu
+    from siliconbench.gui.menus import results_context_menu
     menu = results_context_menu(window, QPoint(10, 10))
     assert [a.text() for a in menu.actions()][:2] == ["Show Run Details…", "Copy"]
     menu.close()
@@ -254,9 +254,9 @@ def test_devices_kept_from_last_launch_make_run_available_at_once(qtbot, window,
     available while every framework is asked again (held here until the test lets it go)."""
     import threading
 
-    from core import runner
-    from core.frameworks import FRAMEWORKS, DeviceInfo
-    from core.store import home
+    from siliconbench.core import runner
+    from siliconbench.core.frameworks import FRAMEWORKS, DeviceInfo
+    from siliconbench.core.store import home
     kept = {name: [DeviceInfo(name, "cpu", "Kept CPU", "cpu", 8 * 2**30).to_dict()]
             for name in FRAMEWORKS}
     home().mkdir(parents=True, exist_ok=True)
@@ -281,11 +281,11 @@ def test_devices_kept_from_last_launch_make_run_available_at_once(qtbot, window,
 
 
 def test_the_widgets_built_before_the_first_paint_have_qts_own_values(window):
-    """gui/qt_values.py writes Qt's numbers through the property system: they are Qt's enums,
+    """siliconbench/gui/qt_values.py writes Qt's numbers through the property system: they are Qt's enums,
     and the window's widgets read them back as those enums."""
     from PySide6.QtWidgets import QCompleter, QScrollArea
 
-    from gui import qt_values as v
+    from siliconbench.gui import qt_values as v
     assert (v.VERTICAL, v.ALIGN_CENTER, v.NO_FOCUS, v.SCROLL_BAR_ALWAYS_OFF,
             v.TEXT_SELECTABLE_BY_MOUSE, v.CASE_INSENSITIVE, v.MATCH_CONTAINS, v.USER_ROLE) == (
         Qt.Orientation.Vertical.value, Qt.AlignmentFlag.AlignCenter.value,
@@ -316,7 +316,7 @@ import sys
 from PySide6 import QtCore
 from PySide6.QtWidgets import QApplication
 app = QApplication([])
-from gui.main_window import MainWindow
+from siliconbench.gui.main_window import MainWindow
 w = MainWindow(defer=True)
 w.show()
 app.processEvents()
@@ -325,7 +325,7 @@ print("built" if "Qt" in QtCore.__dict__ else "not built")
 
 
 def test_the_window_paints_without_building_the_qt_namespace(tmp_path):
-    """Reading PySide6's Qt namespace builds its ~100 enums (35-43 ms, gui/qt_values.py): the
+    """Reading PySide6's Qt namespace builds its ~100 enums (35-43 ms, siliconbench/gui/qt_values.py): the
     window up to its first paint never does; a child process, as this one has Qt."""
     import subprocess
     import sys
@@ -352,11 +352,11 @@ def test_a_text_field_offers_its_clear_button_once_it_has_text(qtbot, window):
 
 def test_the_sidebar_is_coloured_and_sized_without_style_sheets_in_both_themes(window):
     """Section titles, hints, errors and the chosen workload's summary are toned with palettes
-    and fonts (gui.theme.tone): before the first paint only the machine card has a style sheet,
+    and fonts (siliconbench.gui.theme.tone): before the first paint only the machine card has a style sheet,
     and a change of scheme recolours what the user reads."""
     from PySide6.QtWidgets import QLabel, QWidget
 
-    from gui.theme import DARK, LIGHT
+    from siliconbench.gui.theme import DARK, LIGHT
     sidebar = [w for pane in (window.device_pane, window.setup_pane)
                for w in pane.findChildren(QWidget)]
     styled = [w for w in sidebar if w.styleSheet()]
@@ -387,7 +387,7 @@ def test_the_catalogue_shows_every_workload_and_says_what_the_chosen_one_measure
     """One line per workload, every one in view without scrolling (at the window's first
     width and after the splitter widens the sidebar); the chosen workload's summary is said
     under the list and changes with the choice; each entry's tooltip says it too."""
-    from core.workloads import listed
+    from siliconbench.core.workloads import listed
     catalogue = window.catalogue
     workloads = listed()
     assert [catalogue.item(i).text() for i in range(catalogue.count())] == \

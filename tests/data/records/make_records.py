@@ -56,7 +56,7 @@ BEFORE = {"llm": ["bandwidth", "--framework", "torch", "--sizes-mb", "256", "--o
 
 
 def run(args: list[str], env: dict) -> dict | None:
-    cmd = [sys.executable, "-m", "core.cli", "run", *args, "--device", "cpu", "--quick",
+    cmd = [sys.executable, "-m", "siliconbench.core.cli", "run", *args, "--device", "cpu", "--quick",
            "--json"]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if done.returncode != 0:

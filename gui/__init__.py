@@ -1,2 +1,0 @@
-"""SiliconBench's desktop app (PySide6 + pyqtgraph). It knows core/, never the ML frameworks:
-runs happen in child processes driven from QThreads."""

@@ -1,0 +1,1 @@
+"""SiliconBench's core: measurement, runs, results and their store. No Qt here."""

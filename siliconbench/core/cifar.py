@@ -1,0 +1,211 @@
+"""The CIFAR-10 training set from the standard python-version archive (cifar-10-python.tar.gz):
+found at a path the user gives or in the app's data dir, downloaded only when asked, its
+checksum verified. Unpickling happens only for this well-known format, through an unpickler
+that accepts plain containers and numpy arrays and nothing else."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import pickle
+import tarfile
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from siliconbench.core.numbers import size
+from siliconbench.core.text import clip
+
+ARCHIVE_NAME = "cifar-10-python.tar.gz"
+URL = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
+MD5 = "c58f30108f718f92721af3b95e74349a"
+FOLDER = "cifar-10-batches-py"
+TRAIN_BATCHES = tuple(f"data_batch_{i}" for i in range(1, 6))
+TEST_BATCH = "test_batch"
+PIXELS = 32 * 32 * 3
+CLASSES = 10
+TRAIN_IMAGES = 50_000
+# Each batch of the real archive is 31,035,704 bytes (10,000 images, their labels and file
+# names): nothing larger is read, so a crafted archive cannot make us hold gigabytes.
+MAX_BATCH_BYTES = 32 * 2**20
+
+
+class CifarError(ValueError):
+    """The data cannot be had or read; the message is one sentence for the user."""
+
+
+@dataclass
+class Cifar10:
+    """The CIFAR-10 images and labels a run trains on, and where they came from."""
+    images: np.ndarray        # uint8, (N, 3072): 1024 red, 1024 green, 1024 blue per image
+    labels: np.ndarray        # int64, (N,), 0..9
+    source: str               # where it came from, for the run's settings
+    official: bool            # the archive's checksum is the published one
+
+
+def data_dir() -> Path:
+    from siliconbench.core.store import home
+    return home() / "data"
+
+
+def md5sum(path: Path) -> str:
+    digest = hashlib.md5()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+class _NotCallable:
+    """What a pickle gets for numpy.ndarray: a name _reconstruct accepts, nothing it can call
+    (ndarray(shape) would allocate a size of the file's choosing)."""
+
+
+def _reconstruct(subtype, shape, dtype):
+    """numpy's _reconstruct for the empty array a pickle starts each array with; its real
+    shape and bytes follow in __setstate__, which checks them against each other."""
+    if subtype is not _NotCallable or tuple(shape) != (0,):
+        raise pickle.UnpicklingError("an array that is not in numpy's pickle form")
+    return np.ndarray.__new__(np.ndarray, (0,), dtype)
+
+
+class _BatchUnpickler(pickle.Unpickler):
+    """A CIFAR batch is a dict of bytes, ints, lists and numpy arrays: refuse anything else,
+    so a crafted file cannot run code or make numpy allocate a size of its choosing."""
+    ALLOWED = frozenset({("numpy", "dtype"),
+                         ("_codecs", "encode"),   # bytes in a protocol-2 pickle from Python 3
+                         ("numpy.core.numeric", "_frombuffer"),
+                         ("numpy._core.numeric", "_frombuffer")})
+    GUARDED = {("numpy", "ndarray"): _NotCallable,
+               ("numpy.core.multiarray", "_reconstruct"): _reconstruct,
+               ("numpy._core.multiarray", "_reconstruct"): _reconstruct}
+
+    def find_class(self, module: str, name: str):
+        if (module, name) in self.GUARDED:
+            return self.GUARDED[module, name]
+        if (module, name) not in self.ALLOWED:
+            raise pickle.UnpicklingError(f"{clip(module)}.{clip(name)} has no place in a "
+                                         "CIFAR-10 batch")
+        if module.startswith("numpy.core.") and hasattr(np, "_core"):
+            module = "numpy._core." + module.removeprefix("numpy.core.")  # numpy 2's name
+        return super().find_class(module, name)
+
+
+def _read_batch(data: bytes, name: str, where: Path) -> tuple[np.ndarray, np.ndarray]:
+    try:
+        batch = _BatchUnpickler(io.BytesIO(data), encoding="bytes").load()
+        if not isinstance(batch, dict):
+            raise TypeError(f"it holds a {type(batch).__name__}, not a dict")
+        images = np.asarray(batch[b"data"], dtype=np.uint8)
+        labels = np.asarray(batch[b"labels"], dtype=np.int64)
+    except KeyError as e:
+        raise CifarError(f"{where} is not a CIFAR-10 python archive ({name} has no "
+                         f"{clip(repr(e.args[0]))}).") from None
+    except (pickle.UnpicklingError, EOFError, TypeError, ValueError, IndexError,
+            AttributeError, OverflowError, MemoryError) as e:
+        raise CifarError(f"{where} is not a CIFAR-10 python archive ({name}: "
+                         f"{clip(str(e), 80)}).") from None
+    if images.ndim != 2 or images.shape[1] != PIXELS or labels.ndim != 1 \
+            or len(labels) != len(images) \
+            or (len(labels) and (labels.min() < 0 or labels.max() >= CLASSES)):
+        raise CifarError(f"{where} is not a CIFAR-10 python archive ({name} holds "
+                         f"{images.shape} pixels and {labels.shape} labels).")
+    return images, labels
+
+
+def _too_large(where: Path, name: str, n_bytes: int) -> CifarError:
+    return CifarError(f"{where} is not the CIFAR-10 python archive: its {name} is "
+                      f"{size(n_bytes)}, larger than any CIFAR-10 batch.")
+
+
+def load(path: Path) -> Cifar10:
+    """The training set (data_batch_1..5) from the .tar.gz archive, the extracted
+    cifar-10-batches-py folder, or the folder holding it."""
+    path = Path(path).expanduser()
+    if not path.exists():
+        raise CifarError(f"{path}: no such file or folder.")
+    parts: dict[str, bytes] = {}
+    if path.is_dir():
+        folder = path if (path / TRAIN_BATCHES[0]).exists() else path / FOLDER
+        for name in TRAIN_BATCHES:
+            if not (folder / name).is_file():
+                raise CifarError(f"{folder} has no {name}: it is not an extracted CIFAR-10 "
+                                 "python archive.")
+            n_bytes = (folder / name).stat().st_size
+            if n_bytes > MAX_BATCH_BYTES:
+                raise _too_large(folder, name, n_bytes)
+            parts[name] = (folder / name).read_bytes()
+        official = False
+    else:
+        try:
+            with tarfile.open(path, "r:gz") as tar:
+                for name in TRAIN_BATCHES:
+                    member = tar.getmember(f"{FOLDER}/{name}")   # KeyError when absent
+                    if not member.isfile():     # a link or a folder: follow nothing
+                        raise CifarError(f"{path} is not the CIFAR-10 python archive: its "
+                                         f"{name} is not a regular file.")
+                    if member.size > MAX_BATCH_BYTES:
+                        raise _too_large(path, name, member.size)
+                    # Read members in memory: nothing from the archive is written to disk.
+                    parts[name] = tar.extractfile(member).read(MAX_BATCH_BYTES)
+        except (tarfile.TarError, OSError, EOFError) as e:
+            raise CifarError(f"{path} is not a readable .tar.gz archive ({e}).") from None
+        except KeyError:
+            raise CifarError(f"{path} has no {FOLDER}/{name}: it is not the CIFAR-10 "
+                             "python archive.") from None
+        official = md5sum(path) == MD5
+    batches = [_read_batch(parts[name], name, path) for name in TRAIN_BATCHES]
+    return Cifar10(np.concatenate([b[0] for b in batches]),
+                   np.concatenate([b[1] for b in batches]), str(path), official)
+
+
+def download(dest: Path, url: str | None = None, timeout_s: float = 60) -> Path:
+    """Fetch the archive to `dest`, keeping it only if its checksum is the published one."""
+    url = url or URL
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    partial = dest.with_name(dest.name + ".partial")
+    try:
+        with urllib.request.urlopen(url, timeout=timeout_s) as response, \
+                open(partial, "wb") as out:
+            while chunk := response.read(1 << 20):
+                out.write(chunk)
+    except (OSError, ValueError) as e:
+        partial.unlink(missing_ok=True)
+        raise CifarError(f"CIFAR-10 could not be downloaded from {url} ({e}).") from None
+    if md5sum(partial) != MD5:
+        partial.unlink()
+        raise CifarError(f"The download from {url} is not the CIFAR-10 archive (its MD5 "
+                         f"checksum is not {MD5}); it was deleted.")
+    partial.replace(dest)
+    return dest
+
+
+def find(path: str | None, allow_download: bool) -> tuple[Cifar10 | None, str]:
+    """The user's path (errors are theirs: CifarError), else the data dir's archive, else a
+    download when allowed. (None, why) when there is none: the caller uses synthetic data."""
+    if path:
+        return load(Path(path)), ""
+    archive = data_dir() / ARCHIVE_NAME
+    if archive.exists():
+        if md5sum(archive) == MD5:
+            return load(archive), ""
+        why = f"{archive} is not the published archive (checksum differs)"
+        if not allow_download:
+            return None, why
+        archive.unlink()
+    if not allow_download:
+        return None, (f"CIFAR-10 is not in {archive.parent}; pass --download to fetch it "
+                      "(163 MB) or --cifar PATH")
+    try:
+        return load(download(archive)), ""
+    except CifarError as e:
+        return None, str(e).rstrip(".")
+
+
+def synthetic(count: int = TRAIN_IMAGES, seed: int = 0) -> Cifar10:
+    """Random pixels and labels in CIFAR-10's shape, for when the real set is not at hand."""
+    rng = np.random.default_rng(seed)
+    return Cifar10(rng.integers(0, 256, (count, PIXELS), dtype=np.uint8),
+                   rng.integers(0, CLASSES, count, dtype=np.int64), "synthetic", False)

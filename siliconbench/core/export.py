@@ -1,0 +1,80 @@
+"""Export runs: tidy CSV (one line per result row) and JSON (the full records, which import
+reads back unchanged)."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from siliconbench.core.results import RunRecord, records_to_json
+
+# SiliconBench's own result files: the JSON export under a name the Mac app registers for
+# (setup_app.py's document type), so a double click opens them in the app.
+RESULT_SUFFIX = ".sbresults"
+FORMAT_BY_SUFFIX = {".csv": "csv", ".json": "json", RESULT_SUFFIX: "json"}
+
+RUN_COLUMNS = ["run_id", "created_at", "machine", "device", "device_name", "framework",
+               "workload", "status", "source", "run"]
+ROW_COLUMNS = ["metric", "value", "unit"]
+STAT_COLUMNS = ["median", "p25", "p75", "ci_low", "ci_high", "n"]
+TAIL_COLUMNS = ["pct_of_peak", "flags", "note"]
+
+# Spreadsheets run a cell that starts with one of these as a formula (CSV injection), also
+# after leading spaces or control characters, which they skip.
+_FORMULA_START = ("=", "+", "-", "@")
+
+
+def csv_cell(value):
+    """A value as a CSV cell no spreadsheet runs (OWASP's advice): text that starts, once
+    whitespace and control characters are skipped, with = + - or @ gets a leading quote.
+    Numbers stay numbers; None is an empty cell."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        return value
+    start = next((ch for ch in value if ch.isprintable() and not ch.isspace()), "")
+    if start in _FORMULA_START or value[:1] in ("\t", "\r"):
+        return "'" + value
+    return value
+
+
+def csv_text(header: list, lines: list[list]) -> str:
+    """Header and lines as CSV, every cell (the header's too) through csv_cell. Lines end in
+    CRLF (RFC 4180): then the csv module quotes every cell holding a CR or an LF, so a CR in a
+    label cannot start a new row in a reader that takes a bare CR as a line break."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\r\n")
+    w.writerow([csv_cell(v) for v in header])
+    w.writerows([[csv_cell(v) for v in line] for line in lines])
+    return buf.getvalue()
+
+
+def csv_table(records: list[RunRecord]) -> tuple[list[str], list[list]]:
+    """(header, lines): run columns, the point's parameters, the value and its statistics."""
+    point_keys: list[str] = []
+    for rec in records:
+        for row in rec.rows:
+            point_keys += [k for k in row.params if k not in point_keys]
+    fixed = set(RUN_COLUMNS + ROW_COLUMNS + STAT_COLUMNS + TAIL_COLUMNS)
+    point_cols = [k if k not in fixed else f"param_{k}" for k in point_keys]
+    header = RUN_COLUMNS + point_cols + ROW_COLUMNS + STAT_COLUMNS + TAIL_COLUMNS
+    lines = []
+    for rec in records:
+        run_part = [rec.id, rec.created_at, rec.machine_label, rec.device, rec.device_name,
+                    rec.framework, rec.workload, rec.status, rec.source, rec.identity]
+        for row in rec.rows:
+            s = row.stats
+            stats = [getattr(s, c) for c in STAT_COLUMNS] if s else [None] * len(STAT_COLUMNS)
+            line = (run_part + [row.params.get(k) for k in point_keys]
+                    + [row.metric, row.value, row.unit] + stats
+                    + [row.pct_of_peak, ";".join(row.flags), row.note])
+            lines.append(line)
+    return header, lines
+
+
+def to_csv(records: list[RunRecord]) -> str:
+    return csv_text(*csv_table(records))
+
+
+def to_json(records: list[RunRecord]) -> str:
+    return records_to_json(records)

@@ -1,0 +1,187 @@
+"""The frameworks: which ones SiliconBench knows (FrameworkInfo), whether one is installed and
+usable, the devices they see, and each framework's part of a workload. Each framework is one
+package here, siliconbench/core/frameworks/<name>/: adapter.py (devices, sync, memory), ops.py (array ops),
+models.py and one module per workload it supports. Every framework import lives in those
+packages, lazily, and no framework package imports another."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import platform
+import sys
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from siliconbench.core.params import ParamError
+
+
+@dataclass
+class DeviceInfo:
+    """A device a framework can run on (or cannot, and why)."""
+    framework: str
+    id: str                      # what --device takes: cpu, mps, cuda:0, ...
+    name: str
+    kind: str                    # cpu | gpu
+    memory_bytes: int | None = None
+    usable: bool = True
+    reason: str | None = None    # why not usable, and how to fix it
+    note: str | None = None      # a limit of a usable device, shown beside "ready"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class FrameworkInfo:
+    """A framework SiliconBench can drive: its names, its adapter and the pip extra that installs
+    it."""
+    name: str                    # the --framework value
+    title: str
+    module: str                  # the import name
+    adapter: str                 # the adapter module, siliconbench.core.frameworks.<name>.adapter
+    extra: str                   # pip extra that installs it
+    install_note: str = ""       # what installing it takes, when more than a download
+
+    def installed(self) -> bool:
+        """Cheap: finds the package without importing it."""
+        return importlib.util.find_spec(self.module) is not None
+
+    def missing_reason(self) -> str:
+        from siliconbench.core.bundle import in_app_bundle
+        if in_app_bundle():  # a signed bundle cannot take pip installs; a venv next to it can
+            return (f"{self.title} is not in the Mac app; to measure it, install SiliconBench "
+                    f"with pip install 'siliconbench[{self.extra}]' and run siliconbench "
+                    "(its runs land in the same results store as the app's).")
+        return (f"{self.title} is not installed; add it with "
+                f"pip install 'siliconbench[{self.extra}]'{self.install_note}.")
+
+    def load(self):
+        """The adapter module (imports the framework on first use of its functions)."""
+        return importlib.import_module(self.adapter)
+
+
+FRAMEWORKS: dict[str, FrameworkInfo] = {
+    "torch": FrameworkInfo("torch", "PyTorch", "torch", "siliconbench.core.frameworks.torch.adapter",
+                           "torch"),
+    "tensorflow": FrameworkInfo("tensorflow", "TensorFlow", "tensorflow",
+                                "siliconbench.core.frameworks.tensorflow.adapter", "tensorflow"),
+    "mlx": FrameworkInfo("mlx", "MLX", "mlx", "siliconbench.core.frameworks.mlx.adapter", "mlx"),
+    # PyPI has llama-cpp-python's source only: pip compiles llama.cpp (Metal on a Mac).
+    "llamacpp": FrameworkInfo("llamacpp", "llama.cpp", "llama_cpp",
+                              "siliconbench.core.frameworks.llamacpp.adapter", "llamacpp",
+                              " (pip compiles it: a C++ compiler and cmake, about 20 "
+                              "minutes; on a Mac the Xcode command-line tools)"),
+}
+# Core ML runs on macOS alone: its entry, which says so elsewhere, is its package's.
+from siliconbench.core.frameworks.coreml import COREML  # noqa: E402  (subclasses FrameworkInfo, above)
+FRAMEWORKS[COREML.name] = COREML
+
+
+class UnknownFramework(ValueError):
+    pass
+
+
+def framework(name: str) -> FrameworkInfo:
+    try:
+        return FRAMEWORKS[name]
+    except KeyError:
+        raise UnknownFramework(f"Unknown framework {name!r}; choose one of "
+                               f"{', '.join(FRAMEWORKS)}.") from None
+
+
+class Unsupported(ParamError):
+    """The framework has no part for a workload; a usage error, in one sentence."""
+
+
+def implementation(framework_name: str, workload: str):
+    """The framework's part of `workload`: the module siliconbench.core.frameworks.<framework>.<workload>
+    (ops for the array operations GEMM and bandwidth share). The module imports its framework
+    lazily, so finding it is cheap."""
+    fw = framework(framework_name)
+    name = f"siliconbench.core.frameworks.{fw.name}.{workload}"
+    if importlib.util.find_spec(name) is None:
+        raise Unsupported(f"The {workload} workload is not available on {fw.title}.")
+    return importlib.import_module(name)
+
+
+class UnknownDevice(ValueError):
+    """The message is one sentence for the user."""
+
+
+@dataclass(frozen=True)
+class Device:
+    """A resolved TensorFlow or MLX device. Their own handles ("/GPU:0", mx.gpu) have no `type`
+    string, which the worker and the workloads branch on as they do on a torch.device."""
+    type: str                    # cpu | gpu
+    index: int = 0
+    native: Any = None           # the framework's own handle
+
+
+def cpu_name() -> str:
+    from siliconbench.core.machine import probe
+    m = probe()
+    return m.chip or m.cpu_model or platform.processor() or "CPU"
+
+
+def host_memory() -> int | None:
+    import psutil
+    return psutil.virtual_memory().total
+
+
+def apple_gpu_name() -> str:
+    from siliconbench.core.machine import probe
+    m = probe()
+    chip = m.chip or "Apple"
+    return f"{chip} GPU ({m.gpu_cores}-core)" if m.gpu_cores else f"{chip} GPU"
+
+
+class SecondFramework(ImportError):
+    """Something tried to load a framework into a run's process that already has another.
+    An ImportError, so libraries that probe for optional frameworks take it as "absent"."""
+
+
+def _mixing(owner: FrameworkInfo, other: FrameworkInfo) -> str:
+    return (f"{other.title} cannot be loaded into this process, which runs {owner.title}: "
+            "SiliconBench keeps each framework in a process of its own.")
+
+
+class _Refused(importlib.abc.Loader):
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+    def create_module(self, spec):
+        raise SecondFramework(self.message)
+
+    def exec_module(self, module) -> None:
+        raise SecondFramework(self.message)
+
+
+class _OneFramework(importlib.abc.MetaPathFinder):
+    """Finds the other frameworks with a loader that refuses them. Finding must still work:
+    libraries list optional packages with importlib.util.find_spec (torch._dynamo does for
+    tensorflow), and a finder that raised would break them; only importing is refused."""
+
+    def __init__(self, owner: FrameworkInfo) -> None:
+        self.owner = owner
+        self.refused = {fw.module: fw for fw in FRAMEWORKS.values() if fw.name != owner.name}
+
+    def find_spec(self, name, path=None, target=None):
+        other = self.refused.get(name.partition(".")[0])
+        if other is None:
+            return None  # not ours to refuse: the next finder looks for it
+        return importlib.machinery.ModuleSpec(name, _Refused(_mixing(self.owner, other)))
+
+
+def isolate(name: str) -> None:
+    """Make this process `name`'s alone: refuse to import any other framework from now on.
+    TensorFlow and PyTorch in one process fight over threads, allocators and CUDA contexts,
+    so the worker calls this before it loads the framework a run or a device listing needs."""
+    owner = framework(name)
+    for fw in FRAMEWORKS.values():
+        if fw.name != owner.name and fw.module in sys.modules:
+            raise SecondFramework(_mixing(fw, owner))
+    if not any(isinstance(f, _OneFramework) for f in sys.meta_path):
+        sys.meta_path.insert(0, _OneFramework(owner))

@@ -1,0 +1,361 @@
+"""llama.cpp's part of the llm workload, measured as llama-bench measures
+(tools/llama-bench/llama-bench.cpp in the vendored source): the model loaded once with
+n_gpu_layers (-ngl, all layers by default) on the run's device; per test a context of
+prompt + generated + depth positions with llama-bench's defaults (n_batch 2048, n_ubatch 512,
+flash attention auto, a float16 KV cache, its threads); pp = the prompt's random tokens decoded
+in n_batch chunks from an empty KV memory, then llama_synchronize; tg = single-token decodes
+each synchronised, from a context filled to the depth (-d) once and rewound to it before every
+call, as llama-bench restores its saved depth state. Warm-up and repetitions are SiliconBench's
+protocol (ctx.measure), so the rows carry its statistics, and they are the rows of the MLX and
+torch runs (prefill and decode tokens/s, time to first token, peak memory, decode against the
+memory bound), so the engines share the LLM tab and Compare.
+
+The workload hands its own module as `protocol` (shapes, bounds, row arithmetic): framework
+packages sit below the workloads and import none of them."""
+
+from __future__ import annotations
+
+import ctypes
+
+from siliconbench.core.params import ParamError
+from siliconbench.core.results import Row
+from siliconbench.core.stats import summarize
+
+DTYPES = ("float32", "float16", "bfloat16", "q8_0", "q4_0", "q4_k_m")
+LOOPS = ("eager",)           # one llama_decode per token; nothing is compiled
+N_BATCH, N_UBATCH = 2048, 512          # llama-bench's -b and -ub defaults
+FLASH_ATTN_AUTO = -1                   # llama-bench's -fa default (LLAMA_FLASH_ATTN_TYPE_AUTO)
+KV_DTYPE = "float16"                   # llama-bench's -ctk/-ctv default
+# The GEMM rate a prefill is held against: a float model's own precision; a quantised one
+# multiplies in llama.cpp's integer dot products, which no GEMM run measures.
+FLOP_DTYPE = {"float32": "float32", "float16": "float16", "bfloat16": "bfloat16"}
+# Extra weight buffer types known to crash: llama.cpp's AMX kernels segfault in
+# ggml_backend_amx_mul_mat on quantised weights on Sapphire Rapids Xeons (ggml-org/llama.cpp
+# #20824, closed without a fix; stanfordnlp/dspy#10079 took llama.cpp's AMX build out of its CI
+# for it). A build has them only where its compiler targeted AMX (pip's native build on such a
+# CPU), and then every weight of a type AMX takes (Q4_0, Q4_1, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS)
+# goes to them. llama.cpp has one switch for all extra types, AMX and CPU_REPACK together
+# (llama_model_params.use_extra_bufts, llama-bench's --repack 0|1), so on such a build it is
+# off and the run measures what `llama-bench --repack 0` measures; on every other build it stays on,
+# llama-bench's default.
+CRASHING_BUFFERS = {"AMX": "ggml-org/llama.cpp#20824"}
+REPORT = ("report it at https://github.com/ggml-org/llama.cpp/issues with the model file's "
+          "quant type and the llama.cpp system info `siliconbench devices --json` prints")
+
+
+def extra_buffers(available: list[str]) -> tuple[bool, str]:
+    """(use_extra_bufts, what the record says of it) for a build whose CPU backend offers the
+    extra weight buffer types `available` (adapter.cpu_extra_buffer_types)."""
+    crashing = [name for name in available if name in CRASHING_BUFFERS]
+    if crashing:
+        issues = ", ".join(sorted({CRASHING_BUFFERS[n] for n in crashing}))
+        return False, (f"off, as llama-bench --repack 0: this build's {', '.join(crashing)} "
+                       f"kernels crash on quantised weights ({issues}), and llama.cpp turns "
+                       f"{', '.join(available)} off together")
+    return True, f"on, llama-bench's default ({', '.join(available) or 'none in this build'})"
+
+
+class Engine:
+    """A GGUF model loaded on the run's device, and one context at a time, driven through
+    llama.cpp's C API with token ids (the model files have no vocabulary to tokenise with)."""
+
+    def __init__(self, path, device, gpu_layers: int, threads: int, vocab: int) -> None:
+        from siliconbench.core.frameworks.llamacpp.adapter import (WEIGHT_BUFFERS, cpu_extra_buffer_types,
+                                                      lib, quiet)
+        self.lc = lc = lib()
+        quiet()
+        self.threads, self.vocab = threads, vocab
+        mparams = lc.llama_model_default_params()
+        mparams.n_gpu_layers = gpu_layers
+        # On every device: the layers left on the CPU (the output, or all of them) use them.
+        self.repack, self.extra_buffers = extra_buffers(cpu_extra_buffer_types())
+        mparams.use_extra_bufts = self.repack
+        # The devices the model may use, NULL-terminated: none but the CPU for the cpu device
+        # (so no layer or operation is offloaded), else the run's GPU alone.
+        self._devices = (ctypes.c_void_p * 2)(device.native, None) if device.type != "cpu" \
+            else (ctypes.c_void_p * 1)(None)
+        mparams.devices = ctypes.cast(self._devices, ctypes.c_void_p)
+        WEIGHT_BUFFERS.clear()
+        self.model = lc.llama_model_load_from_file(str(path).encode(), mparams)
+        if not self.model:
+            raise RuntimeError(f"llama.cpp could not load {path}")
+        # Where the weights went, as llama.cpp's load said it: "CPU_REPACK 1.50 MiB, ..."
+        self.weight_buffers = ", ".join(f"{name} {mib:.2f} MiB" for name, mib in WEIGHT_BUFFERS)
+        self.ctx = None
+        buf = ctypes.create_string_buffer(256)
+        lc.llama_model_desc(self.model, buf, len(buf))
+        self.desc = buf.value.decode(errors="replace")
+        self.parameters = int(lc.llama_model_n_params(self.model))
+        self.size = int(lc.llama_model_size(self.model))
+
+    def open(self, n_ctx: int) -> None:
+        """A fresh context of n_ctx positions (llama-bench makes one per test)."""
+        lc = self.lc
+        self.close()
+        cparams = lc.llama_context_default_params()
+        cparams.n_ctx = n_ctx
+        cparams.n_batch = N_BATCH
+        cparams.n_ubatch = N_UBATCH
+        cparams.n_threads = cparams.n_threads_batch = self.threads
+        cparams.flash_attn_type = FLASH_ATTN_AUTO
+        cparams.no_perf = False
+        self.ctx = lc.llama_init_from_model(self.model, cparams)
+        if not self.ctx:
+            raise MemoryError(f"out of memory: llama.cpp could not make a context of {n_ctx} "
+                              "positions")
+        self.memory = lc.llama_get_memory(self.ctx)
+
+    def ids(self, n: int, seed: int) -> list[int]:
+        """n random token ids, as llama-bench draws them (any id of the vocabulary)."""
+        import numpy as np
+        return np.random.default_rng(seed).integers(0, self.vocab, n).tolist()
+
+    def tokens(self, n: int, seed: int) -> list:
+        """n random token ids in ctypes arrays of at most N_BATCH (llama-bench's chunks)."""
+        ids = self.ids(n, seed)
+        return [(ctypes.c_int32 * len(ids[i:i + N_BATCH]))(*ids[i:i + N_BATCH])
+                for i in range(0, n, N_BATCH)]
+
+    def decode(self, chunk) -> None:
+        rc = self.lc.llama_decode(self.ctx, self.lc.llama_batch_get_one(chunk, len(chunk)))
+        if rc != 0:
+            raise RuntimeError(f"llama_decode failed ({rc})")
+
+    def clear(self) -> None:
+        self.lc.llama_memory_clear(self.memory, False)
+
+    def rewind(self, position: int) -> None:
+        """Forget every position from `position` on."""
+        self.lc.llama_memory_seq_rm(self.memory, 0, position, -1)
+
+    def sync(self) -> None:
+        self.lc.llama_synchronize(self.ctx)
+
+    def last_logits(self):
+        import numpy as np
+        ptr = self.lc.llama_get_logits_ith(self.ctx, -1)
+        return np.ctypeslib.as_array(ptr, (self.vocab,)).copy()
+
+    def prompt_call(self, prompt: int):
+        """llama-bench's pp test: an empty KV memory, the prompt in n_batch chunks, then one
+        synchronisation."""
+        chunks = self.tokens(prompt, prompt)
+
+        def call() -> None:
+            self.clear()
+            for chunk in chunks:
+                self.decode(chunk)
+            self.sync()
+        return call
+
+    def gen_call(self, depth: int, steps: int):
+        """llama-bench's tg test: `steps` single-token decodes each synchronised, from a
+        context filled to `depth` once (untimed) and rewound to it before every call."""
+        self.clear()
+        for chunk in self.tokens(depth, depth + 1):
+            self.decode(chunk)
+        self.sync()
+        singles = [(ctypes.c_int32 * 1)(t) for t in self.ids(steps, steps + 7)]
+
+        def call() -> None:
+            self.rewind(depth)
+            for one in singles:
+                self.decode(one)
+                self.sync()
+        return call
+
+    def next_token_check(self, length: int) -> tuple[bool, float]:
+        """(same next token, relative logits gap): the whole sequence decoded at once against
+        all but its last token followed by one single-token decode (the KV cache is real)."""
+        import numpy as np
+        self.open(length + 1)
+        chunk = self.tokens(length, 4242)[0]
+        self.clear()
+        self.decode(chunk)
+        self.sync()
+        whole = self.last_logits()
+        self.clear()
+        self.decode((ctypes.c_int32 * (length - 1))(*chunk[:-1]))
+        self.decode((ctypes.c_int32 * 1)(chunk[length - 1]))
+        self.sync()
+        stepped = self.last_logits()
+        gap = float(np.max(np.abs(whole - stepped)) / max(np.max(np.abs(whole)), 1e-30))
+        return int(np.argmax(whole)) == int(np.argmax(stepped)), gap
+
+    def close(self) -> None:
+        if self.ctx:
+            self.lc.llama_free(self.ctx)
+        self.ctx = None
+
+    def release(self) -> None:
+        self.close()
+        if self.model:
+            self.lc.llama_model_free(self.model)
+        self.model = None
+
+
+def backend(ctx) -> str:
+    """llama-bench's backend column: CPU, Metal, CUDA, Vulkan, ..."""
+    if ctx.device.type == "cpu":
+        return "CPU"
+    from siliconbench.core.frameworks.llamacpp.adapter import backend_devices
+    name = next((d["name"] for d in backend_devices() if d["handle"] == ctx.device.native),
+                "GPU")
+    return "Metal" if name.startswith("MTL") else name.rstrip("0123456789") or "GPU"
+
+
+def _check(params: dict, protocol, shape) -> None:
+    dtype = params["dtype"]
+    if dtype not in DTYPES:
+        near = {"q4": " (llama.cpp's 4-bit type is q4_0, or q4_k_m)",
+                "q8": " (llama.cpp's 8-bit type is q8_0)"}.get(dtype, "")
+        raise ParamError(f"--dtype {dtype} does not run on llamacpp{near}; choose one of "
+                         f"{', '.join(DTYPES)}.")
+    if params["batch"] != 1:
+        raise ParamError("--batch: llama.cpp runs one sequence here, as llama-bench does; "
+                         "use --batch 1.")
+    protocol.check_loop(params, "llamacpp", LOOPS)
+    protocol.check_positions(params, shape)
+
+
+def run(ctx, params: dict, protocol) -> None:
+    from siliconbench.core.frameworks.llamacpp import models
+    from siliconbench.core.frameworks.llamacpp.adapter import commit, threads
+    from siliconbench.core.workloads.rows import memory_row
+    shape = protocol.shape_for(params)
+    _check(params, protocol, shape)
+    dtype, gen = params["dtype"], params["gen_tokens"]
+    on_cpu = ctx.device.type == "cpu"
+    gpu_layers = 0 if on_cpu else (shape.layers + 1 if params.get("gpu_layers") is None
+                                   else params["gpu_layers"])
+    if on_cpu and params.get("gpu_layers"):
+        raise ParamError("--gpu-layers offloads to a GPU: the cpu device runs none; choose a "
+                         "GPU device or leave it out.")
+    n_threads = threads()
+    file_bytes = models.expected_bytes(shape, dtype)
+    free = ctx.adapter.free_memory(ctx.device)
+
+    def need(tokens: int) -> float:
+        return protocol.memory_needed(shape, KV_DTYPE, 1, tokens) \
+            - protocol.weight_bytes(shape, KV_DTYPE) + file_bytes
+
+    if free is not None and need(1) > 0.8 * free:
+        raise MemoryError(f"out of memory: {params['preset']} in {dtype} needs about "
+                          f"{need(1) / 1e9:.1f} GB and {ctx.device_id} has {free / 1e9:.1f} "
+                          "GB free")
+    prompts = params["prompts"] or [p for p in protocol.DEFAULT_PROMPTS
+                                    if free is None or need(p) <= 0.8 * free]
+    depths = params["depths"] or [d for d in protocol.DEFAULT_DEPTHS
+                                  if free is None or need(d + gen) <= 0.8 * free]
+    base = protocol.base_point(params)
+    flop_dtype = FLOP_DTYPE.get(dtype)
+    flop_ceiling = protocol.measured_ceiling(ctx, "gemm", flop_dtype) if flop_dtype else None
+    bandwidth = protocol.measured_ceiling(ctx, "bandwidth", dtype)
+    total = len(prompts) + len(depths) + 2 + (bandwidth is None)
+    ctx.progress(0, total, "the model file")
+    path = models.model_file(shape, params["preset"], dtype, n_threads,
+                             say=lambda text: ctx.progress(0, total, text))
+    stored = models.tensor_bytes(path)
+    ctx.progress(1, total, "loading the model")
+    quant = models.FTYPES[dtype][1]
+    ctx.inside(f"llama.cpp loading {path.name} ({quant})", REPORT)
+    lm = Engine(path, ctx.device, gpu_layers, n_threads, shape.vocab)
+    ctx.inside(f"llama.cpp running {path.name} ({quant}) on {backend(ctx)}", REPORT)
+    waiting = []
+    try:
+        ctx.record_settings(
+            model=lm.desc, shape=protocol.describe_shape(shape), parameters=lm.parameters,
+            weight_bytes=lm.size, gguf_file=str(path), gguf_type=quant,
+            backend=backend(ctx), n_gpu_layers=gpu_layers, threads=n_threads,
+            repack=lm.repack, extra_buffers=lm.extra_buffers, weight_buffers=lm.weight_buffers,
+            n_batch=N_BATCH, n_ubatch=N_UBATCH, flash_attn="auto", kv_cache=KV_DTYPE,
+            decode_loop="eager", llama_cpp_commit=commit(),
+            method="llama-bench's: pp = the prompt in n_batch chunks from an empty KV "
+                   "memory, then synchronise; tg = single-token decodes each synchronised",
+            **protocol.bound_setting(bandwidth))
+        if lm.parameters != shape.parameters:
+            ctx.warn(f"The GGUF model has {lm.parameters:,} parameters where the shape has "
+                     f"{shape.parameters:,}.")
+        same, gap = lm.next_token_check(min(16, shape.max_positions - 1))
+        flags = [] if same else ["wrong_result"]
+        if not same:
+            ctx.warn(f"Decoding with the KV cache picks another next token than decoding the "
+                     f"whole sequence (logits differ by {gap:.2e}): the results are wrong.")
+        done = 2
+        for prompt in prompts:
+            ctx.progress(done, total, f"pp{prompt}")
+            point = {**base, "prompt": prompt}
+            if free is not None and need(prompt) > 0.8 * free:
+                ctx.row(protocol.too_big_row("prefill_tokens_per_s", "tok/s", point, prompt))
+            else:
+                lm.open(prompt)
+                for row in _prefill_rows(ctx, lm, protocol, shape, point, flags, flop_ceiling):
+                    ctx.row(row)
+            done += 1
+        for depth in depths:
+            ctx.progress(done, total, f"tg{gen}" + (f" @ d{depth}" if depth else ""))
+            point = {**base, "depth": depth, "gen_tokens": gen}
+            if free is not None and need(depth + gen) > 0.8 * free:
+                ctx.row(protocol.too_big_row("decode_tokens_per_s", "tok/s", point, depth + gen))
+            else:
+                lm.open(depth + gen)
+                m = ctx.measure(lm.gen_call(depth, gen))
+                if bandwidth is None:
+                    waiting.append((point, m))
+                else:
+                    for row in _decode_rows(protocol, shape, stored, point, flags, bandwidth,
+                                            m):
+                        ctx.row(row)
+            done += 1
+        ctx.row(memory_row(ctx, base, flags))
+    finally:
+        lm.release()
+    def rows_for(point, m, bandwidth):
+        return _decode_rows(protocol, shape, stored, point, flags, bandwidth, m)
+    protocol.rows_after_own_triad(ctx, waiting, total, rows_for)
+    ctx.progress(total, total, "done")
+
+
+def _prefill_rows(ctx, lm, protocol, shape, point: dict, flags: list[str], ceiling):
+    prompt = point["prompt"]
+    m = ctx.measure(lm.prompt_call(prompt))
+    flags = (["noisy"] if m.noisy else []) + flags
+    rates = m.rates(prompt)
+    stats = summarize(rates)
+    tflops = summarize(m.rates(protocol.prefill_flops(shape, 1, prompt) / 1e12)).median
+    pct, row_flags, note = protocol.against_ceiling(ceiling, tflops, "TFLOPS", flags)
+    ms = [t * 1e3 for t in m.per_call_s]
+    return [Row("prefill_tokens_per_s", stats.median, "tok/s", point, stats, row_flags,
+                note, pct, rates),
+            Row("ttft_ms", summarize(ms).median, "ms", point, summarize(ms), list(flags),
+                "the prompt's decode with its last token's logits on the host (no sampling)",
+                None, ms)]
+
+
+def step_bytes(protocol, shape, stored: dict[str, int], depth: int, steps: int) -> float:
+    """Bytes a decode step reads, averaged over `steps` steps from `depth`: every tensor of
+    the file once (of an untied embedding table only the token's row, left out) and the
+    float16 KV cache, one position longer each step."""
+    weights = sum(stored.values())
+    if not shape.tied:
+        weights -= stored.get("token_embd.weight", 0)
+    return weights + protocol.kv_bytes(shape, KV_DTYPE, depth + (steps + 1) / 2)
+
+
+def _decode_rows(protocol, shape, stored, point: dict, flags: list[str], ceiling, m):
+    depth, gen = point["depth"], point["gen_tokens"]
+    flags = (["noisy"] if m.noisy else []) + flags
+    rates = m.rates(gen)
+    stats = summarize(rates)
+    per_step = step_bytes(protocol, shape, stored, depth, gen)
+    bound = None if ceiling is None else ceiling[0] * 1e9 / per_step
+    roof = None if ceiling is None else (bound, ceiling[1])
+    pct, row_flags, note = protocol.against_ceiling(roof, stats.median, "tok/s", flags)
+    said = "llama-bench's tg: single-token decodes, each synchronised"
+    rows = [Row("decode_tokens_per_s", stats.median, "tok/s", point, stats, row_flags,
+                f"{said}; {note}" if note else said, pct, rates)]
+    if bound is not None:
+        rows.append(Row("decode_roofline", bound, "tok/s", point, None, [],
+                        f"{ceiling[1]} over {per_step / 1e6:.1f} MB read per step (the GGUF "
+                        "file's tensors and the float16 KV cache)"))
+    return rows

@@ -1,0 +1,196 @@
+"""GGUF model files from the LLM presets' shapes: random weights written with gguf-py (the
+reference writer that ships with llama.cpp), then quantised by llama.cpp's own quantiser
+(llama_model_quantize, what llama-quantize runs), so the files are what llama-bench would load.
+Nothing is downloaded. Files are kept in the data folder and reused; each is written once,
+after its size is said and the disk is checked for room."""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import json
+import os
+import shutil
+from dataclasses import asdict
+from pathlib import Path
+from typing import Callable
+
+from siliconbench.core.numbers import size as human
+
+# dtype -> (llama_ftype, the GGUF type name llama.cpp prints). float32 and float16 are written
+# directly; the others are quantised from the float16 file, as a converted model is.
+FTYPES = {"float32": (0, "F32"), "float16": (1, "F16"), "bfloat16": (32, "BF16"),
+          "q8_0": (7, "Q8_0"), "q4_0": (2, "Q4_0"), "q4_k_m": (15, "Q4_K_M")}
+# Bits per weight of the large matrices, for the size said before a file is written (the
+# file itself is what counts afterwards): Q8_0 and Q4_0 store a float16 scale per 32 weights;
+# Q4_K_M mixes Q4_K (4.5) with Q6_K (6.56) for some matrices.
+BITS = {"float32": 32, "float16": 16, "bfloat16": 16, "q8_0": 8.5, "q4_0": 4.5, "q4_k_m": 4.9}
+FORMAT = 1              # bump when the written file changes: old files are then not reused
+STD = 0.02              # the weights' standard deviation (transformers' initializer_range)
+
+
+def folder() -> Path:
+    from siliconbench.core.store import home
+    return home() / "models" / "gguf"
+
+
+def key(shape) -> str:
+    """A file name stem that changes with every field of the shape."""
+    text = json.dumps({"format": FORMAT, **asdict(shape)}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def path_for(shape, name: str, dtype: str) -> Path:
+    return folder() / f"{name}-{key(shape)}-{FTYPES[dtype][1]}.gguf"
+
+
+def tensors(shape) -> list[tuple[str, tuple[int, ...]]]:
+    """(GGUF name, numpy shape) of every tensor, in the order llama.cpp's converter writes
+    them; a matrix's numpy shape is (out, in), which GGUF stores as ne = {in, out}."""
+    import gguf
+    T, N = gguf.MODEL_TENSOR, gguf.TENSOR_NAMES
+    q, kv = shape.heads * shape.head_dim, shape.kv_heads * shape.head_dim
+    out = [(N[T.TOKEN_EMBD] + ".weight", (shape.vocab, shape.hidden)),
+           (N[T.OUTPUT_NORM] + ".weight", (shape.hidden,))]
+    if not shape.tied:
+        out.append((N[T.OUTPUT] + ".weight", (shape.vocab, shape.hidden)))
+    for i in range(shape.layers):
+        layer = [(T.ATTN_NORM, (shape.hidden,)), (T.ATTN_Q, (q, shape.hidden)),
+                 (T.ATTN_K, (kv, shape.hidden)), (T.ATTN_V, (kv, shape.hidden)),
+                 (T.ATTN_OUT, (shape.hidden, q))]
+        if shape.qk_norm:
+            layer += [(T.ATTN_Q_NORM, (shape.head_dim,)), (T.ATTN_K_NORM, (shape.head_dim,))]
+        layer += [(T.FFN_NORM, (shape.hidden,)), (T.FFN_GATE, (shape.ffn, shape.hidden)),
+                  (T.FFN_DOWN, (shape.hidden, shape.ffn)), (T.FFN_UP, (shape.ffn, shape.hidden))]
+        out += [(N[t].format(bid=i) + ".weight", s) for t, s in layer]
+    return out
+
+
+def expected_bytes(shape, dtype: str) -> int:
+    """About how large the file will be: the matrices at BITS, the norms in float32."""
+    total = 0
+    for _, s in tensors(shape):
+        n = 1
+        for d in s:
+            n *= d
+        total += 4 * n if len(s) == 1 else int(n * BITS[dtype] / 8)
+    return total
+
+
+def _write(shape, name: str, dtype: str, dest: Path) -> None:
+    """Random weights (matrices N(0, 0.02), norms 1) in float32 or float16; 1-D tensors in
+    float32 as llama.cpp's converter keeps them. One tensor in memory at a time."""
+    import gguf
+    import numpy as np
+    arch = "qwen3" if shape.family == "qwen3" else "llama"
+    w = gguf.GGUFWriter(None, arch)
+    w.add_name(f"{name} (random weights, SiliconBench)")
+    w.add_context_length(shape.max_positions)
+    w.add_embedding_length(shape.hidden)
+    w.add_block_count(shape.layers)
+    w.add_feed_forward_length(shape.ffn)
+    w.add_head_count(shape.heads)
+    w.add_head_count_kv(shape.kv_heads)
+    w.add_key_length(shape.head_dim)
+    w.add_value_length(shape.head_dim)
+    w.add_rope_dimension_count(shape.head_dim)
+    w.add_rope_freq_base(shape.rope_theta)
+    w.add_layer_norm_rms_eps(shape.rms_eps)
+    w.add_vocab_size(shape.vocab)
+    w.add_file_type(FTYPES[dtype][0])
+    # No vocabulary: llama.cpp then makes `vocab_size` dummy tokens. Nothing here tokenises;
+    # the workload feeds token ids.
+    w.add_tokenizer_model("none")
+    item = np.float32 if dtype == "float32" else np.float16
+    listed = tensors(shape)
+    for tname, s in listed:
+        dt = np.dtype(np.float32 if len(s) == 1 else item)
+        n = int(np.prod(s))
+        w.add_tensor_info(tname, s, dt, n * dt.itemsize)
+    w.write_header_to_file(dest)
+    w.write_kv_data_to_file()
+    w.write_ti_data_to_file()
+    rng = np.random.default_rng(0)
+    for tname, s in listed:
+        if len(s) == 1:
+            w.write_tensor_data(np.ones(s, np.float32))
+            continue
+        data = np.empty(s, item)
+        rows = max(1, (1 << 24) // s[1])      # 16 M values a chunk
+        for r in range(0, s[0], rows):
+            chunk = rng.standard_normal((min(rows, s[0] - r), s[1]), dtype=np.float32)
+            chunk *= STD
+            data[r:r + rows] = chunk
+        w.write_tensor_data(data)
+        del data
+    w.close()
+
+
+def _quantize(src: Path, dest: Path, dtype: str, threads: int) -> None:
+    from siliconbench.core.frameworks.llamacpp.adapter import lib, quiet
+    llama_cpp = lib()
+    quiet()
+    params = llama_cpp.llama_model_quantize_default_params()
+    params.nthread = threads
+    params.ftype = FTYPES[dtype][0]
+    rc = llama_cpp.llama_model_quantize(str(src).encode(), str(dest).encode(),
+                                        ctypes.byref(params))
+    if rc != 0:
+        raise RuntimeError(f"llama.cpp's quantiser failed ({rc}) making {dest.name} from "
+                           f"{src.name}")
+
+
+def _room(dest: Path, need: int) -> None:
+    from siliconbench.core.params import ParamError
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    free = shutil.disk_usage(dest.parent).free
+    if need > 0.95 * free:
+        raise ParamError(f"The {dest.name} model file needs about {human(need)} and "
+                         f"{dest.parent} has {human(free)} free.")
+
+
+def model_file(shape, name: str, dtype: str, threads: int,
+               say: Callable[[str], None] = lambda _: None) -> Path:
+    """The GGUF file of `shape` in `dtype`, written (and quantised) now unless kept from
+    before; `say` hears what is written, with its size, before it is."""
+    dest = path_for(shape, name, dtype)
+    if dest.exists():
+        return dest
+    source = dest if dtype in ("float32", "float16") else path_for(shape, name, "float16")
+    if not source.exists():
+        size = expected_bytes(shape, "float32" if dtype == "float32" else "float16")
+        say(f"writing {source.name}: {human(size)} of random weights to {source.parent} "
+            "(kept for later runs)")
+        _room(source, size)
+        partial = source.with_suffix(".partial")
+        try:
+            _write(shape, name, "float32" if dtype == "float32" else "float16", partial)
+            os.replace(partial, source)
+        finally:
+            partial.unlink(missing_ok=True)
+    if dest != source:
+        size = expected_bytes(shape, dtype)
+        say(f"quantising to {dest.name}: about {human(size)} with llama.cpp's quantiser "
+            "(kept for later runs)")
+        _room(dest, size)
+        partial = dest.with_suffix(".partial")
+        try:
+            _quantize(source, partial, dtype, threads)
+            os.replace(partial, dest)
+        finally:
+            partial.unlink(missing_ok=True)
+    return dest
+
+
+def tensor_bytes(path: Path) -> dict[str, int]:
+    """Bytes of each tensor as the file stores it (read from its header; data is mapped, not
+    read)."""
+    import gguf
+    reader = gguf.GGUFReader(str(path))
+    return {t.name: int(t.n_bytes) for t in reader.tensors}
+
+
+def tensor_types(path: Path) -> dict[str, str]:
+    import gguf
+    reader = gguf.GGUFReader(str(path))
+    return {t.name: t.tensor_type.name for t in reader.tensors}

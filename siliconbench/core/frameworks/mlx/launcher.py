@@ -1,0 +1,73 @@
+"""mlx.launch, MLX's own launcher, as a distributed run's child: its command line, the ports
+its ring backend listens on, and its report of a rank that failed. No MLX import here: the
+parent process uses this module."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+
+EXECUTABLE = "mlx.launch"
+# mlx.launch ends the other ranks when one fails, says which, and itself exits 0.
+_FAILED = re.compile(r"Node with rank (\d+) (?:exited with code (-?\d+)|was killed)")
+
+
+def refuse(hosts, backend: str) -> str | None:
+    """One sentence for what mlx.launch would refuse, or do other than asked, said before it
+    starts: it starts ranks here only for 127.0.0.1 (any other name it reaches over SSH), and
+    its ring backend connects over IP addresses only."""
+    for h in hosts:
+        if h.address in ("localhost", "::1") or h.ssh in ("localhost", "::1"):
+            return ("mlx.launch starts ranks on this machine only when it is named "
+                    "127.0.0.1; write 127.0.0.1 instead of localhost or ::1.")
+    local = [h for h in hosts if h.address == "127.0.0.1"]
+    if local and len(local) < len(hosts):
+        return ("127.0.0.1 is this machine's loopback and cannot be one of several hosts that "
+                "are not all this machine; name this machine by the address the other hosts "
+                "reach it at.")
+    if backend in ("auto", "ring"):
+        import ipaddress
+        for h in hosts:
+            try:
+                ipaddress.ip_address(h.address.partition("%")[0])
+            except ValueError:
+                return (f"MLX's ring backend connects over IP addresses, and {h.address} is a "
+                        "name: give its address, or a hostfile whose \"ips\" list it.")
+    return None
+
+
+def command(exe: str, worker: list[str], processes: int, hosts, folder: str,
+            port: int, backend: str, env: dict[str, str]) -> tuple[list[str], dict]:
+    """mlx.launch with a hostfile that SiliconBench writes into the run's folder, of the
+    checked hosts only (never the user's file: mlx.launch would take its "envs" and
+    "backend"), each host repeated once per rank on it (mlx.launch's `-n` repeats only a
+    --hosts list). Ranks on other hosts get only the `--env` variables, and need
+    SiliconBench at the same path there."""
+    from siliconbench.core.hosts import hostfile_json, loopback_env
+    path = os.path.join(folder, "hosts.json")
+    with open(path, "w") as f:
+        f.write(hostfile_json([h for h in hosts for _ in range(processes)]))
+    cmd = [exe, "--starting-port", str(port), "--hostfile", path]
+    if backend != "auto":
+        cmd += ["--backend", backend]
+    for key, value in env.items():
+        cmd += ["--env", f"{key}={value}"]
+    # The ring binds the hostfile's addresses (127.0.0.1 here); NCCL's bootstrap, on CUDA,
+    # binds the interface loopback_env names.
+    return [*cmd, "--", *worker], loopback_env(hosts)
+
+
+def ports(port: int, world: int) -> list[int]:
+    """The ring backend: one port per rank, counting up from the first."""
+    return list(range(port, port + world))
+
+
+def first_failure(stderr: str) -> tuple[int, int | None] | None:
+    """(rank, exit code or None when mlx.launch killed it) of the rank that failed first: one
+    killed by a signal if any, since the others' errors ("connection to a peer was lost")
+    follow from it, even when mlx.launch saw them end first. SIGTERM is how mlx.launch itself
+    ends the other ranks once one has failed."""
+    ended = [(int(r), int(c) if c else None) for r, c in _FAILED.findall(stderr)]
+    killed = [(r, c) for r, c in ended if c is not None and c < 0 and c != -signal.SIGTERM]
+    return (killed or ended or [None])[0]

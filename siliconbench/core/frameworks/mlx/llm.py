@@ -1,0 +1,144 @@
+"""MLX's part of the llm workload (the interface is in siliconbench.core.workloads.llm's docstring): mlx-lm's
+own Llama and Qwen3 classes built from their ModelArgs with random weights, its KV cache, and
+the generate loop of mlx_lm.generate, so the numbers are what mlx-lm users get."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import types
+
+DTYPES = ("bfloat16", "float16", "float32", "q4", "q8")
+LOOPS = ("eager",)           # mlx_lm.generate's loop; it compiles nothing
+GROUP_SIZE = 64              # mlx-lm's converter's default
+
+
+def _mlx_lm(module: str):
+    """mlx_lm.models.<module>, without running mlx_lm's package __init__: that loads the
+    tokenizer helpers, hence transformers, which imports torch wherever torch is installed,
+    and a run's process is MLX's alone (siliconbench.core.frameworks.isolate). The model modules need
+    nothing of it. A process that imported all of mlx_lm (benchmarks/llm_fidelity.py) keeps
+    it."""
+    if "mlx_lm" not in sys.modules:
+        spec = importlib.util.find_spec("mlx_lm")
+        if spec is None:
+            raise ImportError("mlx-lm is not installed; add it with "
+                              "pip install 'siliconbench[mlx]'.")
+        package = types.ModuleType("mlx_lm")
+        package.__spec__, package.__path__ = spec, list(spec.submodule_search_locations)
+        sys.modules["mlx_lm"] = package
+    return importlib.import_module(f"mlx_lm.models.{module}")
+
+
+def model_args(shape) -> dict:
+    """The config.json a preset's shape stands for, as mlx-lm's ModelArgs read it."""
+    return {"model_type": shape.family, "hidden_size": shape.hidden,
+            "num_hidden_layers": shape.layers, "intermediate_size": shape.ffn,
+            "num_attention_heads": shape.heads, "num_key_value_heads": shape.kv_heads,
+            "head_dim": shape.head_dim, "rms_norm_eps": shape.rms_eps,
+            "vocab_size": shape.vocab, "max_position_embeddings": shape.max_positions,
+            "rope_theta": shape.rope_theta, "rope_scaling": shape.rope_scaling,
+            "tie_word_embeddings": shape.tied}
+
+
+def build(ctx, shape, dtype: str) -> "MlxLM":
+    return MlxLM(shape, dtype)
+
+
+class MlxLM:
+    def __init__(self, shape, dtype: str) -> None:
+        import mlx.core as mx
+        import mlx.nn as nn
+        from mlx.utils import tree_flatten
+
+        family = _mlx_lm(shape.family)
+        self.mx, self.shape = mx, shape
+        self.make_cache = _mlx_lm("cache").make_prompt_cache
+        mx.random.seed(0)
+        model = family.Model(family.ModelArgs.from_dict(model_args(shape)))
+        self.parameters = sum(v.size for _, v in tree_flatten(model.parameters()))
+        bits = {"q4": 4, "q8": 8}.get(dtype)
+        model.set_dtype(getattr(mx, "bfloat16" if bits else dtype))
+        if bits:
+            # mlx-lm's converter quantises every layer that can be, whose inputs divide
+            # into groups.
+            nn.quantize(model, group_size=GROUP_SIZE, bits=bits,
+                        class_predicate=lambda _, m: hasattr(m, "to_quantized")
+                        and m.weight.shape[-1] % GROUP_SIZE == 0)
+        mx.eval(model.parameters())
+        self.model = model
+        self.stored_bytes = sum(v.nbytes for _, v in tree_flatten(model.parameters()))
+
+    def _tokens(self, batch: int, length: int):
+        tokens = self.mx.random.randint(0, self.shape.vocab, (batch, length))
+        self.mx.eval(tokens)
+        return tokens
+
+    def _last_logits(self, tokens, cache):
+        """The logits of the last position only, as a generator computes them: the head
+        never runs over the rest of the prompt."""
+        hidden = self.model.model(tokens, cache=cache)[:, -1:, :]
+        m = self.model
+        return (m.lm_head(hidden) if "lm_head" in m else
+                m.model.embed_tokens.as_linear(hidden))[:, -1, :]
+
+    def _next(self, logits):
+        """mlx_lm.generate's greedy sampling: log-probabilities, then their argmax."""
+        mx = self.mx
+        logprobs = logits - mx.logsumexp(logits, axis=-1, keepdims=True)
+        return mx.argmax(logprobs, axis=-1)[:, None]
+
+    def prefill(self, batch: int, prompt: int):
+        tokens = self._tokens(batch, prompt)
+
+        def call() -> None:
+            first = self._next(self._last_logits(tokens, self.make_cache(self.model)))
+            first.tolist()       # on the host, as a generator needs it
+        return call
+
+    def default_loop(self) -> str:
+        return "eager"
+
+    def decoder(self, batch: int, depth: int, steps: int, loop: str = "eager"):
+        mx = self.mx
+        cache = self.make_cache(self.model)
+        if depth:
+            self.model.model(self._tokens(batch, depth), cache=cache)
+            mx.eval([c.state for c in cache])
+        start = self._tokens(batch, 1)
+
+        def step(y):
+            return self._next(self.model(y, cache=cache)[:, -1, :])
+
+        def call() -> None:
+            for c in cache:
+                c.trim(c.offset - depth)
+            # mlx_lm.generate's loop: queue step i+1 (mx.async_eval) before fetching token
+            # i, so building a step's graph overlaps the device computing the last one; every
+            # step is evaluated and its token brought to the host.
+            y = step(start)
+            mx.async_eval(y)
+            for i in range(steps):
+                following = None
+                if i + 1 < steps:
+                    following = step(y)
+                    mx.async_eval(following)
+                y.tolist()
+                y = following
+        call.compile_s, call.recompiled = None, lambda: False
+        return call
+
+    def cache_gap(self, length: int, prefilled: bool = True) -> float:
+        mx = self.mx
+        tokens = self._tokens(1, length)
+        whole = self.model(tokens)[:, -1, :].astype(mx.float32)
+        cache = self.make_cache(self.model)
+        # prefilled False, for the tests: a cache that holds another context must differ
+        self.model(tokens[:, :-1] * int(prefilled), cache=cache)
+        stepped = self.model(tokens[:, -1:], cache=cache)[:, -1, :].astype(mx.float32)
+        gap = mx.max(mx.abs(whole - stepped)) / mx.max(mx.abs(whole))
+        return float(gap.item())
+
+    def release(self) -> None:
+        self.model = None
+        self.mx.clear_cache()

@@ -1,0 +1,73 @@
+"""MLX's array operations for the GEMM and bandwidth workloads (siliconbench.core.frameworks.ops)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from siliconbench.core.frameworks.ops import Step, TensorOps
+from siliconbench.core.text import first_line
+
+
+class MlxOps(TensorOps):
+    """MLX is lazy: every call is handed to the device with mx.async_eval (or nothing would be
+    computed), and a block is closed by evaluating the last result and synchronising."""
+
+    copy_kernel = "x + 0 (MLX's Python API has no copy op)"
+    triad_kernel = "a * b + c fused by mx.compile (one kernel)"
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx)
+        import mlx.core as mx
+        self.mx = mx
+        self.errors = (ValueError, RuntimeError, TypeError)
+
+    def itemsize(self, dtype: str) -> int:
+        return getattr(self.mx, dtype).size
+
+    def random(self, shape, dtype):
+        mx = self.mx
+        x = mx.random.normal(shape, dtype=getattr(mx, dtype), stream=self.device.native)
+        mx.eval(x)
+        return x
+
+    def to_numpy(self, x) -> np.ndarray:
+        mx = self.mx
+        if x.dtype in (mx.bfloat16, mx.float16):
+            x = x.astype(mx.float32, stream=mx.cpu)  # exact; numpy has no bfloat16
+        return np.array(x, dtype=np.float64)
+
+    def matmul(self, a, b) -> Step:
+        return lambda: self.mx.matmul(a, b)
+
+    def copy(self, src) -> Step:
+        return lambda: src + 0
+
+    def triad(self, a, b, c) -> Step:
+        mx = self.mx
+        try:
+            fused = mx.compile(lambda x, y, z: x * y + z)
+            mx.eval(fused(a[:4], b[:4], c[:4]))
+        except self.errors as e:
+            # The CPU's compiled kernels are built by a C++ compiler at run time; without one
+            # the two plain kernels still give a number, and the record says which ran.
+            self.triad_kernel = f"a * b + c (two kernels: mx.compile failed: {first_line(e)})"
+            return lambda: a * b + c
+        return lambda: fused(a, b, c)
+
+    def timed(self, step):
+        mx, device = self.mx, self.device.native
+        last: list = []
+
+        def call() -> None:
+            out = step()
+            mx.async_eval(out)
+            last[:] = [out]
+
+        def sync() -> None:
+            if last:
+                mx.eval(last[0])
+            mx.synchronize(device)
+        return call, sync
+
+
+Ops = MlxOps

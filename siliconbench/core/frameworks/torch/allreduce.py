@@ -1,0 +1,84 @@
+"""PyTorch's part of the allreduce workload (interface: siliconbench/core/workloads/allreduce.py): the
+process group torchrun started (gloo on CPUs, NCCL on CUDA) and one checked all_reduce. MPS
+tensors have no collective backend in PyTorch: such a run says so and offers gloo on the CPU."""
+
+from __future__ import annotations
+
+from siliconbench.core.params import ParamError
+
+
+class Group:
+    def __init__(self, ctx, backend: str, world: int) -> None:
+        import torch
+        import torch.distributed as dist
+        self.torch, self.dist, self.device = torch, dist, ctx.device
+        if ctx.device.type == "mps":
+            raise ParamError("PyTorch has no collective backend for MPS tensors; run it on "
+                             "the CPU (--device cpu), where gloo works.")
+        if backend == "auto":
+            backend = "nccl" if ctx.device.type == "cuda" else "gloo"
+        if backend not in ("gloo", "nccl", "mpi"):
+            raise ParamError(f"PyTorch has no {backend} backend; choose gloo, nccl or mpi.")
+        if ctx.device.type == "cuda":
+            torch.cuda.set_device(ctx.device)
+        dist.init_process_group(backend)  # torchrun's RANK, WORLD_SIZE, MASTER_ADDR/PORT
+        self.rank, self.size, self.backend = dist.get_rank(), dist.get_world_size(), backend
+        if self.size != world:
+            raise RuntimeError(f"{self.size} of {world} ranks joined the group.")
+
+    def agree(self, x: float) -> float:
+        if self.size == 1:
+            return x
+        t = self.torch.tensor([x], dtype=self.torch.float64, device=self.device)
+        self.dist.all_reduce(t, op=self.dist.ReduceOp.MAX)
+        return float(t.item())
+
+    def checked_all_sum(self, count, dtype, base, expected, probes) -> "AllReduce":
+        return AllReduce(self, count, getattr(self.torch, dtype), base, expected, probes)
+
+
+class AllReduce:
+    """all_reduce sums in place: each call first copies the rank's input into the buffer it
+    sums (an out-of-place all-reduce, as nccl-tests times it by default), so that every call
+    sums known values and its result can be checked."""
+
+    def __init__(self, g: Group, count, dtype, base, expected, probes) -> None:
+        torch = self.torch = g.torch
+        self.dist = g.dist
+        self.x = torch.tensor(base, device=g.device).repeat(count // 4).to(dtype)
+        self.y = torch.empty_like(self.x)
+        self.expected = torch.tensor(expected, device=g.device).to(dtype)
+        self.probes = torch.tensor(probes, device=g.device)
+        self.probe_expected = torch.tensor([expected[i % 4] for i in probes],
+                                           device=g.device).to(dtype)
+        self.wrong = torch.zeros((), dtype=torch.int64, device=g.device)
+        # On the CPU the probes are read in place through numpy (bfloat16 as its bits): a
+        # few microseconds a call instead of four torch ops.
+        self.host = None
+        if g.device.type == "cpu":
+            bits = torch.int16 if dtype == torch.bfloat16 else dtype
+            self.host = (self.y.view(bits).numpy(), self.probes.numpy(),
+                         self.probe_expected.view(bits).numpy())
+            self.wrong = 0
+
+    def call(self) -> None:
+        self.y.copy_(self.x)
+        self.dist.all_reduce(self.y)
+        if self.host is not None:
+            y, probes, want = self.host
+            self.wrong += int((y[probes] != want).any())
+        else:  # on the device, without a sync: CUDA keeps its calls queued back to back
+            self.wrong += (self.y[self.probes] != self.probe_expected).sum()
+
+    def wrong_calls(self) -> int:
+        return int(self.wrong)
+
+    def last_right(self) -> bool:
+        return bool((self.y.view(-1, 4) == self.expected).all().item())
+
+    def release(self) -> None:
+        del self.x, self.y
+
+
+def join(ctx, backend: str, world: int) -> Group:
+    return Group(ctx, backend, world)

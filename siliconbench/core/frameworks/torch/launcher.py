@@ -1,0 +1,86 @@
+"""torchrun, PyTorch's own launcher, as a distributed run's child: its command line, the
+rendezvous port, and its report of a rank that failed. No torch import here: the parent
+process uses this module."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import signal
+
+# torchrun, whose presence says the installation has torch.distributed's launcher; the run
+# starts it as siliconbench.core.frameworks.torch.torchrun_bound.
+EXECUTABLE = "torchrun"
+# torchrun's ChildFailedError summary: every rank that failed and how, the first observed
+# under "Root Cause".
+_ROOT = re.compile(r"Root Cause.*?rank\s*:\s*(\d+).*?exitcode\s*:\s*(-?\d+)", re.S)
+_FAILURE = re.compile(r"^\s*rank\s*:\s*(\d+).*?exitcode\s*:\s*(-?\d+)", re.S | re.M)
+
+
+def refuse(hosts, backend: str) -> str | None:
+    """One sentence when torchrun cannot run on these hosts as given, else None."""
+    local = [h for h in hosts if h.local]
+    if local and len(local) < len(hosts):
+        return (f"{local[0].address} is this machine's loopback and cannot be one of several "
+                "hosts that are not all this machine; name this machine by the address the "
+                "other hosts reach it at.")
+    return None
+
+
+def command(exe: str, worker: list[str], processes: int, hosts, folder: str,
+            port: int, backend: str, env: dict[str, str]) -> tuple[list[str], dict]:
+    """One machine: `--nproc-per-node N` with a static rendezvous on 127.0.0.1:port, and gloo
+    and NCCL on the loopback interface (siliconbench.core.hosts.loopback_env), so that nothing of the run
+    listens beyond this machine.
+    Several hosts: one torchrun per host (`--nnodes`, `--node-rank`, the first host's address
+    as the rendezvous), started together by siliconbench.core.frameworks.torch.nodes; the others over
+    SSH, at this machine's paths. Each torchrun is siliconbench.core.frameworks.torch.torchrun_bound: its
+    store listens on the rendezvous address only."""
+    if worker[1:3] != ["-m", "siliconbench.core.worker"]:
+        raise ValueError("torchrun cannot start the worker of a Mac app bundle; run the "
+                         "all-reduce from the siliconbench command.")
+    torchrun = [worker[0], "-m", "siliconbench.core.frameworks.torch.torchrun_bound"]
+    from siliconbench.core.hosts import loopback_env
+    local = all(h.local for h in hosts)
+    extra = loopback_env(hosts)
+    if len(hosts) == 1 and local:
+        return ([*torchrun, "--nnodes", "1", "--nproc-per-node", str(processes),
+                 "--master-addr", "127.0.0.1", "--master-port", str(port), *worker[1:]],
+                extra)
+    nodes = []
+    for rank, host in enumerate(hosts):
+        node = [*torchrun, "--nnodes", str(len(hosts)), "--node-rank", str(rank),
+                "--nproc-per-node", str(processes),
+                "--master-addr", "127.0.0.1" if local else hosts[0].address,
+                "--master-port", str(port), *worker[1:]]
+        nodes.append(node if local else _over_ssh(host.ssh, node, env))
+    return [worker[0], "-m", "siliconbench.core.frameworks.torch.nodes", json.dumps(nodes)], extra
+
+
+def _over_ssh(host: str, command: list[str], env: dict[str, str]) -> list[str]:
+    """`-tt`: the remote torchrun gets SIGHUP, and ends its ranks, when the connection
+    closes; SSH passes no environment, so the run's variables go on the command line, each
+    quoted (the remote shell reads it as words, never as code)."""
+    from siliconbench.core.hosts import ssh_command
+    remote = (f"cd {shlex.quote(os.getcwd())} && exec "
+              + shlex.join(["env", *(f"{k}={v}" for k, v in env.items()), *command]))
+    return ssh_command("ssh", host, [remote], "-tt")
+
+
+def ports(port: int, world: int) -> list[int]:
+    return [port]
+
+
+def first_failure(stderr: str) -> tuple[int, int | None] | None:
+    """The rank that failed first: one killed by a signal if any, since the others' errors
+    ("Connection closed by peer") follow from it, even when torchrun observed them first.
+    SIGTERM is how torchrun itself ends the other ranks once one has failed."""
+    m = _ROOT.search(stderr)
+    if m is None:
+        return None
+    report = stderr[stderr.find("ChildFailedError"):]   # every host's report
+    killed = [(int(r), int(c)) for r, c in _FAILURE.findall(report)
+              if int(c) < 0 and int(c) != -signal.SIGTERM]
+    return killed[0] if killed else (int(m.group(1)), int(m.group(2)))

@@ -1,0 +1,219 @@
+"""PyTorch's part of the llm workload (the interface is in siliconbench.core.workloads.llm's docstring):
+transformers' LlamaForCausalLM and Qwen3ForCausalLM built from a config with random weights,
+and its static KV cache, as model.generate(cache_implementation="static") uses them.
+
+Decode runs one of two loops, as generate does: "eager" (the model's forward) or "compiled"
+(the forward that generate compiles, `model.get_compiled_call`: torch.compile with
+transformers' CompileConfig, inductor in mode reduce-overhead, i.e. CUDA graphs on CUDA).
+Generate compiles only where transformers' own test says so (`_valid_auto_compile_criteria`:
+a compileable cache on CUDA, XPU, TPU or Neuron), so a static-cache generate runs eager on a
+CPU and on MPS, and `default_loop` asks that same test: the default is what a transformers
+user gets on the device, which is what the run's figure is held to. Asked for, "compiled"
+runs there too with the same config (CUDA graphs apply to CUDA only, so it is inductor's
+kernels: C++ on a CPU, tested here; Metal on MPS, not yet run on a Mac)."""
+
+from __future__ import annotations
+
+import time
+
+DTYPES = ("bfloat16", "float16", "float32")
+LOOPS = ("eager", "compiled")
+
+
+def config(shape):
+    """The transformers config of a preset's shape."""
+    from transformers import LlamaConfig, Qwen3Config
+    cls = {"llama": LlamaConfig, "qwen3": Qwen3Config}[shape.family]
+    extra = {"rope_scaling": shape.rope_scaling} if shape.rope_scaling else {}
+    return cls(hidden_size=shape.hidden, num_hidden_layers=shape.layers,
+               intermediate_size=shape.ffn, num_attention_heads=shape.heads,
+               num_key_value_heads=shape.kv_heads, head_dim=shape.head_dim,
+               vocab_size=shape.vocab, tie_word_embeddings=shape.tied,
+               rope_theta=shape.rope_theta, rms_norm_eps=shape.rms_eps,
+               max_position_embeddings=shape.max_positions, **extra)
+
+
+def model_class(shape):
+    from transformers import LlamaForCausalLM, Qwen3ForCausalLM
+    return {"llama": LlamaForCausalLM, "qwen3": Qwen3ForCausalLM}[shape.family]
+
+
+def cache_keyword(model_cls) -> str:
+    """The name the model's forward takes its cache by: `cache` from transformers 5.24 (which
+    still takes `past_key_values` with a deprecation warning), `past_key_values` before it. A
+    cache passed by a name the forward does not know vanishes into its **kwargs: every step
+    then runs without its context (transformers 5.17 on an H100: the cache check read 1.36
+    and decode ran eager, because generate's compile rule found no cache either)."""
+    import inspect
+    return "cache" if "cache" in inspect.signature(model_cls.forward).parameters \
+        else "past_key_values"
+
+
+def build(ctx, shape, dtype: str) -> "TorchLM":
+    return TorchLM(shape, dtype, ctx.device)
+
+
+def _graphs() -> int:
+    """Graphs torch.compile has made in this process so far (recompilations included)."""
+    from torch._dynamo.utils import counters
+    return counters["stats"]["unique_graphs"]
+
+
+def _cudagraph_skips() -> int:
+    """Times inductor ran a compiled graph without CUDA graphs (mutated inputs, CPU
+    tensors...) where its mode asked for them."""
+    from torch._dynamo.utils import counters
+    return counters["inductor"]["cudagraph_skips"]
+
+
+class Decoder:
+    """One decode measurement's call (it returns the tokens it fetched, step by step), the
+    loop it runs, the prompt it continues (`prompt`: the context, then the first token fed),
+    and for the compiled loop the seconds its first call took (compilation, warm-up and
+    CUDA-graph capture: never timed as decode)."""
+
+    def __init__(self, call, loop: str, prompt, cache, compile_s: float | None = None,
+                 skipped: int = 0) -> None:
+        self.call, self.loop, self.prompt, self.compile_s = call, loop, prompt, compile_s
+        self.cache = cache
+        self.graphs_skipped = skipped     # CUDA graphs inductor skipped in the first call
+        self.graphs = _graphs()
+
+    def __call__(self) -> list:
+        return self.call()
+
+    def recompiled(self) -> bool:
+        """Whether torch.compile made another graph since the first call: the timed calls
+        then included compilation."""
+        return _graphs() != self.graphs
+
+
+class TorchLM:
+    def __init__(self, shape, dtype: str, device) -> None:
+        import torch
+        self.torch, self.shape, self.device = torch, shape, device
+        self.dtype = getattr(torch, dtype)
+        self.config = config(shape)
+        torch.manual_seed(0)
+        with torch.device(device):
+            self.model = model_class(shape)._from_config(self.config, dtype=self.dtype).eval()
+        self.cache_kw = cache_keyword(type(self.model))
+        self.parameters = sum(p.numel() for p in self.model.parameters())
+        self.stored_bytes = sum(p.numel() * p.element_size() for p in self.model.parameters())
+
+    def default_loop(self) -> str:
+        """The loop model.generate(cache_implementation="static") decodes with here, by
+        transformers' own test."""
+        decides = getattr(self.model, "_valid_auto_compile_criteria", None)
+        if decides is None:      # an older transformers: the rule of 5.24's, on CUDA and XPU
+            return "compiled" if self.device.type in ("cuda", "xpu") else "eager"
+        # Under both names: the rule reads the one its transformers knows (cache_keyword).
+        cache = self._cache(1, 2)
+        compiles = decides({"cache": cache, "past_key_values": cache},
+                           self.model.generation_config)
+        return "compiled" if compiles else "eager"
+
+    def _tokens(self, batch: int, length: int):
+        return self.torch.randint(0, self.shape.vocab, (batch, length), device=self.device)
+
+    def _cache(self, batch: int, length: int):
+        """A static cache of `length` positions, allocated now, outside any compiled code, as
+        generate's eager prefill does: its keys, values and length are then marked as static
+        addresses (torch._dynamo.mark_static_address), so the compiled step may update them
+        in place and keep its CUDA graph ("mutated inputs" otherwise)."""
+        from transformers import StaticCache
+        cache = StaticCache(config=self.config, max_cache_len=length)
+        cache.early_initialization(batch, self.shape.kv_heads, self.shape.head_dim,
+                                   self.dtype, self.device)
+        return cache
+
+    def _forward(self, tokens, cache, start: int):
+        """The last position's logits of `tokens` placed at `start` in the cache (the head
+        runs on the last position only, as generate does)."""
+        torch = self.torch
+        position = torch.arange(start, start + tokens.shape[1], device=self.device)[None]
+        return self.model(input_ids=tokens, position_ids=position, use_cache=True,
+                          logits_to_keep=1, **{self.cache_kw: cache}).logits[:, -1, :]
+
+    def prefill(self, batch: int, prompt: int):
+        tokens = self._tokens(batch, prompt)
+
+        def call() -> None:
+            with self.torch.no_grad():
+                first = self._forward(tokens, self._cache(batch, prompt), 0).argmax(-1)
+                first.tolist()   # on the host, as a generator needs it
+        return call
+
+    def decoder(self, batch: int, depth: int, steps: int, loop: str = "eager") -> Decoder:
+        torch = self.torch
+        cache = self._cache(batch, depth + steps)
+        with torch.no_grad():
+            context = self._tokens(batch, depth)
+            if depth:
+                self._forward(context, cache, 0)
+            start = self._tokens(batch, 1)
+            # The position of every step is a tensor input of the forward (a new value, the
+            # same graph), beside the cache's own length, a tensor updated in place.
+            positions = [torch.full((batch, 1), depth + i, device=self.device)
+                         for i in range(steps)]
+        if loop == "compiled":
+            # Each decoder compiles afresh for its cache's length, as a fresh generate does.
+            torch._dynamo.reset()
+            forward = self.model.get_compiled_call(None)
+        else:
+            forward = self.model.__call__
+        # generate's stopping check reads a flag on the host every step, a synchronisation;
+        # on MPS it reads it one step late (transformers' DeferredStopCheck), so the host
+        # queues step i+1 before it waits for step i.
+        late = self.device.type == "mps"
+
+        def call() -> list:
+            # Rewind the cache to `depth` (the static cache's length is a tensor that each
+            # update advances in place); each token is fetched to the host.
+            fetched = []
+            with torch.no_grad():
+                for layer in cache.layers:
+                    layer.cumulative_length.fill_(depth)
+                y, waiting = start, None
+                for position in positions:
+                    logits = forward(input_ids=y, position_ids=position, use_cache=True,
+                                     logits_to_keep=1, **{self.cache_kw: cache}).logits
+                    y = logits[:, -1, :].argmax(-1, keepdim=True)
+                    if late:
+                        if waiting is not None:
+                            fetched.append(waiting.tolist())
+                        waiting = y
+                    else:
+                        fetched.append(y.tolist())
+                if waiting is not None:
+                    fetched.append(waiting.tolist())
+            return fetched
+
+        prompt = torch.cat([context, start], dim=1)
+        if loop != "compiled":
+            return Decoder(call, loop, prompt, cache)
+        # The first call compiles; CUDA graph trees run a graph once to warm up, record it on
+        # its second run and replay it from the third (the timing protocol discards two
+        # calls more).
+        skips = _cudagraph_skips()
+        t0 = time.perf_counter()
+        call()
+        seconds = time.perf_counter() - t0
+        skipped = _cudagraph_skips() - skips if self.device.type == "cuda" else 0
+        return Decoder(call, loop, prompt, cache, seconds, skipped)
+
+    def cache_gap(self, length: int, prefilled: bool = True) -> float:
+        torch = self.torch
+        tokens = self._tokens(1, length)
+        with torch.no_grad():
+            whole = self.model(input_ids=tokens).logits[:, -1, :].float()
+            cache = self._cache(1, length)
+            # prefilled False, for the tests: a cache that holds another context must differ
+            self._forward(tokens[:, :-1] * int(prefilled), cache, 0)
+            stepped = self._forward(tokens[:, -1:], cache, length - 1).float()
+        return float((whole - stepped).abs().max() / whole.abs().max())
+
+    def release(self) -> None:
+        self.model = None
+        if self.device.type == "cuda":
+            self.torch.cuda.empty_cache()

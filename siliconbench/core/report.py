@@ -1,0 +1,343 @@
+"""A comparison as something to post or send: one self-contained HTML file (tables and inline
+SVG charts, no script and nothing fetched from the network) or a tidy CSV."""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import Any
+
+from siliconbench import __version__
+from siliconbench.core.compare import (
+    ALPHA,
+    CONFIDENCE,
+    FAR_APART,
+    INCONCLUSIVE,
+    MIN_EFFECT,
+    Cell,
+    ComparedRow,
+    Comparison,
+    direction,
+    ratio_words,
+)
+from siliconbench.core.export import csv_text
+from siliconbench.core.numbers import (LOG_SPAN, compact, figure, metric_heading, metric_title,
+                          needs_log_axis, p_value, quantity, ratio, with_spread)
+from siliconbench.core.palette import LIGHT
+from siliconbench.core.results import now_iso
+from siliconbench.core.text import clip
+
+# The app's light palette: a machine has the colour here that it has in the app.
+PALETTE = LIGHT
+
+CSV_TAIL = ["machine", "source", "run_id", "value", "ci_low", "ci_high", "confidence", "n",
+            "baseline", "ratio", "verdict", "p_value", "flags", "note"]
+
+
+# ---------------------------------------------------------------- text (shared with cli, gui)
+
+def cell_text(cell: Cell | None, unit: str) -> str:
+    """A machine's value with its confidence interval: '263 GB/s [245–249]', '—' for a point
+    it did not measure, nothing where it has no such row."""
+    return "" if cell is None else with_spread(cell.value, cell.ci_low, cell.ci_high, unit)
+
+
+def point_label(params: dict[str, Any]) -> str:
+    return " ".join(f"{k}={v}" for k, v in params.items()) or "whole run"
+
+
+def point_keys(rows: list[ComparedRow]) -> list[str]:
+    keys: list[str] = []
+    for r in rows:
+        keys += [k for k in r.params if k not in keys]
+    return keys
+
+
+def by_workload(cmp: Comparison) -> dict[str, list[ComparedRow]]:
+    groups: dict[str, list[ComparedRow]] = {}
+    for r in cmp.rows:
+        groups.setdefault(r.workload, []).append(r)
+    return groups
+
+
+def legend() -> str:
+    return (f"Medians with their {CONFIDENCE:.0%} confidence intervals. Each machine is compared "
+            "with the first machine that has the row (the ratio divides by it); faster, "
+            f"slower, higher or lower only when a Mann-Whitney test on the per-block samples "
+            f"says so at the {ALPHA:.0%} level and the medians differ by at least "
+            f"{MIN_EFFECT:.0%}; inconclusive where the samples cannot tell (quick runs time too few "
+            "blocks), far apart where the ranges do not overlap by 2× or more. Published "
+            "figures carry no samples: they compare by value only.")
+
+
+# ---------------------------------------------------------------- CSV
+
+def to_csv(cmp: Comparison) -> str:
+    """One line per row and machine: the point's parameters as columns, then the machine's
+    value, interval, ratio and verdict."""
+    keys = point_keys(cmp.rows)
+    fixed = {"workload", "metric", "unit", *CSV_TAIL}
+    header = ["workload", "metric", "unit"] + [k if k not in fixed else f"param_{k}"
+                                               for k in keys] + CSV_TAIL
+    lines = []
+    for r in cmp.rows:
+        base = cmp.sides[r.baseline].label
+        for side, c in zip(cmp.sides, r.cells):
+            if c is None:
+                continue
+            lines.append([r.workload, r.metric, r.unit] + [r.params.get(k) for k in keys]
+                         + [side.label, "published" if c.published else "measured", c.run_id,
+                            c.value, c.ci_low, c.ci_high, c.confidence, c.n, base, c.ratio,
+                            c.verdict, c.p_value, ";".join(c.flags), c.note])
+    return csv_text(header, lines)
+
+
+# ---------------------------------------------------------------- HTML
+
+CSS = PALETTE.css_variables() + """
+body{font:14px/1.45 -apple-system,BlinkMacSystemFont,"Segoe UI",Helvetica,Arial,sans-serif;
+ margin:2em auto;max-width:1200px;padding:0 1em;color:var(--fg);background:var(--bg)}
+h1{font-size:1.6em;margin-bottom:.2em} h2{margin-top:1.8em;border-bottom:1px solid var(--border)}
+table{border-collapse:collapse;margin:.6em 0 1.2em;font-variant-numeric:tabular-nums}
+th,td{border:1px solid var(--border);padding:.3em .6em;text-align:right;vertical-align:top}
+th{background:var(--card)} td.l,th.l{text-align:left}
+.faster{color:var(--ok);font-weight:600} .slower{color:var(--error);font-weight:600}
+.same{color:var(--muted)} .pub{font-style:italic} .meta{color:var(--muted)}
+.flag{color:var(--warning)} ul.warnings li{color:var(--warning)}
+figure{margin:.5em 0 1.5em;overflow-x:auto}
+figcaption{color:var(--muted);font-size:.9em} .chip{display:inline-block;width:.9em;height:.9em;
+ margin-right:.3em;vertical-align:middle}
+"""
+
+
+def _e(value: Any) -> str:
+    return html.escape("" if value is None else str(value))
+
+
+def _link(url: str | None) -> str:
+    """A clickable link for http(s) addresses only: a received file's javascript: or data:
+    address is shown as text, never followed."""
+    if not url:
+        return ""
+    if url.strip().lower().startswith(("https://", "http://")):
+        return f'<br><a href="{_e(url.strip())}" rel="noreferrer">{_e(url)}</a>'
+    return f"<br>{_e(url)}"
+
+
+def verdict_class(verdict: str | None) -> str:
+    if not verdict:
+        return ""
+    words = verdict.replace(",", " ").split()
+    if words[0] in ("faster", "slower"):
+        return words[0]
+    if verdict.startswith(FAR_APART) and words[3] in ("faster", "slower"):
+        return words[3]     # "far apart: 36× faster, ...": a difference plain to see
+    if verdict.startswith(INCONCLUSIVE):
+        return "inconclusive"
+    return "pub" if verdict.startswith("no statistics") else "same"
+
+
+def _machines_table(cmp: Comparison) -> str:
+    from siliconbench.core.machine import MachineInfo
+    newest = [max(side.records, key=lambda r: r.created_at) for side in cmp.sides]
+    summaries = [(rec.telemetry or {}).get("summary") or {} for rec in newest]
+    telemetry = any(s.get("power_w") is not None or s.get("max_temperature_c") is not None
+                    for s in summaries)
+    out = ['<table id="machines"><thead><tr><th class="l">machine</th><th class="l">kind</th>'
+           '<th class="l">hardware and OS</th><th class="l">framework</th>'
+           + ("<th>mean power</th><th>highest temperature</th>" if telemetry else "")
+           + '<th class="l">source</th></tr></thead><tbody>']
+    for i, (side, rec, summary) in enumerate(zip(cmp.sides, newest, summaries)):
+        power = (f"{quantity(summary['power_w'], 'W')} ({_e(summary.get('power_source'))})"
+                 if summary.get("power_w") is not None else "")
+        temp = (quantity(summary["max_temperature_c"], "°C")
+                if summary.get("max_temperature_c") is not None else "")
+        frameworks = sorted({f"{r.framework} {r.software.get(r.framework, '')}".strip()
+                             for r in side.records})
+        prov = rec.provenance or {}
+        hardware = prov.get("hardware") or MachineInfo.from_dict(rec.machine).summary()
+        source = _e(prov.get("source")) if side.published else \
+            f"{len(side.records)} run(s): " + ", ".join(_e(r.id[:8]) for r in side.records[:6])
+        source += _link(prov.get("url"))
+        out.append(
+            f'<tr><td class="l"><span class="chip" '
+            f'style="background:{PALETTE.series_color(i)}"></span>'
+            f'{_e(side.label)}</td><td class="l">{"published" if side.published else "measured"}'
+            f'</td><td class="l">{_e(hardware)}'
+            f'</td><td class="l">{_e(", ".join(frameworks))}</td>'
+            + (f"<td>{power}</td><td>{temp}</td>" if telemetry else "")
+            + f'<td class="l">{source}</td></tr>')
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def _comparison_table(cmp: Comparison, workload: str, rows: list[ComparedRow]) -> str:
+    keys = point_keys(rows)
+    head = "".join(f"<th>{_e(k)}</th>" for k in keys) + '<th class="l">metric</th>'
+    head += "".join(f"<th>{_e(s.label)}</th>" for s in cmp.sides)
+    head += "".join(f"<th>{_e(s.label)} ratio</th><th>{_e(s.label)} verdict</th>"
+                    for s in cmp.sides[1:])
+    out = [(f'<table class="comparison" id="table-{_e(workload)}" '
+            f'data-workload="{_e(workload)}"><thead><tr>{head}</tr></thead><tbody>')]
+    for r in rows:
+        cells = "".join(f"<td>{_e(r.params.get(k, ''))}</td>" for k in keys)
+        cells += f'<td class="l">{_e(metric_heading(r.metric, r.unit))}</td>'
+        for c in r.cells:
+            flags = f' <span class="flag">{_e(", ".join(c.flags))}</span>' if c and c.flags else ""
+            title = f' title="{_e(c.note)}"' if c and c.note else ""
+            cls = ' class="pub"' if c and c.published else ""
+            cells += f"<td{cls}{title}>{_e(cell_text(c, r.unit))}{flags}</td>"
+        for c in r.cells[1:]:
+            p = f' title="Mann-Whitney p = {p_value(c.p_value)}"' if c and c.p_value is not None \
+                else ""
+            # Times apart with the direction ('≈5,080× slower'), the plain ratio on hover.
+            words = ratio_words(c.ratio, direction(r.metric, r.unit)) if c else ""
+            said = (c.verdict or "") + (f" · unlike: {c.unlike}" if c.unlike else "") if c else ""
+            cells += (f'<td title="{_e(ratio(c.ratio) if c else "")}">{_e(words)}</td>'
+                      f'<td class="l {verdict_class(c.verdict if c else None)}"{p}>'
+                      f"{_e(said)}</td>")
+        out.append(f"<tr>{cells}</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def _nice_ticks(top: float, count: int = 5) -> list[float]:
+    if top <= 0:
+        return [0.0]
+    raw = top / count
+    magnitude = 10 ** math.floor(math.log10(raw))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+    return [i * step for i in range(math.ceil(top / step - 1e-9) + 1)]
+
+
+def log_scale(rows: list[ComparedRow]) -> bool:
+    """Whether a chart of these rows has a log axis: where its bars span more than LOG_SPAN
+    times, the app's rule (siliconbench.core.numbers.needs_log_axis); on a linear axis a CPU's bar beside
+    an H200's is a sliver on the axis."""
+    return needs_log_axis(c.value for r in rows for c in r.cells if c)
+
+
+def _decades(values: list[float]) -> tuple[int, int]:
+    """The powers of ten a log axis runs between: the lowest bar stands at least a tenth of
+    a decade above the axis's foot."""
+    positive = [v for v in values if v is not None and v > 0 and math.isfinite(v)]
+    lo = math.floor(math.log10(min(positive)) - 0.1)
+    return lo, max(lo + 1, math.ceil(math.log10(max(positive))))
+
+
+def bar_chart(cmp: Comparison, rows: list[ComparedRow], chart_id: str) -> str:
+    """Grouped bars, one group per point and one bar per machine, with 99% interval whiskers;
+    published figures hatched; a log axis where the bars span more than LOG_SPAN times.
+    Plain SVG: opens anywhere, prints, needs no script."""
+    n = len(cmp.sides)
+    bar, gap, left, top, plot_h, bottom, legend_w = 16, 18, 64, 34, 220, 90, 180
+    group_w = n * bar + gap
+    width = max(left + n * legend_w + 20, left + len(rows) * group_w + 20)
+    # Parameters that are the same for every bar say nothing under a bar.
+    varying = [k for k in point_keys(rows) if len({str(r.params.get(k)) for r in rows}) > 1]
+    height = top + plot_h + bottom
+    values = [v for r in rows for c in r.cells if c for v in (c.value, c.ci_low, c.ci_high)
+              if v is not None]
+    unit = rows[0].unit
+    log = log_scale(rows)
+    if log:
+        lo, hi = _decades(values)
+        every = math.ceil((hi - lo) / 10)       # at most about ten labelled decades
+        ticks = [10.0 ** e for e in range(lo, hi + 1, every)]
+        tick_text = [compact(t, unit) for t in ticks]
+
+        def y(v: float) -> float:   # a value of zero or less at the axis's foot
+            e = min(max(math.log10(v), lo), hi) if v > 0 else lo
+            return top + plot_h - plot_h * (e - lo) / (hi - lo)
+    else:
+        ticks = _nice_ticks(max(values + [0.0]))
+        tick_text = [figure(t, unit) for t in ticks]
+        ymax = ticks[-1] if ticks[-1] > 0 else 1.0
+
+        def y(v: float) -> float:
+            return top + plot_h - plot_h * v / ymax
+    foot = y(0)
+
+    parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+              f'viewBox="0 0 {width} {height}" role="img" '
+              f'data-scale="{"log" if log else "linear"}" '
+              f'aria-label="{_e(metric_title(rows[0].metric))}" '
+              'font-family="Helvetica,Arial,sans-serif" font-size="11">'),
+             (f'<defs><pattern id="hatch-{chart_id}" width="6" height="6" '
+              'patternUnits="userSpaceOnUse" patternTransform="rotate(45)">'
+              f'<rect width="6" height="6" fill="{PALETTE.background}"/><line x1="0" y1="0" '
+              f'x2="0" y2="6" stroke="{PALETTE.muted}" stroke-width="3"/></pattern></defs>')]
+    for t, text in zip(ticks, tick_text):
+        parts.append(f'<line x1="{left}" x2="{width - 10}" y1="{y(t):.1f}" y2="{y(t):.1f}" '
+                     f'stroke="{PALETTE.border}"/><text x="{left - 6}" y="{y(t) + 4:.1f}" '
+                     f'text-anchor="end" class="tick">{_e(text)}</text>')
+    parts.append(f'<text x="12" y="{top + plot_h / 2:.0f}" transform="rotate(-90 12 '
+                 f'{top + plot_h / 2:.0f})" text-anchor="middle">{_e(unit)}</text>')
+    for i, side in enumerate(cmp.sides):   # legend
+        lx = left + i * legend_w
+        parts.append(f'<rect x="{lx}" y="8" width="10" height="10" '
+                     f'fill="{PALETTE.series_color(i)}"/>'
+                     f'<text x="{lx + 14}" y="17">{_e(clip(side.label, 27))}</text>')
+    for g, r in enumerate(rows):
+        gx = left + g * group_w + gap / 2
+        for i, c in enumerate(r.cells):
+            if c is None or c.value is None:
+                continue
+            x = gx + i * bar
+            fill = f"url(#hatch-{chart_id})" if c.published else PALETTE.series_color(i)
+            stroke = f' stroke="{PALETTE.series_color(i)}" stroke-width="2"' if c.published else ""
+            tip = f"{cmp.sides[i].label}: {cell_text(c, r.unit)}"
+            parts.append(f'<rect x="{x:.1f}" y="{y(c.value):.1f}" width="{bar - 2}" '
+                         f'height="{max(0.0, foot - y(c.value)):.1f}" fill="{fill}"{stroke}>'
+                         f"<title>{_e(tip)}</title></rect>")
+            if c.ci_low is not None and c.ci_high is not None:
+                cx = x + (bar - 2) / 2
+                parts.append(f'<path d="M{cx:.1f} {y(c.ci_low):.1f}V{y(c.ci_high):.1f}'
+                             f'M{cx - 3:.1f} {y(c.ci_low):.1f}h6M{cx - 3:.1f} '
+                             f'{y(c.ci_high):.1f}h6" stroke="{PALETTE.foreground}" fill="none"/>')
+        label = point_label({k: r.params.get(k) for k in varying}) if varying else ""
+        lx, ly = gx + n * bar / 2, top + plot_h + 12
+        parts.append(f'<text x="{lx:.1f}" y="{ly}" text-anchor="end" '
+                     f'transform="rotate(-35 {lx:.1f} {ly})">{_e(clip(label, 40))}</text>')
+    parts.append(f'<line x1="{left}" x2="{width - 10}" y1="{foot:.1f}" y2="{foot:.1f}" '
+                 f'stroke="{PALETTE.foreground}"/></svg>')
+    return "".join(parts)
+
+
+def _better_text(metric: str, unit: str) -> str:
+    return {"higher": "higher is better", "lower": "lower is better",
+            "neutral": "neither better nor worse"}[direction(metric, unit)]
+
+
+def to_html(cmp: Comparison, title: str | None = None) -> str:
+    """The whole comparison as one HTML file that opens offline in any browser."""
+    title = title or "SiliconBench: " + " vs ".join(s.label for s in cmp.sides)
+    body = [f"<h1>{_e(title)}</h1>",
+            (f'<p class="meta">Made by SiliconBench {_e(__version__)} on {_e(now_iso())}. '
+             f"{_e(legend())}</p>"),
+            "<h2>Machines</h2>", _machines_table(cmp)]
+    if cmp.warnings:
+        body.append('<h2>Not quite comparable</h2><ul class="warnings">'
+                    + "".join(f"<li>{_e(w)}</li>" for w in cmp.warnings) + "</ul>")
+    if cmp.left_out:
+        body.append(f'<p class="meta">{cmp.left_out} result row(s) that only one machine has '
+                    "are left out.</p>")
+    chart = 0
+    for workload, rows in by_workload(cmp).items():
+        body.append(f'<section id="workload-{_e(workload)}"><h2>{_e(workload)}</h2>')
+        body.append(_comparison_table(cmp, workload, rows))
+        metrics: dict[tuple[str, str], list[ComparedRow]] = {}
+        for r in rows:
+            metrics.setdefault((r.metric, r.unit), []).append(r)
+        for (metric, unit), mrows in metrics.items():
+            chart += 1
+            body.append(f"<figure>{bar_chart(cmp, mrows, str(chart))}<figcaption>"
+                        f"{_e(workload)}: {_e(metric_heading(metric, unit))}, "
+                        f"{_better_text(metric, unit)}; whiskers: {CONFIDENCE:.0%} intervals; "
+                        "hatched: published figures."
+                        + (f" Log scale: the bars span more than {LOG_SPAN:g}×."
+                           if log_scale(mrows) else "") + "</figcaption></figure>")
+        body.append("</section>")
+    return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f"<title>{_e(title)}</title><style>{CSS}</style></head><body>"
+            + "\n".join(body) + "</body></html>\n")

@@ -1,0 +1,141 @@
+"""All-reduce bandwidth: one sum over every rank of a group that the engine's own launcher
+started (mlx.launch, torchrun), over message sizes and dtypes, reported as nccl-tests define it:
+algorithm bandwidth = bytes / time, bus bandwidth = algbw x 2(n-1)/n, and the time per call.
+
+Each rank runs this module; rank 0's events reach the parent (siliconbench.core.worker keeps the others
+quiet). The framework part, siliconbench.core.frameworks.<framework>.allreduce, offers:
+    join(ctx, backend, world_size) -> group with .rank, .size, .backend and
+        group.agree(x) -> the largest x over the ranks (every decision of the timing protocol
+            is made on agreed numbers, so every rank makes the same number of calls);
+        group.checked_all_sum(count, dtype, base, expected, probes) -> op, the rank's input
+            `base` (4 values) tiled to `count` elements, with
+            op.call()        one all-sum whose result at `probes` is compared with `expected`
+                             without waiting for the device,
+            op.wrong_calls() how many calls so far differed there,
+            op.last_right()  whether the whole last result equals `expected` tiled,
+            op.release().
+"""
+
+from __future__ import annotations
+
+from siliconbench.core.params import Param
+from siliconbench.core.results import Row
+from siliconbench.core.stats import summarize
+from siliconbench.core.workloads import Workload
+
+DTYPES = ("float32", "bfloat16")
+ITEMSIZE = {"float32": 4, "bfloat16": 2}
+BACKENDS = ("auto", "ring", "jaccl", "nccl", "gloo", "mpi")
+DEFAULT_SIZES = [4096 * 2**k for k in range(17)]        # 4 KB .. 256 MB
+
+WORKLOAD = Workload(
+    name="allreduce",
+    title="All-reduce bandwidth",
+    summary="Sum over every rank of a distributed group, over message sizes: bus bandwidth "
+            "as nccl-tests reports it.",
+    frameworks=("mlx", "torch"),
+    metric="busbw",
+    x="size",
+    module=__name__,
+    multiplies=False,
+    distributed=True,
+    params=(
+        Param("sizes", "int_list", None, "Message sizes in bytes.", min=16, max=2**36,
+              auto="powers of two from 4 KB to 256 MB that fit in memory",
+              title="Message sizes"),
+        Param("dtypes", "choice_list", list(DTYPES), "Element types to sweep.", choices=DTYPES,
+              title="Data types"),
+        Param("processes", "int", 2, "Ranks to start on each host.", min=1, max=4096),
+        Param("hosts", "str", "", "Hosts: a comma-separated list of IP addresses, or the path "
+                                  "of a hostfile in the engine's own format (mlx.launch's "
+                                  "JSON); empty: this machine, over loopback.", path=True),
+        Param("port", "int", 0, "First TCP port the ranks listen on (0: a free one).",
+              min=0, max=65535),
+        Param("backend", "choice", "auto", "Collective backend (auto: ring for MLX, NCCL on "
+                                           "CUDA and gloo elsewhere for PyTorch).",
+              choices=BACKENDS),
+    ),
+)
+
+
+def pattern(rank: int) -> list[float]:
+    """A rank's input, repeated along the message: small integers, exact in bfloat16 sums of up
+    to 64 ranks, that differ between ranks and along the message (a sum that skipped a rank
+    or shifted the data shows)."""
+    return [float((rank + k) % 4 + 1) for k in range(4)]
+
+
+def expected(world: int) -> list[float]:
+    return [sum(pattern(r)[k] for r in range(world)) for k in range(4)]
+
+
+def default_sizes(free_bytes: int | None, local_ranks: int) -> list[int]:
+    # Input, output and the engine's own staging on every rank this machine runs.
+    return [s for s in DEFAULT_SIZES
+            if free_bytes is None or 3 * s * local_ranks <= 0.8 * free_bytes]
+
+
+def bus_factor(world: int) -> float:
+    """nccl-tests' all-reduce factor: each rank sends and receives 2(n-1)/n of the message."""
+    return 2 * (world - 1) / world
+
+
+def run(ctx, params: dict) -> None:
+    from siliconbench.core.frameworks import implementation
+    from siliconbench.core.hosts import world_size
+    from siliconbench.core.measure import measure
+
+    part = implementation(ctx.framework, "allreduce")
+    group = part.join(ctx, params["backend"], world_size(params))
+    n = group.size
+    ctx.record_settings(world_size=n, backend=group.backend)
+    sizes = params["sizes"] or default_sizes(ctx.adapter.free_memory(ctx.device),
+                                             params["processes"])
+    points = [(dtype, size) for dtype in params["dtypes"] for size in sizes]
+    for done, (dtype, size) in enumerate(points):
+        ctx.progress(done, len(points), f"{dtype} {size} B")
+        count = max(4, size // ITEMSIZE[dtype] // 4 * 4)
+        point = {"size": count * ITEMSIZE[dtype], "dtype": dtype, "ranks": n}
+        probes = sorted({0, count // 3, count // 2, count - 1})
+        want = expected(n)
+        try:
+            op = group.checked_all_sum(count, dtype, pattern(group.rank), want, probes)
+            op.call()
+            failed = None
+        except Exception as e:  # noqa: BLE001 - a dtype the backend cannot sum: every rank agrees
+            op, failed = None, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        if group.agree(1.0 if failed else 0.0) > 0:
+            ctx.row(Row("busbw", None, "GB/s", point, flags=["unsupported"],
+                        note=failed or "another rank could not sum this dtype"))
+            continue
+        try:
+            if group.agree(0.0 if op.last_right() and op.wrong_calls() == 0 else 1.0) > 0:
+                ctx.row(Row("busbw", None, "GB/s", point, flags=["wrong_result"],
+                            note=f"the all-reduce of {dtype} returned a wrong sum; not timed"))
+                continue
+            m = measure(op.call, ctx.sync, ctx.settings, agree=group.agree)
+            wrong = int(group.agree(float(op.wrong_calls() + (0 if op.last_right() else 1))))
+        finally:
+            op.release()
+        for row in _rows(m, point, n, wrong):
+            ctx.row(row)
+    ctx.progress(len(points), len(points), "done")
+
+
+def _rows(m, point: dict, world: int, wrong: int) -> list[Row]:
+    flags = ["noisy"] if m.noisy else []
+    note = None
+    if wrong:
+        flags.append("wrong_result")
+        note = f"{wrong} checked calls returned a wrong sum: the bandwidth is not reported"
+    algbw = [point["size"] / t / 1e9 for t in m.per_call_s]
+    busbw = [b * bus_factor(world) for b in algbw]
+    latency = [t * 1e6 for t in m.per_call_s]
+    rows = []
+    for metric, unit, samples in (("busbw", "GB/s", busbw), ("algbw", "GB/s", algbw),
+                                  ("latency", "us", latency)):
+        stats = summarize(samples)
+        rows.append(Row(metric, None if wrong else stats.median, unit, point,
+                        None if wrong else stats, list(flags), note, None,
+                        [] if wrong else samples))
+    return rows

@@ -1,0 +1,774 @@
+"""The Compare tab: the runs selected under Results (and published references added here) side
+by side with siliconbench.core.compare's statistics, warnings in sentences, a chart, and report export."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QTextLayout
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QFileDialog,
+    QFrame,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QSplitter,
+    QStackedWidget,
+    QTableWidget,
+    QTableWidgetItem,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from siliconbench.core import reference
+from siliconbench.core.compare import (
+    CONFIDENCE,
+    ComparedRow,
+    Comparison,
+    Side,
+    cell_words,
+    compare,
+    direction,
+    row_key,
+    unique_labels,
+)
+from siliconbench.core.numbers import metric_heading, p_value, quantity, ratio
+from siliconbench.core.report import (
+    cell_text,
+    legend,
+    point_label,
+    to_csv,
+    to_html,
+    verdict_class,
+)
+from siliconbench.core.results import RunRecord
+from siliconbench.core.runner import RunSpec
+from siliconbench.gui.chart_series import CURVE_METRICS, curve_x, param_text
+from siliconbench.gui.import_export import file_dialog
+from siliconbench.gui.plots import (CategoryAxis, Chart, CurveChart, export_chart, plot_widget,
+                       series_symbol)
+from siliconbench.gui.sheets import message_sheet
+from siliconbench.gui.theme import LIGHT, Theme, series_color
+
+FIXED = ["Workload", "Metric", "Point"]
+MAX_VERDICT_W = 260  # a verdict column's widest; longer verdicts end in '…', whole on hover
+MAX_VALUE_W = 130    # a side's value column's widest
+FIXED_W = (90, 140, 130)  # Workload, Metric, Point
+MAX_WARNINGS_H = 120  # unfolded warnings scroll here instead of squeezing the chart
+MIN_CONTENT = (600, 440)  # below this the Compare tab scrolls: the chart keeps MIN_CHART_H
+
+
+class ElidedLabel(QLabel):
+    """A label of at most `lines` lines at any width: what does not fit ends in '…', and
+    the whole text is its tooltip (text() keeps it all). Ten sides' names wrapped over four
+    lines and pushed the chart down."""
+
+    def __init__(self, lines: int = 2, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.lines = lines
+        self.hint = ""
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+
+    def setText(self, text: str) -> None:
+        super().setText(text)
+        self.setToolTip(text + (f"\n\n{self.hint}" if self.hint else ""))
+        self.setFixedHeight(self.fontMetrics().lineSpacing() * self._needed_lines() + 2)
+        self.update()
+
+    def _laid_out(self, width: int) -> list[str]:
+        """The text's lines at this width, the last of `lines` elided."""
+        fm = self.fontMetrics()
+        out: list[str] = []
+        for paragraph in self.text().split("\n"):
+            layout = QTextLayout(paragraph, self.font())
+            layout.beginLayout()
+            while True:
+                line = layout.createLine()
+                if not line.isValid():
+                    break
+                line.setLineWidth(max(40, width))
+                out.append(paragraph[line.textStart():line.textStart() + line.textLength()])
+            layout.endLayout()
+        if len(out) > self.lines:
+            rest = " ".join(x.strip() for x in out[self.lines - 1:])
+            out = out[:self.lines - 1] + [fm.elidedText(rest, Qt.TextElideMode.ElideRight,
+                                                        max(40, width))]
+        return out
+
+    def _needed_lines(self) -> int:
+        return max(1, min(self.lines, len(self._laid_out(self.width()))))
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        height = self.fontMetrics().lineSpacing() * self._needed_lines() + 2
+        if height != self.height():
+            self.setFixedHeight(height)
+
+    def displayed(self) -> list[str]:
+        """The lines as painted now."""
+        return self._laid_out(self.width())
+
+    def paintEvent(self, event) -> None:
+        painter = QPainter(self)
+        painter.setPen(self.palette().color(self.foregroundRole()))
+        fm = self.fontMetrics()
+        for i, line in enumerate(self.displayed()):
+            painter.drawText(0, fm.ascent() + i * fm.lineSpacing(), line.rstrip())
+        painter.end()
+
+
+def sides_for(records: list[RunRecord]) -> list[Side]:
+    """One side per device (a host's GPU and its CPU are two sides, each named by its device:
+    'NVIDIA H200' beside 'AMD EPYC'); runs of a single device are compared run by run, each
+    under its identity (device · framework device · time)."""
+    machines: dict[str, list[RunRecord]] = {}
+    for rec in records:
+        machines.setdefault(rec.device_label, []).append(rec)
+    if len(machines) >= 2:
+        sides = [Side(label, recs) for label, recs in machines.items()]
+    else:
+        sides = [Side(rec.identity, [rec]) for rec in records]
+    return sides
+
+
+def reference_side(rec: RunRecord) -> Side:
+    return Side(rec.identity, [rec])
+
+
+# A reference's parameters that tell entries of one source apart, in the order they are named.
+TITLE_PARAMS = ("model", "preset", "dtype", "precision", "batch_size")
+
+
+def reference_title(rec: RunRecord) -> str:
+    """'M1 Max 32-core GPU · llm llama-2-7b q4_0 (llamacpp metal)': the machine, the workload
+    and what sets it apart from the source's other entries (model, precision, quantization);
+    the source itself is on the line under the list. Three entries read alike when the title
+    gave the source instead."""
+    what = " ".join(param_text(k, rec.params[k]) for k in TITLE_PARAMS
+                    if k in rec.params and not isinstance(rec.params[k], (list, dict)))
+    return f"{rec.device_label} · {rec.workload}{' ' + what if what else ''} " \
+        f"({rec.framework} {rec.device})"
+
+
+def side_letter(i: int) -> str:
+    return chr(ord("A") + i) if i < 26 else str(i + 1)
+
+
+def measured_points(rec: RunRecord) -> str:
+    """What a published record measured, in words: 'samples_per_s at batch_size=64, ...'."""
+    seen: list[str] = []
+    for row in rec.rows:
+        text = metric_heading(row.metric, row.unit) + \
+            (f" at {point_label(row.params)}" if row.params else "")
+        if text not in seen:
+            seen.append(text)
+    return "; ".join(seen[:4]) + (f"; and {len(seen) - 4} more" if len(seen) > 4 else "")
+
+
+def reference_details(rec: RunRecord) -> str:
+    """A published reference at a glance: what, with which parameters, on what, from where."""
+    prov = rec.provenance or {}
+    params = point_label(rec.params) if rec.params else "its defaults"
+    lines = [f"Measured: {rec.workload} on {rec.framework} {rec.device}, parameters {params}",
+             f"Rows: {measured_points(rec)}",
+             f"Machine: {rec.machine_label} — {prov.get('hardware', '')}".rstrip(" —"),
+             f"Source: {prov.get('source', 'unknown')}"
+             + (f" ({prov['software']})" if prov.get("software") else "")]
+    return "\n".join(lines)
+
+
+MIN_TABLE_H = 72     # the header and two rows
+EMPTY_CHART = ("Select two or more runs under Results, or add a published reference, to "
+               "compare them.")
+MIN_CHART_H = 180    # a plot with its axes and a few decades still reads
+
+
+def reference_line(rec: RunRecord) -> str:
+    """The reference in one line: what it measured and whose figure it is."""
+    params = point_label(rec.params) if rec.params else "defaults"
+    source = (rec.provenance or {}).get("source", "unknown source")
+    return f"Measured {rec.workload} ({params}) on {rec.framework} {rec.device}, " \
+        f"{rec.machine_label}; source: {source}. Hover for its rows."
+
+
+def spec_params(rec: RunRecord) -> dict:
+    """The workload parameters that repeat a reference: its own, and the point parameters
+    of its rows that are parameters too (a row's 'size' is the 'sizes' parameter)."""
+    from siliconbench.core.workloads import workload
+    names = {p.name for p in workload(rec.workload).params}
+    params: dict = {}
+    for row in rec.rows:
+        for k, v in row.params.items():
+            if k in names:
+                params.setdefault(k, v)
+            elif f"{k}s" in names:
+                params.setdefault(f"{k}s", [])
+                if v not in params[f"{k}s"]:
+                    params[f"{k}s"].append(v)
+    params.update({k: v for k, v in rec.params.items() if k in names})
+    return params
+
+
+def matches(rec: RunRecord, ref: RunRecord) -> bool:
+    """Whether a run and a published reference share at least one row to compare."""
+    keys = {row_key(ref.workload, r) for r in ref.rows}
+    return any(row_key(rec.workload, r) in keys for r in rec.rows if r.value is not None)
+
+
+def matching_references(records: list[RunRecord]) -> list[RunRecord]:
+    return [ref for ref in reference.references() if any(matches(r, ref) for r in records)]
+
+
+def chart_groups(cmp: Comparison) -> list[tuple[str, str, str]]:
+    """(workload, metric, unit) of each chart the comparison can draw, in row order."""
+    groups: list[tuple[str, str, str]] = []
+    for r in cmp.rows:
+        key = (r.workload, r.metric, r.unit)
+        if key not in groups:
+            groups.append(key)
+    return groups
+
+
+def is_curve(rows: list[ComparedRow]) -> bool:
+    """GEMM, bandwidth and LLM sweeps read better as curves over their x than as bars."""
+    x = curve_x(rows[0].workload, rows[0].metric) if rows else ""
+    return bool(x) and all(x in r.params for r in rows)
+
+
+class CompareBarChart(Chart):
+    """Grouped bars: one group per point, one bar per machine, whiskers at the 99% intervals;
+    published figures hatched (they have no interval)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        self.axis = CategoryAxis("bottom")
+        plot = plot_widget(axisItems={"bottom": self.axis})
+        super().__init__(EMPTY_CHART, plot, parent)
+        self.cmp: Comparison | None = None
+        self.rows: list[ComparedRow] = []
+        self._side_items: dict[int, list] = {}
+
+    def set_rows(self, cmp: Comparison | None, rows: list[ComparedRow]) -> None:
+        self.cmp, self.rows = cmp, rows
+        self._redraw()
+
+    def apply_theme(self, theme: Theme) -> None:
+        super().apply_theme(theme)
+        self._redraw()
+
+    def _items_of(self, key) -> list:
+        return self._side_items.get(key, [])
+
+    def _redraw(self) -> None:
+        plot = self.plot_item
+        plot.clear()
+        self._side_items = {}
+        self.axis.names = [point_label(r.params) for r in self.rows]
+        sides = self.cmp.sides if self.cmp else []
+        width = min(0.8 / max(1, len(sides)), 0.45)
+        values = [v for r in self.rows for c in r.cells if c is not None
+                  for v in (c.value, c.ci_low, c.ci_high)]
+        self._choose_scale(values)
+        positive = [v for v in values if v is not None and v > 0]
+        top = max(positive, default=0.0)
+        y_lo, y_hi = self.y_range(min(positive), top) if positive else (0.0, 1.0)
+        y, entries = self.y, []
+        for i, side in enumerate(sides):
+            color = QColor(series_color(self.theme, i))
+            cells = [(j, r.cells[i]) for j, r in enumerate(self.rows)
+                     if r.cells[i] is not None and r.cells[i].value is not None]
+            if not cells:
+                continue
+            name = f"{side_letter(i)}: {side.label}" + (" (published)" if side.published
+                                                       and "published" not in side.label
+                                                       else "")
+            entries.append((i, name, color.name(), series_symbol(i), False))
+            xs = np.array([j - 0.4 + (i + 0.5) * width for j, _ in cells])
+            ys = np.array([y(c.value) for _, c in cells])
+            brush = QBrush(color, Qt.BrushStyle.BDiagPattern) if side.published else \
+                QBrush(color)
+            bars = pg.BarGraphItem(x=xs, y0=np.full(len(xs), y_lo), y1=ys, width=width * 0.9,
+                                   brush=brush, pen=pg.mkPen(color))
+            low = np.array([y(c.value) - y(c.ci_low if c.ci_low is not None else c.value)
+                            for _, c in cells])
+            high = np.array([y(c.ci_high if c.ci_high is not None else c.value) - y(c.value)
+                             for _, c in cells])
+            whiskers = pg.ErrorBarItem(x=xs, y=ys, top=high, bottom=low, beam=width * 0.3,
+                                       pen=pg.mkPen(self.theme.foreground))
+            self._side_items[i] = [bars, whiskers]
+            for item in self._side_items[i]:
+                plot.addItem(item)
+        self.legend.set_entries(entries)
+        if self.rows:
+            r = self.rows[0]
+            plot.getAxis("left").setLabel(metric_heading(r.metric, r.unit))
+            plot.getAxis("bottom").setLabel(r.workload)
+            plot.setXRange(-0.6, len(self.rows) - 0.4, padding=0)
+            plot.setYRange(y_lo, y_hi, padding=0)
+        self._show_plot(bool(self.rows) and top > 0)
+        self.caption.setText(f"Whiskers: {CONFIDENCE:.0%} confidence intervals of the median. "
+                             "Hatched: published figures (no interval)."
+                             + (" Log scale: the sides span more than 30×." if self.log_y
+                                else ""))
+
+
+class CompareView(QWidget):
+    """The verdict table first, then its chart; the warnings folded under one line; published
+    references explained and repeatable here. Recomputed only while in view: a comparison
+    runs a test per row."""
+
+    # RunSpecs to queue: repeat a reference's workload and parameters on a chosen device.
+    run_requested = Signal(object)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.theme = LIGHT
+        self.records: list[RunRecord] = []
+        self.references: list[RunRecord] = []
+        self.comparison: Comparison | None = None
+        self._stale = False
+
+        self.reference_combo = QComboBox()
+        self.device_combo = QComboBox()
+        self.device_combo.setToolTip("The device to measure the reference's workload on")
+        # Long titles are elided: the window must shrink below the longest title's width.
+        self.reference_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.reference_combo.setMinimumContentsLength(10)
+        self.reference_combo.setToolTip("Published figures (siliconbench/resources/reference) to compare "
+                                        "with; they carry no samples, so no verdict.")
+        self._published = reference.references()
+        for rec in self._published:
+            self.reference_combo.addItem(reference_title(rec), rec.id)
+        self.reference_combo.currentIndexChanged.connect(self._show_reference)
+        # Long reference titles must not widen the window: the combo elides them.
+        for combo in (self.reference_combo, self.device_combo):
+            combo.setSizeAdjustPolicy(
+                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(16)
+        for combo in (self.reference_combo, self.device_combo):
+            # The combo elides a long title: the whole of it on hover, and in its list.
+            combo.currentTextChanged.connect(lambda text, c=combo: c.setToolTip(text))
+            combo.view().setTextElideMode(Qt.TextElideMode.ElideNone)
+        self.reference_combo.setToolTip(self.reference_combo.currentText())
+        self.add_reference_button = QPushButton("Add Reference")
+        self.add_reference_button.clicked.connect(
+            lambda: self.add_reference(self.reference_combo.currentData()))
+        self.clear_references_button = QPushButton("Clear References")
+        self.clear_references_button.clicked.connect(self.clear_references)
+        self.export_report_button = QPushButton("Export Report…")
+        self.export_report_button.clicked.connect(self.choose_export_report)
+        self.export_chart_button = QPushButton("Export Chart…")
+        self.export_chart_button.clicked.connect(self.choose_export_chart)
+        self.chart_combo = QComboBox()
+        self.chart_combo.currentIndexChanged.connect(self._draw_chart)
+
+        self.reference_info = ElidedLabel(lines=2)
+        self.reference_info.setProperty("role", "hint")
+        self.run_reference_button = QPushButton("Run It Here")
+        self.run_reference_button.setToolTip("Queue the reference's workload with its "
+                                             "parameters on the chosen device")
+        self.run_reference_button.clicked.connect(self.run_reference)
+        self._devices: list = []
+
+        self.summary = ElidedLabel(lines=3)
+        self.summary.hint = legend()
+        self.summary.setProperty("role", "hint")
+        self.warnings_button = QToolButton()
+        self.warnings_button.setCheckable(True)
+        self.warnings_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.warnings_button.setAutoRaise(True)
+        self.warnings_button.toggled.connect(self._fold_warnings)
+        self.warnings = QLabel()
+        self.warnings.setWordWrap(True)
+        self.warnings.setTextFormat(Qt.TextFormat.PlainText)
+        self.warnings.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # Unfolded, the warnings scroll in a strip of their own: the chart keeps its height.
+        self.warnings_area = QScrollArea()
+        self.warnings_area.setWidget(self.warnings)
+        self.warnings_area.setWidgetResizable(True)
+        self.warnings_area.setFrameShape(QFrame.Shape.NoFrame)
+        self.warnings_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.warnings_area.setMaximumHeight(MAX_WARNINGS_H)
+        self.warnings_area.hide()
+        self.warnings.hide()
+        self.table = QTableWidget()
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setAlternatingRowColors(True)
+        self.table.setWordWrap(False)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.table.verticalHeader().hide()
+        self.bars = CompareBarChart()
+        self.curves = {m: CurveChart(m) for m in CURVE_METRICS}
+        self.chart_stack = QStackedWidget()
+        for chart in (self.bars, *self.curves.values()):
+            self.chart_stack.addWidget(chart)
+
+        tools = QHBoxLayout()
+        tools.addWidget(QLabel("Reference:"))
+        tools.addWidget(self.reference_combo, 1)
+        tools.addWidget(self.add_reference_button)
+        tools.addWidget(self.clear_references_button)
+        tools.addSpacing(12)
+        tools.addWidget(self.export_report_button)
+        tools.addWidget(self.export_chart_button)
+        repeat = QHBoxLayout()
+        repeat.addWidget(self.reference_info, 1)
+        repeat.addWidget(QLabel("Run on:"))
+        repeat.addWidget(self.device_combo)
+        repeat.addWidget(self.run_reference_button)
+        head = QHBoxLayout()
+        head.addWidget(self.summary, 1)
+        head.addWidget(self.warnings_button)
+        chart_box = QWidget()
+        chart_col = QVBoxLayout(chart_box)
+        chart_col.setContentsMargins(0, 0, 0, 0)
+        chart_bar = QHBoxLayout()
+        chart_bar.addWidget(QLabel("Chart:"))
+        chart_bar.addWidget(self.chart_combo, 1)
+        chart_col.addLayout(chart_bar)
+        chart_col.addWidget(self.chart_stack, 1)
+        # The verdicts come first, as tall as their rows up to half; the chart takes the rest
+        # (a one-row comparison left it 60 px under a legend) and what the window grows by.
+        self.splitter = QSplitter(Qt.Orientation.Vertical)
+        self.splitter.addWidget(self.table)
+        self.splitter.addWidget(chart_box)
+        self.splitter.setStretchFactor(0, 0)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setChildrenCollapsible(False)
+        self.chart_stack.setMinimumHeight(MIN_CHART_H)
+        # Below its minimum the tab scrolls instead of squeezing: at the window's smallest the
+        # chart was 30 px tall and every button clipped.
+        self.content = QWidget()
+        self.content.setMinimumSize(*MIN_CONTENT)
+        layout = QVBoxLayout(self.content)
+        layout.setContentsMargins(8, 6, 8, 6)
+        layout.setSpacing(4)
+        layout.addLayout(tools)
+        layout.addLayout(repeat)
+        layout.addLayout(head)
+        layout.addWidget(self.warnings_area)
+        layout.addWidget(self.splitter, 1)
+        self.scroll = QScrollArea()
+        self.scroll.setWidget(self.content)
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self.scroll)
+        self._show_reference()
+        self._refresh()
+
+    # ------------------------------------------------------------------ input
+
+    def set_records(self, records: list[RunRecord]) -> None:
+        """The runs to compare (the Results selection); drawn now if in view, else when shown."""
+        self.records = list(records)
+        self._stale = not self.isVisible()
+        if not self._stale:
+            self._refresh()
+
+    def add_reference(self, ref_id: str | None) -> None:
+        rec = next((r for r in self._published if r.id == ref_id), None)
+        if rec is not None and rec not in self.references:
+            self.references.append(rec)
+            # The line under the picker describes the reference just compared, not another.
+            self.reference_combo.setCurrentIndex(self.reference_combo.findData(rec.id))
+            self._refresh()
+
+    def clear_references(self) -> None:
+        self.references = []
+        self._refresh()
+
+    def set_devices(self, devices: list) -> None:
+        """The usable devices (siliconbench.core.frameworks.DeviceInfo) a reference can be repeated on."""
+        self._devices = [d for d in devices if d.usable]
+        self._show_reference()
+
+    def current_reference(self) -> RunRecord | None:
+        ref_id = self.reference_combo.currentData()
+        return next((r for r in self._published if r.id == ref_id), None)
+
+    def _show_reference(self) -> None:
+        from siliconbench.core.workloads import workload
+        rec = self.current_reference()
+        # One line in view; everything it says on hover.
+        self.reference_info.setText(reference_line(rec) if rec else "")
+        self.reference_info.setToolTip(reference_details(rec) if rec else "")
+        self.device_combo.clear()
+        if rec is not None:
+            runs_on = workload(rec.workload).frameworks
+            # The reference's own framework first: that is the like-for-like comparison.
+            devices = sorted((d for d in self._devices if d.framework in runs_on),
+                             key=lambda d: d.framework != rec.framework)
+            for d in devices:
+                self.device_combo.addItem(f"{d.name} ({d.framework} {d.id})",
+                                          (d.framework, d.id))
+        self.device_combo.setEnabled(self.device_combo.count() > 0)
+        self.run_reference_button.setEnabled(self.device_combo.count() > 0)
+
+    def reference_spec(self) -> RunSpec | None:
+        """The run that repeats the chosen reference on the chosen device."""
+        rec, where = self.current_reference(), self.device_combo.currentData()
+        if rec is None or where is None:
+            return None
+        return RunSpec(rec.workload, where[0], where[1], spec_params(rec))
+
+    def run_reference(self) -> None:
+        spec = self.reference_spec()
+        if spec is not None:
+            # Compared with the reference as soon as the run is selected.
+            self.add_reference(self.reference_combo.currentData())
+            self.run_requested.emit([spec])
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if self._stale:
+            self._stale = False
+            self._refresh()
+
+    def sides(self) -> list[Side]:
+        return unique_labels(sides_for(self.records) + [reference_side(r)
+                                                        for r in self.references])
+
+    # ------------------------------------------------------------------ drawing
+
+    def _refresh(self) -> None:
+        sides = self.sides()
+        self.comparison = compare(sides) if len(sides) >= 2 else None
+        cmp = self.comparison
+        self.summary.setText(self._summary_text())
+        warnings = cmp.warnings if cmp else []
+        self.warnings.setText("\n".join(f"⚠ {w[:1].upper()}{w[1:]}." for w in warnings))
+        self.warnings_button.setText(f"⚠ {len(warnings)} warning{'s' * (len(warnings) != 1)}")
+        self.warnings_button.setVisible(bool(warnings))
+        self._fold_warnings(self.warnings_button.isChecked())
+        self._fill_table()
+        self._fit_table()
+        self.chart_combo.blockSignals(True)
+        self.chart_combo.clear()
+        for workload, metric, unit in (chart_groups(cmp) if cmp else []):
+            self.chart_combo.addItem(f"{workload}: {metric_heading(metric, unit)}",
+                                     (workload, metric, unit))
+        self.chart_combo.blockSignals(False)
+        self._draw_chart()
+        for button in (self.export_report_button, self.export_chart_button):
+            button.setEnabled(cmp is not None and bool(cmp.rows))
+
+    def _summary_text(self) -> str:
+        cmp = self.comparison
+        if cmp is None:
+            return ("Select two or more runs under Results (from one machine or several), or "
+                    "one run and a published reference.")
+        sides = "   ".join(f"{side_letter(i)} = {s.label}" for i, s in enumerate(cmp.sides))
+        if not cmp.rows:
+            missing = [r for r in self.references if not any(matches(x, r)
+                                                             for x in self.records)]
+            if missing:
+                ref = missing[0]
+                return (f"Nothing to compare: no selected run measured what {ref.identity} "
+                        f"did ({ref.workload} with {point_label(spec_params(ref))}). Choose a "
+                        "device under “Run on” and press Run It Here, then select that run."
+                        f"\n{sides}")
+            return f"Nothing to compare: the selected runs share no workload and point.\n{sides}"
+        left = f" · {cmp.left_out} row(s) only one side has left out" if cmp.left_out else ""
+        return f"{len(cmp.rows)} row(s) compared{left}. {sides}"
+
+    def _fold_warnings(self, shown: bool) -> None:
+        shown = shown and not self.warnings_button.isHidden()
+        self.warnings.setVisible(shown)
+        self.warnings_area.setVisible(shown)
+        if shown:   # as tall as the warnings, up to MAX_WARNINGS_H
+            self.warnings.adjustSize()
+            self.warnings_area.setFixedHeight(min(MAX_WARNINGS_H,
+                                                  self.warnings.sizeHint().height() + 4))
+
+    def headers(self) -> list[str]:
+        sides = self.comparison.sides if self.comparison else []
+        return FIXED + [side_letter(i) for i in range(len(sides))] + [
+            f"{side_letter(i)} vs A" for i in range(1, len(sides))]
+
+    def _fill_table(self) -> None:
+        cmp = self.comparison
+        header = self.headers()
+        self.table.clear()
+        self.table.setColumnCount(len(header))
+        self.table.setHorizontalHeaderLabels(header)
+        for i, side in enumerate(cmp.sides if cmp else []):
+            self.table.horizontalHeaderItem(len(FIXED) + i).setToolTip(side.label)
+            if i:
+                self.table.horizontalHeaderItem(len(FIXED) + len(cmp.sides) + i - 1).setToolTip(
+                    f"{side_letter(i)} ({side.label}) against A ({cmp.sides[0].label}), or the "
+                    "side named in brackets: how many times faster or slower, and what the "
+                    "statistics say")
+        rows = cmp.rows if cmp else []
+        self.table.setRowCount(len(rows))
+        for i, r in enumerate(rows):
+            cells = [r.workload, metric_heading(r.metric, r.unit),
+                     point_label(r.params)]
+            # The medians only: their intervals are in the tooltip and the chart's whiskers,
+            # so the verdicts fit beside them without scrolling.
+            cells += [quantity(c.value, r.unit) if c else "" for c in r.cells]
+            verdicts: list[int] = []
+            for k, c in enumerate(r.cells[1:], start=1):
+                text = ""
+                if c is not None and c.verdict:
+                    # A row another side is the baseline of says so.
+                    vs = f" (vs {side_letter(r.baseline)})" if r.baseline != 0 else ""
+                    text = cell_words(c, direction(r.metric, r.unit)) + vs
+                cells.append(text)
+                verdicts.append(len(cells) - 1)
+            for j, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                item.setToolTip(text)   # the whole text where the column elides it
+                if j in verdicts:
+                    cell = r.cells[verdicts.index(j) + 1]
+                    self._style_verdict(item, cell.verdict if cell else None)
+                    if cell is not None:
+                        tip = [f"{side_letter(verdicts.index(j) + 1)} vs "
+                               f"{side_letter(r.baseline)}: {text}",
+                               f"Ratio of medians: {ratio(cell.ratio)}"]
+                        if cell.p_value is not None:
+                            tip.append(f"Mann-Whitney p = {p_value(cell.p_value)}, "
+                                       f"{cell.n or 0} blocks")
+                        item.setToolTip("\n".join(tip))
+                elif len(FIXED) <= j < len(FIXED) + len(r.cells):
+                    c = r.cells[j - len(FIXED)]
+                    if c is not None:
+                        tip = [f"{cmp.sides[j - len(FIXED)].label}: {cell_text(c, r.unit)}"]
+                        if c.n:
+                            tip.append(f"{c.n} blocks; [ ]: {CONFIDENCE:.0%} interval of the "
+                                       "median")
+                        tip += c.flags + ([c.note] if c.note else [])
+                        item.setToolTip("\n".join(tip))
+                self.table.setItem(i, j, item)
+        # A side that shares no row (a reference of another workload) takes no room.
+        n = len(cmp.sides) if cmp else 0
+        for j in range(len(header)):
+            self.table.setColumnHidden(j, False)
+        for k in range(n):
+            if not any(r.cells[k] is not None for r in rows):
+                self.table.setColumnHidden(len(FIXED) + k, True)
+                if k:
+                    self.table.setColumnHidden(len(FIXED) + n + k - 1, True)
+        # One workload: the chart's list names it; its column gives the sides room.
+        self.table.setColumnHidden(0, len({r.workload for r in rows}) == 1)
+        head = self.table.horizontalHeader()
+        # Each column as wide as its text up to a cap, then elided ('…'), whole on hover:
+        # with ten sides, wrapping made 'no statis… publis… figure' of every verdict.
+        head.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.table.resizeColumnsToContents()
+        n_sides = len(cmp.sides) if cmp else 0
+        for j in range(len(header)):
+            cap = MAX_VERDICT_W if j >= len(FIXED) + n_sides else \
+                MAX_VALUE_W if j >= len(FIXED) else FIXED_W[j]
+            if self.table.columnWidth(j) > cap:
+                self.table.setColumnWidth(j, cap)
+        head.setStretchLastSection(True)
+        self.table.resizeRowsToContents()
+
+    def table_height(self) -> int:
+        """The height that shows the header and every row of the verdict table."""
+        t = self.table
+        rows = sum(t.rowHeight(r) for r in range(t.rowCount()) if not t.isRowHidden(r))
+        bar = t.horizontalScrollBar()
+        return (t.horizontalHeader().sizeHint().height() + rows + 2 * t.frameWidth()
+                + (bar.sizeHint().height() if bar.maximum() > 0 else 0))
+
+    def _fit_table(self) -> None:
+        total = sum(self.splitter.sizes())
+        if total <= 0:           # not laid out yet: the stretch factors decide
+            return
+        top = max(MIN_TABLE_H, min(self.table_height(), total // 2))
+        self.splitter.setSizes([top, total - top])
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit_table()
+
+    def _style_verdict(self, item: QTableWidgetItem, verdict: str | None) -> None:
+        kind = verdict_class(verdict)
+        color = {"faster": self.theme.ok, "slower": self.theme.error}.get(kind, self.theme.muted)
+        item.setForeground(QColor(color))
+        font = QFont(item.font())
+        font.setBold(kind in ("faster", "slower"))
+        font.setItalic(kind == "pub")
+        item.setFont(font)
+
+    def _draw_chart(self) -> None:
+        cmp = self.comparison
+        key = self.chart_combo.currentData()
+        rows = [r for r in cmp.rows if (r.workload, r.metric, r.unit) == key] if cmp and key \
+            else []
+        if is_curve(rows):
+            chart = self.curves[rows[0].metric]
+            # The curve chart draws every run's sweep: give it the runs this comparison used.
+            used = {c.run_id for r in rows for c in r.cells if c is not None}
+            chart.set_records([rec for s in cmp.sides for rec in s.records if rec.id in used])
+        else:
+            chart = self.bars
+            chart.set_rows(cmp, rows)
+            # What the table says, said here too: with two runs selected that share nothing,
+            # 'Select two or more runs' under 'Nothing to compare' read as a contradiction.
+            chart.empty.setText(EMPTY_CHART if cmp is None else
+                                "Nothing to draw: the sides share no workload and point.")
+        self.chart_stack.setCurrentWidget(chart)
+
+    def current_chart(self) -> Chart:
+        return self.chart_stack.currentWidget()
+
+    def apply_theme(self, theme: Theme) -> None:
+        self.theme = theme
+        for chart in (self.bars, *self.curves.values()):
+            chart.apply_theme(theme)
+        self._fill_table()
+
+    def set_y_mode(self, mode: str) -> None:
+        """The charts' y axis (View > Y Axis): "auto", "linear" or "log"."""
+        for chart in (self.bars, *self.curves.values()):
+            chart.set_y_mode(mode)
+
+    # ------------------------------------------------------------------ export
+
+    def export_report(self, path: str) -> None:
+        """The comparison as HTML or CSV, by the file's extension (OSError if unwritable)."""
+        if self.comparison is None:
+            raise ValueError("Nothing to compare yet.")
+        text = to_csv(self.comparison) if path.lower().endswith(".csv") else \
+            to_html(self.comparison)
+        from siliconbench.core.files import write_atomic
+        write_atomic(path, text)  # a full disk leaves the old file as it was
+
+    def choose_export_report(self) -> QFileDialog:
+        def chosen(paths: list[str], name_filter: str) -> None:
+            path = paths[0]
+            if not Path(path).suffix:
+                path += ".csv" if "csv" in name_filter.lower() else ".html"
+            self._write(lambda: self.export_report(path), path)
+        return file_dialog(self, "Export Comparison Report",
+                           str(Path.home() / "siliconbench-compare.html"),
+                           "HTML report (*.html);;CSV table (*.csv)", chosen, save=True)
+
+    def choose_export_chart(self) -> QFileDialog:
+        def chosen(paths: list[str], name_filter: str) -> None:
+            path = paths[0]
+            if not Path(path).suffix:
+                path += ".svg" if "svg" in name_filter.lower() else ".png"
+            self._write(lambda: export_chart(path, self.current_chart()), path)
+        return file_dialog(self, "Export Chart", str(Path.home() / "siliconbench-compare.png"),
+                           "PNG image (*.png);;SVG image (*.svg)", chosen, save=True)
+
+    def _write(self, write, path: str) -> None:
+        try:
+            write()
+        except (OSError, ValueError) as e:
+            message_sheet(self, "Export failed", f"Cannot write {path}: {e}")

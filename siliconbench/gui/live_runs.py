@@ -1,0 +1,85 @@
+"""The run queue wired into the window: each measured row goes onto the charts as it arrives,
+the running run's telemetry is redrawn each second, a finished run joins Results (selected with
+the runs queued with it), batches asked to be compared are compared once they end, and the
+status line counts the queue down."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QObject, QTimer
+
+from siliconbench.core.results import RunRecord
+from siliconbench.core.runner import RunSpec
+from siliconbench.gui.run_queue import RUNNING, RunJob
+
+TELEMETRY_REFRESH_MS = 1000
+
+
+class LiveRuns(QObject):
+    def __init__(self, window) -> None:
+        super().__init__(window)
+        self.window = window
+        self.queue = queue = window.queue
+        self.compare_batches: set[int] = set()   # RunQueue batches to compare when done
+        queue.row_arrived.connect(lambda job: window.charts.update_record(job.record))
+        queue.job_ended.connect(self._on_job_ended)
+        queue.changed.connect(self.update_status)
+        queue.job_added.connect(lambda _: window.bottom.setCurrentWidget(window.queue_view))
+        self.telemetry_timer = QTimer(self)
+        self.telemetry_timer.timeout.connect(self._poll_telemetry)
+        self.telemetry_timer.start(TELEMETRY_REFRESH_MS)
+
+    def running_records(self, except_ids: set[str] = frozenset()) -> list[RunRecord]:
+        """The runs being measured that have rows to draw."""
+        return [j.record for j in self.queue.jobs
+                if j.state == RUNNING and j.record.rows and j.record.id not in except_ids]
+
+    def _poll_telemetry(self) -> None:
+        job = self.queue.current
+        telemetry = self.queue.live_telemetry() if job is not None else None
+        if telemetry and telemetry["series"]:
+            job.record.telemetry = telemetry
+            self.window.charts.update_telemetry(job.record)
+
+    def _on_job_ended(self, job: RunJob) -> None:
+        batch = [j for j in self.queue.jobs if j.batch == job.batch]
+        if job.saved:
+            # Drawn with the runs queued with it, never added to an older selection.
+            together = {j.record.id for j in batch if j.saved}
+            self.window.results.add_record(job.record, select=True, together=together)
+        if job.batch in self.compare_batches and all(j.ended for j in batch):
+            self.compare_batches.discard(job.batch)
+            self.show_comparison([j.record for j in batch if j.saved])
+        self.update_status()
+
+    def compare_when_done(self, jobs: list[RunJob]) -> None:
+        """When these runs have ended, compare them with the published references they match
+        (the quick suite, a reference repeated here)."""
+        self.compare_batches.update(j.batch for j in jobs)
+
+    def show_comparison(self, records: list[RunRecord]) -> None:
+        from siliconbench.gui.compare_view import matches, matching_references
+        refs = matching_references(records)
+        if not refs:
+            return
+        window = self.window
+        matched = [r for r in records if any(matches(r, ref) for ref in refs)]
+        charts = window.charts  # builds Compare if the window has not yet
+        window.results.select_ids({r.id for r in matched})
+        window.compare.clear_references()
+        for ref in refs:
+            window.compare.add_reference(ref.id)
+        charts.setCurrentWidget(window.compare)
+
+    def queue_reference_run(self, specs: list[RunSpec]) -> None:
+        """Compare's Run It Here: the reference's runs on this machine, compared when done."""
+        titles = [f"{s.workload} · {s.framework} {s.device} (as the reference)" for s in specs]
+        self.window.ask_before(specs, lambda: self.compare_when_done(
+            self.queue.enqueue(specs, titles)))
+
+    def update_status(self) -> None:
+        fraction, ended, total = self.queue.overall()
+        status = self.window.statusBar()
+        if self.queue.busy:
+            status.showMessage(f"Running: {ended} of {total} runs finished ({fraction:.0%}).")
+        elif total:
+            status.showMessage(f"Queue finished: {ended} run{'s' * (ended != 1)}.", 8000)

@@ -1,0 +1,683 @@
+"""The main window: machine card, devices and workloads on the left; charts over the run queue
+and the results browser on the right; the menus (siliconbench.gui.menus). It owns the store and the run
+queue, and wires the panels' signals together."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QEvent, QSettings, QTimer
+from PySide6.QtWidgets import (QApplication, QCheckBox, QFrame, QHBoxLayout,
+                               QLabel, QMainWindow, QPushButton,
+                               QScrollArea, QSplitter, QStackedWidget, QTabWidget, QVBoxLayout,
+                               QWidget)
+
+from siliconbench.core.params import ParamError, resolve, worded_for_form
+from siliconbench.core.workloads import Workload
+from siliconbench.gui import import_export, menus, qt_values, singleton_refs
+from siliconbench.gui import settings as prefs
+from siliconbench.gui.device_list import DeviceList, device_key
+from siliconbench.gui.machine_card import MachineCard
+from siliconbench.gui.param_form import ParamForm
+from siliconbench.gui.qt_values import set_value
+from siliconbench.gui.sheets import message_sheet, open_sheet, question_sheet
+from siliconbench.gui.theme import Theme, palette_theme, theme_for, tone, tone_role, tone_roles
+from siliconbench.gui.workload_catalogue import WorkloadCatalogue
+
+if TYPE_CHECKING:  # the run queue, Results, the runner and dialogs load after the first paint
+    from PySide6.QtWidgets import QInputDialog, QMessageBox
+
+    from siliconbench.core.results import RunRecord
+    from siliconbench.core.runner import RunSpec
+    from siliconbench.gui.run_queue import RunJob
+
+DEVICE_PANE_WIDTH = 290
+SETUP_PANE_WIDTH = 330
+MIN_PANE_WIDTH = 220       # the sidebars' narrowest, when the window is small
+MIN_WINDOW = (720, 520)    # with the sidebar hidden; the panes ask for more when shown
+
+
+class _BuiltLater:
+    """A part of the window that build_rest makes (the store, the run queue, Results): reading
+    it before then builds it then, so nothing can reach a part that is not there yet."""
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.slot = "_" + name
+
+    def __get__(self, window, owner=None):
+        if window is None:
+            return self
+        window.build_rest()
+        return getattr(window, self.slot)
+
+
+class MainWindow(QMainWindow):
+    store = _BuiltLater()
+    queue = _BuiltLater()        # siliconbench.gui.run_queue.RunQueue
+    queue_view = _BuiltLater()   # siliconbench.gui.queue_view.QueueView
+    results = _BuiltLater()      # siliconbench.gui.results_browser.ResultsBrowser
+    live_runs = _BuiltLater()    # siliconbench.gui.live_runs.LiveRuns
+
+    def __init__(self, store=None, settings: QSettings | None = None,
+                 parent: QWidget | None = None, defer: bool = False) -> None:
+        """defer: paint the devices, the workloads and the form first, and build the rest
+        (the store, the run queue, Results, then the charts with pyqtgraph and the published
+        references) after the window is shown (build_rest, start_background) or when first
+        needed. The store is opened then, unless one is given."""
+        super().__init__(parent)
+        self._given_store = store
+        self._rest_built = False
+        self.settings = settings or prefs.app_settings()
+        self.theme: Theme | None = None
+        self.ask_before_closing = True
+        self.last_message = ""           # the last error or notice shown (tests read it)
+        self.message_box = None          # the sheet showing (siliconbench.gui.sheets)
+        self.file_dialog = None          # the file dialog showing (siliconbench.gui.import_export)
+        self._quit_when_closed = False
+        self.forms: dict[str, ParamForm] = {}
+
+        self.setWindowTitle("SiliconBench")
+        self.setAcceptDrops(True)
+        self.resize(1440, 900)
+        self.setMinimumSize(*MIN_WINDOW)
+        self._charts = None
+        self.compare = None
+        self._build()
+        self.menus = menus.build_menu_bar(self)   # their entries: fill_menus
+        self.menus_filled = False
+        self._connect()
+        # pyqtgraph takes references to None/True/False it never gave back (on a resize, say):
+        # keep the interpreter's counts far from zero (siliconbench/gui/singleton_refs.py).
+        self.top_up_timer = QTimer(self, interval=singleton_refs.TOP_UP_EVERY_MS)
+        self.top_up_timer.timeout.connect(singleton_refs.top_up)
+        self.top_up_timer.start()
+        prefs.restore_window(self)
+        self._update_run_button()
+        self.apply_theme(palette_theme())   # theme_for() confirms it in build_rest
+        if not defer:
+            self.fill_menus()
+            self.build_charts()
+
+    # ------------------------------------------------------------------ layout
+
+    def _build(self) -> None:
+        self.machine_card = MachineCard()
+        self.devices = DeviceList()
+        self.catalogue = WorkloadCatalogue()
+        self.form_stack = QStackedWidget()
+        self.quick_box = QCheckBox("Quick measurement (less precise)")
+        self.quick_box.setToolTip("Fewer and shorter timed blocks: a first look in a fraction "
+                                  "of the time; spreads are wider and more points get flagged "
+                                  "noisy.")
+        self.run_button = QPushButton("Run")
+        self.run_button.setDefault(True)
+        self.run_button.setObjectName("RunButton")
+        self.run_button.setMinimumHeight(32)
+        self.run_hint = QLabel()
+        self.run_hint.setWordWrap(True)
+        self.run_hint.setProperty("role", "hint")
+
+        # Three panes, read left to right: where it runs, what runs, what came out.
+        where = QWidget()
+        col = QVBoxLayout(where)
+        col.setContentsMargins(14, 12, 10, 12)
+        col.setSpacing(8)
+        col.addWidget(self.machine_card)
+        self.role_labels = [self.run_hint]   # toned by apply_theme (siliconbench.gui.theme.ROLES)
+        col.addWidget(self._section("Devices", self.devices.refresh_button))
+        col.addWidget(self.devices)
+        col.addStretch(1)
+        self.device_pane = self._scrolling(where)
+        self.device_pane.setMinimumWidth(MIN_PANE_WIDTH)
+
+        what = QWidget()
+        col = QVBoxLayout(what)
+        col.setContentsMargins(10, 12, 12, 8)
+        col.setSpacing(8)
+        col.addWidget(self._section("Workload"))
+        col.addWidget(self.catalogue)
+        self.workload_summary = QLabel()   # what the chosen workload measures
+        self.workload_summary.setWordWrap(True)
+        self.workload_summary.setProperty("role", "hint")
+        self.role_labels.append(self.workload_summary)
+        col.addWidget(self.workload_summary)
+        col.addWidget(self._section("Parameters"))
+        col.addWidget(self.form_stack)
+        col.addStretch(1)
+        # Run stays in view however long a workload's form is.
+        run_area = QWidget()
+        run_col = QVBoxLayout(run_area)
+        run_col.setContentsMargins(10, 6, 12, 10)
+        run_col.addWidget(self.quick_box)
+        run_col.addWidget(self.run_button)
+        run_col.addWidget(self.run_hint)
+        self.setup_pane = QWidget()
+        setup_col = QVBoxLayout(self.setup_pane)
+        setup_col.setContentsMargins(0, 0, 0, 0)
+        setup_col.setSpacing(0)
+        setup_col.addWidget(self._scrolling(what), 1)
+        self.separator = self._separator()
+        setup_col.addWidget(self.separator)
+        setup_col.addWidget(run_area)
+        self.setup_pane.setMinimumWidth(MIN_PANE_WIDTH)
+
+        self.chart_slot = QStackedWidget()  # "Loading charts…" until build_charts
+        loading = QLabel("Loading charts…")
+        set_value(loading, "alignment", qt_values.ALIGN_CENTER)
+        loading.setProperty("role", "hint")
+        self.role_labels.append(loading)
+        self.chart_slot.addWidget(loading)
+        self.bottom = QTabWidget()  # Run Queue and Results: build_rest
+        self.bottom.setDocumentMode(True)
+
+        self.right_split = QSplitter()
+        set_value(self.right_split, "orientation", qt_values.VERTICAL)
+        self.right_split.addWidget(self.chart_slot)
+        self.right_split.addWidget(self.bottom)
+        self.right_split.setStretchFactor(0, 3)
+        self.right_split.setStretchFactor(1, 2)
+        self.right_split.setSizes([520, 320])
+
+        self.main_split = QSplitter()           # horizontal
+        for pane in (self.device_pane, self.setup_pane, self.right_split):
+            self.main_split.addWidget(pane)
+        self.main_split.setStretchFactor(2, 1)
+        self.main_split.setCollapsible(2, False)
+        self.main_split.setSizes([DEVICE_PANE_WIDTH, SETUP_PANE_WIDTH, 800])
+        self.setCentralWidget(self.main_split)
+        self.statusBar().showMessage("Looking for devices…")
+
+    def _section(self, text: str, button: QPushButton | None = None) -> QWidget:
+        """A sidebar section's heading (a label of role "section", toned by apply_theme), with
+        an optional small button at its right."""
+        label = QLabel(text)
+        label.setProperty("role", "section")
+        label.setContentsMargins(0, 4, 0, 0)
+        self.role_labels.append(label)
+        if button is None:
+            return label
+        row = QWidget()
+        lay = QHBoxLayout(row)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(label)
+        lay.addStretch(1)
+        lay.addWidget(button)
+        return row
+
+    @staticmethod
+    def _scrolling(inner: QWidget) -> QScrollArea:
+        scroll = QScrollArea()
+        scroll.setWidget(inner)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        set_value(scroll, "focusPolicy", qt_values.NO_FOCUS)  # Tab goes to the controls inside
+        set_value(scroll, "horizontalScrollBarPolicy", qt_values.SCROLL_BAR_ALWAYS_OFF)
+        return scroll
+
+    def _separator(self) -> QFrame:
+        line = QFrame()
+        line.setFrameShape(QFrame.Shape.HLine)
+        line.setFrameShadow(QFrame.Shadow.Plain)
+        return line
+
+    @property
+    def charts(self):
+        """The chart tabs (siliconbench.gui.plots.ChartPanel), built on first use."""
+        if self._charts is None:
+            self.build_charts()
+        return self._charts
+
+    def build_rest(self, store=None) -> None:
+        """The store (this one, the one given to the window, else the default), the run queue
+        and Results: after the first paint when deferred."""
+        if self._rest_built:
+            return
+        self.fill_menus()
+        # The colour scheme, asked of Qt now that the window is painted (siliconbench/gui/qt_values.py).
+        self.apply_theme(theme_for())
+        app = QApplication.instance()
+        if app is not None:
+            app.styleHints().colorSchemeChanged.connect(self.apply_color_scheme)
+        from siliconbench.gui.live_runs import LiveRuns
+        from siliconbench.gui.queue_view import QueueView
+        from siliconbench.gui.results_browser import ResultsBrowser
+        from siliconbench.gui.run_queue import RunQueue
+        store = store if store is not None else self._given_store
+        if store is None:
+            from siliconbench.core.store import Store
+            store = Store()  # a StoreError leaves the window as it was, to try again
+        self._rest_built = True  # before the parts below, which read each other through it
+        self._store = store
+        self._queue = RunQueue(store, self)
+        self._queue_view = QueueView(self._queue)
+        self._results = ResultsBrowser(store)
+        self.bottom.addTab(self._queue_view, "Run Queue")
+        self.bottom.addTab(self._results, "Results")
+        self._live_runs = LiveRuns(self)  # the queue's rows, telemetry and endings, shown
+        results = self._results
+        results.selection_changed.connect(self._draw_selection)
+        results.rename_button.clicked.connect(self.choose_machine_name)
+        results.delete_button.clicked.connect(self.confirm_delete)
+        results.store_changed.connect(self._live_runs.update_status)
+        from PySide6.QtCore import Qt   # after the first paint (siliconbench/gui/qt_values.py)
+        view = results.view
+        view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        view.customContextMenuRequested.connect(
+            lambda pos: menus.results_context_menu(self, pos))
+        view.doubleClicked.connect(lambda _: self.show_run_details())
+        if self.theme is not None:
+            self._queue_view.apply_theme(self.theme)
+            results.apply_theme(self.theme)
+        self._update_tab_order()
+
+    def build_charts(self) -> None:
+        """The charts and Compare: pyqtgraph and the published references load here, after the
+        window is on screen when it was built with defer."""
+        if self._charts is not None:
+            return
+        self.build_rest()
+        from siliconbench.gui.compare_view import CompareView
+        from siliconbench.gui.plots import ChartPanel
+        self._charts = charts = ChartPanel()
+        self.compare = CompareView()
+        self.compare.run_requested.connect(self.live_runs.queue_reference_run)
+        self.compare.set_devices([d for d in self.devices.devices if d.usable])
+        charts.addTab(self.compare, "Compare")
+        self.chart_slot.addWidget(charts)
+        self.chart_slot.setCurrentWidget(charts)
+        self.fill_menus()
+        menus.add_chart_entries(self, charts)
+        if self.theme is not None:
+            charts.apply_theme(self.theme)
+            self.compare.apply_theme(self.theme)
+            tone_roles(charts, self.theme)
+        self._draw_selection(self.results.selected_records())
+        self._update_tab_order()
+
+    def focus_chain(self) -> list[QWidget]:
+        """What Tab visits, in reading order: the devices, the workload, its parameters,
+        Run; then the charts' tabs, the queue and the results."""
+        from PySide6.QtCore import Qt
+        chain: list[QWidget] = [*self.devices.boxes.values(), self.devices.refresh_button,
+                                self.catalogue]
+        form = self.form
+        if form is not None:
+            chain += [w for w in form.findChildren(QWidget)
+                      if w.focusPolicy() & Qt.FocusPolicy.TabFocus and not w.isHidden()]
+        chain += [self.quick_box, self.run_button]
+        if self._charts is not None:
+            chain.append(self._charts.tabBar())
+        chain.append(self.bottom.tabBar())
+        if self._rest_built:
+            chain += [self._results.search, self._results.view]
+        return chain
+
+    def _update_tab_order(self, *_) -> None:
+        if not self._rest_built:    # build_rest sets it, after the first paint (it reads Qt's
+            return                  # focus policies: siliconbench/gui/qt_values.py)
+        chain = self.focus_chain()
+        for first, second in zip(chain, chain[1:]):
+            QWidget.setTabOrder(first, second)
+
+    def fill_menus(self) -> None:
+        """The menus' entries (siliconbench.gui.menus.fill_menus), once: after the first paint when
+        deferred (build_rest), else in the constructor."""
+        if self.menus_filled:
+            return
+        menus.fill_menus(self, self.menus)
+        self.menus_filled = True
+        self._name_sidebar_action()
+        self._update_run_button()
+
+    def sidebar_shown(self) -> bool:
+        return not self.main_split.widget(0).isHidden()
+
+    def toggle_sidebar(self) -> None:
+        self.show_sidebar(not self.sidebar_shown())
+
+    def show_sidebar(self, shown: bool) -> None:
+        """View > Hide Sidebar: the devices and workload panes go, the charts take the room."""
+        for pane in (self.device_pane, self.setup_pane):
+            pane.setVisible(shown)
+        self._name_sidebar_action()
+
+    def _name_sidebar_action(self) -> None:
+        if self.menus_filled:   # else fill_menus names it
+            self.sidebar_action.setText("Hide Sidebar" if self.sidebar_shown()
+                                        else "Show Sidebar")
+
+    def _connect(self) -> None:
+        self.catalogue.chosen.connect(self._on_workload)
+        self.devices.checked_changed.connect(self._update_run_button)
+        self.devices.checked_changed.connect(self._update_tab_order)
+        self.devices.discovered.connect(self._on_devices_found)
+        # Kept answers arrive first: the first launch's sensible choice need not wait for them all.
+        self.devices.partly_found.connect(lambda _: self._pick_first_device())
+        self.run_button.clicked.connect(self.run_clicked)
+
+    def start_background(self) -> None:
+        """After the window is shown: probe the machine and discover devices (threads), build
+        the run queue and Results and load the results, then build the charts (a second of
+        pyqtgraph) once those are under way."""
+        self.machine_card.start()
+        self.devices.start()
+        self.results.load_in_background()
+        QTimer.singleShot(0, self.build_charts)
+
+    # ------------------------------------------------------------------ workloads and runs
+
+    def _on_workload(self, w: Workload) -> None:
+        form = self.forms.get(w.name)
+        if form is None:
+            form = self.forms[w.name] = ParamForm(w.params)
+            prefs.restore_form(self.settings, w.name, form)
+            form.validity_changed.connect(self._update_run_button)
+            if self.theme is not None:   # else apply_theme tones it
+                form.apply_theme(self.theme)
+            self.form_stack.addWidget(form)
+        self.form_stack.setCurrentWidget(form)
+        self.workload_summary.setText(w.summary)
+        self.devices.restrict_to(w.frameworks)
+        self._update_run_button()
+        self._update_tab_order()
+
+    @property
+    def form(self) -> ParamForm | None:
+        w = self.catalogue.current()
+        return self.forms.get(w.name) if w else None
+
+    def _update_run_button(self, *_) -> None:
+        devices = self.devices.checked()
+        form = self.form
+        problem = ""
+        if self.catalogue.load_error:
+            problem = self.catalogue.load_error
+        elif self.catalogue.current() is None:
+            problem = "Choose a workload."
+        elif form is not None and not form.is_valid():
+            problem = "Fix the marked parameter before running."
+        elif not devices:
+            problem = ("Waiting for the device list…" if not self.devices.devices
+                       else "Tick at least one device.")
+        n = len(devices)
+        self.run_button.setText("Run" if n <= 1 else f"Run on {n} Devices")
+        self.run_button.setEnabled(not problem)
+        if self.menus_filled:   # else fill_menus asks again
+            self.run_action.setEnabled(not problem)
+        self.run_hint.setText(problem or ("Runs are queued and measured one at a time. "
+                                          "The window stays usable meanwhile."))
+
+    def build_specs(self) -> tuple[list[RunSpec], list[str]]:
+        """One RunSpec per ticked device, from the form; ParamError if a field is wrong."""
+        from siliconbench.core.runner import RunSpec
+        w = self.catalogue.current()
+        params = self.form.values() if self.form else {}
+        try:        # what the fields allow one by one but not together, before any run starts
+            w.check(resolve(w.params, params))
+        except ParamError as e:
+            raise ParamError(worded_for_form(w.params, str(e))) from None
+        specs, titles = [], []
+        for d in self.devices.checked():
+            specs.append(RunSpec(w.name, d.framework, d.id, dict(params),
+                                 quick=self.quick_box.isChecked()))
+            titles.append(f"{w.title} · {d.name} ({d.framework} {d.id})")
+        return specs, titles
+
+    def run_clicked(self) -> list[RunJob]:
+        if not self.run_button.isEnabled():
+            return []
+        try:
+            specs, titles = self.build_specs()
+        except ParamError as e:  # the form marks it too; a run is never sent with it
+            self.show_message("Check the parameters", str(e))
+            return []
+        prefs.save_run_choices(self)
+        warnings = self.run_warnings(specs)
+        if warnings:
+            self._confirm_big_run(warnings, specs, titles)
+            return []
+        return self.queue.enqueue(specs, titles)
+
+    def run_warnings(self, specs: list[RunSpec]) -> list[str]:
+        """Why these runs deserve a second thought (siliconbench.core.estimate), one sentence each."""
+        from siliconbench.core.estimate import estimate
+        out = []
+        for spec, device in zip(specs, self.devices.checked(), strict=True):
+            est = estimate(spec.workload, spec.params, device, spec.quick)
+            out += est.warnings(device.name, device.memory_bytes)
+        return out
+
+    def _confirm_big_run(self, warnings: list[str], specs, titles,
+                         go=None) -> QMessageBox:
+        self.last_message = "\n".join(warnings)
+        return question_sheet(self, "Run Anyway?", "This is a big run.",
+                              "\n\n".join(warnings) + "\n\nSmaller sizes or Quick measurement "
+                              "give a first look sooner.", "Run Anyway",
+                              go or (lambda: self.queue.enqueue(specs, titles)))
+
+    def ask_before(self, specs: list[RunSpec], go) -> bool:
+        """Run It Here and the quick suite: `go()` now, or after the same question as Run when
+        siliconbench.core.estimate finds a run that does not fit or takes long. True when it went now."""
+        from siliconbench.core.estimate import spec_warnings
+        warnings = spec_warnings(specs, self.devices.devices)
+        if warnings:
+            self._confirm_big_run(warnings, specs, [], go)
+            return False
+        go()
+        return True
+
+    def cancel_current(self) -> None:
+        if self.queue.current is not None:
+            self.queue.cancel(self.queue.current)
+
+    def _draw_selection(self, selected: list[RunRecord]) -> None:
+        live = self.live_runs.running_records({r.id for r in selected})
+        self.charts.show_records(selected + live)
+        self.compare.set_records(selected)
+
+    def _on_devices_found(self) -> None:
+        usable = [d for d in self.devices.devices if d.usable]
+        if self.compare is not None:
+            self.compare.set_devices(usable)
+        self.statusBar().showMessage(f"{len(usable)} usable device"
+                                     f"{'s' * (len(usable) != 1)} found.", 5000)
+        self._pick_first_device()
+
+    def _pick_first_device(self) -> None:
+        """With nothing ticked (nor wished for from last time), tick the first usable device."""
+        from siliconbench.gui.device_list import default_device
+        best = default_device(self.devices.devices)
+        if best is not None and not self.devices.checked_keys() and not self.devices.wanted():
+            self.devices.set_checked([device_key(best)])
+
+    # ------------------------------------------------------------------ results
+
+    def select_all_runs(self) -> None:
+        self.bottom.setCurrentWidget(self.results)
+        self.results.view.selectAll()
+
+    def copy_selection(self) -> int:
+        """Edit > Copy: the selected rows of the table with the focus (the results when no
+        table has it) as tab-separated text; returns how many."""
+        from PySide6.QtWidgets import QAbstractItemView
+
+        from siliconbench.gui.run_detail import copy_selected_rows
+        focus = QApplication.focusWidget()
+        view = focus if isinstance(focus, QAbstractItemView) else self.results.view
+        n = copy_selected_rows(view)
+        self.statusBar().showMessage(f"Copied {n} row{'s' * (n != 1)}." if n else
+                                     "Select rows to copy first.", 4000)
+        return n
+
+    def show_run_details(self):
+        from PySide6.QtWidgets import QMessageBox
+        records = self.results.selected_records()
+        if not records:
+            self.show_message("Run details", "Select a run under Results first.",
+                              QMessageBox.Icon.Information)
+            return None
+        from siliconbench.gui.run_detail import RunDetail
+        self.run_detail = RunDetail(records[0], self)
+        self.run_detail.show()
+        return self.run_detail
+
+    def choose_machine_name(self) -> QInputDialog | None:
+        from PySide6.QtWidgets import QInputDialog, QLineEdit, QMessageBox
+
+        from siliconbench.core.files import NotReadable
+        from siliconbench.core.machine_names import LABEL_MAX
+        from siliconbench.core.machine_names import path as names_path
+        records = self.results.selected_records()
+        if not records:
+            self.show_message("Name a machine", "Select a run of that machine under Results "
+                              "first.", QMessageBox.Icon.Information)
+            return None
+        dialog = QInputDialog(self)
+        dialog.setWindowTitle("Name Machine")
+        dialog.setLabelText("Name for this machine, shown on its runs and charts (empty: its "
+                            "model name):")
+        # At most what a run record's label may hold: a longer one could not be imported.
+        dialog.setInputMode(QInputDialog.InputMode.TextInput)   # makes its line edit
+        dialog.findChild(QLineEdit).setMaxLength(LABEL_MAX)
+        dialog.setTextValue(records[0].label or records[0].machine_label)
+
+        def rename(label: str) -> None:
+            from siliconbench.core.store import StoreError
+            try:
+                n = self.results.rename_machine(label, records)
+            except ValueError as e:       # a name too long (label_problem)
+                self.show_message("Name Machine", str(e))
+                return
+            except NotReadable as e:      # machine-names.json: a FIFO, a folder, too large
+                self.show_message("Name Machine", f"The machine was not named: {e}")
+                return
+            except OSError as e:          # a full disk, a read-only folder
+                self.show_message("Name Machine", "The machine was not named: SiliconBench "
+                                  f"could not write {names_path()}: {e.strerror or e}.")
+                return
+            except StoreError as e:       # the names file is written; the store is not
+                self.show_message("Name Machine", f"Its runs were not renamed: {e}")
+                return
+            self.statusBar().showMessage(f"Named the machine on {n} runs.", 5000)
+        dialog.textValueSelected.connect(rename)
+        return open_sheet(self, dialog)
+
+    def confirm_delete(self) -> QMessageBox | None:
+        """Ask in a sheet (window-modal, not blocking the event loop); delete on its Delete
+        button. Returns the open box (None with nothing selected)."""
+        from PySide6.QtWidgets import QMessageBox
+        records = self.results.selected_records()
+        if not records:
+            self.show_message("Delete Runs", "Select the runs to delete under Results first.",
+                              QMessageBox.Icon.Information)
+            return None
+        n = len(records)
+
+        def delete() -> None:
+            deleted = self.results.delete(records)
+            self._draw_selection(self.results.selected_records())  # not the deleted runs
+            self.statusBar().showMessage(f"Deleted {deleted} run{'s' * (deleted != 1)}.", 5000)
+        return question_sheet(self, "Delete Runs",
+                              f"Delete {n} run{'s' * (n != 1)} from the results store?",
+                              "This cannot be undone; export them first to keep a copy.",
+                              "Delete", delete, QMessageBox.ButtonRole.DestructiveRole)
+
+    def import_files(self, paths: list[str]) -> bool:
+        """Import result files (a drop, Finder, the command line): all or nothing."""
+        return import_export.import_files(self, paths)
+
+    # ------------------------------------------------------------------ drag and drop
+
+    def dragEnterEvent(self, event) -> None:
+        urls = event.mimeData().urls()
+        if urls and all(u.isLocalFile() for u in urls):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:
+        paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        if paths:
+            event.acceptProposedAction()
+            self.import_files(paths)
+
+    # ------------------------------------------------------------------ messages, about
+
+    def show_message(self, title: str, text: str,
+                     icon: QMessageBox.Icon | None = None) -> None:
+        """A sheet on the Mac (window-modal, not blocking the event loop); a warning unless
+        another icon is given."""
+        self.last_message = text
+        message_sheet(self, title, text, icon)
+
+    # ------------------------------------------------------------------ theme
+
+    def apply_color_scheme(self, scheme: Qt.ColorScheme) -> None:
+        self.apply_theme(theme_for(scheme))
+
+    def apply_theme(self, theme: Theme) -> None:
+        if theme == self.theme:
+            return
+        self.theme = theme
+        # Section titles, hints, errors and the line over Run: palettes and fonts, not a
+        # style sheet (siliconbench.gui.theme.tone).
+        for label in self.role_labels:
+            tone_role(label, theme)
+        for form in self.forms.values():
+            form.apply_theme(theme)
+        if self._charts is not None:
+            tone_roles(self._charts, theme)
+        tone(self.separator, theme.border)
+        rest = (self._queue_view, self._results) if self._rest_built else ()
+        for panel in (self.machine_card, self.devices, self._charts,
+                      self.compare, *rest):
+            if panel is not None:  # the charts may not be built yet
+                panel.apply_theme(theme)
+
+    def changeEvent(self, event) -> None:
+        # Without colorSchemeChanged (older desktops) a palette change is the only signal.
+        if event.type() == QEvent.Type.ApplicationPaletteChange:
+            self.apply_theme(theme_for())
+        super().changeEvent(event)
+
+    def quit_app(self) -> None:
+        self._quit_when_closed = True  # now, or once the runs' question is answered
+        self.close()
+
+    def closeEvent(self, event) -> None:
+        # (Closed before build_rest, the window has no queue to ask about or stop.)
+        if self._rest_built and self.queue.busy and self.ask_before_closing:
+            event.ignore()
+            if not (self.message_box and self.message_box.isVisible()):  # asked once at a time
+                self.confirm_close()
+            return
+        prefs.save_window(self)
+        if self._rest_built:
+            self.queue.shutdown()
+        super().closeEvent(event)
+        if self._quit_when_closed:
+            QApplication.quit()
+
+    def confirm_close(self) -> QMessageBox:
+        """Runs are going: ask in a sheet; Close closes (and quits, from Quit)."""
+        from PySide6.QtWidgets import QMessageBox
+        def close() -> None:
+            self.ask_before_closing = False
+            self.close()
+
+        def stay() -> None:
+            self._quit_when_closed = False
+        return question_sheet(self, "Stop the runs?", "Runs are still going. Close anyway?",
+                              "The current run is cancelled; the points it measured so far are "
+                              "kept.", "Close", close, QMessageBox.ButtonRole.DestructiveRole,
+                              otherwise=stay)
+
+
+def excepthook_for(window: MainWindow):
+    """A bug in a slot shows in the status bar and stderr; the window stays open."""
+    def hook(kind, value, tb) -> None:
+        sys.__excepthook__(kind, value, tb)
+        try:
+            window.statusBar().showMessage(f"Internal error: {kind.__name__}: {value}", 15000)
+        except RuntimeError:
+            pass  # the window is gone
+    return hook

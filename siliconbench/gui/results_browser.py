@@ -1,0 +1,361 @@
+"""The results browser: every stored run (measured here or imported), filtered by workload,
+machine, device and status. Selected runs are drawn together; a machine can be given a name
+("MacBook Pro 14 M1 Max"); runs can be deleted."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from PySide6.QtCore import (QAbstractTableModel, QItemSelection, QItemSelectionModel,
+                            QModelIndex, QSortFilterProxyModel, Qt, Signal)
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel,
+                               QLineEdit, QPushButton, QTableView, QVBoxLayout, QWidget)
+
+from siliconbench.core.results import RunRecord
+from siliconbench.gui.background import BackgroundCall
+from siliconbench.gui.row_text import flag_counts, headline_text, warning_count, warnings_tooltip
+from siliconbench.gui.theme import LIGHT, Theme
+
+# The result comes early so it stays in view; long names at the end are elided first.
+COLUMNS = ("When", "Status", "Workload", "Headline [p25–p75]", "Device", "Machine")
+WHEN, STATUS, WORKLOAD, BEST, DEVICE, MACHINE = range(len(COLUMNS))
+COLUMN_WIDTHS = (118, 60, 160, 235, 190)
+SORT_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+def local_time(iso: str) -> str:
+    try:
+        return dt.datetime.fromisoformat(iso).astimezone().strftime("%Y-%m-%d %H:%M")
+    except ValueError:
+        return iso
+
+
+def device_text(rec: RunRecord) -> str:
+    return f"{rec.device_name or rec.device} ({rec.framework} {rec.device})"
+
+
+def workload_title(name: str) -> str:
+    from siliconbench.core.workloads import UnknownWorkload, workload
+    try:
+        return workload(name).title
+    except UnknownWorkload:
+        return name  # imported from a newer SiliconBench
+
+
+def best_text(rec: RunRecord) -> str:
+    """The headline with its spread and the run's flags: '0.178 TFLOPS [0.17–0.18] · 1 noisy'."""
+    flagged = flag_counts(rec.rows)
+    return headline_text(rec) + (f" · {flagged}" if flagged else "")
+
+
+def machine_key(rec: RunRecord) -> str:
+    from siliconbench.core.machine import MachineInfo
+    return MachineInfo.from_dict(rec.machine).key() if rec.machine else rec.machine_label
+
+
+def cell_text(rec: RunRecord, column: int) -> str:
+    """The text of one column of COLUMNS for a run."""
+    if column == WHEN:
+        return local_time(rec.created_at)
+    if column == MACHINE:
+        return rec.machine_label
+    if column == WORKLOAD:
+        return workload_title(rec.workload)
+    if column == DEVICE:
+        return device_text(rec)
+    if column == STATUS:
+        if rec.status != "ok":
+            return f"{rec.status}: {rec.reason or ''}"
+        return f"ok · {warning_count(rec.warnings)}" if rec.warnings else "ok"
+    return best_text(rec)
+
+
+def filter_value(rec: RunRecord, column: int) -> str:
+    """What a filter combo compares: the status without its reason, else the cell text."""
+    return rec.status if column == STATUS else cell_text(rec, column)
+
+
+class RunTableModel(QAbstractTableModel):
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.records: list[RunRecord] = []
+        self.theme = LIGHT
+
+    def set_records(self, records: list[RunRecord]) -> None:
+        self.beginResetModel()
+        self.records = list(records)
+        self.endResetModel()
+
+    def add(self, rec: RunRecord) -> None:
+        self.beginInsertRows(QModelIndex(), 0, 0)
+        self.records.insert(0, rec)
+        self.endInsertRows()
+
+    def rowCount(self, parent: QModelIndex | None = None) -> int:
+        return 0 if parent is not None and parent.isValid() else len(self.records)
+
+    def columnCount(self, parent: QModelIndex | None = None) -> int:
+        return 0 if parent is not None and parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section]
+        return None
+
+    def cell(self, rec: RunRecord, column: int) -> str:
+        return cell_text(rec, column)
+
+    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
+        if not index.isValid():
+            return None
+        rec = self.records[index.row()]
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+            text = self.cell(rec, index.column())
+            if role == Qt.ItemDataRole.ToolTipRole and index.column() == MACHINE:
+                text = rec.machine.get("model_name") or text
+                text += f"\nrun {rec.id}" + (f"\nsource: {rec.source}" if rec.source else "")
+            if role == Qt.ItemDataRole.ToolTipRole and index.column() == STATUS \
+                    and rec.warnings:
+                text += "\n" + warnings_tooltip(rec.warnings)
+            return text
+        if role == SORT_ROLE:
+            return rec.created_at if index.column() == WHEN else self.cell(rec, index.column())
+        if role == Qt.ItemDataRole.ForegroundRole and index.column() == STATUS \
+                and (rec.status != "ok" or rec.warnings):
+            return QColor(self.theme.error if rec.status == "failed" else self.theme.warning)
+        if role == Qt.ItemDataRole.UserRole:
+            return rec
+        return None
+
+
+class RunFilter(QSortFilterProxyModel):
+    """Keeps runs matching every chosen filter and the search text."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.choices: dict[int, str | None] = {}   # column -> wanted text (None = any)
+        self.search = ""
+        self.setSortRole(SORT_ROLE)
+
+    def filterAcceptsRow(self, source_row: int, source_parent) -> bool:
+        model: RunTableModel = self.sourceModel()
+        rec = model.records[source_row]
+        for column, wanted in self.choices.items():
+            if wanted is not None and filter_value(rec, column) != wanted:
+                return False
+        if self.search:
+            hay = " ".join(model.cell(rec, c) for c in range(len(COLUMNS))).lower()
+            return all(word in hay for word in self.search.lower().split())
+        return True
+
+
+class ResultsBrowser(QWidget):
+    selection_changed = Signal(list)   # list[RunRecord]
+    store_changed = Signal()
+
+    # (column, filter name, the entry that means "no filter")
+    FILTERS = ((WORKLOAD, "Workload", "All workloads"), (MACHINE, "Machine", "All machines"),
+               (DEVICE, "Device", "All devices"), (STATUS, "Status", "Any status"))
+
+    def __init__(self, store, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.store = store
+        self._drawn: set[str] = set()     # the ids selection_changed last gave
+        self.model = RunTableModel(self)
+        self.proxy = RunFilter(self)
+        self.proxy.setSourceModel(self.model)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 4, 0, 0)
+        bar = QHBoxLayout()
+        bar.setContentsMargins(6, 0, 6, 0)
+        self.combos: dict[int, QComboBox] = {}
+        for column, name, _ in self.FILTERS:
+            combo = QComboBox()
+            combo.setToolTip(f"Show only runs of this {name.lower()}")
+            combo.setSizeAdjustPolicy(
+                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(9)
+            combo.view().setMinimumWidth(320)  # the open list shows long device names whole
+            combo.currentIndexChanged.connect(self._filter)
+            bar.addWidget(combo, 1)
+            self.combos[column] = combo
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Search")
+        self.search.setClearButtonEnabled(True)
+        self.search.setMinimumWidth(110)
+        self.search.textChanged.connect(self._filter)
+        bar.addWidget(self.search, 1)
+        layout.addLayout(bar)
+        self.view = QTableView()
+        self.view.setModel(self.proxy)
+        self.view.setSortingEnabled(True)
+        self.view.sortByColumn(WHEN, Qt.SortOrder.DescendingOrder)
+        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.view.setAlternatingRowColors(True)
+        self.view.setShowGrid(False)
+        self.view.verticalHeader().hide()
+        self.view.setWordWrap(False)
+        header = self.view.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(True)
+        for column, width in enumerate(COLUMN_WIDTHS):
+            self.view.setColumnWidth(column, width)
+        self.view.selectionModel().selectionChanged.connect(self._on_selection)
+        layout.addWidget(self.view, 1)
+        foot = QHBoxLayout()
+        foot.setContentsMargins(6, 0, 6, 4)
+        self.count_label = QLabel()
+        self.rename_button = QPushButton("Name Machine…")
+        self.rename_button.setToolTip("Give the machine of the selected runs a name, e.g. "
+                                      "“MacBook Pro 14 M1 Max”")
+        self.delete_button = QPushButton("Delete")
+        foot.addWidget(self.count_label, 1)
+        foot.addWidget(self.rename_button)
+        foot.addWidget(self.delete_button)
+        layout.addLayout(foot)
+        self._on_selection()
+
+    # ------------------------------------------------------------ loading
+
+    def load_in_background(self) -> None:
+        """The first load, off the GUI thread: a store of thousands of runs takes a while to
+        read and validate. Its own connection: SQLite connections are not for sharing."""
+        from siliconbench.core.store import Store
+        path = self.store.path
+
+        def read() -> list[RunRecord]:
+            store = Store(path)
+            try:
+                return store.runs()
+            finally:
+                store.close()
+
+        self.count_label.setText("Reading the results store…")
+        self._loader = BackgroundCall(read, self)
+        self._loader.done.connect(self._loaded)
+        self._loader.failed.connect(lambda msg: self.count_label.setText(
+            f"The results store could not be read: {msg}"))
+        self._loader.start()
+
+    def _loaded(self, records: list[RunRecord]) -> None:
+        # Runs that ended while the store was being read are in the model already.
+        stored = {r.id for r in records}
+        newer = [r for r in self.model.records if r.id not in stored]
+        ids = {r.id for r in self.selected_records()}
+        self.model.set_records(newer + records)
+        self._fill_combos()
+        self.select_ids(ids)
+
+    def reload(self, keep_selection: bool = True) -> None:
+        ids = {r.id for r in self.selected_records()} if keep_selection else set()
+        self.model.set_records(self.store.runs())
+        self._fill_combos()
+        self.select_ids(ids)
+
+    def add_record(self, rec: RunRecord, select: bool = True,
+                   together: set[str] = frozenset()) -> None:
+        """A run that just ended: no need to reread the store. `select` draws it alone, with
+        the runs `together` (those queued with it), never added to an older selection."""
+        if any(r.id == rec.id for r in self.model.records):
+            self.model.records = [rec if r.id == rec.id else r for r in self.model.records]
+            self.model.set_records(self.model.records)
+        else:
+            self.model.add(rec)
+        self._fill_combos()
+        if select:
+            self.select_ids(set(together) | {rec.id})
+
+    def _fill_combos(self) -> None:
+        for column, _, anything in self.FILTERS:
+            combo = self.combos[column]
+            current = combo.currentText()
+            values = sorted({filter_value(r, column) for r in self.model.records})
+            combo.blockSignals(True)
+            combo.clear()
+            combo.addItems([anything] + values)
+            combo.setCurrentText(current if current in values else anything)
+            combo.blockSignals(False)
+        self._filter()
+
+    def _filter(self) -> None:
+        # Entry 0 of each combo means "no filter" (None).
+        self.proxy.choices = {c: (combo.currentText() if combo.currentIndex() > 0 else None)
+                              for c, combo in self.combos.items()}
+        self.proxy.search = self.search.text().strip()
+        self.proxy.invalidate()
+        self._update_count()
+        # Rows the filter hides leave the selection without a selectionChanged signal: the
+        # charts and Compare kept drawing runs no longer selected (nor exported).
+        if {r.id for r in self.selected_records()} != self._drawn:
+            self._on_selection()
+
+    def set_filter(self, name: str, value: str | None) -> None:
+        """Set a filter by its name ("Workload", "Machine", "Device", "Status"); None: any."""
+        column, anything = {n: (c, a) for c, n, a in self.FILTERS}[name]
+        self.combos[column].setCurrentText(anything if value is None else value)
+
+    # ------------------------------------------------------------ selection
+
+    def selected_records(self) -> list[RunRecord]:
+        rows = self.view.selectionModel().selectedRows()
+        recs = [self.proxy.data(i, Qt.ItemDataRole.UserRole) for i in rows]
+        return sorted(recs, key=lambda r: r.created_at)
+
+    def select_ids(self, ids: set[str]) -> None:
+        selection = QItemSelection()
+        for row in range(self.proxy.rowCount()):
+            index = self.proxy.index(row, 0)
+            if self.proxy.data(index, Qt.ItemDataRole.UserRole).id in ids:
+                selection.select(index, self.proxy.index(row, len(COLUMNS) - 1))
+        self.view.selectionModel().select(
+            selection, QItemSelectionModel.SelectionFlag.ClearAndSelect)
+
+    def _on_selection(self, *_) -> None:
+        selected = self.selected_records()
+        self._drawn = {r.id for r in selected}
+        self.rename_button.setEnabled(bool(selected))
+        self.delete_button.setEnabled(bool(selected))
+        self._update_count()
+        self.selection_changed.emit(selected)
+
+    def _update_count(self) -> None:
+        shown, total = self.proxy.rowCount(), len(self.model.records)
+        selected = len(self.view.selectionModel().selectedRows())
+        text = f"{shown} of {total} runs" if shown != total else f"{total} runs"
+        if selected:
+            text += f" · {selected} selected and drawn"
+        elif total:
+            text += " · select runs to draw them together (⌘/Ctrl-click for several)"
+        self.count_label.setText(text)
+
+    # ------------------------------------------------------------ changing the store
+
+    def rename_machine(self, label: str, records: list[RunRecord] | None = None) -> int:
+        """Name the machine(s) of these runs (default: the selection) on all their runs, and
+        for their future runs (siliconbench.core.machine_names). ValueError or OSError, with nothing
+        renamed, when the name is too long or the names file cannot be written."""
+        from siliconbench.core.machine_names import set_names
+        records = records if records is not None else self.selected_records()
+        # The names file first, in one write: when it cannot be written (ValueError, OSError)
+        # nothing is renamed.
+        set_names([rec.machine for rec in {machine_key(r): r for r in records
+                                           if r.machine}.values()
+                   if rec.source != "published"], label)
+        keys = {machine_key(r) for r in records}
+        ids = [r.id for r in self.model.records if machine_key(r) in keys]
+        self.store.set_label(ids, label.strip() or None)
+        self.reload()
+        self.store_changed.emit()
+        return len(ids)
+
+    def delete(self, records: list[RunRecord]) -> int:
+        n = self.store.delete([r.id for r in records])
+        self.reload(keep_selection=False)
+        self.store_changed.emit()
+        return n
+
+    def apply_theme(self, theme: Theme) -> None:
+        self.model.theme = theme
+        self.view.viewport().update()

@@ -1,0 +1,261 @@
+"""What the app remembers between launches (QSettings): the window's geometry and panes, the
+last run's choices (workload, devices, Quick, each form's fields) and the last folder used.
+
+On a Mac, QSettings keeps them in ~/Library/Preferences/<id>.plist, the id made from the
+organization's domain and the application's name; naming them as setup_app.py's bundle
+identifier (org.siliconbench.SiliconBench) puts them where macOS and `defaults` expect."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+import time
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, QCoreApplication, QPoint, QRect, QSettings, QSize
+from PySide6.QtGui import QGuiApplication
+
+ORGANIZATION_NAME = "SiliconBench"
+ORGANIZATION_DOMAIN = "siliconbench.org"
+APPLICATION_NAME = "SiliconBench"
+# What QSettings used before it was named after the bundle id (Mac: com.siliconbench...).
+OLD_ORGANIZATION = "SiliconBench"
+
+
+def identify_app() -> None:
+    """Name the application as the bundle does; QSettings() and the About box follow."""
+    QCoreApplication.setOrganizationName(ORGANIZATION_NAME)
+    QCoreApplication.setOrganizationDomain(ORGANIZATION_DOMAIN)
+    QCoreApplication.setApplicationName(APPLICATION_NAME)
+
+
+def settings_organization(platform: str = sys.platform) -> str:
+    """The organization QSettings() is given on this platform: Qt uses the domain on a Mac
+    (the plist's name) and the name elsewhere (~/.config/SiliconBench/SiliconBench.conf)."""
+    return ORGANIZATION_DOMAIN if platform == "darwin" else ORGANIZATION_NAME
+
+
+def mac_preferences_id(domain: str = ORGANIZATION_DOMAIN,
+                       application: str = APPLICATION_NAME) -> str:
+    """The name of the plist QSettings writes on a Mac: the domain's labels reversed and
+    lowercased, then the application's name (Qt's qsettings_mac.cpp)."""
+    return ".".join(reversed(domain.lower().split("."))) + "." + application
+
+
+SETTINGS_LIMIT = 1 << 20   # the window's state and every form's fields take a few KB
+TEXT_LIMIT = 10_000        # one remembered field or folder; longer is not something typed
+# What the app says once when it could not use its settings file (app.py shows it).
+notice: str | None = None
+
+
+def settings_file(platform: str = sys.platform) -> Path | None:
+    """The file QSettings reads, where it is a file: the ini under SILICONBENCH_HOME, else
+    ~/.config/SiliconBench/SiliconBench.conf on Linux (a Mac's plist goes through cfprefsd,
+    Windows keeps the registry)."""
+    home = os.environ.get("SILICONBENCH_HOME")
+    if home:
+        return Path(home).expanduser() / "gui-settings.ini"
+    if platform.startswith("linux"):
+        config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+        return Path(config) / ORGANIZATION_NAME / f"{APPLICATION_NAME}.conf"
+    return None
+
+
+def unusable_settings(path: Path) -> str | None:
+    """Why QSettings must not read `path` (one sentence), or None when it may: QSettings reads
+    the file whole as it starts, so a FIFO would keep the window from ever appearing and a link
+    to /dev/zero would fill memory."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        return f"{path} cannot be read ({e.strerror or e})"
+    if not stat.S_ISREG(info.st_mode):
+        return f"{path} is not a regular file"
+    if info.st_size > SETTINGS_LIMIT:
+        return f"{path} holds {info.st_size:,} bytes, more than any settings file"
+    return None
+
+
+def _set_aside(path: Path, problem: str) -> Path | None:
+    """Move a settings file QSettings must not read out of the way; None when it could not
+    be moved, and `notice` says what happened in either case."""
+    global notice
+    aside = path.with_name(f"{path.name}.unreadable-{int(time.time())}")
+    try:
+        os.replace(path, aside)
+    except OSError:
+        notice = (f"SiliconBench started with its default settings: {problem}, and it could "
+                  "not be moved aside, so nothing is remembered until it is removed.")
+        return None
+    notice = (f"SiliconBench started with its default settings: {problem}, so it was moved "
+              f"to {aside.name}.")
+    return aside
+
+
+def say_notice(window) -> str | None:
+    """Say `notice` once (the window's status bar for a minute, and the log), then forget
+    it; what was said, or None."""
+    global notice
+    said, notice = notice, None
+    if said:
+        from siliconbench.core.logs import log
+        log.warning("%s", said)
+        window.statusBar().showMessage(said, 60_000)
+    return said
+
+
+def app_settings() -> QSettings:
+    """The app's QSettings; an ini file under SILICONBENCH_HOME when that is set (tests,
+    portable installs), so nothing touches the user's real preferences. A settings file that
+    is not a regular file of a sane size is moved aside first (unusable_settings), or, where
+    it cannot be, the app keeps its settings in a temporary file for this launch."""
+    path = settings_file()
+    problem = unusable_settings(path) if path is not None else None
+    if problem and _set_aside(path, problem) is None:
+        import tempfile
+        return QSettings(str(Path(tempfile.mkdtemp(prefix="siliconbench-settings-")) /
+                             "gui-settings.ini"), QSettings.Format.IniFormat)
+    if os.environ.get("SILICONBENCH_HOME"):
+        return QSettings(str(path), QSettings.Format.IniFormat)
+    settings = QSettings(settings_organization(), APPLICATION_NAME)
+    if sys.platform == "darwin":
+        carry_over(QSettings(OLD_ORGANIZATION, APPLICATION_NAME), settings)
+    return settings
+
+
+def carry_over(old: QSettings, new: QSettings) -> bool:
+    """Copy what an older version remembered under another name, once: only while the new
+    settings are still empty."""
+    if new.allKeys() or not old.allKeys():
+        return False
+    for key in old.allKeys():
+        new.setValue(key, old.value(key))
+    new.sync()
+    return True
+
+
+def value_of(settings: QSettings, key: str, kind: type | tuple[type, ...]):
+    """The value kept under `key` when it is a `kind` (a str no longer than TEXT_LIMIT), else
+    None: a value of another type (a hand-edited file, another version) is as if never
+    kept, and its default applies."""
+    try:
+        value = settings.value(key)
+    except Exception:        # a value Qt cannot give Python (an unknown @Variant)
+        return None
+    if not isinstance(value, kind) or isinstance(value, str) and len(value) > TEXT_LIMIT:
+        return None
+    return value
+
+
+def is_true(settings: QSettings, key: str, default: bool) -> bool:
+    # Ini files give "true"/"false" back as strings, plists as booleans.
+    value = value_of(settings, key, (bool, str))
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    return value if isinstance(value, bool) else default
+
+
+# What the window manager adds around a window (borders, a title bar of 28 px on macOS and
+# about 30-37 on Linux and Windows), which a window's size does not count: a first window of
+# 1440x900 stood 20 px taller than a 1440x900 Mac screen's room under its menu bar.
+FRAME_ALLOWANCE = QSize(16, 40)
+
+
+def available_geometry(window) -> QRect | None:
+    """The room the window's screen leaves for windows (less the menu bar, the Dock and
+    panels), or None where there is no screen."""
+    screen = window.screen() or QGuiApplication.primaryScreen()
+    return screen.availableGeometry() if screen is not None else None
+
+
+def first_window_place(wanted: QSize, minimum: QSize, available: QRect) -> tuple[QSize, QPoint]:
+    """The first window's size and its frame's top-left: the size wanted where the screen
+    has the room for it with its frame, else as much as there is (never under the minimum),
+    centred in the available room."""
+    width = max(minimum.width(), min(wanted.width(),
+                                     available.width() - FRAME_ALLOWANCE.width()))
+    height = max(minimum.height(), min(wanted.height(),
+                                       available.height() - FRAME_ALLOWANCE.height()))
+    spare_w = available.width() - width - FRAME_ALLOWANCE.width()
+    spare_h = available.height() - height - FRAME_ALLOWANCE.height()
+    return QSize(width, height), QPoint(available.left() + max(0, spare_w // 2),
+                                        available.top() + max(0, spare_h // 2))
+
+
+def restore_window(window) -> None:
+    """The window's geometry, panes and last run choices, as save_window left them; a value
+    of the wrong kind leaves its default. A first window is fitted to its screen."""
+    s = window.settings
+    geometry = value_of(s, "window/geometry", QByteArray)
+    if geometry is not None:
+        window.restoreGeometry(geometry)
+    else:
+        available = available_geometry(window)
+        if available is not None and available.isValid():
+            size, corner = first_window_place(window.size(), window.minimumSize(), available)
+            window.resize(size)
+            window.move(corner)     # a window's position is its frame's
+    for key, split in (("window/main_split", window.main_split),
+                       ("window/right_split", window.right_split)):
+        state = value_of(s, key, QByteArray)
+        if state is not None:
+            split.restoreState(state)
+    window.show_sidebar(is_true(s, "window/sidebar", True))
+    window.quick_box.setChecked(is_true(s, "run/quick", False))
+    window.catalogue.select(value_of(s, "run/workload", str))
+    devices = value_of(s, "run/devices", (str, list))
+    if isinstance(devices, str):
+        devices = [devices]
+    if isinstance(devices, list) and all(isinstance(d, str) and len(d) <= TEXT_LIMIT
+                                         for d in devices):
+        window.devices.set_checked(devices)
+
+
+def restore_form(settings: QSettings, workload: str, form) -> None:
+    """A workload's form as it was last filled in: each field whose kept text it accepts; the
+    others (of the wrong type, too long, no longer valid) keep their defaults."""
+    saved = value_of(settings, f"params/{workload}", str)
+    try:
+        texts = json.loads(saved) if saved is not None else None
+    except (ValueError, RecursionError):
+        return
+    if not isinstance(texts, dict):
+        return
+    form.set_texts({name: text for name, text in texts.items()
+                    if isinstance(text, str) and len(text) <= TEXT_LIMIT}, keep_valid=True)
+
+
+def save_run_choices(window) -> None:
+    s = window.settings
+    w = window.catalogue.current()
+    if w is not None:
+        s.setValue("run/workload", w.name)
+    s.setValue("run/devices", window.devices.checked_keys())
+    s.setValue("run/quick", "true" if window.quick_box.isChecked() else "false")
+    for name, form in window.forms.items():
+        s.setValue(f"params/{name}", json.dumps(form.texts()))
+
+
+def save_window(window) -> None:
+    save_run_choices(window)
+    s = window.settings
+    s.setValue("window/geometry", window.saveGeometry())
+    s.setValue("window/main_split", window.main_split.saveState())
+    s.setValue("window/right_split", window.right_split.saveState())
+    s.setValue("window/sidebar", "true" if window.sidebar_shown() else "false")
+    s.sync()
+
+
+def last_dir(settings: QSettings) -> str:
+    """The folder the file dialogs open in: the last one used while it is a folder, else
+    home."""
+    kept = value_of(settings, "files/last_dir", str)
+    return kept if kept and os.path.isdir(kept) else str(Path.home())
+
+
+def remember_dir(settings: QSettings, path: str) -> None:
+    settings.setValue("files/last_dir", str(Path(path).parent))
