@@ -27,7 +27,7 @@ from siliconbench.core.numbers import number, span  # noqa: E402
 from siliconbench.core.runner import RunSpec, discover_devices, execute  # noqa: E402
 from siliconbench.core.store import Store  # noqa: E402
 from siliconbench.core.suites import expand  # noqa: E402
-from siliconbench.core.workloads import headline  # noqa: E402
+from siliconbench.core.catalogue import headline  # noqa: E402
 
 SUITE_TARGET_S = 180
 RATIO_TARGET = 0.9

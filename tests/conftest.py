@@ -82,7 +82,7 @@ def short_protocol(monkeypatch):
 def extra_workloads(monkeypatch):
     """extra_workloads("tests.module"): that module's test workloads, visible to the parent
     and the child."""
-    from siliconbench.core.workloads import catalogue
+    from siliconbench.core.catalogue import catalogue
 
     def use(module: str) -> None:
         monkeypatch.setenv("SILICONBENCH_EXTRA_WORKLOADS", module)

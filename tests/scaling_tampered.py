@@ -3,9 +3,11 @@ the test can see the replicas' comparison fail (loaded through SILICONBENCH_EXTR
 
 from dataclasses import replace
 
+from siliconbench.core.frameworks import runs_on
 from siliconbench.core.workloads import scaling
 
-WORKLOAD = replace(scaling.WORLD, name="scaling-tampered", module=__name__, entry="run")
+WORKLOAD = replace(scaling.WORLD, name="scaling-tampered", module=__name__, entry="run",
+                   frameworks=runs_on(scaling.WORLD))
 
 
 def run(ctx, params):

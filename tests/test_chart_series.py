@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from siliconbench.core.workloads import catalogue
+from siliconbench.core.catalogue import catalogue
 from siliconbench.gui.chart_series import (BARS, CURVE_METRICS, SCALING, TELEMETRY_UNITS, bar_series,
                               chart_of, curve_series, peak_of, sensor_title, series_title,
                               size_label, telemetry_series)

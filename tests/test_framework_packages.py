@@ -5,9 +5,9 @@ import importlib.util
 
 import pytest
 
-from siliconbench.core.frameworks import FRAMEWORKS, Unsupported, implementation
+from siliconbench.core.frameworks import FRAMEWORKS, Unsupported, implementation, runs_on
 from siliconbench.core.params import ParamError
-from siliconbench.core.workloads import catalogue
+from siliconbench.core.catalogue import catalogue
 
 # Workloads whose run asks implementation(framework, <its name>) for the framework's part;
 # gemm and bandwidth share the framework's array ops, memory runs train probes.
@@ -16,7 +16,7 @@ OWN_PART = {"train", "infer", "mlp"}
 
 def test_every_declared_framework_has_its_part_of_the_workload():
     missing = [f"siliconbench.core.frameworks.{fw}.{w.name}" for w in catalogue().values()
-               if w.name in OWN_PART for fw in w.frameworks
+               if w.name in OWN_PART for fw in runs_on(w)
                if importlib.util.find_spec(f"siliconbench.core.frameworks.{fw}.{w.name}") is None]
     assert missing == []
     for fw in FRAMEWORKS:

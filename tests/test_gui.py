@@ -145,7 +145,7 @@ def test_form_is_generated_from_the_declaration_and_marks_bad_values(window):
 
 
 def test_every_listed_workload_gets_a_form(window):
-    from siliconbench.core.workloads import listed
+    from siliconbench.core.catalogue import listed
     for w in listed():
         window.catalogue.select(w.name)
         assert set(window.form.fields) == {p.name for p in w.params}

@@ -14,7 +14,7 @@ from siliconbench.core import cli
 from siliconbench.core.frameworks import FRAMEWORKS
 from siliconbench.core.params import Param
 from siliconbench.core.runner import RunSpec, UsageError, discover_devices, execute, prepare
-from siliconbench.core.workloads import Workload
+from siliconbench.core.catalogue import Workload
 from tests.test_cli import ROOT
 
 WORKLOAD = Workload(
@@ -34,7 +34,7 @@ def installed(*modules):
 
 @pytest.fixture
 def mixing_workload(monkeypatch):
-    from siliconbench.core.workloads import catalogue
+    from siliconbench.core.catalogue import catalogue
     monkeypatch.setenv("SILICONBENCH_EXTRA_WORKLOADS", __name__)
     catalogue.cache_clear()
     yield

@@ -126,7 +126,7 @@ def test_a_done_run_counts_its_points_not_its_rows(rec, points):
 
 def test_a_form_field_says_what_it_takes_in_english(qtbot):
     """'Message sizes takes whole numbers' read as broken English under the field."""
-    from siliconbench.core.workloads import workload
+    from siliconbench.core.catalogue import workload
     from siliconbench.gui.param_form import ParamField
     (sizes,) = [p for p in workload("allreduce").params if p.name == "sizes"]
     field = ParamField(sizes)

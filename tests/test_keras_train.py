@@ -5,8 +5,8 @@ import importlib.util
 
 import pytest
 
-from siliconbench.core.workloads.checks import MIXED_TOLERANCE
-from siliconbench.core.workloads.encoders import encoder_config, encoder_train_flops
+from siliconbench.core.kit.checks import MIXED_TOLERANCE
+from siliconbench.core.kit.encoders import encoder_config, encoder_train_flops
 from tests.framework_runs import (
     TINY_BERT,
     TINY_MLP,

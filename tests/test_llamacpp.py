@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from siliconbench.core.frameworks import FRAMEWORKS
+from siliconbench.core.frameworks import FRAMEWORKS, runs_on
 from siliconbench.core.reference import references
 from siliconbench.core.workloads import llm
 from tests.test_cli import ROOT, sb
@@ -89,7 +89,7 @@ def test_llama_cpp_is_registered_with_the_extra_that_installs_it():
     reason = fw.missing_reason()
     assert "pip install 'siliconbench[llamacpp]'" in reason and "cmake" in reason
     assert ". " not in reason and reason.endswith(".")              # one sentence
-    assert "llamacpp" in llm.WORKLOAD.frameworks
+    assert "llamacpp" in runs_on(llm.WORKLOAD)
     pyproject = (ROOT / "pyproject.toml").read_text()
     assert 'llamacpp = ["llama-cpp-python>=0.3.36", "gguf>=0.19"]' in pyproject
 
@@ -107,7 +107,7 @@ def test_the_terminal_table_of_a_real_run_has_llama_bench_s_columns():
     """tests/data/records/llm-llamacpp.json, a real tiny run on this machine's CPU."""
     import statistics
 
-    from siliconbench.core.workloads import catalogue
+    from siliconbench.core.catalogue import catalogue
     from tests.recorded import recorded
     rec = recorded("llm-llamacpp")
     [(title, columns, lines)] = catalogue()["llm"].more_tables(rec)
@@ -126,7 +126,7 @@ def test_the_terminal_table_of_a_real_run_has_llama_bench_s_columns():
 def test_the_terminal_table_says_rpk_0_where_weights_were_not_repacked():
     """llama-bench shows its rpk column only off its default; a run on a build with the AMX
     kernels loads with --repack 0 and its table says so on every line."""
-    from siliconbench.core.workloads import catalogue
+    from siliconbench.core.catalogue import catalogue
     from tests.recorded import recorded
     rec = recorded("llm-llamacpp")
     [(_, columns, _)] = catalogue()["llm"].more_tables(rec)

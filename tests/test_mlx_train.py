@@ -60,7 +60,7 @@ def test_3000_1000_preset(tmp_path):
               "3000-1000")
 
 
-# Sustained mode (--duration) has no MLX code: siliconbench.core.workloads.rows.measure_run times any
+# Sustained mode (--duration) has no MLX code: siliconbench.core.kit.rows.measure_run times any
 # engine's step in blocks for that long. It runs end to end on torch's training and inference
 # (test_train.py, test_infer.py); MLX's step is timed here in the normal protocol.
 
@@ -86,7 +86,7 @@ from siliconbench.core.frameworks import isolate
 isolate("mlx")
 import mlx.core as mx
 from siliconbench.core.frameworks.mlx import models as mlx_models
-from siliconbench.core.workloads.encoders import EncoderConfig
+from siliconbench.core.kit.encoders import EncoderConfig
 
 config = EncoderConfig(layers=1, hidden=32, heads=2, ffn=64, vocab=64, max_positions=16)
 mx.random.seed(0)
@@ -128,7 +128,7 @@ isolate("mlx")
 import mlx.core as mx
 import mlx.nn  # compiles its activations at import, before the compiler breaks
 from siliconbench.core.frameworks.mlx import models as mlx_models
-from siliconbench.core.workloads.encoders import EncoderConfig
+from siliconbench.core.kit.encoders import EncoderConfig
 
 def broken(*args, **kwargs):
     raise RuntimeError("no C++ compiler found\\nmore")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from siliconbench.core.workloads import headline
+from siliconbench.core.catalogue import headline
 from tests.cli_processes import run_cli
 
 OLD = Path(__file__).parent / "data" / "stores"

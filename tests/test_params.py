@@ -37,7 +37,7 @@ def test_bad_values_get_one_sentence(param, text, message):
 def test_large_bounds_are_written_in_full_in_errors_and_in_the_form():
     """:g made 2**36, all-reduce's largest message, into 6.87195e+10 in the form's hint and
     in the CLI's sentence; whole numbers are written in full."""
-    from siliconbench.core.workloads import workload
+    from siliconbench.core.catalogue import workload
     from siliconbench.gui.param_form import param_hint
     sizes = next(p for p in workload("allreduce").params if p.name == "sizes")
     assert "From 16 to 68,719,476,736." in param_hint(sizes)
@@ -60,7 +60,7 @@ def test_resolve_fills_defaults_and_refuses_unknown_names():
 def test_every_float_parameter_refuses_what_is_not_finite(text):
     """NaN passes every bound check (it compares false), and an infinite time limit is none."""
     from siliconbench.core.cli import TIME_LIMIT
-    from siliconbench.core.workloads import catalogue
+    from siliconbench.core.catalogue import catalogue
     floats = [p for w in catalogue().values() for p in w.params if p.kind == "float"]
     for p in floats + [TIME_LIMIT]:
         with pytest.raises(ParamError, match="takes a finite number"):
@@ -77,7 +77,7 @@ def test_the_shipped_torchvision_model_list_is_the_installed_ones():
 
     import pytest
     pytest.importorskip("torchvision")
-    from siliconbench.core.workloads import workload
+    from siliconbench.core.catalogue import workload
     code = ("import json; from scripts.torchvision_models import installed_models; "
             "print(json.dumps(installed_models()))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

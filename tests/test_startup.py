@@ -55,7 +55,7 @@ def test_the_first_paint_shows_the_form_and_loads_nothing_else(tmp_path):
     assert out.returncode == 0, out.stderr
     seen = json.loads(out.stdout.strip().splitlines()[-1])
     assert seen["loaded"] == []
-    from siliconbench.core.workloads import catalogue
+    from siliconbench.core.catalogue import catalogue
     gemm = sorted(p.name for p in catalogue()["gemm"].params)
     assert seen["workloads"] >= 5 and seen["form"] == gemm and "sizes" in gemm
     assert seen["menus"] == ["&File", "&Edit", "&Run", "&View", "&Window", "&Help"]

@@ -42,7 +42,7 @@ def no_process_left_behind(siliconbench_home):
 @pytest.fixture(scope="module")
 def real_run(tmp_path_factory) -> RunRecord:
     """One record a real (test-workload) run wrote; tests store copies of it under new ids."""
-    from siliconbench.core.workloads import catalogue
+    from siliconbench.core.catalogue import catalogue
     saved = {k: os.environ.get(k) for k in ("SILICONBENCH_HOME", "SILICONBENCH_EXTRA_WORKLOADS")}
     os.environ["SILICONBENCH_HOME"] = str(tmp_path_factory.mktemp("real-run"))
     os.environ["SILICONBENCH_EXTRA_WORKLOADS"] = "tests.fake_workloads"
@@ -270,7 +270,7 @@ def test_a_failed_final_save_raises_with_the_record_kept(tmp_path, monkeypatch, 
                          "malformed).")
     monkeypatch.setattr(s, "save", broken)
     monkeypatch.setenv("SILICONBENCH_EXTRA_WORKLOADS", "tests.fake_workloads")
-    from siliconbench.core.workloads import catalogue
+    from siliconbench.core.catalogue import catalogue
     catalogue.cache_clear()
     with pytest.raises(RunNotStored) as e:
         execute(RunSpec("fake-ok", FRAMEWORK, params={"steps": 2}), s)

@@ -182,7 +182,7 @@ def test_a_listing_reads_the_same_few_bytes_whatever_a_record_holds(capsys):
     and 2.5 GB. A listing reads each run's `listing` (siliconbench.core.store.listing_of), not its record:
     here a record at the bounds of rows and text lists in as many bytes as a small one."""
     import copy
-    from siliconbench.core.workloads import headline
+    from siliconbench.core.catalogue import headline
     runs = every_real_run()
     big = copy.deepcopy(next(r for r in runs if r.workload == "gemm"))
     big.id, big.created_at = "b" * 32, dt.datetime.now(dt.timezone.utc).isoformat()

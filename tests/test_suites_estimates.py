@@ -267,7 +267,7 @@ def test_a_quantized_llama_cpp_model_on_a_cpu_is_estimated_at_the_float32_rate(m
     from siliconbench.core import params as P
     from siliconbench.core.estimate import estimate
     from siliconbench.core.frameworks import DeviceInfo
-    from siliconbench.core.workloads import catalogue
+    from siliconbench.core.catalogue import catalogue
     monkeypatch.setattr(siliconbench.core.estimate.os, "cpu_count", lambda: 2)
     cpu = DeviceInfo("llamacpp", "cpu", "A 2-core CPU", "cpu", memory_bytes=24 * 2**30)
     params = P.resolve(catalogue()["llm"].params,

@@ -18,13 +18,14 @@ from siliconbench.core.cli import main
 from siliconbench.core.context import RunContext
 from siliconbench.core.frameworks.torch import adapter as torch_adapter
 from siliconbench.core.frameworks.torch import models
+from siliconbench.core.kit import checks
+from siliconbench.core.kit.errors import out_of_memory_at
 from siliconbench.core.measure import QUICK, MeasureSettings
 from siliconbench.core.params import resolve
 from siliconbench.core.results import Row
 from siliconbench.core.store import Store
 from siliconbench.core.worker import error_kind
-from siliconbench.core.workloads import checks, train
-from siliconbench.core.workloads.errors import out_of_memory_at
+from siliconbench.core.workloads import train
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY_BERT = ["--model", "distilbert", "--layers", "1", "--seq-len", "16", "--batch-size", "2"]

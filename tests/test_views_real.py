@@ -13,7 +13,7 @@ from siliconbench.core.compare import (ALPHA, FAR_APART, INCONCLUSIVE, NO_SAMPLE
                           smallest_p)
 from siliconbench.core.results import FLAGS
 from siliconbench.core.suites import summary_lines
-from siliconbench.core.workloads import catalogue, headline, listed
+from siliconbench.core.catalogue import catalogue, headline, listed
 from siliconbench.core.numbers import interval, metric_title, percent, spread_text, value_text
 from siliconbench.gui.chart_series import BARS, SCALING, chart_of
 from siliconbench.gui.plots import ChartPanel
@@ -30,9 +30,10 @@ def test_the_records_cover_every_workload_on_every_framework_it_runs_here():
     """Every framework that can run on this kind of machine: Core ML runs on macOS only, so
     no real run of it can be recorded on Linux."""
     from siliconbench.core.frameworks import framework as info
+    from siliconbench.core.frameworks import runs_on
     made = {(r.workload, r.framework) for r in every_run()}
     for w in listed():  # hidden ones (a world of the scaling workload) only run inside others
-        for framework in w.frameworks:
+        for framework in runs_on(w):
             if framework == "coreml" and not info(framework).installed():
                 continue
             assert (w.name, framework) in made, f"record {w.name} on {framework}"

@@ -192,7 +192,7 @@ def test_the_help_page_explains_every_parameter_flag_and_verdict(window, monkeyp
     from html import escape
 
     from siliconbench.core.results import FLAGS
-    from siliconbench.core.workloads import listed
+    from siliconbench.core.catalogue import listed
     from siliconbench.gui import help as gui_help
     opened = []
     monkeypatch.setattr(gui_help, "open_url", lambda url: opened.append(url) or True)
@@ -387,7 +387,7 @@ def test_the_catalogue_shows_every_workload_and_says_what_the_chosen_one_measure
     """One line per workload, every one in view without scrolling (at the window's first
     width and after the splitter widens the sidebar); the chosen workload's summary is said
     under the list and changes with the choice; each entry's tooltip says it too."""
-    from siliconbench.core.workloads import listed
+    from siliconbench.core.catalogue import listed
     catalogue = window.catalogue
     workloads = listed()
     assert [catalogue.item(i).text() for i in range(catalogue.count())] == \

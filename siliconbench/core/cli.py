@@ -63,7 +63,7 @@ MAX_LIMIT = 1_000_000
 # ---------------------------------------------------------------- arguments
 
 def build_parser() -> argparse.ArgumentParser:
-    from siliconbench.core.workloads import catalogue
+    from siliconbench.core.catalogue import catalogue
 
     p = Parser(prog="siliconbench", description="Benchmarks for machine learning on Apple "
                "Silicon, NVIDIA GPUs and CPUs. With no command, opens the desktop app.")
@@ -182,13 +182,15 @@ def cmd_devices(args) -> int:
 
 
 def cmd_workloads(args) -> int:
-    from siliconbench.core.workloads import listed
+    from siliconbench.core.catalogue import listed
+    from siliconbench.core.frameworks import runs_on
     if args.json:
-        print(dumps([w.to_dict() for w in listed()], indent=1))
+        print(dumps([{**w.to_dict(), "frameworks": list(runs_on(w))} for w in listed()],
+                    indent=1))
         return EXIT_OK
     c = _console()
     for w in listed():
-        c.print(f"[bold]{w.name}[/]  {w.title} ({', '.join(w.frameworks)})\n  {w.summary}")
+        c.print(f"[bold]{w.name}[/]  {w.title} ({', '.join(runs_on(w))})\n  {w.summary}")
         for p in w.params:
             default = p.format(p.default) if p.default is not None else (p.auto or "")
             bounds = ""
@@ -249,7 +251,7 @@ def _run_one(spec):
 
 def cmd_run(args) -> int:
     from siliconbench.core.runner import RunSpec
-    from siliconbench.core.workloads import workload
+    from siliconbench.core.catalogue import workload
     if not args.workload:
         raise Usage("Name a workload to run, e.g. siliconbench run gemm.")
     w = workload(args.workload)
@@ -319,7 +321,7 @@ def print_record(rec) -> None:
                   ": ".join(x for x in (", ".join(row.flags), row.note) if x)]
         t.add_row(*(_text(cell) for cell in cells))  # notes quote framework errors: "[matmul]"
     c.print(t)
-    from siliconbench.core.workloads import catalogue
+    from siliconbench.core.catalogue import catalogue
     if (declared := catalogue().get(rec.workload)) is not None:
         try:
             tables = declared.more_tables(rec)
@@ -403,7 +405,7 @@ def cmd_results(args) -> int:
     from rich.table import Table
     from rich.text import Text
     from siliconbench.core.numbers import row_with_spread
-    from siliconbench.core.workloads import headline
+    from siliconbench.core.catalogue import headline
     t = Table("id", "when (UTC)", "workload", "device", "machine", "status", "rows")
     t.add_column(_text("headline [p25–p75]"))   # text: rich would read [p25–p75] as markup
     for r in runs:
@@ -706,7 +708,7 @@ def _main(argv: list[str]) -> int:
     from siliconbench.core.params import ParamError
     from siliconbench.core.runner import UsageError
     from siliconbench.core.store import StoreError
-    from siliconbench.core.workloads import UnknownWorkload
+    from siliconbench.core.catalogue import UnknownWorkload
     log_path = setup_logging()
     try:
         args = build_parser().parse_args(argv)

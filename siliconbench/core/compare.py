@@ -460,7 +460,7 @@ def comparability_warnings(sides: list[Side], picks: list[dict], rows: list[Comp
                 out.append(f"synthetic vs real data ({workload}): {', '.join(sorted(synthetic))} "
                            "used synthetic data, the others the real data set")
             # Peak memory is the allocator's count where the framework keeps one, else the
-            # process's resident peak (siliconbench.core.workloads.rows.peak_memory): another quantity.
+            # process's resident peak (siliconbench.core.kit.rows.peak_memory): another quantity.
             kinds = {c.note for _, c in present if r.metric == "peak_memory" and not c.published}
             if len(kinds) > 1:
                 what = ", ".join(f"{label} {c.note}" for label, c in present if not c.published)

@@ -111,7 +111,7 @@ def _stored_triad(device) -> float | None:
 
 def estimate(workload: str, params: dict, device, quick: bool = False) -> Estimate:
     """The estimate for one run; params as given by the user (missing: the default)."""
-    from siliconbench.core.workloads import workload as declared
+    from siliconbench.core.catalogue import workload as declared
     try:
         from siliconbench.core.params import resolve
         params = resolve(declared(workload).params, params)

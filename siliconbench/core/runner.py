@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 from siliconbench.core import params as params_mod
-from siliconbench.core.frameworks import FRAMEWORKS, DeviceInfo, framework
+from siliconbench.core.frameworks import FRAMEWORKS, DeviceInfo, framework, runs_on
 from siliconbench.core.logs import log
 from siliconbench.core.measure import settings_for
 from siliconbench.core.results import RunRecord, Row, now_iso
 from siliconbench.core.telemetry import TelemetrySampler
-from siliconbench.core.workloads.rows import nothing_measured
-from siliconbench.core.workloads import workload
+from siliconbench.core.kit.rows import nothing_measured
+from siliconbench.core.catalogue import workload
 
 KILL_GRACE_S = 5.0
 # A distributed run whose ranks say nothing this long has a rank or a link that hangs (a
@@ -62,9 +62,9 @@ def prepare(spec: RunSpec) -> RunSpec:
     try:
         w = workload(spec.workload)
         fw = framework(spec.framework)
-        if fw.name not in w.frameworks:
+        if fw.name not in runs_on(w):
             raise UsageError(f"The {w.name} workload does not run on {fw.title} yet; it runs on "
-                             f"{', '.join(w.frameworks)}.")
+                             f"{', '.join(runs_on(w))}.")
         if not fw.installed():
             raise UsageError(fw.missing_reason())
         resolved = params_mod.resolve(w.params, spec.params)

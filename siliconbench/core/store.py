@@ -542,7 +542,7 @@ def listing_of(rec: RunRecord, d: dict) -> str:
     """What a listing of runs (siliconbench results) reads of a record whose JSON is `d`: its
     own short fields, the machine's scalars, the number of rows and the headline row, each
     bounded, so listing a store costs the same whatever one record holds."""
-    from siliconbench.core.workloads import headline
+    from siliconbench.core.catalogue import headline
     best = headline(rec)
     head = None
     if best is not None:

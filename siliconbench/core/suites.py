@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 from siliconbench import resources
-from siliconbench.core.frameworks import DeviceInfo
+from siliconbench.core.frameworks import DeviceInfo, runs_on
 from siliconbench.core.numbers import peak_text, value_text
 from siliconbench.core.runner import RunSpec
 from siliconbench.core.results import FLAGS, SERIOUS_FLAGS, RunRecord
-from siliconbench.core.workloads import headline, workload
+from siliconbench.core.catalogue import headline, workload
 
 
 def load_suites() -> dict:
@@ -26,7 +26,7 @@ def expand(name: str, devices: list[DeviceInfo], label: str | None = None) -> li
     quick = suite.get("quick_measure", False)
     specs = []
     for entry in suite["runs"]:
-        frameworks = entry.get("frameworks") or workload(entry["workload"]).frameworks
+        frameworks = entry.get("frameworks") or runs_on(workload(entry["workload"]))
         kinds = entry.get("kinds") or ("cpu", "gpu")
         for d in devices:
             if d.usable and d.framework in frameworks and d.kind in kinds:

@@ -29,7 +29,7 @@ def _event_stream() -> Callable[[dict], None]:
 def error_kind(exc: BaseException) -> tuple[str, str]:
     """(kind, one sentence) for an exception raised by a workload."""
     from siliconbench.core.params import ParamError
-    from siliconbench.core.workloads.errors import ChildRunFailed
+    from siliconbench.core.kit.errors import ChildRunFailed
     text = first_line(exc)
     if isinstance(exc, ParamError):
         return "usage", str(exc)
@@ -47,7 +47,7 @@ def error_kind(exc: BaseException) -> tuple[str, str]:
 def run(spec: dict, emit: Callable[[dict], None]) -> int:
     from siliconbench.core.frameworks import UnknownDevice, framework, isolate
     from siliconbench.core.measure import settings_for
-    from siliconbench.core.workloads import workload
+    from siliconbench.core.catalogue import workload
 
     w = workload(spec["workload"])
     isolate(spec["framework"])  # TensorFlow and PyTorch never share a process

@@ -15,7 +15,6 @@ from pathlib import Path
 
 EXIT_AFTER_SHOWN = "SILICONBENCH_GUI_EXIT_AFTER_SHOWN"
 LAUNCHED_AT = "SILICONBENCH_GUI_LAUNCHED_AT"   # time.time() of the launcher, for the benchmark
-FRAMEWORK_MODULES = ("torch", "tensorflow", "mlx")
 
 
 def _since_launch_s() -> float:
@@ -125,7 +124,7 @@ def main(argv: list[str]) -> int:
     gc.disable()
     # The workload catalogue the window lists (and the core modules under it) load before Qt:
     # PySide6 puts a hook on every import that follows it, which reads each module's source.
-    from siliconbench.core.workloads import catalogue
+    from siliconbench.core.catalogue import catalogue
     catalogue()
 
     from PySide6.QtCore import QEvent, QObject, QTimer
@@ -176,7 +175,8 @@ def main(argv: list[str]) -> int:
         gc.freeze()   # what the start made stays: later collections skip it
         gc.enable()
         if exit_after_shown:
-            loaded = [m for m in FRAMEWORK_MODULES if m in sys.modules]
+            from siliconbench.core.frameworks import FRAMEWORKS
+            loaded = [f.module for f in FRAMEWORKS.values() if f.module in sys.modules]
             print(f"SILICONBENCH_SHOWN {_since_launch_s():.3f} s; frameworks imported: "
                   f"{', '.join(loaded) or 'none'}", flush=True)
             window.ask_before_closing = False

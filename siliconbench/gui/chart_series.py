@@ -1,6 +1,6 @@
 """Which rows of which runs go on which chart, and what each series is called: plain Python
 (no Qt, no pyqtgraph), so it is tested on recorded runs without a display. Which chart a row
-belongs to follows from its workload's own declaration (siliconbench.core.workloads: `metric` and `x`) and
+belongs to follows from its workload's own declaration (siliconbench.core.catalogue: `metric` and `x`) and
 the curves below, so new workloads slot in: the headline metric over a swept `x` -> a curve
 over a log2 axis; a metric whose curve names its own x (an LLM's prefill over the prompt,
 decode over the context depth) -> that curve, whichever workload measured it; a rate per
@@ -59,7 +59,7 @@ SCALING_X = "world_size"
 
 def x_param(workload_name: str) -> str:
     """The point parameter the workload's curve sweeps ("" for none or an unknown workload)."""
-    from siliconbench.core.workloads import catalogue
+    from siliconbench.core.catalogue import catalogue
     w = catalogue().get(workload_name)
     return w.x if w is not None else ""
 
@@ -75,7 +75,7 @@ def curve_x(workload_name: str, metric: str) -> str:
 def chart_of(workload_name: str, row: Row) -> str | None:
     """The chart a row of this workload is drawn on (CURVE_METRICS key or BARS), or None:
     table only (a latency in ms, a peak memory in bytes: they do not belong among rates)."""
-    from siliconbench.core.workloads import catalogue
+    from siliconbench.core.catalogue import catalogue
     w = catalogue().get(workload_name)
     if w is None:
         return None

@@ -203,7 +203,7 @@ def reference_line(rec: RunRecord) -> str:
 def spec_params(rec: RunRecord) -> dict:
     """The workload parameters that repeat a reference: its own, and the point parameters
     of its rows that are parameters too (a row's 'size' is the 'sizes' parameter)."""
-    from siliconbench.core.workloads import workload
+    from siliconbench.core.catalogue import workload
     names = {p.name for p in workload(rec.workload).params}
     params: dict = {}
     for row in rec.rows:
@@ -499,14 +499,15 @@ class CompareView(QWidget):
         return next((r for r in self._published if r.id == ref_id), None)
 
     def _show_reference(self) -> None:
-        from siliconbench.core.workloads import workload
+        from siliconbench.core.catalogue import workload
+        from siliconbench.core.frameworks import runs_on as frameworks_of
         rec = self.current_reference()
         # One line in view; everything it says on hover.
         self.reference_info.setText(reference_line(rec) if rec else "")
         self.reference_info.setToolTip(reference_details(rec) if rec else "")
         self.device_combo.clear()
         if rec is not None:
-            runs_on = workload(rec.workload).frameworks
+            runs_on = frameworks_of(workload(rec.workload))
             # The reference's own framework first: that is the like-for-like comparison.
             devices = sorted((d for d in self._devices if d.framework in runs_on),
                              key=lambda d: d.framework != rec.framework)

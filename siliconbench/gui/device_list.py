@@ -38,20 +38,17 @@ def discover(on_found) -> tuple[list, dict[str, str]]:
         framework_versions()
 
 
-
-# The framework a first launch prefers, best first: PyTorch runs every workload here.
-FIRST_CHOICE = ("torch", "mlx", "tensorflow")
-
-
 def default_device(devices: list):
     """The device a first launch ticks: an accelerator (CUDA, MPS, an MLX or TensorFlow GPU)
-    before any CPU, PyTorch's before the others'; None without a usable device. Ticking the
-    first listed one ticked MLX's CPU beside an idle GPU."""
+    before any CPU, by the frameworks' first_choice (PyTorch's first: it runs every
+    workload); None without a usable device. Ticking the first listed one ticked MLX's CPU
+    beside an idle GPU."""
+    from siliconbench.core.frameworks import FRAMEWORKS
     usable = [d for d in devices if d.usable]
 
-    def rank(d) -> tuple:
-        fw = FIRST_CHOICE.index(d.framework) if d.framework in FIRST_CHOICE else len(FIRST_CHOICE)
-        return (d.kind == "cpu", fw)
+    def rank(d) -> tuple:     # the framework's first_choice (FrameworkInfo), then any other
+        choice = FRAMEWORKS[d.framework].first_choice if d.framework in FRAMEWORKS else None
+        return (d.kind == "cpu", choice is None, choice or 0)
     return min(usable, key=rank) if usable else None
 
 class DeviceList(QWidget):

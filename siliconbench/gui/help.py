@@ -31,12 +31,13 @@ def help_template() -> str:
 def parameters_html() -> str:
     """Every listed workload's parameters, from their declarations (so the page cannot drift
     from the form or the command line)."""
-    from siliconbench.core.workloads import listed
+    from siliconbench.core.catalogue import listed
+    from siliconbench.core.frameworks import runs_on
     from siliconbench.gui.param_form import param_hint
     parts = []
     for w in listed():
         parts.append(f"<h3>{escape(w.title)}</h3><p>{escape(w.summary)} Runs on: "
-                     f"{escape(', '.join(w.frameworks))}.</p><dl>")
+                     f"{escape(', '.join(runs_on(w)))}.</p><dl>")
         for p in w.params:
             default = p.format(p.default) if p.default is not None else "auto"
             if p.kind == "choice" and len(p.choices) > LIST_ALL_UP_TO:

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (QApplication, QCheckBox, QFrame, QHBoxLayout,
                                QWidget)
 
 from siliconbench.core.params import ParamError, resolve, worded_for_form
-from siliconbench.core.workloads import Workload
+from siliconbench.core.catalogue import Workload
 from siliconbench.gui import import_export, menus, qt_values, singleton_refs
 from siliconbench.gui import settings as prefs
 from siliconbench.gui.device_list import DeviceList, device_key
@@ -378,7 +378,8 @@ class MainWindow(QMainWindow):
             self.form_stack.addWidget(form)
         self.form_stack.setCurrentWidget(form)
         self.workload_summary.setText(w.summary)
-        self.devices.restrict_to(w.frameworks)
+        from siliconbench.core.frameworks import runs_on
+        self.devices.restrict_to(runs_on(w))
         self._update_run_button()
         self._update_tab_order()
 

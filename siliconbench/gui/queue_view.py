@@ -10,7 +10,7 @@ from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QMenu, QProgressBar,
                                QScrollArea, QVBoxLayout, QWidget)
 
 from siliconbench.core.numbers import duration
-from siliconbench.core.workloads import headline
+from siliconbench.core.catalogue import headline
 from siliconbench.gui.run_queue import CANCELLED, FAILED, OK, QUEUED, RUNNING, RunJob, RunQueue
 from siliconbench.gui.row_text import flag_counts, value_with_spread, warning_count, warnings_tooltip
 from siliconbench.gui.theme import LIGHT, Theme, font_pt

@@ -36,7 +36,7 @@ def device_text(rec: RunRecord) -> str:
 
 
 def workload_title(name: str) -> str:
-    from siliconbench.core.workloads import UnknownWorkload, workload
+    from siliconbench.core.catalogue import UnknownWorkload, workload
     try:
         return workload(name).title
     except UnknownWorkload:

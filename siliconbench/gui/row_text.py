@@ -10,7 +10,7 @@ from siliconbench.core.results import FLAGS, SERIOUS_FLAGS, Row, RunRecord
 def headline_text(rec: RunRecord, spread: bool = True) -> str:
     """The run's headline (its workload's metric, best point) with its unit: '0.178 TFLOPS
     [0.170–0.181]'; what it lacks otherwise."""
-    from siliconbench.core.workloads import headline
+    from siliconbench.core.catalogue import headline
     row = headline(rec)
     if row is None:
         if not rec.rows:

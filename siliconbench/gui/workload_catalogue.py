@@ -10,7 +10,7 @@ from __future__ import annotations
 from PySide6.QtCore import QSize, Signal
 from PySide6.QtWidgets import QListWidget, QListWidgetItem, QWidget
 
-from siliconbench.core.workloads import Workload, listed
+from siliconbench.core.catalogue import Workload, listed
 from siliconbench.gui import qt_values
 from siliconbench.gui.qt_values import set_value
 
@@ -22,6 +22,7 @@ class WorkloadCatalogue(QListWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        from siliconbench.core.frameworks import runs_on
         self.load_error = ""
         try:
             self.workloads: list[Workload] = listed()
@@ -32,7 +33,7 @@ class WorkloadCatalogue(QListWidget):
         for w in self.workloads:
             item = QListWidgetItem(w.title)
             item.setData(qt_values.USER_ROLE, w.name)
-            item.setToolTip(f"{w.summary}\nRuns on: {', '.join(w.frameworks)}")
+            item.setToolTip(f"{w.summary}\nRuns on: {', '.join(runs_on(w))}")
             item.setSizeHint(row)
             self.addItem(item)
         # Every entry in view: a list scrolling inside the scrolling sidebar is fiddly.

@@ -36,14 +36,18 @@ class DeviceInfo:
 
 @dataclass(frozen=True)
 class FrameworkInfo:
-    """A framework SiliconBench can drive: its names, its adapter and the pip extra that installs
-    it."""
+    """A framework SiliconBench can drive: its names, its adapter, the pip extra that installs
+    it and the workloads it runs. Each framework package declares its own as FRAMEWORK in its
+    __init__.py; the registry below finds them."""
     name: str                    # the --framework value
     title: str
     module: str                  # the import name
     adapter: str                 # the adapter module, siliconbench.core.frameworks.<name>.adapter
     extra: str                   # pip extra that installs it
     install_note: str = ""       # what installing it takes, when more than a download
+    workloads: tuple[str, ...] = ()   # the workloads it runs (its part: <workload>.py or ops)
+    rank: int = 100              # where lists show it, lowest first
+    first_choice: int | None = None   # a first launch ticks a device of the lowest; None: never
 
     def installed(self) -> bool:
         """Cheap: finds the package without importing it."""
@@ -63,21 +67,24 @@ class FrameworkInfo:
         return importlib.import_module(self.adapter)
 
 
-FRAMEWORKS: dict[str, FrameworkInfo] = {
-    "torch": FrameworkInfo("torch", "PyTorch", "torch", "siliconbench.core.frameworks.torch.adapter",
-                           "torch"),
-    "tensorflow": FrameworkInfo("tensorflow", "TensorFlow", "tensorflow",
-                                "siliconbench.core.frameworks.tensorflow.adapter", "tensorflow"),
-    "mlx": FrameworkInfo("mlx", "MLX", "mlx", "siliconbench.core.frameworks.mlx.adapter", "mlx"),
-    # PyPI has llama-cpp-python's source only: pip compiles llama.cpp (Metal on a Mac).
-    "llamacpp": FrameworkInfo("llamacpp", "llama.cpp", "llama_cpp",
-                              "siliconbench.core.frameworks.llamacpp.adapter", "llamacpp",
-                              " (pip compiles it: a C++ compiler and cmake, about 20 "
-                              "minutes; on a Mac the Xcode command-line tools)"),
-}
-# Core ML runs on macOS alone: its entry, which says so elsewhere, is its package's.
-from siliconbench.core.frameworks.coreml import COREML  # noqa: E402  (subclasses FrameworkInfo, above)
-FRAMEWORKS[COREML.name] = COREML
+def _discover() -> dict[str, FrameworkInfo]:
+    """Every framework package here (siliconbench/core/frameworks/<name>/), by its FRAMEWORK:
+    adding a framework is adding its folder (and its extra in pyproject.toml). Their
+    __init__.py modules import no framework, so finding them costs milliseconds."""
+    import pkgutil
+    found = [importlib.import_module(f"{__name__}.{m.name}").FRAMEWORK
+             for m in pkgutil.iter_modules(__path__) if m.ispkg]
+    return {f.name: f for f in sorted(found, key=lambda f: (f.rank, f.name))}
+
+
+FRAMEWORKS: dict[str, FrameworkInfo] = _discover()
+
+
+def runs_on(workload) -> tuple[str, ...]:
+    """The frameworks a workload (siliconbench.core.catalogue.Workload) runs on: those whose
+    package declares it, in the registry's order; a test workload names its own."""
+    return workload.frameworks or tuple(name for name, fw in FRAMEWORKS.items()
+                                        if workload.name in fw.workloads)
 
 
 class UnknownFramework(ValueError):

@@ -21,7 +21,7 @@ from __future__ import annotations
 from siliconbench.core.params import Param
 from siliconbench.core.results import Row
 from siliconbench.core.stats import summarize
-from siliconbench.core.workloads import Workload
+from siliconbench.core.catalogue import Workload
 
 DTYPES = ("float32", "bfloat16")
 ITEMSIZE = {"float32": 4, "bfloat16": 2}
@@ -33,7 +33,7 @@ WORKLOAD = Workload(
     title="All-reduce bandwidth",
     summary="Sum over every rank of a distributed group, over message sizes: bus bandwidth "
             "as nccl-tests reports it.",
-    frameworks=("mlx", "torch"),
+    order=80,
     metric="busbw",
     x="size",
     module=__name__,

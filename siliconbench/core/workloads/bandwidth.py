@@ -12,7 +12,7 @@ from siliconbench.core.numbers import quantity
 from siliconbench.core.params import Param
 from siliconbench.core.results import Row
 from siliconbench.core.stats import summarize
-from siliconbench.core.workloads import Workload
+from siliconbench.core.catalogue import Workload
 
 OPS = ("copy", "triad")
 DTYPE = "float32"
@@ -26,7 +26,7 @@ WORKLOAD = Workload(
     name="bandwidth",
     title="Memory bandwidth (GB/s)",
     summary="Device copy and a*b+c over arrays past the caches: the device's memory ceiling.",
-    frameworks=("torch", "tensorflow", "mlx"),
+    order=20,
     metric="gb_per_s",
     x="size_mb",
     module=__name__,

@@ -12,7 +12,7 @@ from siliconbench.core.numbers import duration, number, quantity
 from siliconbench.core.params import Param
 from siliconbench.core.results import Row
 from siliconbench.core.stats import summarize
-from siliconbench.core.workloads import Workload
+from siliconbench.core.catalogue import Workload
 
 DTYPES = ("float32", "float16", "bfloat16", "float64")
 GPU_SIZES = [2**k for k in range(7, 14)]        # 128 .. 8192
@@ -32,7 +32,7 @@ WORKLOAD = Workload(
     name="gemm",
     title="Matrix multiply (TFLOPS)",
     summary="Square matrix products over sizes and dtypes: the device's arithmetic ceiling.",
-    frameworks=("torch", "tensorflow", "mlx"),
+    order=10,
     metric="tflops",
     x="size",
     module=__name__,

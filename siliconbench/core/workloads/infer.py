@@ -24,7 +24,7 @@ from siliconbench.core.numbers import duration
 from siliconbench.core.params import Param, ParamError, resource_choices
 from siliconbench.core.results import Row
 from siliconbench.core.stats import summarize
-from siliconbench.core.workloads import Workload
+from siliconbench.core.catalogue import Workload
 from siliconbench.core.workloads.train import DURATION_PARAM
 
 PERCENTILES = (50, 90, 99)
@@ -34,7 +34,7 @@ WORKLOAD = Workload(
     title="Inference throughput",
     summary="Images per second of any torchvision classifier, on data made on the device or "
             "prepared on the host.",
-    frameworks=("torch", "coreml"),
+    order=40,
     metric="samples_per_s",
     module=__name__,
     checks="check_params",
@@ -88,8 +88,8 @@ def _run_batch(ctx, params: dict, batch_size: int, step: tuple[int, int] = (0, 1
     """Every data path at one batch size: its rows; img/s per path and whether any was noisy.
     `step` (k, of n) places its progress inside a --grow run's."""
     from siliconbench.core.frameworks import implementation
-    from siliconbench.core.workloads.errors import out_of_memory_at
-    from siliconbench.core.workloads.rows import measure_run, memory_row, sustained_rows, throughput_rows
+    from siliconbench.core.kit.errors import out_of_memory_at
+    from siliconbench.core.kit.rows import measure_run, memory_row, sustained_rows, throughput_rows
 
     images = params["images"]
     framework = implementation(ctx.framework, "infer")

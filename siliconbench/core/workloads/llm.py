@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from siliconbench.core.params import Param, ParamError
 from siliconbench.core.results import Row
 from siliconbench.core.stats import summarize
-from siliconbench.core.workloads import Workload
+from siliconbench.core.catalogue import Workload
 
 if TYPE_CHECKING:
     from siliconbench.core.measure import Measurement
@@ -155,7 +155,7 @@ WORKLOAD = Workload(
     title="LLM inference (tokens/s)",
     summary="Prefill and decode tokens/s, time to first token and peak memory of real LLM "
             "shapes with random weights, against the device's memory roofline.",
-    frameworks=("torch", "mlx", "llamacpp"),
+    order=70,
     metric="decode_tokens_per_s",
     x="depth",
     module=__name__,
@@ -401,7 +401,7 @@ def run(ctx, params: dict) -> None:
                     for row in _decode_rows(shape, point, flags, bandwidth, decoded):
                         ctx.row(row)
             done += 1
-        from siliconbench.core.workloads.rows import memory_row
+        from siliconbench.core.kit.rows import memory_row
         ctx.row(memory_row(ctx, base, flags))
     finally:
         lm.release()

@@ -14,7 +14,7 @@ from typing import Self
 from siliconbench.core.numbers import size
 from siliconbench.core.params import Param, ParamError
 from siliconbench.core.results import Row
-from siliconbench.core.workloads import Workload
+from siliconbench.core.catalogue import Workload
 from siliconbench.core.workloads.train import MODEL_PARAMS, TRANSFORMER_MODELS
 
 # Apple GPUs share the host's memory: past this the system pages to disk instead of failing.
@@ -28,7 +28,7 @@ WORKLOAD = Workload(
     title="Largest batch that trains",
     summary="The largest training batch that fits in the device's memory, with peak memory and "
             "throughput at every batch tried.",
-    frameworks=("torch", "tensorflow", "mlx"),
+    order=60,
     metric="max_batch_size",
     module=__name__,
     params=MODEL_PARAMS + (

@@ -27,8 +27,8 @@ from itertools import pairwise
 from siliconbench.core.params import Param, ParamError
 from siliconbench.core.results import Row
 from siliconbench.core.stats import summarize
-from siliconbench.core.workloads import Workload
-from siliconbench.core.workloads.training import ROTATING_BATCHES
+from siliconbench.core.catalogue import Workload
+from siliconbench.core.kit.training import ROTATING_BATCHES
 
 PRESETS = ("depth-sweep", "3000-1000")
 DEFAULT_EPOCHS = {"depth-sweep": 3, "3000-1000": 5}
@@ -41,7 +41,7 @@ WORKLOAD = Workload(
     title="CIFAR-10 MLP training",
     summary="Time to train the published CIFAR-10 MLPs: the depth sweep and the 3000-1000 "
             "network.",
-    frameworks=("torch", "tensorflow", "mlx"),
+    order=50,
     metric="train_seconds",
     module=__name__,
     checks="check_params",
@@ -73,9 +73,9 @@ WORKLOAD = Workload(
 
 def run(ctx, params: dict) -> None:
     from siliconbench.core.frameworks import implementation
-    from siliconbench.core.workloads.checks import check_tolerance, loss_check_row
-    from siliconbench.core.workloads.errors import out_of_memory_at
-    from siliconbench.core.workloads.rows import throughput_rows
+    from siliconbench.core.kit.checks import check_tolerance, loss_check_row
+    from siliconbench.core.kit.errors import out_of_memory_at
+    from siliconbench.core.kit.rows import throughput_rows
 
     framework = implementation(ctx.framework, "mlp")
     preset, batch_size = params["preset"], params["batch_size"]

@@ -31,7 +31,7 @@ from __future__ import annotations
 from siliconbench.core.params import Param, ParamError
 from siliconbench.core.results import Row
 from siliconbench.core.stats import summarize
-from siliconbench.core.workloads import Workload
+from siliconbench.core.catalogue import Workload
 from siliconbench.core.workloads.allreduce import WORKLOAD as ALLREDUCE
 from siliconbench.core.workloads.train import PUBLISHED_BATCH, TRAIN_MODELS, TRANSFORMER_MODELS
 
@@ -64,7 +64,7 @@ WORKLOAD = Workload(
     title="Data-parallel scaling",
     summary="Training throughput of 1, 2, 4, ... workers averaging their gradients every step "
             "(MLX distributed, torch DDP): speedup and scaling efficiency.",
-    frameworks=("mlx", "torch"),
+    order=90,
     metric="samples_per_s",
     x="world_size",
     module=__name__,
@@ -76,7 +76,7 @@ WORLD = Workload(
     name="scaling-world",
     title="Data-parallel scaling at one world size",
     summary="The ranks of one world size of the scaling workload.",
-    frameworks=("mlx", "torch"),
+    order=91,
     metric="samples_per_s",
     module=__name__,
     entry="run_world",
@@ -129,7 +129,7 @@ def run(ctx, params: dict) -> None:
     import signal  # here, not at the top: the catalogue loads this module for the app's window
     import tempfile
 
-    from siliconbench.core.workloads.errors import ChildRunFailed
+    from siliconbench.core.kit.errors import ChildRunFailed
     sizes = world_sizes(params)
     ctx.record_settings(world_sizes=sizes, threads_per_rank=_share_cores(ctx, params))
     totals: dict[int, Row] = {}
@@ -236,7 +236,7 @@ def run_world(ctx, params: dict, tamper=None) -> None:
     comparison."""
     from siliconbench.core.frameworks import implementation
     from siliconbench.core.measure import measure
-    from siliconbench.core.workloads.errors import out_of_memory_at
+    from siliconbench.core.kit.errors import out_of_memory_at
 
     model = params["model"]
     batch = params["batch_size"] or (MLP_BATCH if model == "mlp" else PUBLISHED_BATCH[model])

@@ -24,8 +24,8 @@ train with a module siliconbench.core.frameworks.<name>.train providing
 from __future__ import annotations
 
 from siliconbench.core.params import Param
-from siliconbench.core.workloads import Workload
-from siliconbench.core.workloads.encoders import ENCODERS
+from siliconbench.core.catalogue import Workload
+from siliconbench.core.kit.encoders import ENCODERS
 
 TRANSFORMER_MODELS = tuple(ENCODERS)
 TRAIN_MODELS = ("resnet50", "mobilenet_v2") + TRANSFORMER_MODELS
@@ -59,7 +59,7 @@ WORKLOAD = Workload(
     title="Training throughput",
     summary="Training samples per second of ResNet50, MobileNetV2, DistilBERT and BERT-Large "
             "on synthetic data.",
-    frameworks=("torch", "tensorflow", "mlx"),
+    order=30,
     metric="samples_per_s",
     module=__name__,
     params=MODEL_PARAMS[:1] + (BATCH_PARAM,) + MODEL_PARAMS[1:] + (
@@ -79,9 +79,9 @@ WORKLOAD = Workload(
 
 def run(ctx, params: dict) -> None:
     from siliconbench.core.frameworks import implementation
-    from siliconbench.core.workloads.checks import CHECK_BATCH, check_tolerance, loss_check_row
-    from siliconbench.core.workloads.errors import out_of_memory_at
-    from siliconbench.core.workloads.rows import measure_run, memory_row, sustained_rows, throughput_rows
+    from siliconbench.core.kit.checks import CHECK_BATCH, check_tolerance, loss_check_row
+    from siliconbench.core.kit.errors import out_of_memory_at
+    from siliconbench.core.kit.rows import measure_run, memory_row, sustained_rows, throughput_rows
 
     framework = implementation(ctx.framework, "train")
     batch_size = params["batch_size"] or PUBLISHED_BATCH[params["model"]]

@@ -3,7 +3,7 @@ compute units (CPU only, CPU + GPU, CPU + Neural Engine, All), the only way to r
 Neural Engine. It runs the infer workload only: the model is converted from torchvision in a
 child process (convert.py), then predicted through coremltools (infer.py, macOS only).
 
-Core ML runs on macOS alone, so its registry entry (COREML) counts it as installed only on a
+Core ML runs on macOS alone, so its registry entry (FRAMEWORK) counts it as installed only on a
 Mac with macOS 13 or later (CPU + Neural Engine needs 13), and says so in one sentence
 elsewhere: the device list shows that sentence and a run is refused with it. Nothing here
 imports coremltools."""
@@ -46,5 +46,6 @@ class CoreMLInfo(FrameworkInfo):
         return super().missing_reason() if runs_here() else MACOS_ONLY
 
 
-COREML = CoreMLInfo("coreml", "Core ML", "coremltools", "siliconbench.core.frameworks.coreml.adapter",
-                    "coreml")
+FRAMEWORK = CoreMLInfo("coreml", "Core ML", "coremltools",
+                       "siliconbench.core.frameworks.coreml.adapter", "coreml",
+                       workloads=("infer",), rank=4)

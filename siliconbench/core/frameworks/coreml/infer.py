@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from siliconbench.core.params import ParamError
-from siliconbench.core.workloads.training import ROTATING_BATCHES
+from siliconbench.core.kit.training import ROTATING_BATCHES
 
 # ImageNet normalisation, as the PyTorch run's host loader does it.
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)

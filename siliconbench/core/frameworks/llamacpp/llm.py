@@ -221,7 +221,7 @@ def _check(params: dict, protocol, shape) -> None:
 def run(ctx, params: dict, protocol) -> None:
     from siliconbench.core.frameworks.llamacpp import models
     from siliconbench.core.frameworks.llamacpp.adapter import commit, threads
-    from siliconbench.core.workloads.rows import memory_row
+    from siliconbench.core.kit.rows import memory_row
     shape = protocol.shape_for(params)
     _check(params, protocol, shape)
     dtype, gen = params["dtype"], params["gen_tokens"]

@@ -7,9 +7,9 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 
-from siliconbench.core.workloads import training
-from siliconbench.core.workloads.encoders import EncoderConfig
-from siliconbench.core.workloads.training import OPTIMIZERS
+from siliconbench.core.kit import training
+from siliconbench.core.kit.encoders import EncoderConfig
+from siliconbench.core.kit.training import OPTIMIZERS
 
 
 class TrainStep:
@@ -108,7 +108,7 @@ def compare_with_cpu(ctx, build: Callable, optimizer: str, loss_fn: Callable, ba
                      steps: int) -> tuple[list[float], list[float]]:
     """--check on MLX: a model from `build()` (no dropout) trained for `steps` steps on the
     run's device, and a twin given the same weights trained on the CPU, on the same batches;
-    the two loss curves (siliconbench.core.workloads.checks compares them; MLX has no mixed precision)."""
+    the two loss curves (siliconbench.core.kit.checks compares them; MLX has no mixed precision)."""
     import mlx.core as mx
     mx.random.seed(0)
     weights = build().parameters()

@@ -8,8 +8,8 @@ from siliconbench.core.frameworks.mlx import models
 from siliconbench.core.frameworks.mlx.allreduce import join
 from siliconbench.core.hosts import world_size
 from siliconbench.core.params import ParamError
-from siliconbench.core.workloads.encoders import ENCODERS, encoder_config
-from siliconbench.core.workloads.training import NUM_CLASSES, ROTATING_BATCHES
+from siliconbench.core.kit.encoders import ENCODERS, encoder_config
+from siliconbench.core.kit.training import NUM_CLASSES, ROTATING_BATCHES
 
 MLP_CLASSES = 10
 

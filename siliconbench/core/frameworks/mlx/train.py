@@ -8,8 +8,8 @@ from contextlib import contextmanager
 
 from siliconbench.core.frameworks.mlx import models
 from siliconbench.core.params import ParamError
-from siliconbench.core.workloads.encoders import ENCODERS, encoder_config, encoder_train_flops
-from siliconbench.core.workloads.training import NUM_CLASSES, ROTATING_BATCHES, warn_ignored
+from siliconbench.core.kit.encoders import ENCODERS, encoder_config, encoder_train_flops
+from siliconbench.core.kit.training import NUM_CLASSES, ROTATING_BATCHES, warn_ignored
 
 IGNORED = {
     "channels_last": "applies to torch CNNs",

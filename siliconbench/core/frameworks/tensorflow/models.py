@@ -10,9 +10,9 @@ from collections.abc import Callable
 import numpy as np
 
 from siliconbench.core.params import ParamError
-from siliconbench.core.workloads.encoders import EncoderConfig
+from siliconbench.core.kit.encoders import EncoderConfig
 from siliconbench.core.text import first_line
-from siliconbench.core.workloads.training import NUM_CLASSES, OPTIMIZERS
+from siliconbench.core.kit.training import NUM_CLASSES, OPTIMIZERS
 
 CNNS = {"resnet50": "ResNet50", "mobilenet_v2": "MobileNetV2"}
 
@@ -21,7 +21,7 @@ def compare_with_cpu(ctx, build: Callable[[bool], object], batches: list, steps:
                      mixed: bool, xla: bool) -> tuple[list[float], list[float]]:
     """--check on Keras: the model built and trained on the run's device (its precision, XLA if
     asked) and a twin with the same weights trained on the CPU in float32, on the same
-    CPU-made batches for `steps` steps; the two loss curves (siliconbench.core.workloads.checks compares
+    CPU-made batches for `steps` steps; the two loss curves (siliconbench.core.kit.checks compares
     them). `build(jit_compile)` returns a compiled model with no dropout."""
     import keras
     import tensorflow as tf

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from siliconbench.core.frameworks.tensorflow import models
-from siliconbench.core.workloads.encoders import ENCODERS, encoder_config, encoder_train_flops
-from siliconbench.core.workloads.training import OPTIMIZERS, ROTATING_BATCHES, warn_ignored
+from siliconbench.core.kit.encoders import ENCODERS, encoder_config, encoder_train_flops
+from siliconbench.core.kit.training import OPTIMIZERS, ROTATING_BATCHES, warn_ignored
 
 IGNORED = {
     "compile": "is torch.compile or mx.compile (on TensorFlow, --xla compiles the step)",

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 import torch
 
 from siliconbench.core.frameworks.torch import models
-from siliconbench.core.workloads.training import ROTATING_BATCHES
+from siliconbench.core.kit.training import ROTATING_BATCHES
 
 # ImageNet normalisation, what a torchvision classifier's preprocessing does to every image.
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)

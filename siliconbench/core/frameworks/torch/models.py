@@ -16,9 +16,9 @@ from torch import nn
 
 from siliconbench.core.params import ParamError, closest
 from siliconbench.core.text import clip
-from siliconbench.core.workloads import training
+from siliconbench.core.kit import training
 from siliconbench.core.text import first_line
-from siliconbench.core.workloads.training import NUM_CLASSES, OPTIMIZERS
+from siliconbench.core.kit.training import NUM_CLASSES, OPTIMIZERS
 
 # ---------------------------------------------------------------- models and their data
 
@@ -258,7 +258,7 @@ def compare_with_cpu(ctx, model: nn.Module, optimizer: str,
                      lr: float | None = None) -> tuple[list[float], list[float]]:
     """--check: train copies of one CPU-built model on the same CPU-made batches for `steps`
     steps, on the run's device (its precision) and on the CPU (float32); the two loss curves
-    (siliconbench.core.workloads.checks compares them: MPS has had silent bugs)."""
+    (siliconbench.core.kit.checks compares them: MPS has had silent bugs)."""
     import copy
     cpu = torch.device("cpu")
     curves = []

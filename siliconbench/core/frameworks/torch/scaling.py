@@ -12,7 +12,7 @@ from siliconbench.core.frameworks.torch import models
 from siliconbench.core.frameworks.torch.allreduce import join
 from siliconbench.core.frameworks.torch.train import task_for
 from siliconbench.core.hosts import world_size
-from siliconbench.core.workloads.training import ROTATING_BATCHES
+from siliconbench.core.kit.training import ROTATING_BATCHES
 
 MLP_CLASSES = 10
 

@@ -11,8 +11,8 @@ import torch
 import torch.nn.functional as F
 
 from siliconbench.core.frameworks.torch import models
-from siliconbench.core.workloads.encoders import ENCODERS
-from siliconbench.core.workloads.training import NUM_CLASSES, ROTATING_BATCHES
+from siliconbench.core.kit.encoders import ENCODERS
+from siliconbench.core.kit.training import NUM_CLASSES, ROTATING_BATCHES
 
 
 def task_for(params: dict, dropout: bool = True) -> models.Task:
