@@ -294,7 +294,8 @@ def test_a_broken_source_stops_alone():
 
 @pytest.mark.usefixtures("fake_workloads")
 def test_sampler_runs_in_the_parent_during_a_real_run(monkeypatch):
-    monkeypatch.setattr(telemetry, "DEFAULT_INTERVAL_S", 0.05)
+    # The sampler reads the interval in its own module: patched there, not on the package.
+    monkeypatch.setattr(telemetry.sampler, "DEFAULT_INTERVAL_S", 0.05)
     from tests.fake_workloads import FRAMEWORK
     rec = execute(RunSpec("fake-ok", FRAMEWORK, params={"steps": 2}), Store())
     t = rec.telemetry
@@ -311,10 +312,10 @@ def test_sampler_runs_in_the_parent_during_a_real_run(monkeypatch):
 def test_tiny_gemm_gets_tflops_per_watt(monkeypatch):
     """Sampled power (no energy counter on this machine's CPU, or a powercap folder with none):
     at 10 ms a sample, the 0.5 s of timed blocks hold far more than the 5 samples needed."""
-    monkeypatch.setattr(telemetry, "DEFAULT_INTERVAL_S", 0.01)
+    monkeypatch.setattr(telemetry.sampler, "DEFAULT_INTERVAL_S", 0.01)
     monkeypatch.setenv("SILICONBENCH_MEASURE", '{"min_time_s": 0.5}')
     monkeypatch.setenv(telemetry.POWERCAP_ENV, "/nonexistent")
-    monkeypatch.setattr(telemetry, "default_sources",
+    monkeypatch.setattr(telemetry.sampler, "default_sources",
                         lambda device, interval_s: [telemetry.PsutilSource(), ConstantPower()])
     # In MLX, a tenth of a CPU-second to import where PyTorch takes three: the per-watt row is
     # derived in the parent from any framework's products.
