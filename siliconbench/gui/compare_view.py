@@ -54,8 +54,10 @@ from siliconbench.core.results import RunRecord
 from siliconbench.core.runner import RunSpec
 from siliconbench.gui.chart_series import CURVE_METRICS, curve_x, param_text
 from siliconbench.gui.import_export import file_dialog
-from siliconbench.gui.plots import (CategoryAxis, Chart, CurveChart, export_chart, plot_widget,
-                       series_symbol)
+from siliconbench.gui.charts.axes import CategoryAxis, plot_widget, series_symbol
+from siliconbench.gui.charts.chart import Chart
+from siliconbench.gui.charts.curve import CurveChart
+from siliconbench.gui.charts.export import export_chart
 from siliconbench.gui.sheets import message_sheet
 from siliconbench.gui.theme import LIGHT, Theme, series_color
 
