@@ -6,10 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QTextLayout
+from PySide6.QtGui import QColor, QFont, QPainter, QTextLayout
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -31,14 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from siliconbench.core import reference
-from siliconbench.core.compare import (
-    CONFIDENCE,
-    ComparedRow,
-    Comparison,
-    Side,
-    compare,
-    unique_labels,
-)
+from siliconbench.core.compare import ComparedRow, Comparison, Side, compare, unique_labels
 from siliconbench.core.comparison import (
     FIXED,
     chart_groups,
@@ -47,8 +38,6 @@ from siliconbench.core.comparison import (
     reference_line,
     reference_side,
     row_texts,
-    side_letter,
-    side_name,
     sides_for,
     spec_params,
     summary_text,
@@ -57,17 +46,17 @@ from siliconbench.core.comparison import (
     verdict_tip,
 )
 from siliconbench.core.numbers import metric_heading
-from siliconbench.core.report import legend, point_label, to_csv, to_html, verdict_class
+from siliconbench.core.report import legend, to_csv, to_html, verdict_class
 from siliconbench.core.results import RunRecord
 from siliconbench.core.runner import RunSpec
 from siliconbench.gui.chart_series import CURVE_METRICS, curve_x, param_text
-from siliconbench.gui.charts.axes import CategoryAxis, plot_widget, series_symbol
+from siliconbench.gui.charts.bars import EMPTY_CHART, CompareBarChart
 from siliconbench.gui.charts.chart import Chart
 from siliconbench.gui.charts.curve import CurveChart
 from siliconbench.gui.charts.export import export_chart
 from siliconbench.gui.import_export import file_dialog
 from siliconbench.gui.sheets import message_sheet
-from siliconbench.gui.theme import LIGHT, Theme, series_color
+from siliconbench.gui.theme import LIGHT, Theme
 
 MAX_VERDICT_W = 260  # a verdict column's widest; longer verdicts end in '…', whole on hover
 MAX_VALUE_W = 130    # a side's value column's widest
@@ -151,8 +140,6 @@ def reference_title(rec: RunRecord) -> str:
 
 
 MIN_TABLE_H = 72     # the header and two rows
-EMPTY_CHART = ("Select two or more runs under Results, or add a published reference, to "
-               "compare them.")
 MIN_CHART_H = 180    # a plot with its axes and a few decades still reads
 
 
@@ -160,80 +147,6 @@ def is_curve(rows: list[ComparedRow]) -> bool:
     """GEMM, bandwidth and LLM sweeps read better as curves over their x than as bars."""
     x = curve_x(rows[0].workload, rows[0].metric) if rows else ""
     return bool(x) and all(x in r.params for r in rows)
-
-
-class CompareBarChart(Chart):
-    """Grouped bars: one group per point, one bar per machine, whiskers at the 99% intervals;
-    published figures hatched (they have no interval)."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        self.axis = CategoryAxis("bottom")
-        plot = plot_widget(axisItems={"bottom": self.axis})
-        super().__init__(EMPTY_CHART, plot, parent)
-        self.cmp: Comparison | None = None
-        self.rows: list[ComparedRow] = []
-        self._side_items: dict[int, list] = {}
-
-    def set_rows(self, cmp: Comparison | None, rows: list[ComparedRow]) -> None:
-        self.cmp, self.rows = cmp, rows
-        self._redraw()
-
-    def apply_theme(self, theme: Theme) -> None:
-        super().apply_theme(theme)
-        self._redraw()
-
-    def _items_of(self, key) -> list:
-        return self._side_items.get(key, [])
-
-    def _redraw(self) -> None:
-        plot = self.plot_item
-        plot.clear()
-        self._side_items = {}
-        self.axis.names = [point_label(r.params) for r in self.rows]
-        sides = self.cmp.sides if self.cmp else []
-        width = min(0.8 / max(1, len(sides)), 0.45)
-        values = [v for r in self.rows for c in r.cells if c is not None
-                  for v in (c.value, c.ci_low, c.ci_high)]
-        self._choose_scale(values)
-        positive = [v for v in values if v is not None and v > 0]
-        top = max(positive, default=0.0)
-        y_lo, y_hi = self.y_range(min(positive), top) if positive else (0.0, 1.0)
-        y, entries = self.y, []
-        for i, side in enumerate(sides):
-            color = QColor(series_color(self.theme, i))
-            cells = [(j, r.cells[i]) for j, r in enumerate(self.rows)
-                     if r.cells[i] is not None and r.cells[i].value is not None]
-            if not cells:
-                continue
-            entries.append((i, f"{side_letter(i)}: {side_name(side)}", color.name(),
-                            series_symbol(i), False))
-            xs = np.array([j - 0.4 + (i + 0.5) * width for j, _ in cells])
-            ys = np.array([y(c.value) for _, c in cells])
-            brush = QBrush(color, Qt.BrushStyle.BDiagPattern) if side.published else \
-                QBrush(color)
-            bars = pg.BarGraphItem(x=xs, y0=np.full(len(xs), y_lo), y1=ys, width=width * 0.9,
-                                   brush=brush, pen=pg.mkPen(color))
-            low = np.array([y(c.value) - y(c.ci_low if c.ci_low is not None else c.value)
-                            for _, c in cells])
-            high = np.array([y(c.ci_high if c.ci_high is not None else c.value) - y(c.value)
-                             for _, c in cells])
-            whiskers = pg.ErrorBarItem(x=xs, y=ys, top=high, bottom=low, beam=width * 0.3,
-                                       pen=pg.mkPen(self.theme.foreground))
-            self._side_items[i] = [bars, whiskers]
-            for item in self._side_items[i]:
-                plot.addItem(item)
-        self.legend.set_entries(entries)
-        if self.rows:
-            r = self.rows[0]
-            plot.getAxis("left").setLabel(metric_heading(r.metric, r.unit))
-            plot.getAxis("bottom").setLabel(r.workload)
-            plot.setXRange(-0.6, len(self.rows) - 0.4, padding=0)
-            plot.setYRange(y_lo, y_hi, padding=0)
-        self._show_plot(bool(self.rows) and top > 0)
-        self.caption.setText(f"Whiskers: {CONFIDENCE:.0%} confidence intervals of the median. "
-                             "Hatched: published figures (no interval)."
-                             + (" Log scale: the sides span more than 30×." if self.log_y
-                                else ""))
 
 
 class CompareView(QWidget):

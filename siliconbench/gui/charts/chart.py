@@ -63,6 +63,8 @@ class Chart(QWidget):
         self.theme = LIGHT
         self._has_data = False
         self.series: list = []
+        # Each series' plot items by its legend key, where a subclass keeps them here.
+        self._series_items: dict = {}
         self.plot = plot
         self.plot.showGrid(x=True, y=True, alpha=0.15)
         self.plot.setMenuEnabled(False)  # pyqtgraph's menu confuses; ours is y_menu()
@@ -257,4 +259,4 @@ class Chart(QWidget):
             item.setVisible(shown)
 
     def _items_of(self, key) -> list:
-        return []
+        return self._series_items.get(key, [])

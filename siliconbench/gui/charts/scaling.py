@@ -26,14 +26,10 @@ class ScalingChart(Chart):
                          "scaling.", plot, parent)
         plot.setLabel("bottom", "Workers (world size)")
         self.series: list[ScalingSeries] = []
-        self._series_items: dict[str, list] = {}
 
     def set_records(self, records: list[RunRecord]) -> None:
         self.series = scaling_series(records)
         self._redraw()
-
-    def _items_of(self, key) -> list:
-        return self._series_items.get(key, [])
 
     def _redraw(self) -> None:
         plot = self.plot_item
