@@ -23,6 +23,17 @@ from siliconbench.core.compare import (
     smallest_p,
     verdict,
 )
+from siliconbench.core.comparison import (
+    FIXED,
+    chart_groups,
+    headers,
+    row_texts,
+    side_name,
+    sides_for,
+    summary_text,
+    value_tip,
+    verdict_tip,
+)
 from siliconbench.core.export import to_json
 from siliconbench.core.results import Row
 from siliconbench.core.stats import summarize
@@ -140,6 +151,32 @@ def test_published_and_sample_less_rows_compare_by_value_only():
     assert mem.cells[1].verdict == NO_SAMPLES_VERDICT and mem.cells[1].ratio == 1.5
     assert any("Published is no SiliconBench measurement but a figure from a blog" in w
                for w in cmp.warnings)
+
+
+# ---------------------------------------------------------------- the Compare tab's words
+
+def test_the_compare_tabs_sides_table_and_summary_need_no_display():
+    """siliconbench.core.comparison: what the Compare tab shows, worked out without Qt."""
+    studio = gemm_run("Studio", 9.0, sizes=(1024,))
+    laptop, server = gemm_run("Laptop", 8.0, sizes=(4096,)), gemm_run("Server", 9.0, sizes=(4096,))
+    again = gemm_run("Laptop", 8.5, sizes=(4096,))
+    # Runs of one device are compared run by run, under their identities.
+    assert [s.label for s in sides_for([laptop, again])] == [laptop.identity, again.identity]
+    cmp = compare(sides_for([studio, laptop, server]))
+    assert headers(cmp.sides) == FIXED + ["A", "B", "C", "B vs A", "C vs A"]
+    [r] = cmp.rows                                   # 4096: Laptop (B) is its baseline
+    assert row_texts(r) == ["gemm", "Throughput (TFLOPS)", "size=4096 dtype=float32", "",
+                            "16 TFLOPS", "18 TFLOPS", "", "1.12× faster (vs B)"]
+    assert verdict_tip(r, 2).startswith("C vs B: 1.12× faster (vs B)\nRatio of medians: ")
+    assert value_tip(cmp.sides[1], r, 1).endswith("\n20 blocks; [ ]: 99% interval of the median")
+    assert summary_text(cmp, [studio, laptop, server], []) == (
+        "1 row(s) compared · 1 row(s) only one side has left out. "
+        "A = Studio   B = Laptop   C = Server")
+    assert summary_text(None, [], []).startswith("Select two or more runs under Results")
+    assert chart_groups(cmp) == [("gemm", "tflops", "TFLOPS")]
+    pub = infer_run("Published", 263.1, source="published")
+    assert side_name(Side("M1 Max", [pub])) == side_name(Side("M1 Max (published)", [pub])) \
+        == "M1 Max (published)" and side_name(cmp.sides[0]) == "Studio"
 
 
 # ---------------------------------------------------------------- comparability

@@ -99,7 +99,7 @@ def test_report_and_chart_export(view, tmp_path):
     assert {r["machine"] for r in lines} == {rec.identity for rec in recs}
     assert {r["verdict"] for r in lines} == {""} | set(verdicts)
     png, svg = tmp_path / "c.png", tmp_path / "c.svg"
-    from siliconbench.gui.plots import export_chart
+    from siliconbench.gui.charts.export import export_chart
     export_chart(str(png), view.current_chart())
     export_chart(str(svg), view.current_chart())
     assert png.read_bytes()[:4] == b"\x89PNG" and "<svg" in svg.read_text(encoding="utf-8")

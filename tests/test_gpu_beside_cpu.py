@@ -9,7 +9,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from siliconbench.gui.compare_view import CompareView
-from siliconbench.gui.plots import ChartPanel
+from siliconbench.gui.charts.panel import ChartPanel
 from tests.h200_records import gpu_and_cpu, h200, h200_runs
 from tests.recorded import recorded
 
@@ -480,7 +480,7 @@ def test_png_and_svg_exports_carry_the_same_legend(panel, tmp_path):
     """The SVG's legend was clipped and laid out unlike the PNG's: both draw the chart widget,
     plot, legend and caption, so the legend's names are in both at the same place."""
     from PySide6.QtGui import QImage
-    from siliconbench.gui.plots import export_chart
+    from siliconbench.gui.charts.export import export_chart
     panel.show_records(gpu_and_cpu())
     chart = panel.curves["tflops"]
     png, svg = tmp_path / "c.png", tmp_path / "c.svg"

@@ -100,8 +100,8 @@ def test_report_says_where_a_cell_was_not_paired_like_with_like():
 
 def test_the_app_and_the_report_share_one_log_rule():
     from siliconbench.core.numbers import LOG_SPAN, needs_log_axis
-    from siliconbench.gui import plots
-    assert LOG_SPAN == 30 and plots.LOG_SPAN is LOG_SPAN
+    from siliconbench.gui.charts import axes
+    assert LOG_SPAN == 30 and axes.LOG_SPAN is LOG_SPAN
     assert needs_log_axis([1.0, 31.0, None, 0.0]) and not needs_log_axis([1.0, 30.0, -5.0])
     assert not needs_log_axis([]) and not needs_log_axis([0.0, None])
 

@@ -16,7 +16,7 @@ needs_311 = pytest.mark.skipif(sys.version_info >= (3, 12),
 
 @needs_311
 def test_charts_built_keep_none_far_from_zero(qtbot):
-    from siliconbench.gui.plots import plot_widget
+    from siliconbench.gui.charts.axes import plot_widget
     for _ in range(10):
         qtbot.addWidget(plot_widget())
     assert sys.getrefcount(None) >= singleton_refs.LOW

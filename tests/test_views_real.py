@@ -16,7 +16,7 @@ from siliconbench.core.suites import summary_lines
 from siliconbench.core.catalogue import catalogue, headline, listed
 from siliconbench.core.numbers import interval, metric_title, percent, spread_text, value_text
 from siliconbench.gui.chart_series import BARS, SCALING, chart_of
-from siliconbench.gui.plots import ChartPanel
+from siliconbench.gui.charts.panel import ChartPanel
 from siliconbench.gui.row_text import headline_text
 from tests.recorded import every_run, recorded, stems
 

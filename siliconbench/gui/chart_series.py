@@ -5,7 +5,7 @@ the curves below, so new workloads slot in: the headline metric over a swept `x`
 over a log2 axis; a metric whose curve names its own x (an LLM's prefill over the prompt,
 decode over the context depth) -> that curve, whichever workload measured it; a rate per
 "model" -> throughput bars grouped by model; telemetry -> a time series per unit.
-siliconbench/gui/plots.py draws them."""
+siliconbench/gui/charts/ draws them."""
 
 from __future__ import annotations
 

@@ -1,14 +1,13 @@
 """The Compare tab: the runs selected under Results (and published references added here) side
-by side with siliconbench.core.compare's statistics, warnings in sentences, a chart, and report export."""
+by side with siliconbench.core.compare's statistics, warnings in sentences, a chart, and report export.
+Its sides, the references' descriptions and the table's words come from siliconbench.core.comparison."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont, QPainter, QTextLayout
+from PySide6.QtGui import QColor, QFont, QPainter, QTextLayout
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -30,36 +29,35 @@ from PySide6.QtWidgets import (
 )
 
 from siliconbench.core import reference
-from siliconbench.core.compare import (
-    CONFIDENCE,
-    ComparedRow,
-    Comparison,
-    Side,
-    cell_words,
-    compare,
-    direction,
-    row_key,
-    unique_labels,
+from siliconbench.core.compare import ComparedRow, Comparison, Side, compare, unique_labels
+from siliconbench.core.comparison import (
+    FIXED,
+    chart_groups,
+    headers,
+    reference_details,
+    reference_line,
+    reference_side,
+    row_texts,
+    sides_for,
+    spec_params,
+    summary_text,
+    value_tip,
+    verdict_header_tip,
+    verdict_tip,
 )
-from siliconbench.core.numbers import metric_heading, p_value, quantity, ratio
-from siliconbench.core.report import (
-    cell_text,
-    legend,
-    point_label,
-    to_csv,
-    to_html,
-    verdict_class,
-)
+from siliconbench.core.numbers import metric_heading
+from siliconbench.core.report import legend, to_csv, to_html, verdict_class
 from siliconbench.core.results import RunRecord
 from siliconbench.core.runner import RunSpec
 from siliconbench.gui.chart_series import CURVE_METRICS, curve_x, param_text
+from siliconbench.gui.charts.bars import EMPTY_CHART, CompareBarChart
+from siliconbench.gui.charts.chart import Chart
+from siliconbench.gui.charts.curve import CurveChart
+from siliconbench.gui.charts.export import export_chart
 from siliconbench.gui.import_export import file_dialog
-from siliconbench.gui.plots import (CategoryAxis, Chart, CurveChart, export_chart, plot_widget,
-                       series_symbol)
 from siliconbench.gui.sheets import message_sheet
-from siliconbench.gui.theme import LIGHT, Theme, series_color
+from siliconbench.gui.theme import LIGHT, Theme
 
-FIXED = ["Workload", "Metric", "Point"]
 MAX_VERDICT_W = 260  # a verdict column's widest; longer verdicts end in '…', whole on hover
 MAX_VALUE_W = 130    # a side's value column's widest
 FIXED_W = (90, 140, 130)  # Workload, Metric, Point
@@ -126,24 +124,6 @@ class ElidedLabel(QLabel):
         painter.end()
 
 
-def sides_for(records: list[RunRecord]) -> list[Side]:
-    """One side per device (a host's GPU and its CPU are two sides, each named by its device:
-    'NVIDIA H200' beside 'AMD EPYC'); runs of a single device are compared run by run, each
-    under its identity (device · framework device · time)."""
-    machines: dict[str, list[RunRecord]] = {}
-    for rec in records:
-        machines.setdefault(rec.device_label, []).append(rec)
-    if len(machines) >= 2:
-        sides = [Side(label, recs) for label, recs in machines.items()]
-    else:
-        sides = [Side(rec.identity, [rec]) for rec in records]
-    return sides
-
-
-def reference_side(rec: RunRecord) -> Side:
-    return Side(rec.identity, [rec])
-
-
 # A reference's parameters that tell entries of one source apart, in the order they are named.
 TITLE_PARAMS = ("model", "preset", "dtype", "precision", "batch_size")
 
@@ -159,165 +139,14 @@ def reference_title(rec: RunRecord) -> str:
         f"({rec.framework} {rec.device})"
 
 
-def side_letter(i: int) -> str:
-    return chr(ord("A") + i) if i < 26 else str(i + 1)
-
-
-def measured_points(rec: RunRecord) -> str:
-    """What a published record measured, in words: 'samples_per_s at batch_size=64, ...'."""
-    seen: list[str] = []
-    for row in rec.rows:
-        text = metric_heading(row.metric, row.unit) + \
-            (f" at {point_label(row.params)}" if row.params else "")
-        if text not in seen:
-            seen.append(text)
-    return "; ".join(seen[:4]) + (f"; and {len(seen) - 4} more" if len(seen) > 4 else "")
-
-
-def reference_details(rec: RunRecord) -> str:
-    """A published reference at a glance: what, with which parameters, on what, from where."""
-    prov = rec.provenance or {}
-    params = point_label(rec.params) if rec.params else "its defaults"
-    lines = [f"Measured: {rec.workload} on {rec.framework} {rec.device}, parameters {params}",
-             f"Rows: {measured_points(rec)}",
-             f"Machine: {rec.machine_label} — {prov.get('hardware', '')}".rstrip(" —"),
-             f"Source: {prov.get('source', 'unknown')}"
-             + (f" ({prov['software']})" if prov.get("software") else "")]
-    return "\n".join(lines)
-
-
 MIN_TABLE_H = 72     # the header and two rows
-EMPTY_CHART = ("Select two or more runs under Results, or add a published reference, to "
-               "compare them.")
 MIN_CHART_H = 180    # a plot with its axes and a few decades still reads
-
-
-def reference_line(rec: RunRecord) -> str:
-    """The reference in one line: what it measured and whose figure it is."""
-    params = point_label(rec.params) if rec.params else "defaults"
-    source = (rec.provenance or {}).get("source", "unknown source")
-    return f"Measured {rec.workload} ({params}) on {rec.framework} {rec.device}, " \
-        f"{rec.machine_label}; source: {source}. Hover for its rows."
-
-
-def spec_params(rec: RunRecord) -> dict:
-    """The workload parameters that repeat a reference: its own, and the point parameters
-    of its rows that are parameters too (a row's 'size' is the 'sizes' parameter)."""
-    from siliconbench.core.catalogue import workload
-    names = {p.name for p in workload(rec.workload).params}
-    params: dict = {}
-    for row in rec.rows:
-        for k, v in row.params.items():
-            if k in names:
-                params.setdefault(k, v)
-            elif f"{k}s" in names:
-                params.setdefault(f"{k}s", [])
-                if v not in params[f"{k}s"]:
-                    params[f"{k}s"].append(v)
-    params.update({k: v for k, v in rec.params.items() if k in names})
-    return params
-
-
-def matches(rec: RunRecord, ref: RunRecord) -> bool:
-    """Whether a run and a published reference share at least one row to compare."""
-    keys = {row_key(ref.workload, r) for r in ref.rows}
-    return any(row_key(rec.workload, r) in keys for r in rec.rows if r.value is not None)
-
-
-def matching_references(records: list[RunRecord]) -> list[RunRecord]:
-    return [ref for ref in reference.references() if any(matches(r, ref) for r in records)]
-
-
-def chart_groups(cmp: Comparison) -> list[tuple[str, str, str]]:
-    """(workload, metric, unit) of each chart the comparison can draw, in row order."""
-    groups: list[tuple[str, str, str]] = []
-    for r in cmp.rows:
-        key = (r.workload, r.metric, r.unit)
-        if key not in groups:
-            groups.append(key)
-    return groups
 
 
 def is_curve(rows: list[ComparedRow]) -> bool:
     """GEMM, bandwidth and LLM sweeps read better as curves over their x than as bars."""
     x = curve_x(rows[0].workload, rows[0].metric) if rows else ""
     return bool(x) and all(x in r.params for r in rows)
-
-
-class CompareBarChart(Chart):
-    """Grouped bars: one group per point, one bar per machine, whiskers at the 99% intervals;
-    published figures hatched (they have no interval)."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        self.axis = CategoryAxis("bottom")
-        plot = plot_widget(axisItems={"bottom": self.axis})
-        super().__init__(EMPTY_CHART, plot, parent)
-        self.cmp: Comparison | None = None
-        self.rows: list[ComparedRow] = []
-        self._side_items: dict[int, list] = {}
-
-    def set_rows(self, cmp: Comparison | None, rows: list[ComparedRow]) -> None:
-        self.cmp, self.rows = cmp, rows
-        self._redraw()
-
-    def apply_theme(self, theme: Theme) -> None:
-        super().apply_theme(theme)
-        self._redraw()
-
-    def _items_of(self, key) -> list:
-        return self._side_items.get(key, [])
-
-    def _redraw(self) -> None:
-        plot = self.plot_item
-        plot.clear()
-        self._side_items = {}
-        self.axis.names = [point_label(r.params) for r in self.rows]
-        sides = self.cmp.sides if self.cmp else []
-        width = min(0.8 / max(1, len(sides)), 0.45)
-        values = [v for r in self.rows for c in r.cells if c is not None
-                  for v in (c.value, c.ci_low, c.ci_high)]
-        self._choose_scale(values)
-        positive = [v for v in values if v is not None and v > 0]
-        top = max(positive, default=0.0)
-        y_lo, y_hi = self.y_range(min(positive), top) if positive else (0.0, 1.0)
-        y, entries = self.y, []
-        for i, side in enumerate(sides):
-            color = QColor(series_color(self.theme, i))
-            cells = [(j, r.cells[i]) for j, r in enumerate(self.rows)
-                     if r.cells[i] is not None and r.cells[i].value is not None]
-            if not cells:
-                continue
-            name = f"{side_letter(i)}: {side.label}" + (" (published)" if side.published
-                                                       and "published" not in side.label
-                                                       else "")
-            entries.append((i, name, color.name(), series_symbol(i), False))
-            xs = np.array([j - 0.4 + (i + 0.5) * width for j, _ in cells])
-            ys = np.array([y(c.value) for _, c in cells])
-            brush = QBrush(color, Qt.BrushStyle.BDiagPattern) if side.published else \
-                QBrush(color)
-            bars = pg.BarGraphItem(x=xs, y0=np.full(len(xs), y_lo), y1=ys, width=width * 0.9,
-                                   brush=brush, pen=pg.mkPen(color))
-            low = np.array([y(c.value) - y(c.ci_low if c.ci_low is not None else c.value)
-                            for _, c in cells])
-            high = np.array([y(c.ci_high if c.ci_high is not None else c.value) - y(c.value)
-                             for _, c in cells])
-            whiskers = pg.ErrorBarItem(x=xs, y=ys, top=high, bottom=low, beam=width * 0.3,
-                                       pen=pg.mkPen(self.theme.foreground))
-            self._side_items[i] = [bars, whiskers]
-            for item in self._side_items[i]:
-                plot.addItem(item)
-        self.legend.set_entries(entries)
-        if self.rows:
-            r = self.rows[0]
-            plot.getAxis("left").setLabel(metric_heading(r.metric, r.unit))
-            plot.getAxis("bottom").setLabel(r.workload)
-            plot.setXRange(-0.6, len(self.rows) - 0.4, padding=0)
-            plot.setYRange(y_lo, y_hi, padding=0)
-        self._show_plot(bool(self.rows) and top > 0)
-        self.caption.setText(f"Whiskers: {CONFIDENCE:.0%} confidence intervals of the median. "
-                             "Hatched: published figures (no interval)."
-                             + (" Log scale: the sides span more than 30×." if self.log_y
-                                else ""))
 
 
 class CompareView(QWidget):
@@ -547,7 +376,7 @@ class CompareView(QWidget):
         sides = self.sides()
         self.comparison = compare(sides) if len(sides) >= 2 else None
         cmp = self.comparison
-        self.summary.setText(self._summary_text())
+        self.summary.setText(summary_text(cmp, self.records, self.references))
         warnings = cmp.warnings if cmp else []
         self.warnings.setText("\n".join(f"⚠ {w[:1].upper()}{w[1:]}." for w in warnings))
         self.warnings_button.setText(f"⚠ {len(warnings)} warning{'s' * (len(warnings) != 1)}")
@@ -565,25 +394,6 @@ class CompareView(QWidget):
         for button in (self.export_report_button, self.export_chart_button):
             button.setEnabled(cmp is not None and bool(cmp.rows))
 
-    def _summary_text(self) -> str:
-        cmp = self.comparison
-        if cmp is None:
-            return ("Select two or more runs under Results (from one machine or several), or "
-                    "one run and a published reference.")
-        sides = "   ".join(f"{side_letter(i)} = {s.label}" for i, s in enumerate(cmp.sides))
-        if not cmp.rows:
-            missing = [r for r in self.references if not any(matches(x, r)
-                                                             for x in self.records)]
-            if missing:
-                ref = missing[0]
-                return (f"Nothing to compare: no selected run measured what {ref.identity} "
-                        f"did ({ref.workload} with {point_label(spec_params(ref))}). Choose a "
-                        "device under “Run on” and press Run It Here, then select that run."
-                        f"\n{sides}")
-            return f"Nothing to compare: the selected runs share no workload and point.\n{sides}"
-        left = f" · {cmp.left_out} row(s) only one side has left out" if cmp.left_out else ""
-        return f"{len(cmp.rows)} row(s) compared{left}. {sides}"
-
     def _fold_warnings(self, shown: bool) -> None:
         shown = shown and not self.warnings_button.isHidden()
         self.warnings.setVisible(shown)
@@ -594,9 +404,7 @@ class CompareView(QWidget):
                                                   self.warnings.sizeHint().height() + 4))
 
     def headers(self) -> list[str]:
-        sides = self.comparison.sides if self.comparison else []
-        return FIXED + [side_letter(i) for i in range(len(sides))] + [
-            f"{side_letter(i)} vs A" for i in range(1, len(sides))]
+        return headers(self.comparison.sides if self.comparison else [])
 
     def _fill_table(self) -> None:
         cmp = self.comparison
@@ -608,49 +416,22 @@ class CompareView(QWidget):
             self.table.horizontalHeaderItem(len(FIXED) + i).setToolTip(side.label)
             if i:
                 self.table.horizontalHeaderItem(len(FIXED) + len(cmp.sides) + i - 1).setToolTip(
-                    f"{side_letter(i)} ({side.label}) against A ({cmp.sides[0].label}), or the "
-                    "side named in brackets: how many times faster or slower, and what the "
-                    "statistics say")
+                    verdict_header_tip(cmp.sides, i))
         rows = cmp.rows if cmp else []
         self.table.setRowCount(len(rows))
         for i, r in enumerate(rows):
-            cells = [r.workload, metric_heading(r.metric, r.unit),
-                     point_label(r.params)]
-            # The medians only: their intervals are in the tooltip and the chart's whiskers,
-            # so the verdicts fit beside them without scrolling.
-            cells += [quantity(c.value, r.unit) if c else "" for c in r.cells]
-            verdicts: list[int] = []
-            for k, c in enumerate(r.cells[1:], start=1):
-                text = ""
-                if c is not None and c.verdict:
-                    # A row another side is the baseline of says so.
-                    vs = f" (vs {side_letter(r.baseline)})" if r.baseline != 0 else ""
-                    text = cell_words(c, direction(r.metric, r.unit)) + vs
-                cells.append(text)
-                verdicts.append(len(cells) - 1)
-            for j, text in enumerate(cells):
+            values = len(FIXED) + len(r.cells)   # the first verdict's column
+            for j, text in enumerate(row_texts(r)):
                 item = QTableWidgetItem(text)
                 item.setToolTip(text)   # the whole text where the column elides it
-                if j in verdicts:
-                    cell = r.cells[verdicts.index(j) + 1]
+                if j >= values:
+                    k = j - values + 1
+                    cell = r.cells[k]
                     self._style_verdict(item, cell.verdict if cell else None)
                     if cell is not None:
-                        tip = [f"{side_letter(verdicts.index(j) + 1)} vs "
-                               f"{side_letter(r.baseline)}: {text}",
-                               f"Ratio of medians: {ratio(cell.ratio)}"]
-                        if cell.p_value is not None:
-                            tip.append(f"Mann-Whitney p = {p_value(cell.p_value)}, "
-                                       f"{cell.n or 0} blocks")
-                        item.setToolTip("\n".join(tip))
-                elif len(FIXED) <= j < len(FIXED) + len(r.cells):
-                    c = r.cells[j - len(FIXED)]
-                    if c is not None:
-                        tip = [f"{cmp.sides[j - len(FIXED)].label}: {cell_text(c, r.unit)}"]
-                        if c.n:
-                            tip.append(f"{c.n} blocks; [ ]: {CONFIDENCE:.0%} interval of the "
-                                       "median")
-                        tip += c.flags + ([c.note] if c.note else [])
-                        item.setToolTip("\n".join(tip))
+                        item.setToolTip(verdict_tip(r, k))
+                elif j >= len(FIXED) and r.cells[j - len(FIXED)] is not None:
+                    item.setToolTip(value_tip(cmp.sides[j - len(FIXED)], r, j - len(FIXED)))
                 self.table.setItem(i, j, item)
         # A side that shares no row (a reference of another workload) takes no room.
         n = len(cmp.sides) if cmp else 0

@@ -223,7 +223,7 @@ class MainWindow(QMainWindow):
 
     @property
     def charts(self):
-        """The chart tabs (siliconbench.gui.plots.ChartPanel), built on first use."""
+        """The chart tabs (siliconbench.gui.charts.panel.ChartPanel), built on first use."""
         if self._charts is None:
             self.build_charts()
         return self._charts
@@ -278,7 +278,7 @@ class MainWindow(QMainWindow):
             return
         self.build_rest()
         from siliconbench.gui.compare_view import CompareView
-        from siliconbench.gui.plots import ChartPanel
+        from siliconbench.gui.charts.panel import ChartPanel
         self._charts = charts = ChartPanel()
         self.compare = CompareView()
         self.compare.run_requested.connect(self.live_runs.queue_reference_run)

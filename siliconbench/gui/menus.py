@@ -154,7 +154,7 @@ def add_y_axis_menu(window, charts) -> QMenu:
     """View > Y Axis: every chart's y axis automatic (log where the series span more than
     30x), linear or logarithmic; each plot's context menu sets its own."""
     from PySide6.QtGui import QActionGroup
-    from siliconbench.gui.plots import Y_MODES
+    from siliconbench.gui.charts.axes import Y_MODES
     menu = QMenu("Y Axis", window)
     group = QActionGroup(menu)
     window.y_axis_actions = {}

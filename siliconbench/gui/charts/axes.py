@@ -1,0 +1,98 @@
+"""What every chart's plot stands on: the y axis in human units (linear or log10, and the
+View menu's modes for it), the x axes of sizes (log2) and of categories (bar groups), the
+markers that tell series apart, and plot_widget, which builds a plot with them."""
+
+from __future__ import annotations
+
+import math
+
+import pyqtgraph as pg
+
+from siliconbench.core.numbers import LOG_SPAN, compact
+from siliconbench.gui.chart_series import size_label
+from siliconbench.gui.singleton_refs import top_up
+
+# The series of a chart spanning more than LOG_SPAN times (highest over lowest value) are
+# drawn on a log y axis (siliconbench.core.numbers.needs_log_axis, which the HTML report uses too).
+Y_MODES = {"auto": f"Automatic (log beyond {LOG_SPAN:g}×)", "linear": "Linear",
+           "log": "Logarithmic"}
+# Markers that, with the palette's colours, tell series apart past the palette's length:
+# series i has colour i mod 8 and marker i mod 7, so the first 56 differ in the pair and
+# neighbours differ in both. "x" is kept for wrong and above-peak points.
+SYMBOLS = ("o", "s", "t", "d", "p", "h", "star")
+
+
+def series_symbol(index: int) -> str:
+    return SYMBOLS[index % len(SYMBOLS)]
+
+
+class ValueAxis(pg.AxisItem):
+    """The y axis, in human units ('15K', '2.5M'; '1.5 GB' for bytes). On a log scale the
+    plot holds log10 of each value and the ticks fall on 1, 2 and 5 times powers of ten."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__("left", *args, **kwargs)
+        self.log = False
+        self.unit = ""
+        self.enableAutoSIPrefix(False)  # "(x0.001)" confuses; 0.25 is clear
+
+    def tickValues(self, minVal: float, maxVal: float, size: float):
+        if not self.log:
+            return super().tickValues(minVal, maxVal, size)
+        lo, hi = math.floor(minVal), math.ceil(maxVal)
+        decades = [float(d) for d in range(lo, hi + 1) if minVal <= d <= maxVal]
+        step = max(1, math.ceil(len(decades) / max(2.0, size / 40)))
+        levels = [(float(step), decades[::step])]
+        if hi - lo <= 4 and size >= 120:   # few decades: 2 and 5 between them
+            levels.append((0.5, [v for d in range(lo, hi + 1) for v in
+                                 (d + math.log10(2), d + math.log10(5)) if minVal <= v <= maxVal]))
+        return levels
+
+    def tickStrings(self, values, scale, spacing):
+        return [compact(10 ** v if self.log else v, self.unit) for v in values]
+
+
+def plot_widget(**kwargs) -> pg.PlotWidget:
+    """A pyqtgraph PlotWidget with a ValueAxis on the left, after making sure None's
+    reference count can take what building one releases (siliconbench/gui/singleton_refs.py; the window
+    tops the counts up on a timer too)."""
+    top_up()
+    axes = kwargs.pop("axisItems", {})
+    axes.setdefault("left", ValueAxis())
+    return pg.PlotWidget(axisItems=axes, **kwargs)
+
+
+class SizeAxis(pg.AxisItem):
+    """x is log2(size): ticks at whole powers of two, labelled with the size itself (as a
+    size in bytes, '256 KB', where `unit_bytes` gives the bytes of one unit)."""
+
+    def __init__(self, *args, unit_bytes: int = 0, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.unit_bytes = unit_bytes
+
+    def tickValues(self, minVal: float, maxVal: float, size: float):
+        lo, hi = math.ceil(minVal), math.floor(maxVal)
+        if hi < lo:
+            return []
+        step = max(1, math.ceil((hi - lo + 1) / max(2, size / 60)))
+        return [(float(step), [float(v) for v in range(lo, hi + 1, step)])]
+
+    def tickStrings(self, values, scale, spacing):
+        if self.unit_bytes:
+            return [compact(2 ** v * self.unit_bytes, "bytes") for v in values]
+        return [size_label(2 ** v) for v in values]
+
+
+class CategoryAxis(pg.AxisItem):
+    """Bar groups: ticks at whole numbers, labelled with the model names."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.names: list[str] = []
+        self.enableAutoSIPrefix(False)  # positions, not quantities: never "Model (x0.001)"
+
+    def tickValues(self, minVal: float, maxVal: float, size: float):
+        return [(1.0, [float(i) for i in range(len(self.names))])]
+
+    def tickStrings(self, values, scale, spacing):
+        return [self.names[int(v)] if 0 <= int(v) < len(self.names) else "" for v in values]

@@ -1,0 +1,249 @@
+"""A metric over its point parameter (CurveChart): a headline metric over a log2 size axis
+with p25/p75 error bars and the device's peak dashed, an LLM's prefill or decode with decode's
+memory bound dashed per series."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QWidget
+
+from siliconbench.core.numbers import interval, number
+from siliconbench.core.results import RunRecord
+from siliconbench.gui.chart_series import CURVE_METRICS, Series, curve_series
+from siliconbench.gui.charts.axes import SizeAxis, plot_widget, series_symbol
+from siliconbench.gui.charts.chart import Chart
+from siliconbench.gui.row_text import is_serious, point_tip
+from siliconbench.gui.theme import series_color
+
+
+# A bound more than this many times the highest point is left above the y axis's end.
+BOUND_ZOOM = 3
+
+
+class CurveChart(Chart):
+    """A metric over its point parameter, one curve per series, live-updated by
+    set_records."""
+
+    def __init__(self, metric: str, parent: QWidget | None = None) -> None:
+        curve = CURVE_METRICS[metric]
+        axis = SizeAxis("bottom", unit_bytes=curve.x_bytes) if curve.log_x else \
+            pg.AxisItem("bottom")
+        axis.enableAutoSIPrefix(False)   # a depth of 2048 reads 2048, not "2.048 (x1000)"
+        plot = plot_widget(axisItems={"bottom": axis})
+        super().__init__(f"No {curve.y_name if curve.tab == 'LLM' else curve.tab} results "
+                         "yet.\nChoose a workload and devices on the left, then press Run — "
+                         "points appear here as they are measured.\nOr select earlier runs "
+                         "under Results.", plot, parent)
+        self.metric_name, self.unit, self.curve = metric, curve.unit, curve
+        plot.getAxis("left").setLabel(f"{curve.y_name} ({curve.unit})")
+        plot.setLabel("bottom", curve.x_label)
+        self.series: list[Series] = []
+        self._items: dict[tuple, dict] = {}
+        self._peak_lines: list[pg.InfiniteLine] = []
+        self._peak_keys: list[tuple] = []
+        self._ranges: tuple | None = None
+        self._bound_above = False
+
+    def set_records(self, records: list[RunRecord]) -> None:
+        self.series = curve_series(records, self.metric_name)
+        self._redraw()
+
+    def _redraw(self) -> None:
+        plot = self.plot_item
+        wanted = {s.key for s in self.series}
+        for key in [k for k in self._items if k not in wanted]:
+            for item in self._items.pop(key).values():
+                plot.removeItem(item)
+        values = [v for s in self.series for r in s.rows
+                  for v in (r.value, r.stats.p25 if r.stats else None,
+                            r.stats.p75 if r.stats else None)]
+        values += [s.peak for s in self.series if s.peak]
+        bound_values = [r.value for s in self.series for r in s.bounds]
+        log = self._choose_scale(values + bound_values)
+        xs_all, top = [], 0.0
+        peaks: dict[tuple, tuple[Series, str]] = {}
+        entries = []
+        for i, s in enumerate(self.series):
+            color, symbol = series_color(self.theme, i), series_symbol(i)
+            items = self._items.get(s.key) or self._new_items(s)
+            self._draw(items, s, color, symbol)
+            entries.append((s.key, s.name, color, symbol, False))
+            xs_all += s.xs()
+            top = max([top] + [r.stats.p75 if r.stats else r.value for r in s.rows])
+            if s.peak:
+                peaks.setdefault((s.device, s.peak), (s, color))
+                top = max(top, s.peak)
+        self.legend.set_entries(entries)
+        # Peak lines only change with the set of series and the scale: redrawing them on
+        # every live row would cost a visible hitch.
+        if [*peaks, log] != self._peak_keys:
+            for line in self._peak_lines:
+                plot.removeItem(line)
+            self._peak_lines = [self._add_peak_line(s, color, k)
+                                for k, (s, color) in enumerate(peaks.values())]
+            self._peak_keys = [*peaks, log]
+        bound_top = max(bound_values, default=0.0)
+        # A bound far above every point (a tiny model is bound by overheads, not memory)
+        # would flatten the curve at the bottom of a linear axis: it stays above the scale,
+        # its label says so. A log axis holds both.
+        self._bound_above = not log and bound_top > BOUND_ZOOM * top > 0
+        if not self._bound_above:
+            top = max(top, bound_top)
+        self._show_plot(bool(xs_all))
+        if xs_all:
+            lo, hi = min(xs_all), max(xs_all)
+            if self.curve.log_x:      # 0.4 of a doubling either side
+                lo, hi = lo - 0.4, hi + 0.4
+            elif hi > lo:             # a linear axis: 5% of the span either side
+                lo, hi = lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo)
+            else:                     # one depth (0, say): the axis runs on from it, never
+                span = max(64.0, hi)  # mostly into depths below zero
+                lo, hi = lo - 0.05 * span, hi + span
+            positive = [v for v in values + bound_values if v and v > 0]
+            y_lo, y_hi = self.y_range(min(positive, default=1.0), top) if top > 0 \
+                else (0.0, 1.0)
+            ranges = (lo, hi, y_lo, y_hi)
+            if ranges != self._ranges:
+                self._ranges = ranges
+                plot.setXRange(ranges[0], ranges[1], padding=0)
+                plot.setYRange(y_lo, y_hi, padding=0)
+            self._place_bound_labels()
+        caption = self._caption()
+        if caption != self.caption.text():
+            self.caption.setText(caption)
+
+    def _items_of(self, key) -> list:
+        items = self._items.get(key, {})
+        return [item for name, item in items.items() if name != "bound_label"] + \
+            ([items["bound_label"]] if "bound_label" in items and items["bound_label"].isVisible()
+             else [])
+
+    def _place_bound_labels(self) -> None:
+        """Each bound's label at its last point, or, above the scale, at the foot of the plot
+        with its values (the top strip is the legend's). Runs of one device share their
+        bound: it is labelled once."""
+        labelled = set()
+        stacked = 0             # labels above the scale, stacked up from the right foot
+        for s in self.series:
+            label = self._items[s.key].get("bound_label")
+            if label is None:
+                continue
+            same = (s.bound_label, tuple((s.x_of(r), r.value) for r in s.bounds))
+            label.setVisible(bool(s.bounds) and same not in labelled)
+            labelled.add(same)
+            if not s.bounds:
+                continue
+            last = s.bounds[-1]
+            if self._bound_above:
+                values = sorted(r.value for r in s.bounds)
+                span = interval(values[0], values[-1]) if len(values) > 1 else \
+                    number(values[0])
+                label.setText(f"{s.bound_label} ↑\n{span} {self.unit}, above the scale")
+                # At the plot's right edge: at the last point it ran off the left of a
+                # sweep of one depth.
+                label.setAnchor((1, 1 + stacked))
+                label.setPos(self._ranges[1] if self._ranges else s.position(last), 0)
+                stacked += label.isVisible()
+            else:
+                label.setText(s.bound_label)
+                # Ending at its last point, or starting there where that point lies in the
+                # left half (a tiny model's sweep to depth 256 beside one to 2048): it ran off
+                # the plot's left edge.
+                x = s.position(last)
+                left_half = self._ranges and x < (self._ranges[0] + self._ranges[1]) / 2
+                label.setAnchor((0, 1) if left_half else (1, 1))
+                label.setPos(x, self.y(last.value))
+
+    def _new_items(self, s: Series) -> dict:
+        plot = self.plot_item
+        line = pg.PlotDataItem(name=s.name)
+        bars = pg.ErrorBarItem(beam=0.08)
+        dots = pg.ScatterPlotItem(hoverable=True, tip=lambda x, y, data: data, size=9)
+        # Points above everything (peak labels): each can always be hovered.
+        dots.setZValue(2000)
+        items = {"line": line, "bars": bars, "dots": dots}
+        if self.curve.bound:
+            items["bound"] = pg.PlotDataItem()
+            # On the window's colour over lines and grid, under the points (always hoverable).
+            items["bound_label"] = pg.TextItem(anchor=(1, 1))
+            items["bound_label"].setZValue(1500)
+        for item in items.values():
+            plot.addItem(item)
+        self._items[s.key] = items
+        return items
+
+    def _draw(self, items: dict, s: Series, color: str, symbol: str = "o") -> None:
+        y = self.y
+        xs = s.xs()
+        ys = [y(r.value) for r in s.rows]
+        items["line"].setData(xs, ys, pen=pg.mkPen(color, width=2))
+        low = [y(r.value) - y(r.stats.p25 if r.stats else r.value) for r in s.rows]
+        high = [y(r.stats.p75 if r.stats else r.value) - y(r.value) for r in s.rows]
+        if xs:
+            items["bars"].setData(x=np.array(xs), y=np.array(ys),
+                                  top=np.array(high), bottom=np.array(low),
+                                  pen=pg.mkPen(color, width=1.5))
+        else:
+            items["bars"].setData(x=np.array([]), y=np.array([]))
+        symbols, brushes, pens = [], [], []
+        for r in s.rows:
+            if is_serious(r):
+                symbols.append("x"), brushes.append(pg.mkBrush(self.theme.error))
+                pens.append(pg.mkPen(self.theme.error, width=1.5))
+            elif "noisy" in r.flags:
+                symbols.append(symbol), brushes.append(pg.mkBrush(self.theme.background))
+                pens.append(pg.mkPen(color, width=2))
+            else:
+                symbols.append(symbol), brushes.append(pg.mkBrush(color))
+                pens.append(pg.mkPen(self.theme.background, width=1))
+        items["dots"].setData(x=xs, y=ys, symbol=symbols, brush=brushes, pen=pens,
+                              data=[point_tip(s.name, r) for r in s.rows])
+        if "bound" in items:
+            bxs, bys = [s.position(r) for r in s.bounds], [y(r.value) for r in s.bounds]
+            items["bound"].setData(bxs, bys, pen=pg.mkPen(color, width=1.2,
+                                                          style=Qt.PenStyle.DashLine))
+            items["bound_label"].setColor(color)
+            items["bound_label"].fill = pg.mkBrush(self.theme.background + "E0")
+
+    def _add_peak_line(self, s: Series, color: str, k: int = 0) -> pg.InfiniteLine:
+        # Successive peaks' labels step left: on a log axis 494 and 990 TFLOPS lie close, and
+        # their labels overlapped at the right edge.
+        line = pg.InfiniteLine(
+            pos=self.y(s.peak), angle=0, movable=False,
+            pen=pg.mkPen(color, width=1.2, style=Qt.PenStyle.DashLine),
+            label=f"{s.device} peak {number(s.peak)} {self.unit}",
+            labelOpts={"position": 0.98 - 0.25 * (k % 3), "color": color,
+                       "anchors": [(1, 1), (1, 1)]})
+        self.plot_item.addItem(line, ignoreBounds=True)
+        return line
+
+    def _caption(self) -> str:
+        parts = ["Error bars: p25–p75 of the timed blocks. Hover a point for its spread, "
+                 "confidence interval and flags."]
+        if self.curve.peak:
+            if any(s.peak for s in self.series):
+                parts.append("Dashed: the device's physical peak.")
+            unknown = sorted({s.device for s in self.series if not s.peak and s.rows})
+            if unknown:
+                parts.append(f"Peak unknown for {', '.join(unknown)}.")
+        if self.curve.bound:
+            if any(s.bounds for s in self.series):
+                parts.append(f"Dashed, in each run's colour: its {self.curve.bound_name} "
+                             "(bandwidth over the bytes read per token)"
+                             + (", here far above the points: its label gives its values."
+                                if self._bound_above else "."))
+            unknown = sorted({s.device for s in self.series if not s.bounds and s.rows})
+            if unknown:
+                parts.append(f"No {self.curve.bound_name} for {', '.join(unknown)}: measure "
+                             "its bandwidth first.")
+        flagged = [r for s in self.series for r in s.rows if r.flags]
+        if flagged:
+            parts.append("Hollow: noisy; ✕: above peak or wrong result.")
+        missing = [f"{s.name} {s.x}={r.params.get(s.x)}" for s in self.series
+                   for r in s.missing]
+        if missing:
+            more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+            parts.append(f"Not measured (unsupported): {'; '.join(missing[:3])}{more}.")
+        return " ".join(parts)

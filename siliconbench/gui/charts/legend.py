@@ -1,0 +1,98 @@
+"""A chart's legend: one line per series, its colour and marker drawn before its name."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QColor, QIcon, QPainter, QPen, QPixmap
+from PySide6.QtWidgets import (QAbstractItemView, QListWidget, QListWidgetItem, QSizePolicy,
+                               QWidget)
+
+
+def symbol_icon(color: str, symbol: str, dashed: bool = False) -> QIcon:
+    """A legend line's key: a short line in the series' colour with its marker on it."""
+    pixmap = QPixmap(28, 14)
+    pixmap.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(pixmap)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    pen = QPen(QColor(color), 2)
+    if dashed:
+        pen.setStyle(Qt.PenStyle.DashLine)
+    painter.setPen(pen)
+    painter.drawLine(1, 7, 27, 7)
+    if symbol:
+        from pyqtgraph.graphicsItems.ScatterPlotItem import Symbols
+        painter.translate(14, 7)
+        painter.scale(9, 9)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(QColor(color))
+        painter.drawPath(Symbols[symbol])
+    painter.end()
+    return QIcon(pixmap)
+
+
+class SeriesLegend(QListWidget):
+    """A chart's legend beside its plot, never over the data: one line per series, its
+    colour and marker before its name (elided in the middle, whole in the tooltip); it
+    scrolls when long. Unticking a line hides its series."""
+
+    toggled = Signal(object, bool)     # the entry's key, shown
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        # Names wrap onto a second line rather than lose their middle (the time, the
+        # workload): the whole name is in view, and in the tooltip.
+        self.setWordWrap(True)
+        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.setResizeMode(QListWidget.ResizeMode.Adjust)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.setIconSize(QSize(28, 14))
+        self.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Expanding)
+        self.setMinimumWidth(120)
+        self.setAccessibleName("Legend")
+        self._keys: list = []
+        self.itemChanged.connect(self._changed)
+
+    def set_entries(self, entries: list[tuple]) -> None:
+        """(key, name, colour, marker, dashed) per line; redrawn only when they change."""
+        keys = [(k, n, c, m, d) for k, n, c, m, d in entries]
+        if keys == self._keys:
+            return
+        hidden = {self.item(i).data(Qt.ItemDataRole.UserRole) for i in range(self.count())
+                  if self.item(i).checkState() == Qt.CheckState.Unchecked}
+        self.blockSignals(True)
+        self.clear()
+        for key, name, color, symbol, dashed in entries:
+            item = QListWidgetItem(symbol_icon(color, symbol, dashed), name)
+            item.setToolTip(name)
+            item.setData(Qt.ItemDataRole.UserRole, key)
+            item.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Unchecked if key in hidden
+                               else Qt.CheckState.Checked)
+            self.addItem(item)
+        self.blockSignals(False)
+        self._keys = keys
+        self.setVisible(bool(entries))
+        self._fit_width()
+
+    def names(self) -> list[str]:
+        return [self.item(i).text() for i in range(self.count())]
+
+    def _fit_width(self) -> None:
+        """As wide as the longest name up to a third of the chart (min 120, max 340 px);
+        under a narrow chart (Chart._place_legend), as wide as the chart."""
+        chart = self.parentWidget()
+        if chart is not None and getattr(chart, "_legend_below", False):
+            chart._size_legend_below()
+            return
+        fm = self.fontMetrics()
+        longest = max((fm.horizontalAdvance(self.item(i).text()) for i in range(self.count())),
+                      default=0)
+        chart_w = self.parentWidget().width() if self.parentWidget() else 900
+        self.setFixedWidth(int(max(120, min(longest + 80, 360, chart_w * 0.36))))
+
+    def _changed(self, item: QListWidgetItem) -> None:
+        self.toggled.emit(item.data(Qt.ItemDataRole.UserRole),
+                          item.checkState() == Qt.CheckState.Checked)
