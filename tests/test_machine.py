@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import platform
 import subprocess
 import sys
 import types
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from siliconbench.core import machine
-from siliconbench.core.machine import MachineInfo
+from siliconbench.core.machine import MachineInfo, commands, linux, power
 
 DATA = Path(__file__).parent / "data" / "machine"
 EPYC = DATA / "linux_epyc"
@@ -339,8 +340,8 @@ INTEL = {"sysctl": "intel_ghrunner_macos15_sysctl.txt",
 
 
 def test_probe_m5_max_names_super_and_performance_tiers(monkeypatch):
-    monkeypatch.setattr(machine, "run_command", mac_commands(**M5_MAX))
-    monkeypatch.setattr(machine.platform, "mac_ver", lambda: ("", ("", "", ""), ""))  # no sw_vers
+    monkeypatch.setattr(commands, "run_command", mac_commands(**M5_MAX))
+    monkeypatch.setattr(platform, "mac_ver", lambda: ("", ("", "", ""), ""))  # no sw_vers
     info = machine.probe_macos()
     assert info.cpu_tiers == tiers(("super", 6), ("performance", 12))
     assert info.sources["cpu_tiers"] == "sysctl"
@@ -353,7 +354,7 @@ def test_probe_m5_max_names_super_and_performance_tiers(monkeypatch):
 
 
 def test_probe_m5_max_without_sysctl_reads_the_tiers_from_system_profiler(monkeypatch):
-    monkeypatch.setattr(machine, "run_command",
+    monkeypatch.setattr(commands, "run_command",
                         mac_commands(system_profiler=M5_MAX["system_profiler"]))
     info = machine.probe_macos()
     assert info.cpu_tiers == tiers(("super", 6), ("performance", 12))
@@ -362,7 +363,7 @@ def test_probe_m5_max_without_sysctl_reads_the_tiers_from_system_profiler(monkey
 
 def test_probe_prefers_sysctl_tiers_over_system_profiler(monkeypatch):
     # The Rosetta capture's bare count (8) says nothing of tiers; sysctl's levels do.
-    monkeypatch.setattr(machine, "run_command", mac_commands(
+    monkeypatch.setattr(commands, "run_command", mac_commands(
         sysctl="m1_macbookair_sysctl_hw.txt",
         system_profiler=["m1_rosetta_macbookair_SPHardwareDataType.json"]))
     info = machine.probe_macos()
@@ -373,7 +374,7 @@ def test_probe_prefers_sysctl_tiers_over_system_profiler(monkeypatch):
 
 
 def test_probe_virtual_mac_has_one_unnamed_tier(monkeypatch):
-    monkeypatch.setattr(machine, "run_command", mac_commands(**VM))
+    monkeypatch.setattr(commands, "run_command", mac_commands(**VM))
     info = machine.probe_macos()
     assert info.cpu_tiers == tiers((None, 3))
     assert info.chip == "Apple M1 (Virtual)" and info.model_identifier == "VirtualMac2,1"
@@ -384,7 +385,7 @@ def test_probe_virtual_mac_has_one_unnamed_tier(monkeypatch):
 
 
 def test_probe_intel_mac_has_one_unnamed_tier_and_no_chip(monkeypatch):
-    monkeypatch.setattr(machine, "run_command", mac_commands(**INTEL))
+    monkeypatch.setattr(commands, "run_command", mac_commands(**INTEL))
     info = machine.probe_macos()
     assert info.cpu_tiers == tiers((None, 4)) and info.chip is None
     assert info.cpu_model == "Intel(R) Core(TM) i7-8700B CPU @ 3.20GHz"
@@ -396,7 +397,7 @@ def test_probe_intel_mac_has_one_unnamed_tier_and_no_chip(monkeypatch):
 
 
 def test_probe_reads_power_from_pmset(monkeypatch):
-    monkeypatch.setattr(machine, "run_command", mac_commands(
+    monkeypatch.setattr(commands, "run_command", mac_commands(
         pmset_batt="pmset_batt_battery_spaceship640.txt", pmset="pmset_g_arm64_aldente603.txt"))
     info = machine.probe_macos()
     assert (info.power_source, info.battery_percent, info.low_power_mode) == ("battery", 95, False)
@@ -410,7 +411,7 @@ def test_probe_macos_with_system_profiler_failing_keeps_sysctl_fields(monkeypatc
             raise subprocess.TimeoutExpired(args, 5)
         return run(args)
 
-    monkeypatch.setattr(machine, "run_command", slow_profiler)
+    monkeypatch.setattr(commands, "run_command", slow_profiler)
     info = machine.probe_macos()
     assert info.gpu_cores is None and info.gpu_name is None
     assert info.chip == "Apple M1 (Virtual)" and info.sources["chip"] == "sysctl"
@@ -418,7 +419,7 @@ def test_probe_macos_with_system_profiler_failing_keeps_sysctl_fields(monkeypatc
 
 
 def test_probe_macos_with_every_command_missing_gives_none_fields(monkeypatch):
-    monkeypatch.setattr(machine, "run_command", missing_command)
+    monkeypatch.setattr(commands, "run_command", missing_command)
     info = machine.probe_macos()
     assert info.os_name == "macOS"
     assert info.chip is None and info.model_identifier is None and info.model_name is None
@@ -432,7 +433,7 @@ def test_probe_macos_with_every_command_missing_gives_none_fields(monkeypatch):
 
 
 def test_probe_macos_with_garbage_output_gives_none_fields(monkeypatch):
-    monkeypatch.setattr(machine, "run_command", lambda args: "\x00 not what you expected {")
+    monkeypatch.setattr(commands, "run_command", lambda args: "\x00 not what you expected {")
     info = machine.probe_macos()
     assert info.chip is None and info.memory_bytes is None and info.gpu_cores is None
     assert info.cpu_tiers is None
@@ -445,10 +446,10 @@ def test_probe_linux_on_recorded_epyc(monkeypatch, tmp_path):
         "/proc/meminfo": "meminfo.txt",
         "/etc/os-release": "os-release.txt",
     }
-    monkeypatch.setattr(machine, "read_text", lambda path: recorded(EPYC, files[str(path)]))
-    monkeypatch.setattr(machine, "run_command", lambda args: recorded(EPYC, "lscpu.txt"))
-    monkeypatch.setattr(machine, "nvidia_gpu", lambda: None)
-    monkeypatch.setattr(machine, "POWER_SUPPLY_DIR", tmp_path / "absent")
+    monkeypatch.setattr(commands, "read_text", lambda path: recorded(EPYC, files[str(path)]))
+    monkeypatch.setattr(commands, "run_command", lambda args: recorded(EPYC, "lscpu.txt"))
+    monkeypatch.setattr(linux, "nvidia_gpu", lambda: None)
+    monkeypatch.setattr(power, "POWER_SUPPLY_DIR", tmp_path / "absent")
     info = machine.probe_linux()
     assert info.cpu_model == "AMD EPYC"
     assert (info.cpu_cores, info.cpu_physical_cores) == (2, 2)
@@ -459,8 +460,8 @@ def test_probe_linux_on_recorded_epyc(monkeypatch, tmp_path):
 
 
 def test_probe_linux_with_lscpu_missing_still_reads_proc(monkeypatch):
-    monkeypatch.setattr(machine, "run_command", missing_command)
-    monkeypatch.setattr(machine, "nvidia_gpu", lambda: None)
+    monkeypatch.setattr(commands, "run_command", missing_command)
+    monkeypatch.setattr(linux, "nvidia_gpu", lambda: None)
     info = machine.probe_linux()
     if Path("/proc/cpuinfo").exists():
         assert info.cpu_cores and info.cpu_cores > 0
@@ -475,8 +476,8 @@ def test_linux_power_from_sysfs(monkeypatch, tmp_path):
         (tmp_path / name).mkdir()
         for attribute, value in attributes.items():
             (tmp_path / name / attribute).write_text(value + "\n")
-    monkeypatch.setattr(machine, "POWER_SUPPLY_DIR", tmp_path)
-    monkeypatch.setattr(machine.platform, "system", lambda: "Linux")
+    monkeypatch.setattr(power, "POWER_SUPPLY_DIR", tmp_path)
+    monkeypatch.setattr(platform, "system", lambda: "Linux")
     status = machine.power_status()
     assert (status.power_source, status.battery_percent) == ("battery", 71)
 
@@ -491,7 +492,7 @@ def test_nvidia_gpu_through_a_fake_nvml(monkeypatch):
         nvmlDeviceGetMemoryInfo=lambda handle: types.SimpleNamespace(total=85520809984),
     )
     monkeypatch.setitem(sys.modules, "pynvml", fake)
-    assert machine.nvidia_gpu() == {
+    assert linux.nvidia_gpu() == {
         "gpu_name": "NVIDIA H100 80GB HBM3",
         "gpu_memory_bytes": 85520809984,
     }
@@ -502,9 +503,9 @@ def test_nvidia_gpu_without_driver_is_none(monkeypatch):
         raise RuntimeError("NVML Shared Library Not Found")
 
     monkeypatch.setitem(sys.modules, "pynvml", types.SimpleNamespace(nvmlInit=no_driver))
-    assert machine.nvidia_gpu() is None
+    assert linux.nvidia_gpu() is None
     monkeypatch.setitem(sys.modules, "pynvml", None)  # import fails
-    assert machine.nvidia_gpu() is None
+    assert linux.nvidia_gpu() is None
 
 
 def test_probe_on_this_machine_is_sane():
@@ -662,12 +663,12 @@ def test_other_cpu_of_same_chip():
     assert machine.other_cpu_of_same_chip(big, m4_max) is None  # other chips: no warning
 
 
-@pytest.mark.parametrize("commands", [M5_MAX, VM, INTEL], ids=["m5max", "vm", "intel"])
-def test_a_probed_mac_travels_in_a_result_file(commands, monkeypatch):
+@pytest.mark.parametrize("captures", [M5_MAX, VM, INTEL], ids=["m5max", "vm", "intel"])
+def test_a_probed_mac_travels_in_a_result_file(captures, monkeypatch):
     """What a Mac's probe records (tiers, sources) must pass the import schema, or a run
     kept in a file when the store failed could never be imported."""
     from siliconbench.core.results import RunRecord, records_from_json, records_to_json
-    monkeypatch.setattr(machine, "run_command", mac_commands(**commands))
+    monkeypatch.setattr(commands, "run_command", mac_commands(**captures))
     info = machine.probe_macos()
     rec = RunRecord("gemm", "torch", "mps", {}, machine=info.to_dict())
     back = records_from_json(records_to_json([rec]))[0]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from siliconbench.core import machine
+from siliconbench.core.machine import commands as machine_commands
 from siliconbench.gui.machine_card import describe
 from tests.test_machine import INTEL, M5_MAX, VM, mac_commands
 
@@ -15,6 +16,6 @@ from tests.test_machine import INTEL, M5_MAX, VM, mac_commands
     (INTEL, "Mac mini", "Intel(R) Core(TM) i7-8700B CPU @ 3.20GHz · 4-core CPU"),
 ])
 def test_card_shows_the_cpu_tiers_as_the_mac_names_them(monkeypatch, commands, title, cpu_line):
-    monkeypatch.setattr(machine, "run_command", mac_commands(**commands))
+    monkeypatch.setattr(machine_commands, "run_command", mac_commands(**commands))
     shown_title, lines, warnings = describe(machine.probe_macos())
     assert (shown_title, lines[0], warnings) == (title, cpu_line, [])
