@@ -298,27 +298,18 @@ def print_record(rec) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from siliconbench.core.numbers import ci_text, metric_title, peak_text, spread_text, value_text
+    from siliconbench.core.columns import TERMINAL, point_keys
+    from siliconbench.core.numbers import peak_text
     c = _console()
-    keys: list[str] = []
-    for row in rec.rows:
-        keys += [k for k in row.params if k not in keys]
+    keys = point_keys(rec.rows)
     t = Table(title=_text(f"{rec.workload} on {rec.device_name or rec.device} "
                           f"({rec.framework}:{rec.device}) · run {rec.id[:8]}"))
-    # A sustained run mixes metrics with the same unit (samples/s overall and per minute).
-    t.add_column("metric")
     for k in keys:
         t.add_column(_text(k), justify="right")
-    for col in ("value", "p25–p75", "95% CI", "n", "% of peak", "flags"):
-        t.add_column(col, justify="right" if col != "flags" else "left")
+    for col in TERMINAL:
+        t.add_column(col.heading, justify="right" if col.figure else "left")
     for row in rec.rows:
-        s = row.stats
-        cells = [metric_title(row.metric)] + [str(row.params.get(k, "")) for k in keys]
-        cells += [value_text(row), spread_text(row), ci_text(row),
-                  str(s.n) if s and row.value is not None else "",
-                  # a published figure or one derived from telemetry has a value only
-                  peak_text(row) if s else "",
-                  ": ".join(x for x in (", ".join(row.flags), row.note) if x)]
+        cells = [str(row.params.get(k, "")) for k in keys] + [col.text(row) for col in TERMINAL]
         t.add_row(*(_text(cell) for cell in cells))  # notes quote framework errors: "[matmul]"
     c.print(t)
     from siliconbench.core.catalogue import catalogue

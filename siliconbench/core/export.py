@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 
+from siliconbench.core.columns import ROW_COLUMNS, point_headers, point_keys
 from siliconbench.core.results import RunRecord, records_to_json
 
 # SiliconBench's own result files: the JSON export under a name the Mac app registers for
@@ -13,11 +14,9 @@ from siliconbench.core.results import RunRecord, records_to_json
 RESULT_SUFFIX = ".sbresults"
 FORMAT_BY_SUFFIX = {".csv": "csv", ".json": "json", RESULT_SUFFIX: "json"}
 
+# The run's columns, before each row's point and its own (siliconbench.core.columns).
 RUN_COLUMNS = ["run_id", "created_at", "machine", "device", "device_name", "framework",
                "workload", "status", "source", "run"]
-ROW_COLUMNS = ["metric", "value", "unit"]
-STAT_COLUMNS = ["median", "p25", "p75", "ci_low", "ci_high", "n"]
-TAIL_COLUMNS = ["pct_of_peak", "flags", "note"]
 
 # Spreadsheets run a cell that starts with one of these as a formula (CSV injection), also
 # after leading spaces or control characters, which they skip.
@@ -51,24 +50,16 @@ def csv_text(header: list, lines: list[list]) -> str:
 
 def csv_table(records: list[RunRecord]) -> tuple[list[str], list[list]]:
     """(header, lines): run columns, the point's parameters, the value and its statistics."""
-    point_keys: list[str] = []
-    for rec in records:
-        for row in rec.rows:
-            point_keys += [k for k in row.params if k not in point_keys]
-    fixed = set(RUN_COLUMNS + ROW_COLUMNS + STAT_COLUMNS + TAIL_COLUMNS)
-    point_cols = [k if k not in fixed else f"param_{k}" for k in point_keys]
-    header = RUN_COLUMNS + point_cols + ROW_COLUMNS + STAT_COLUMNS + TAIL_COLUMNS
+    keys = point_keys(row for rec in records for row in rec.rows)
+    row_keys = [c.key for c in ROW_COLUMNS]
+    header = RUN_COLUMNS + point_headers(keys, RUN_COLUMNS + row_keys) + row_keys
     lines = []
     for rec in records:
         run_part = [rec.id, rec.created_at, rec.machine_label, rec.device, rec.device_name,
                     rec.framework, rec.workload, rec.status, rec.source, rec.identity]
         for row in rec.rows:
-            s = row.stats
-            stats = [getattr(s, c) for c in STAT_COLUMNS] if s else [None] * len(STAT_COLUMNS)
-            line = (run_part + [row.params.get(k) for k in point_keys]
-                    + [row.metric, row.value, row.unit] + stats
-                    + [row.pct_of_peak, ";".join(row.flags), row.note])
-            lines.append(line)
+            lines.append(run_part + [row.params.get(k) for k in keys]
+                         + [c.value(row) for c in ROW_COLUMNS])
     return header, lines
 
 

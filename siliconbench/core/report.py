@@ -8,6 +8,7 @@ import math
 from typing import Any
 
 from siliconbench import __version__
+from siliconbench.core.columns import csv_flags, point_headers, point_keys
 from siliconbench.core.compare import (
     ALPHA,
     CONFIDENCE,
@@ -30,6 +31,8 @@ from siliconbench.core.text import clip
 # The app's light palette: a machine has the colour here that it has in the app.
 PALETTE = LIGHT
 
+# A comparison's CSV: one line per row and machine, the point's parameters between these.
+CSV_HEAD = ["workload", "metric", "unit"]
 CSV_TAIL = ["machine", "source", "run_id", "value", "ci_low", "ci_high", "confidence", "n",
             "baseline", "ratio", "verdict", "p_value", "flags", "note"]
 
@@ -44,13 +47,6 @@ def cell_text(cell: Cell | None, unit: str) -> str:
 
 def point_label(params: dict[str, Any]) -> str:
     return " ".join(f"{k}={v}" for k, v in params.items()) or "whole run"
-
-
-def point_keys(rows: list[ComparedRow]) -> list[str]:
-    keys: list[str] = []
-    for r in rows:
-        keys += [k for k in r.params if k not in keys]
-    return keys
 
 
 def by_workload(cmp: Comparison) -> dict[str, list[ComparedRow]]:
@@ -76,9 +72,7 @@ def to_csv(cmp: Comparison) -> str:
     """One line per row and machine: the point's parameters as columns, then the machine's
     value, interval, ratio and verdict."""
     keys = point_keys(cmp.rows)
-    fixed = {"workload", "metric", "unit", *CSV_TAIL}
-    header = ["workload", "metric", "unit"] + [k if k not in fixed else f"param_{k}"
-                                               for k in keys] + CSV_TAIL
+    header = CSV_HEAD + point_headers(keys, CSV_HEAD + CSV_TAIL) + CSV_TAIL
     lines = []
     for r in cmp.rows:
         base = cmp.sides[r.baseline].label
@@ -88,7 +82,7 @@ def to_csv(cmp: Comparison) -> str:
             lines.append([r.workload, r.metric, r.unit] + [r.params.get(k) for k in keys]
                          + [side.label, "published" if c.published else "measured", c.run_id,
                             c.value, c.ci_low, c.ci_high, c.confidence, c.n, base, c.ratio,
-                            c.verdict, c.p_value, ";".join(c.flags), c.note])
+                            c.verdict, c.p_value, csv_flags(c.flags), c.note])
     return csv_text(header, lines)
 
 

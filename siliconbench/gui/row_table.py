@@ -1,14 +1,15 @@
 """The table of result rows for the runs being looked at: every value with its p25–p75, the
 confidence interval of the median, the sample count, % of peak ("peak unknown" when it is) and
-the row's flags in words."""
+the row's flags in words. Its columns are siliconbench.core.columns's, as the CSV export's and
+the terminal's are."""
 
 from __future__ import annotations
 
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
-from siliconbench.core.numbers import (NOT_MEASURED, ci_text, metric_title, peak_text, spread_text,
-                          value_text)
+from siliconbench.core.columns import SHOWN, app_heading, point_keys
+from siliconbench.core.numbers import NOT_MEASURED, value_text
 from siliconbench.core.results import RunRecord
 from siliconbench.gui.row_text import flags_explained, flags_text, is_serious
 from siliconbench.gui.theme import LIGHT, Theme
@@ -18,7 +19,6 @@ UNTRUSTED = "power not trusted"
 UNTRUSTED_WHY = ("Not shown: this power was not measured over the point by the device's energy "
                  "counter (or enough samples inside it); an older run's was one sample, often "
                  "taken while the device idled.")
-STATS = ["Metric", "Value", "p25–p75", "95% CI", "n", "% of peak", "Flags", "Note"]
 
 
 class RowTable(QTableWidget):
@@ -34,11 +34,9 @@ class RowTable(QTableWidget):
 
     def set_records(self, records: list[RunRecord]) -> None:
         self._records = records
-        point_keys: list[str] = []
-        for rec in records:
-            for row in rec.rows:
-                point_keys += [k for k in row.params if k not in point_keys]
-        header = FIXED + point_keys + STATS
+        keys = point_keys(row for rec in records for row in rec.rows)
+        header = FIXED + keys + [app_heading(c.heading) for c in SHOWN]
+        shown = [None] * (len(FIXED) + len(keys)) + [c.key for c in SHOWN]  # each column's key
         lines = [(rec, row) for rec in records for row in rec.rows]
         self.setRowCount(len(lines))
         self.setColumnCount(len(header))
@@ -46,21 +44,20 @@ class RowTable(QTableWidget):
         from siliconbench.core.telemetry import power_trusted
         for i, (rec, row) in enumerate(lines):
             trusted = power_trusted(row)
+            texts = {c.key: c.text(row) for c in SHOWN}
+            texts["flags"] = flags_text(row)                 # in words, explained on hover
+            if not trusted:
+                texts.update(value=NOT_MEASURED, flags=UNTRUSTED)
             cells = [rec.identity, f"{rec.device_name or rec.device} ({rec.framework} "
                                    f"{rec.device})"]
-            cells += [str(row.params.get(k, "")) for k in point_keys]
-            cells += [metric_title(row.metric), value_text(row) if trusted else NOT_MEASURED,
-                      spread_text(row), ci_text(row),
-                      str(row.stats.n) if row.stats and row.value is not None else "",
-                      peak_text(row), flags_text(row) if trusted else UNTRUSTED,
-                      row.note or ""]
-            for j, text in enumerate(cells):
+            cells += [str(row.params.get(k, "")) for k in keys] + list(texts.values())
+            for j, (text, key) in enumerate(zip(cells, shown)):
                 item = QTableWidgetItem(text)
-                if not trusted and header[j] in ("Value", "Flags"):
+                if not trusted and key in ("value", "flags"):
                     item.setToolTip(UNTRUSTED_WHY + (f" It read {value_text(row)}."
                                                      if row.value is not None else ""))
                     item.setForeground(QColor(self.theme.warning))
-                elif header[j] in ("Flags", "Note") and row.flags:
+                elif key in ("flags", "note") and row.flags:
                     item.setToolTip(flags_explained(row) + (f"\n{row.note}" if row.note
                                                             else ""))
                     item.setForeground(QColor(self.theme.error if is_serious(row)
