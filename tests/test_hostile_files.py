@@ -461,7 +461,8 @@ def test_the_progress_bar_shows_a_step_as_text(monkeypatch, capsys):
     """A progress message names a point (a model, a label): '[/]' in it must not end the run
     with a MarkupError, nor an escape sequence reach the terminal."""
     monkeypatch.setattr("sys.stderr.isatty", lambda: True)
-    progress = cli._Progress("[/] gemm on torch:cpu")
+    from siliconbench.core.cli.printing import ProgressBar
+    progress = ProgressBar("[/] gemm on torch:cpu")
     progress.start -= 2                    # shown once a run has taken over a second
     for done, message in enumerate(["[/]", "[link=https://evil.example]x[/link]", "\x1b[2J"]):
         progress({"event": "progress", "done": done, "total": 3, "message": message})

@@ -107,7 +107,7 @@ def test_estimates_question_huge_runs_and_pass_small_ones():
 def test_the_command_line_warns_before_a_huge_cpu_run():
     import psutil
 
-    from siliconbench.core.cli import _estimate_warnings
+    from siliconbench.core.cli.commands import _estimate_warnings
     from siliconbench.core.runner import RunSpec
     too_big = 2 ** int(math.log2(math.sqrt(psutil.virtual_memory().total / 8 / 3)) + 1)
     spec = RunSpec("gemm", "torch", "cpu", {"sizes": [64, too_big], "dtypes": ["float64"]})

@@ -1,0 +1,306 @@
+"""A function per subcommand: it reads what the user gave (siliconbench.core.cli.parser), does
+the work through core, and hands what to show to siliconbench.core.cli.printing (or prints
+JSON). Each returns the exit code, or raises Usage with one sentence."""
+
+from __future__ import annotations
+
+import signal
+import sys
+import time
+from pathlib import Path
+
+from siliconbench.core.cli.parser import EXIT_FAILED, EXIT_OK, EXIT_USAGE, TIME_LIMIT, Usage
+from siliconbench.core.cli.printing import (ProgressBar, print_comparison, print_devices,
+                                            print_provenance, print_record, print_references,
+                                            print_runs, print_workloads)
+from siliconbench.core.cli.signals import ENDING_SIGNALS
+from siliconbench.core.files import write_atomic
+from siliconbench.core.results import dumps
+from siliconbench.core.text import clip
+
+# Runs are listed newest first; SQLite's LIMIT takes a 64-bit integer at most.
+MAX_LIMIT = 1_000_000
+
+
+def cmd_devices(args) -> int:
+    from siliconbench.core.runner import discover_devices
+    found = discover_devices(fresh=args.refresh)
+    if args.json:
+        print(dumps([d.to_dict() for d in found], indent=1))
+        return EXIT_OK
+    print_devices(found)
+    return EXIT_OK
+
+
+def cmd_workloads(args) -> int:
+    from siliconbench.core.catalogue import listed
+    from siliconbench.core.frameworks import runs_on
+    if args.json:
+        print(dumps([{**w.to_dict(), "frameworks": list(runs_on(w))} for w in listed()],
+                    indent=1))
+        return EXIT_OK
+    print_workloads(listed())
+    return EXIT_OK
+
+
+def _run_one(spec):
+    """(record, None), or (record, the sentence saying where it went) when the store could
+    not keep it."""
+    from siliconbench.core.runner import execute_kept
+    progress = ProgressBar(f"{spec.workload} on {spec.framework}:{spec.device}")
+    try:
+        rec, not_stored = execute_kept(spec, on_event=progress)
+    finally:
+        progress.close()
+    if not_stored is None:
+        return rec, None
+    if not_stored.path is None:  # no file could be written: the record goes to the screen
+        print(dumps(rec.to_dict(), indent=1))
+    return rec, str(not_stored)
+
+
+def cmd_run(args) -> int:
+    from siliconbench.core.runner import RunSpec
+    from siliconbench.core.catalogue import workload
+    if not args.workload:
+        raise Usage("Name a workload to run, e.g. siliconbench run gemm.")
+    w = workload(args.workload)
+    given = {}
+    for p in w.params:
+        text = getattr(args, p.name)
+        if text is not None:
+            given[p.name] = p.parse(text)
+    time_limit = TIME_LIMIT.parse(args.time_limit) if args.time_limit is not None else None
+    spec = RunSpec(w.name, args.framework, args.device, given, args.label, args.quick,
+                   time_limit)
+    for line in _estimate_warnings(spec):
+        print(f"siliconbench: warning: {line}", file=sys.stderr)
+    rec, not_stored = _run_one(spec)
+    if args.json:
+        print(dumps(rec.to_dict(), indent=1))
+    else:
+        print_record(rec)
+    if not_stored:
+        print(f"siliconbench: {not_stored}", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK if rec.status == "ok" else EXIT_FAILED
+
+
+def _estimate_warnings(spec) -> list[str]:
+    """siliconbench.core.estimate's warnings for a run on the CPU (a GPU's memory and peak need
+    the device list, which the run itself asks for); a run of which nothing fits is refused
+    (Usage, one sentence) before it starts."""
+    if spec.device != "cpu":
+        return []
+    import psutil
+
+    from siliconbench.core.estimate import estimate
+    from siliconbench.core.frameworks import DeviceInfo, cpu_name
+    cpu = DeviceInfo(spec.framework, "cpu", cpu_name(), "cpu", psutil.virtual_memory().total)
+    est = estimate(spec.workload, spec.params, cpu, spec.quick)
+    refusal = est.refusal(cpu.name, cpu.memory_bytes)
+    if refusal:
+        raise Usage(refusal)
+    return est.warnings(cpu.name, cpu.memory_bytes)
+
+
+def cmd_quick(args) -> int:
+    from siliconbench.core.export import to_csv
+    from siliconbench.core.runner import discover_devices
+    from siliconbench.core.store import default_path, home
+    from siliconbench.core.suites import expand, summary_lines
+    specs = expand("quick", discover_devices(fresh=False), args.label)
+    if not specs:
+        raise Usage("No usable device was found for the quick suite.")
+    records, all_stored = [], True
+    for spec in specs:
+        print(f"Quick suite: {spec.workload} on {spec.framework}:{spec.device} ...",
+              file=sys.stderr)
+        rec, not_stored = _run_one(spec)
+        print_record(rec)
+        if not_stored:
+            print(f"siliconbench: {not_stored}", file=sys.stderr)
+            all_stored = False
+        records.append(rec)
+    out = home() / f"quick-suite-{time.strftime('%Y%m%d-%H%M%S')}.csv"
+    try:
+        write_atomic(out, to_csv(records))
+    except OSError as e:
+        raise Usage(f"Cannot write {out}: {e.strerror}.") from None
+    # A short summary, not every row: `siliconbench results --show ID` has those.
+    print("\nQuick suite: the best point of each workload (headline metric)")
+    print("\n".join(summary_lines(records)))
+    kept = f"kept in the store {default_path()}" if all_stored else \
+        "kept in the store or the files named above"
+    print(f"\nAll rows are {kept}\nand written to {out}.\n"
+          f"List the runs with: siliconbench results; one run's rows: siliconbench results "
+          f"--show ID")
+    return EXIT_OK if all_stored and all(r.status == "ok" for r in records) else EXIT_FAILED
+
+
+def cmd_results(args) -> int:
+    from siliconbench.core.store import Store
+    store = Store()
+    if args.show:
+        print_record(_find_runs(store, [args.show])[0])
+        return EXIT_OK
+    if args.limit is not None and not 1 <= args.limit <= MAX_LIMIT:
+        raise Usage(f"--limit must be between 1 and {MAX_LIMIT:,}.")
+    if args.json:
+        runs = store.runs(limit=args.limit)
+        _say_unreadable(store)
+        print(dumps([r.to_dict() for r in runs], indent=1))
+        return EXIT_OK
+    runs = store.listing(limit=args.limit)    # the same cost whatever a record holds
+    _say_unreadable(store)
+    if not runs:
+        print(f"No runs yet in {store.path}. Try: siliconbench run gemm")
+        return EXIT_OK
+    print_runs(runs)
+    return EXIT_OK
+
+
+def _find_runs(store, ids: list[str]):
+    found = []
+    for run_id in ids:
+        matches = store.find(run_id)
+        if not matches:
+            raise Usage(f"No run with id {clip(run_id)!r} in the store.")
+        if len(matches) > 1:
+            raise Usage(f"{clip(run_id)!r} matches {len(matches)} runs; give more of the id.")
+        found.append(matches[0])
+    return found
+
+
+def cmd_export(args) -> int:
+    from siliconbench.core.export import FORMAT_BY_SUFFIX, RESULT_SUFFIX, to_csv, to_json
+    from siliconbench.core.store import Store
+    store = Store()
+    out = Path(args.output)
+    if out.is_dir():
+        raise Usage(f"{out} is a folder; name a file in it, e.g. {out / 'results.csv'}.")
+    fmt = args.format or FORMAT_BY_SUFFIX.get(out.suffix.lower())
+    if fmt not in ("csv", "json"):
+        raise Usage(f"Say --format csv or --format json (or name the file .csv, .json or "
+                    f"{RESULT_SUFFIX}).")
+    records = _find_runs(store, args.run) if args.run else list(reversed(store.runs()))
+    left_out = _say_unreadable(store)
+    if not records:
+        raise Usage("There are no runs to export yet.")
+    try:
+        write_atomic(out, to_csv(records) if fmt == "csv" else to_json(records))
+    except OSError as e:
+        raise Usage(f"Cannot write {out}: {e.strerror}; the file was left as it was.") from None
+    print(f"Wrote {len(records)} run(s) to {out}.")
+    return EXIT_FAILED if left_out else EXIT_OK
+
+
+def _say_unreadable(store) -> int:
+    """Name the runs a damaged store could not give back (the rest were read)."""
+    if store.unreadable:
+        ids = ", ".join(run_id[:8] for run_id, _ in store.unreadable[:10])
+        more = f" and {len(store.unreadable) - 10} more" if len(store.unreadable) > 10 else ""
+        print(f"siliconbench: {len(store.unreadable)} run(s) in {store.path} are damaged and "
+              f"were left out ({ids}{more}; first problem: {store.unreadable[0][1]}); the "
+              "others are all here.", file=sys.stderr)
+    return len(store.unreadable)
+
+
+def cmd_import(args) -> int:
+    """Every file that is a result file is imported; each one that is not is named in a
+    sentence of its own, and the command then ends with exit 2."""
+    from siliconbench.core.results import read_result_files
+    from siliconbench.core.store import Store
+    records, refused = read_result_files(args.files)
+    if refused and len(refused) == len(args.files):
+        if len(refused) == 1:
+            raise Usage(refused[0].removesuffix(".") + "; nothing was imported.")
+        for sentence in refused:
+            print(f"siliconbench: {sentence}", file=sys.stderr)
+        raise Usage(f"None of the {len(refused)} files is a result file; nothing was "
+                    "imported.")
+    for sentence in refused:
+        print(f"siliconbench: {sentence.removesuffix('.')}; it was left out.", file=sys.stderr)
+    published = [r for r in records if r.source == "published"]
+    if published:
+        # They ship with SiliconBench (siliconbench reference); kept apart from measured runs.
+        print(f"Left out {len(published)} published reference record(s); compare with them "
+              "by id (siliconbench reference lists them).")
+        records = [r for r in records if r.source != "published"]
+    done = Store().import_records(records)
+    print(done.summary(len(refused)))
+    return EXIT_USAGE if refused else EXIT_OK
+
+
+def cmd_compare(args) -> int:
+    from siliconbench.core.compare import UnknownSide, compare, resolve_sides
+    from siliconbench.core.store import Store
+    if len(args.sides) < 2:
+        raise Usage("Name at least two things to compare: run ids, machine labels, result files "
+                    "or published references.")
+    try:
+        sides = resolve_sides(args.sides, Store())
+    except UnknownSide as e:
+        raise Usage(str(e)) from None
+    if args.workload:
+        for side in sides:
+            side.records = [r for r in side.records if r.workload == args.workload]
+            if not side.records:
+                raise Usage(f"{side.label} has no {args.workload} run.")
+    cmp = compare(sides)
+    if not cmp.rows:
+        raise Usage("These have no result in common (the same workload, metric and point "
+                    "parameters); there is nothing to compare.")
+    from siliconbench.core.report import to_csv, to_html
+    for name, render in ((args.html, to_html), (args.csv, to_csv)):
+        if name:
+            try:
+                write_atomic(name, render(cmp))
+            except OSError as e:
+                raise Usage(f"Cannot write {name}: {e.strerror}.") from None
+            print(f"Wrote {name}.", file=sys.stderr)
+    if args.json:
+        print(dumps(cmp.to_dict(), indent=1))
+    else:
+        print_comparison(cmp)
+    return EXIT_OK
+
+
+def cmd_reference(args) -> int:
+    from siliconbench.core import reference
+    from siliconbench.core.results import records_to_json
+    records = reference.references()
+    if args.show:
+        found = reference.find(args.show)
+        if len(found) != 1:
+            raise Usage(f"{args.show!r} matches {len(found)} published references; "
+                        "siliconbench reference lists them.")
+        rec = found[0]
+        print_record(rec)
+        print_provenance(rec)
+        return EXIT_OK
+    if args.json:
+        print(records_to_json(records))
+        return EXIT_OK
+    print_references(records)
+    return EXIT_OK
+
+
+def cmd_gui(args) -> int:
+    from siliconbench.core.display import has_display
+    if not has_display():
+        raise Usage("No display found (DISPLAY is not set): the desktop app cannot open; use "
+                    "the siliconbench subcommands, e.g. siliconbench quick.")
+    try:
+        from siliconbench.gui.app import main as gui_main
+    except ImportError as e:
+        raise Usage(f"The desktop app cannot start: {e}.") from None
+    for sig in ENDING_SIGNALS:  # the app keeps its runs itself; Python would only defer these
+        signal.signal(sig, signal.SIG_DFL)
+    return gui_main([])
+
+
+COMMANDS = {"devices": cmd_devices, "workloads": cmd_workloads, "run": cmd_run,
+            "quick": cmd_quick, "results": cmd_results, "export": cmd_export,
+            "import": cmd_import, "compare": cmd_compare, "reference": cmd_reference,
+            "gui": cmd_gui}

@@ -1,0 +1,115 @@
+"""What the command takes: the argument tree (every workload's parameters become its flags,
+siliconbench.core.params), the one-sentence usage error and the exit codes."""
+
+from __future__ import annotations
+
+import argparse
+
+from siliconbench.core.params import Param
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class Usage(Exception):
+    """Bad input from the user: one sentence, exit 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # argparse's own errors: one sentence, exit 2
+        raise Usage(message[0].upper() + message[1:] + ("" if message.endswith(".") else "."))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from siliconbench.core.catalogue import catalogue
+
+    p = Parser(prog="siliconbench", description="Benchmarks for machine learning on Apple "
+               "Silicon, NVIDIA GPUs and CPUs. With no command, opens the desktop app.")
+    from siliconbench import __version__
+    p.add_argument("--version", action="version", version=f"SiliconBench {__version__}")
+    sub = p.add_subparsers(dest="command", parser_class=Parser)
+
+    d = sub.add_parser("devices", help="the devices each framework sees, and why one is unusable")
+    d.add_argument("--json", action="store_true", help="machine-readable output")
+    d.add_argument("--refresh", action="store_true",
+                   help="ask every framework again (the answer is kept until an installed "
+                        "framework, the interpreter, the visible GPUs or the hardware change)")
+
+    w = sub.add_parser("workloads", help="what each workload measures, and its parameters")
+    w.add_argument("--json", action="store_true")
+
+    r = sub.add_parser("run", help="run one workload on one device")
+    wsub = r.add_subparsers(dest="workload", parser_class=Parser, metavar="WORKLOAD")
+    for wl in catalogue().values():
+        extra = {} if wl.hidden else {"help": wl.summary}
+        wp = wsub.add_parser(wl.name, description=wl.summary, **extra)
+        _common_run_flags(wp)
+        for prm in wl.params:
+            help_text = prm.help + (f" Default: {prm.format(prm.default)}." if prm.default
+                                    is not None else f" Default: {prm.auto}." if prm.auto else "")
+            if prm.kind == "bool":
+                wp.add_argument(prm.flag, dest=prm.name, nargs="?", const="true", default=None,
+                                metavar="true|false", help=help_text)
+            else:
+                wp.add_argument(prm.flag, dest=prm.name, default=None, metavar=prm.kind.upper(),
+                                help=help_text)
+
+    q = sub.add_parser("quick", help="the quick suite on every usable device (a few minutes)")
+    q.add_argument("--label", type=_label,
+                   help="your name for this machine, e.g. 'MacBook Pro 14'")
+
+    res = sub.add_parser("results", help="the runs kept in the results store")
+    res.add_argument("--json", action="store_true")
+    res.add_argument("--limit", type=int, default=20, help="how many, newest first (default 20)")
+    res.add_argument("--show", metavar="ID", help="one run's result rows")
+
+    e = sub.add_parser("export", help="write runs to a CSV or JSON file")
+    e.add_argument("--format", choices=("csv", "json"), default=None,
+                   help="default: from the file name's extension (.sbresults: json, "
+                   "which the Mac app opens on a double click)")
+    e.add_argument("-o", "--output", required=True, help="file to write")
+    e.add_argument("--run", action="append", default=[], metavar="ID",
+                   help="a run id (or its first characters); repeat; default all runs")
+
+    i = sub.add_parser("import", help="add result files (JSON or .sbresults exports) to the "
+                       "store")
+    i.add_argument("files", nargs="+", metavar="FILE")
+
+    c = sub.add_parser("compare", help="machines side by side: medians, 99%% intervals, "
+                       "ratios and verdicts, with what makes them not comparable")
+    c.add_argument("sides", nargs="+", metavar="RUN|LABEL|FILE|REF",
+                   help="a run id (or its first characters), a machine label (its runs), a "
+                        "result file, or a published reference id; two or more")
+    c.add_argument("--workload", help="only this workload")
+    c.add_argument("--json", action="store_true", help="machine-readable output")
+    c.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report")
+    c.add_argument("--csv", metavar="FILE", help="also write the comparison as CSV")
+
+    ref = sub.add_parser("reference", help="the published results SiliconBench reproduces")
+    ref.add_argument("--json", action="store_true", help="the records, as an export file")
+    ref.add_argument("--show", metavar="ID", help="one reference's rows and provenance")
+
+    sub.add_parser("gui", help="open the desktop app")
+    return p
+
+
+TIME_LIMIT = Param("time_limit", "float", None, "Stop the run after this long.", min=0.001)
+
+
+def _label(text: str) -> str:
+    """--label: at most what a run record's label holds (an export must import again)."""
+    from siliconbench.core.machine_names import label_problem
+    problem = label_problem(text)
+    if problem:
+        raise argparse.ArgumentTypeError(problem[0].lower() + problem[1:])
+    return text
+
+
+def _common_run_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--framework", default="torch", help="torch (default), tensorflow, mlx")
+    p.add_argument("--device", default="cpu",
+                   help="cpu (default), mps, cuda, cuda:1 (torch); gpu (tensorflow, mlx)")
+    p.add_argument("--label", type=_label,
+                   help="your name for this machine, e.g. 'MacBook Pro 14'")
+    p.add_argument("--json", action="store_true", help="print the run record as JSON")
+    p.add_argument("--quick", action="store_true", help="shorter measurements (less precise)")
+    p.add_argument("--time-limit", default=None, metavar="SECONDS", help=TIME_LIMIT.help)
