@@ -5,11 +5,11 @@ a second or fourth machine buys: total samples/s per world size, per worker, the
 one worker, the scaling efficiency throughput(N) / (N x throughput(1)), the share of a step
 the gradient all-reduce alone takes, and whether the replicas still hold identical weights.
 
-Each world size is one launch of its own (the hidden workload `scaling-world`, through the
-runner's ChildRun, as memory runs its probes): MLX's ring backend cannot split a group
-(Group.split raises "[ring] Group split not supported"), so one launch with subgroups would
-work on torch (new_group) only; and a launch per world size leaves no idle rank sharing the
-machine while a smaller world is timed.
+Each world size is one launch of its own (the hidden workload `scaling-world`, through
+siliconbench.core.child's ChildRun, as memory runs its probes): MLX's ring backend cannot split
+a group (Group.split raises "[ring] Group split not supported"), so one launch with subgroups
+would work on torch (new_group) only; and a launch per world size leaves no idle rank sharing
+the machine while a smaller world is timed.
 
 Each rank of a world runs run_world; the framework part,
 siliconbench.core.frameworks.<framework>.scaling, is a ScalingPart (below), whose replica() is
@@ -207,7 +207,7 @@ def _share_cores(ctx, params: dict) -> str | None:
 
 def _run_world(ctx, params: dict, index: int, count: int, n: int, current: list,
                said: set):
-    from siliconbench.core.runner import ChildRun, RunSpec, UsageError
+    from siliconbench.core.child import ChildRun, RunSpec, UsageError
 
     def follow(event: dict) -> None:
         if event.get("event") == "progress" and event.get("total"):
