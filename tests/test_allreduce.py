@@ -325,12 +325,12 @@ def test_a_remote_hosts_torchrun_starts_over_ssh_at_this_machines_paths():
 def test_a_stopped_rank_is_named_once_the_ranks_fall_silent(monkeypatch):
     """Rank 1 stopped (SIGSTOP): rank 0 waits in the collective for ever, so nothing more is
     heard; after the silence limit every rank is ended and the stopped one named."""
-    import siliconbench.core.runner
+    import siliconbench.core.child
 
     def stop_rank_1(child):
         os.kill(child._ranks[1].pid, signal.SIGSTOP)
         # Only now: on a busy machine a point may take longer than this before the stop.
-        monkeypatch.setattr(siliconbench.core.runner, "SILENT_RANKS_S", 2.0)
+        monkeypatch.setattr(siliconbench.core.child, "SILENT_RANKS_S", 2.0)
     rec, child = _run_until_rows("mlx", 3, stop_rank_1, processes=2)
     assert rec.status == "failed"
     assert rec.reason == "No rank reported for 2 s: rank 1 (on 127.0.0.1) of 2 is stopped; " \

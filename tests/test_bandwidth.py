@@ -85,11 +85,23 @@ class NoCopyKernel(TensorOps):
     def __init__(self):
         self.label, self.copy_kernel, self.tried = "gpu", "DeepCopy", []
 
+    def itemsize(self, dtype):
+        return 4
+
     def random(self, shape, dtype):
         return None
 
+    def to_numpy(self, x):
+        return x
+
+    def matmul(self, a, b):
+        return lambda: None
+
     def copy(self, src):
         return lambda: self.tried.append(self.copy_kernel)
+
+    def triad(self, a, b, c):
+        return lambda: None
 
     def run_once(self, step):
         step()

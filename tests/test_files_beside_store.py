@@ -21,7 +21,7 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from siliconbench.core import cli, runner  # noqa: E402
+from siliconbench.core import cli, devices  # noqa: E402
 from siliconbench.core.frameworks import FRAMEWORKS, DeviceInfo, FrameworkInfo  # noqa: E402
 from tests.cli_processes import ROOT, cli_in_process  # noqa: E402
 from tests.recorded import recorded  # noqa: E402
@@ -87,12 +87,12 @@ def asked(monkeypatch):
         return [DeviceInfo(name, "cpu", f"{fw.title} CPU", "cpu", memory_bytes=1 << 30)]
     for kind in {type(fw) for fw in FRAMEWORKS.values()} | {FrameworkInfo}:
         monkeypatch.setattr(kind, "installed", lambda self: True)
-    monkeypatch.setattr(runner, "_ask_child", ask_child)
+    monkeypatch.setattr(devices, "_ask_child", ask_child)
     return names
 
 
 def cache_path(home: Path) -> Path:
-    return home / runner.DEVICE_CACHE
+    return home / devices.DEVICE_CACHE
 
 
 WRONG_CACHES = [
@@ -116,7 +116,7 @@ def test_a_wrong_device_cache_is_ignored_and_rebuilt(text, siliconbench_home, as
     """Was: "internal error: AttributeError" ([]) or TypeError (a wrong entry) on `devices`."""
     path = cache_path(siliconbench_home)
     path.parent.mkdir(parents=True)
-    path.write_text(text.replace("KEY", json.dumps(runner._installation_key())))
+    path.write_text(text.replace("KEY", json.dumps(devices._installation_key())))
     rc, out, err = sb(capsys, "devices", "--json")
     assert rc == 0, err
     assert [d["framework"] for d in json.loads(out)] == list(FRAMEWORKS)

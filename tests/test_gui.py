@@ -159,7 +159,7 @@ def test_tiny_gemm_run_from_the_controls_plots_and_exports(qtbot, window, store,
     # Real discovery, of PyTorch alone: a child process asks it. Every framework's answer is
     # checked by tests/test_cli.py's devices test; TensorFlow's import alone is 5 CPU-s.
     from siliconbench.core.frameworks import FRAMEWORKS
-    monkeypatch.setattr("siliconbench.core.runner.FRAMEWORKS", {"torch": FRAMEWORKS["torch"]})
+    monkeypatch.setattr("siliconbench.core.devices.FRAMEWORKS", {"torch": FRAMEWORKS["torch"]})
     window.start_background()
     qtbot.waitUntil(lambda: "torch:cpu" in window.devices.boxes, timeout=120_000)
     window.devices.set_checked(["torch:cpu"])

@@ -72,9 +72,9 @@ def test_impossible_parameters_are_one_sentence_exit_2(capsys, args, says):
 ])
 def test_what_the_parameters_alone_rule_out_is_refused_before_a_process_starts(
         monkeypatch, workload, params, says):
-    from siliconbench.core import runner
+    from siliconbench.core import child
     from siliconbench.core.runner import ChildRun, RunSpec, UsageError
-    monkeypatch.setattr(runner.subprocess, "Popen", None)   # any start would raise TypeError
+    monkeypatch.setattr(child.subprocess, "Popen", None)   # any start would raise TypeError
     with pytest.raises(UsageError, match=re.escape(says)):
         ChildRun(RunSpec(workload, "torch", "cpu", params)).start()
 

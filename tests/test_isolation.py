@@ -93,7 +93,7 @@ def test_a_missing_framework_is_listed_with_its_pip_extra(mlx_missing, capsys):
 
 
 def test_the_devices_table_shows_the_extra(mlx_missing, monkeypatch, capsys):
-    monkeypatch.setattr("siliconbench.core.runner.FRAMEWORKS", {"mlx": FRAMEWORKS["mlx"]})
+    monkeypatch.setattr("siliconbench.core.devices.FRAMEWORKS", {"mlx": FRAMEWORKS["mlx"]})
     assert cli.main(["devices"]) == 0
     assert "pip install 'siliconbench[mlx]'" in " ".join(capsys.readouterr().out.split())
 

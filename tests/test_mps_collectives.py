@@ -27,7 +27,7 @@ def test_the_mps_device_is_ready_and_says_it_has_no_collectives(with_mps):
 
 
 def test_the_devices_command_shows_it(with_mps, siliconbench_home, capsys):
-    from siliconbench.core.runner import DEVICE_CACHE, _installation_key
+    from siliconbench.core.devices import DEVICE_CACHE, _installation_key
     listed = [d.to_dict() for d in adapter.devices()]
     siliconbench_home.mkdir(parents=True, exist_ok=True)
     (siliconbench_home / DEVICE_CACHE).write_text(json.dumps(

@@ -65,13 +65,13 @@ def test_sigkill_reads_as_out_of_memory():
 def test_hang_stops_at_time_limit_even_ignoring_sigterm(monkeypatch):
     import types
 
-    from siliconbench.core import runner
-    monkeypatch.setattr(runner, "KILL_GRACE_S", 0.5)
+    from siliconbench.core import child
+    monkeypatch.setattr(child, "KILL_GRACE_S", 0.5)
     # The runner's clock stands still until both rows are in, then passes the limit: on a
     # loaded machine the child's imports alone can outlast a real few seconds, and the test is
     # about the hang after them.
     rows = []
-    monkeypatch.setattr(runner, "time", types.SimpleNamespace(
+    monkeypatch.setattr(child, "time", types.SimpleNamespace(
         monotonic=lambda: 3600.0 if len(rows) == 2 else 0.0))
     rec = execute(RunSpec("fake-hang", FRAMEWORK, params={"steps": 2}, time_limit_s=4), Store(),
                   on_event=lambda e: e["event"] == "row" and rows.append(e))
@@ -80,7 +80,7 @@ def test_hang_stops_at_time_limit_even_ignoring_sigterm(monkeypatch):
 
 
 def test_cancel_mid_run(monkeypatch):
-    monkeypatch.setattr("siliconbench.core.runner.KILL_GRACE_S", 0.5)
+    monkeypatch.setattr("siliconbench.core.child.KILL_GRACE_S", 0.5)
     seen_row = threading.Event()
 
     def on_event(e):
@@ -116,9 +116,9 @@ def test_bad_specs_are_refused_before_a_process_starts(spec, message):
 def test_discovery_reports_each_framework_as_it_answers(monkeypatch):
     import threading
 
-    from siliconbench.core import runner
+    from siliconbench.core import devices
     from siliconbench.core.frameworks import DeviceInfo
-    monkeypatch.setattr(runner, "FRAMEWORKS", {"torch": None, "slow": None})
+    monkeypatch.setattr(devices, "FRAMEWORKS", {"torch": None, "slow": None})
     torch_reported = threading.Event()
 
     class FakeFramework:
@@ -135,20 +135,20 @@ def test_discovery_reports_each_framework_as_it_answers(monkeypatch):
         def missing_reason(self):
             return f"{self.name} missing"
 
-    monkeypatch.setattr(runner, "framework", FakeFramework)
+    monkeypatch.setattr(devices, "framework", FakeFramework)
     seen = []
 
     def on_found(devices):
         seen.append([d.framework for d in devices])
         torch_reported.set()
-    found = runner.discover_devices(on_found=on_found)
+    found = devices.discover_devices(on_found=on_found)
     assert seen == [["torch"], ["torch", "slow"]]
     assert [d.framework for d in found] == ["torch", "slow"]
     assert all(isinstance(d, DeviceInfo) and not d.usable for d in found)
 
 
 def test_device_lists_are_kept_until_the_installation_changes(monkeypatch):
-    from siliconbench.core import runner
+    from siliconbench.core import devices
     from siliconbench.core.frameworks import DeviceInfo
     asked = []
 
@@ -156,13 +156,13 @@ def test_device_lists_are_kept_until_the_installation_changes(monkeypatch):
         asked.append(name)
         return [DeviceInfo(name, "cpu", "a CPU", "cpu")]
 
-    monkeypatch.setattr(runner, "_ask_child", child)
-    monkeypatch.setattr(runner, "_installation_key", lambda: "install-1")
-    first = runner.discover_devices(["torch"], fresh=False)
-    again = runner.discover_devices(["torch"], fresh=False)
+    monkeypatch.setattr(devices, "_ask_child", child)
+    monkeypatch.setattr(devices, "_installation_key", lambda: "install-1")
+    first = devices.discover_devices(["torch"], fresh=False)
+    again = devices.discover_devices(["torch"], fresh=False)
     assert asked == ["torch"] and again == first
-    runner.discover_devices(["torch"], fresh=True)          # --refresh, the GUI
+    devices.discover_devices(["torch"], fresh=True)          # --refresh, the GUI
     assert asked == ["torch", "torch"]
-    monkeypatch.setattr(runner, "_installation_key", lambda: "install-2")  # e.g. torch upgraded
-    runner.discover_devices(["torch"], fresh=False)
+    monkeypatch.setattr(devices, "_installation_key", lambda: "install-2")  # e.g. torch upgraded
+    devices.discover_devices(["torch"], fresh=False)
     assert asked == ["torch", "torch", "torch"]

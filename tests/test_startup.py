@@ -127,16 +127,16 @@ def test_kept_devices_make_run_available_at_once_in_the_deferred_window(
     devices kept from the last launch enable Run while every framework is asked again."""
     import threading
 
-    from siliconbench.core import runner
+    from siliconbench.core import devices
     from siliconbench.core.frameworks import FRAMEWORKS, DeviceInfo
     from siliconbench.core.store import home
     kept = {name: [DeviceInfo(name, "cpu", "Kept CPU", "cpu", 8 * 2**30).to_dict()]
             for name in FRAMEWORKS}
     home().mkdir(parents=True, exist_ok=True)
-    (home() / runner.DEVICE_CACHE).write_text(json.dumps(
-        {"key": runner._installation_key(), "frameworks": kept}))
+    (home() / devices.DEVICE_CACHE).write_text(json.dumps(
+        {"key": devices._installation_key(), "frameworks": kept}))
     release = threading.Event()
-    monkeypatch.setattr(runner, "_ask_child", lambda name, fw: (release.wait(30), [
+    monkeypatch.setattr(devices, "_ask_child", lambda name, fw: (release.wait(30), [
         DeviceInfo(name, "cpu", "Fresh CPU", "cpu", 8 * 2**30)])[1])
     monkeypatch.setattr(deferred.machine_card, "start", lambda: None)  # no system probe here
     deferred.catalogue.select("gemm")

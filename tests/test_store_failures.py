@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from siliconbench.core import store as store_mod
+from siliconbench.core import store_schema
 from siliconbench.core.files import write_atomic
 from siliconbench.core.results import RunRecord, records_from_json, records_to_json
 from siliconbench.core.runner import RunNotStored, RunSpec, execute
@@ -152,7 +152,7 @@ def test_the_wal_is_given_back_after_a_big_import(real_run):
     s = Store()
     s.import_records(copies(big, 150))  # ~15 MB in one transaction
     assert len(s.runs()) == 150
-    assert os.path.getsize(f"{s.path}-wal") <= store_mod.WAL_LIMIT_BYTES
+    assert os.path.getsize(f"{s.path}-wal") <= store_schema.WAL_LIMIT_BYTES
 
 
 # ---------------------------------------------------------------- damaged stores
@@ -375,7 +375,7 @@ def test_imports_and_a_run_wait_for_a_long_lock_and_lose_nothing(tmp_path, real_
     for line in others[0].stderr:
         said.append(line)
         if "waiting for another SiliconBench process" in line:
-            time.sleep(5.0 - store_mod.WAIT_NOTICE_S + 1.0)
+            time.sleep(5.0 - store_schema.WAIT_NOTICE_S + 1.0)
             break
     holder.stdin.close()
     outs = [(p.wait(120), *p.communicate()) for p in others]

@@ -16,7 +16,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from siliconbench.core import store as store_mod
+from siliconbench.core import store as store_mod, store_reads
 from siliconbench.core.results import records_from_file
 from siliconbench.core.store import INTERRUPTED, Store
 from tests.cli_processes import cli_in_process as sb, run_cli
@@ -144,7 +144,7 @@ def test_a_run_killed_before_the_machine_was_renamed_comes_back(tmp_path):
     """Issue 30: a live_runs row naming another host counted as alive forever, so the run
     never appeared in results or export again."""
     kept, killed = store_with_a_dead_owner(tmp_path / "home", host="old-name.local",
-                                           begun=ago(store_mod.OTHER_HOST_ALIVE_S / 86_400 + 1))
+                                           begun=ago(store_reads.OTHER_HOST_ALIVE_S / 86_400 + 1))
     assert killed.id in listed()
     [back] = [r for r in Store().runs() if r.id == killed.id]
     assert back.status == "failed" and back.reason == INTERRUPTED

@@ -254,17 +254,17 @@ def test_devices_kept_from_last_launch_make_run_available_at_once(qtbot, window,
     available while every framework is asked again (held here until the test lets it go)."""
     import threading
 
-    from siliconbench.core import runner
+    from siliconbench.core import devices
     from siliconbench.core.frameworks import FRAMEWORKS, DeviceInfo
     from siliconbench.core.store import home
     kept = {name: [DeviceInfo(name, "cpu", "Kept CPU", "cpu", 8 * 2**30).to_dict()]
             for name in FRAMEWORKS}
     home().mkdir(parents=True, exist_ok=True)
-    (home() / runner.DEVICE_CACHE).write_text(json.dumps(
-        {"key": runner._installation_key(), "frameworks": kept}))
+    (home() / devices.DEVICE_CACHE).write_text(json.dumps(
+        {"key": devices._installation_key(), "frameworks": kept}))
     release = threading.Event()
     fresh = DeviceInfo("torch", "cpu", "Fresh CPU", "cpu", 8 * 2**30)
-    monkeypatch.setattr(runner, "_ask_child", lambda name, fw: (release.wait(120), [
+    monkeypatch.setattr(devices, "_ask_child", lambda name, fw: (release.wait(120), [
         DeviceInfo(name, "cpu", "Fresh CPU", "cpu", 8 * 2**30)])[1])
     window.catalogue.select("gemm")
     window.devices.start()

@@ -1,12 +1,14 @@
-"""The array operations the GEMM and bandwidth workloads need: the interface (TensorOps) that
-each framework package fills in its ops.py, so those workloads keep one sweep and differ only
-there: building inputs, the timed operations, and how a timed call is closed (each framework
-synchronises its own way). It lives here, not in siliconbench/core/workloads, because the framework
-packages subclass it and frameworks sit below workloads."""
+"""The array operations the GEMM and bandwidth workloads need: the interface (TensorOps, an
+abstract base class) that each framework package fills in its ops.py, so those workloads keep
+one sweep and differ only there: building inputs, the timed operations, and how a timed call
+is closed (each framework synchronises its own way). It lives here, not in
+siliconbench/core/workloads, because the framework packages subclass it and frameworks sit
+below workloads."""
 
 from __future__ import annotations
 
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
 
@@ -17,9 +19,10 @@ from siliconbench.core.text import first_line
 Step = Callable[[], Any]            # one timed operation; returns its (possibly lazy) result
 
 
-class TensorOps:
-    """What a workload does with arrays on the run's device. Subclasses fill in one framework;
-    `errors` are the exceptions with which it refuses an op the device cannot run."""
+class TensorOps(ABC):
+    """What a workload does with arrays on the run's device. Subclasses fill in one framework
+    (each abstract method at least); `errors` are the exceptions with which it refuses an op
+    the device cannot run."""
 
     errors: tuple[type[BaseException], ...] = ()
     # Labels for the record: which kernel a copy and a triad (a*b+c) are on this framework.
@@ -41,18 +44,24 @@ class TensorOps:
     def set_tf32(self, enabled: bool) -> None:
         pass
 
+    @abstractmethod
     def itemsize(self, dtype: str) -> int:
+        """Bytes per element of `dtype`."""
         raise NotImplementedError
 
+    @abstractmethod
     def random(self, shape: tuple[int, ...], dtype: str):
         """Standard-normal values of `dtype` on the device (never zeros or constants)."""
         raise NotImplementedError
 
+    @abstractmethod
     def to_numpy(self, x) -> np.ndarray:
         """The values as float64 on the host (for reference checks, never timed)."""
         raise NotImplementedError
 
+    @abstractmethod
     def matmul(self, a, b) -> Step:
+        """The step that multiplies `a` by `b`."""
         raise NotImplementedError
 
     def gemm_step(self, a, b) -> tuple[Step, int]:
@@ -60,9 +69,12 @@ class TensorOps:
         one product, except where the framework's own method differs (TensorFlow)."""
         return self.matmul(a, b), 1
 
+    @abstractmethod
     def copy(self, src) -> Step:
+        """The step that copies `src` with the framework's copy kernel."""
         raise NotImplementedError
 
+    @abstractmethod
     def triad(self, a, b, c) -> Step:
         """a * b + c."""
         raise NotImplementedError

@@ -2,26 +2,23 @@
 started (mlx.launch, torchrun), over message sizes and dtypes, reported as nccl-tests define it:
 algorithm bandwidth = bytes / time, bus bandwidth = algbw x 2(n-1)/n, and the time per call.
 
-Each rank runs this module; rank 0's events reach the parent (siliconbench.core.worker keeps the others
-quiet). The framework part, siliconbench.core.frameworks.<framework>.allreduce, offers:
-    join(ctx, backend, world_size) -> group with .rank, .size, .backend and
-        group.agree(x) -> the largest x over the ranks (every decision of the timing protocol
-            is made on agreed numbers, so every rank makes the same number of calls);
-        group.checked_all_sum(count, dtype, base, expected, probes) -> op, the rank's input
-            `base` (4 values) tiled to `count` elements, with
-            op.call()        one all-sum whose result at `probes` is compared with `expected`
-                             without waiting for the device,
-            op.wrong_calls() how many calls so far differed there,
-            op.last_right()  whether the whole last result equals `expected` tiled,
-            op.release().
+Each rank runs this module; rank 0's events reach the parent (siliconbench.core.worker keeps
+the others quiet). The framework part, siliconbench.core.frameworks.<framework>.allreduce, is an
+AllReducePart (below): it joins the ranks in a Group, whose checked_all_sum() makes the
+CheckedAllSum that is timed.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from siliconbench.core.params import Param
 from siliconbench.core.results import Row
 from siliconbench.core.stats import summarize
 from siliconbench.core.catalogue import Workload
+
+if TYPE_CHECKING:  # the catalogue loads this module for the app's window: no more than it needs
+    from siliconbench.core.context import RunContext
 
 DTYPES = ("float32", "bfloat16")
 ITEMSIZE = {"float32": 4, "bfloat16": 2}
@@ -58,6 +55,48 @@ WORKLOAD = Workload(
 )
 
 
+class CheckedAllSum(Protocol):
+    """An all-sum over every rank of a message whose sum is known, checked as it runs."""
+
+    def call(self) -> None:
+        """One all-sum, its result at the probes compared with the expected sums without
+        waiting for the device."""
+
+    def wrong_calls(self) -> int:
+        """How many calls so far differed at the probes."""
+
+    def last_right(self) -> bool:
+        """Whether the whole last result equals the expected sums, tiled."""
+
+    def release(self) -> None:
+        """Free its buffers."""
+
+
+class Group(Protocol):
+    """Every rank the engine's launcher started, joined."""
+    rank: int
+    size: int
+    backend: str    # the backend chosen, "auto" resolved
+
+    def agree(self, x: float) -> float:
+        """The largest x over the ranks: every decision of the timing protocol is made on
+        agreed numbers, so every rank makes the same number of calls."""
+
+    def checked_all_sum(self, count: int, dtype: str, base: list[float],
+                        expected: list[float], probes: list[int]) -> CheckedAllSum:
+        """An all-sum of the rank's input `base` (4 values) tiled to `count` elements of
+        `dtype`, its result checked at the indices `probes` against `expected` (4 values)."""
+
+
+@runtime_checkable
+class AllReducePart(Protocol):
+    """siliconbench.core.frameworks.<name>.allreduce, the module."""
+
+    def join(self, ctx: RunContext, backend: str, world_size: int) -> Group:
+        """This rank's group of every rank (`world_size` of them), on `backend` ("auto": the
+        framework's choice for the device); ParamError for a backend it does not have."""
+
+
 def pattern(rank: int) -> list[float]:
     """A rank's input, repeated along the message: small integers, exact in bfloat16 sums of up
     to 64 ranks, that differ between ranks and along the message (a sum that skipped a rank
@@ -85,7 +124,7 @@ def run(ctx, params: dict) -> None:
     from siliconbench.core.hosts import world_size
     from siliconbench.core.measure import measure
 
-    part = implementation(ctx.framework, "allreduce")
+    part: AllReducePart = implementation(ctx.framework, "allreduce")
     group = part.join(ctx, params["backend"], world_size(params))
     n = group.size
     ctx.record_settings(world_size=n, backend=group.backend)

@@ -4,21 +4,14 @@ original benchmark did, where the host pipeline, not the GPU, set the pace.
 
 The protocol is here: the data paths swept, the measurement (normal or sustained), the
 latency pass, the rows and the host/device ratio. A framework supports infer with a module
-siliconbench.core.frameworks.<name>.infer providing
-
-    inference(ctx, params, batch_size) -> a context manager that builds the seeded,
-        untrained classifier on the device in inference mode (ParamError for an unknown
-        model), records its precision, and yields an object with
-    .forward(x)      the model's output for a batch (the timed work)
-    .made            ROTATING_BATCHES batches of images made on the device
-    .host_images()   a feed: n -> a batch made and preprocessed on the host, then copied
-    .flops, .dtype   FLOPs of one forward of a batch; its dtype as the peak table names it
-    .flags, .note    what did not run on the device so far (read when rows are made)
-    Leaving it says what did not run on the device."""
+siliconbench.core.frameworks.<name>.infer that is an InferPart (below): its inference() yields
+an Inference, the classifier a run times."""
 
 from __future__ import annotations
 
 import time
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from siliconbench.core.numbers import duration
 from siliconbench.core.params import Param, ParamError, resource_choices
@@ -26,6 +19,9 @@ from siliconbench.core.results import Row
 from siliconbench.core.stats import summarize
 from siliconbench.core.catalogue import Workload
 from siliconbench.core.workloads.train import DURATION_PARAM
+
+if TYPE_CHECKING:  # the catalogue loads this module for the app's window: no more than it needs
+    from siliconbench.core.context import RunContext
 
 PERCENTILES = (50, 90, 99)
 
@@ -64,6 +60,44 @@ WORKLOAD = Workload(
 )
 
 
+class ImageFeed(Protocol):
+    """Batches of images for the model, one per call."""
+
+    def __call__(self, n: int) -> Any:
+        """A batch of `n` images on the device."""
+
+
+class Inference(Protocol):
+    """The seeded, untrained classifier on the run's device in inference mode."""
+    made: list    # ROTATING_BATCHES batches of images made on the device
+    flops: float  # FLOPs of one forward of a batch
+    dtype: str    # what the forward computes in, as the peak table names it
+
+    @property
+    def flags(self) -> list[str]:
+        """Flags for what did not run on the device so far (read when rows are made)."""
+
+    @property
+    def note(self) -> str | None:
+        """What did not run on the device so far, in words; None when all did."""
+
+    def forward(self, x: Any) -> Any:
+        """The model's output for a batch: the timed work."""
+
+    def host_images(self) -> ImageFeed:
+        """A feed whose batches are made and preprocessed on the host, then copied."""
+
+
+@runtime_checkable
+class InferPart(Protocol):
+    """siliconbench.core.frameworks.<name>.infer, the module."""
+
+    def inference(self, ctx: RunContext, params: dict, batch_size: int
+                  ) -> AbstractContextManager[Inference]:
+        """Builds the classifier and its batches (ParamError for an unknown model) and
+        records its precision; leaving it says what did not run on the device."""
+
+
 def percentile(values: list[float], q: int) -> float:
     if len(values) == 1:
         return values[0]
@@ -92,7 +126,7 @@ def _run_batch(ctx, params: dict, batch_size: int, step: tuple[int, int] = (0, 1
     from siliconbench.core.kit.rows import measure_run, memory_row, sustained_rows, throughput_rows
 
     images = params["images"]
-    framework = implementation(ctx.framework, "infer")
+    part: InferPart = implementation(ctx.framework, "infer")
     paths = ["device", "host"] if params["data"] == "both" else [params["data"]]
     k, n = step
     total = n * len(paths) * images
@@ -101,7 +135,7 @@ def _run_batch(ctx, params: dict, batch_size: int, step: tuple[int, int] = (0, 1
         ctx.progress(k * len(paths) * images + done, total, message)
     rates: dict[str, float] = {}
     noisy = False
-    with out_of_memory_at(batch_size), framework.inference(ctx, params, batch_size) as model:
+    with out_of_memory_at(batch_size), part.inference(ctx, params, batch_size) as model:
         # The point as the published results give it (siliconbench/resources/reference); image size,
         # precision and layout are the run's parameters.
         point = {"model": params["model"], "batch_size": batch_size}

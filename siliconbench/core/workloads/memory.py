@@ -180,7 +180,7 @@ def run_probe(ctx, train_params: dict, params: dict, current: list, said: set) -
     MLX, say) ends the search with that sentence."""
     import platform
 
-    from siliconbench.core.runner import ChildRun, RunSpec, UsageError
+    from siliconbench.core.child import ChildRun, RunSpec, UsageError
     batch_size = train_params["batch_size"]
     spec = RunSpec("train", ctx.framework, ctx.device_id, train_params, quick=True,
                    time_limit_s=params["probe_time_limit"])

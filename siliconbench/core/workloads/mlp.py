@@ -3,32 +3,25 @@
 
 The protocol is here, the same on every framework: the data (CIFAR-10 or synthetic), the
 networks, the timed fit, the measured step, the rows and the --check row. A framework supports
-mlp with a module siliconbench.core.frameworks.<name>.mlp providing
-
-    session(ctx, images, labels) -> a context manager that places the training images (uint8,
-        N x 32 x 32 x 3, scaled to [0, 1] by the framework) and labels where the framework
-        trains on them, and yields an object with
-    .fit(widths, epochs, batch_size, on_epoch) -> (trained, epoch seconds, losses, accuracies)
-            builds the seeded MLP (Flatten, Dense(w, ReLU) per width, Dense(10, sigmoid),
-            Glorot-uniform weights, zero biases, SGD) and trains it as Keras's model.fit does:
-            shuffled batches, the last one short; on_epoch(e) before each epoch
-    .step(trained, batches) the timed call: one training step of `trained` on the next of
-            `batches` (host (images, labels) pairs, put on the device once)
-    .flops(step)      FLOPs of one step counted by the framework, or None: counted here
-    .verified(step)   after measuring: (flags, note) for what did not run on the device
-    .check(widths, batches, steps) --check: (device losses, CPU losses) of the seeded MLP
-            trained for `steps` steps on `batches` on the device and on the CPU."""
+mlp with a module siliconbench.core.frameworks.<name>.mlp that is an MlpPart (below): its
+session() yields an MlpSession, which fits and times the networks."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from itertools import pairwise
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from siliconbench.core.params import Param, ParamError
 from siliconbench.core.results import Row
 from siliconbench.core.stats import summarize
 from siliconbench.core.catalogue import Workload
 from siliconbench.core.kit.training import ROTATING_BATCHES
+
+if TYPE_CHECKING:  # the catalogue loads this module for the app's window: no more than it needs
+    from siliconbench.core.context import RunContext
 
 PRESETS = ("depth-sweep", "3000-1000")
 DEFAULT_EPOCHS = {"depth-sweep": 3, "3000-1000": 5}
@@ -71,20 +64,56 @@ WORKLOAD = Workload(
 )
 
 
+class MlpSession(Protocol):
+    """The training images and labels where the framework trains on them."""
+
+    def fit(self, widths: list[int], epochs: int, batch_size: int,
+            on_epoch: Callable[[int], None]) -> tuple[Any, list[float], list[float], list[float]]:
+        """(trained, epoch seconds, losses, accuracies): builds the seeded MLP (Flatten,
+        Dense(w, ReLU) per width, Dense(10, sigmoid), Glorot-uniform weights, zero biases,
+        SGD) and trains it as Keras's model.fit does: shuffled batches, the last one short;
+        on_epoch(e) before each epoch."""
+
+    def step(self, trained: Any, batches: list) -> Callable[[], object]:
+        """The timed call: one training step of `trained` on the next of `batches` (host
+        (images, labels) pairs, put on the device once)."""
+
+    def flops(self, step: Callable[[], object]) -> float | None:
+        """FLOPs of one step counted by the framework, or None: the workload counts them."""
+
+    def verified(self, step: Callable[[], object]) -> tuple[list[str], str | None]:
+        """After measuring: (flags, note) for what did not run on the device."""
+
+    def check(self, widths: list[int], batches: list, steps: int
+              ) -> tuple[list[float], list[float]]:
+        """--check: (device losses, CPU losses) of the seeded MLP trained for `steps` steps
+        on `batches` on the device and on the CPU."""
+
+
+@runtime_checkable
+class MlpPart(Protocol):
+    """siliconbench.core.frameworks.<name>.mlp, the module."""
+
+    def session(self, ctx: RunContext, images: Any, labels: Any
+                ) -> AbstractContextManager[MlpSession]:
+        """Places the training images (uint8, N x 32 x 32 x 3, scaled to [0, 1] by the
+        framework) and labels where the framework trains on them."""
+
+
 def run(ctx, params: dict) -> None:
     from siliconbench.core.frameworks import implementation
     from siliconbench.core.kit.checks import check_tolerance, loss_check_row
     from siliconbench.core.kit.errors import out_of_memory_at
     from siliconbench.core.kit.rows import throughput_rows
 
-    framework = implementation(ctx.framework, "mlp")
+    part: MlpPart = implementation(ctx.framework, "mlp")
     preset, batch_size = params["preset"], params["batch_size"]
     data, count, epochs, widths_list, extra_flags = prepare(ctx, params)
     images, labels = data.images[:count], data.labels[:count]
     batches = rotating_batches(images, labels, count, batch_size)
     total = len(widths_list) * (epochs + 1) + (1 if params["check"] else 0)
     done = 0
-    with out_of_memory_at(batch_size), framework.session(ctx, images, labels) as mlp:
+    with out_of_memory_at(batch_size), part.session(ctx, images, labels) as mlp:
         for widths in widths_list:
             label = f"depth {len(widths)}" if preset == "depth-sweep" else preset
             point = point_for(preset, widths)

@@ -5,35 +5,30 @@ a second or fourth machine buys: total samples/s per world size, per worker, the
 one worker, the scaling efficiency throughput(N) / (N x throughput(1)), the share of a step
 the gradient all-reduce alone takes, and whether the replicas still hold identical weights.
 
-Each world size is one launch of its own (the hidden workload `scaling-world`, through the
-runner's ChildRun, as memory runs its probes): MLX's ring backend cannot split a group
-(Group.split raises "[ring] Group split not supported"), so one launch with subgroups would
-work on torch (new_group) only; and a launch per world size leaves no idle rank sharing the
-machine while a smaller world is timed.
+Each world size is one launch of its own (the hidden workload `scaling-world`, through
+siliconbench.core.child's ChildRun, as memory runs its probes): MLX's ring backend cannot split
+a group (Group.split raises "[ring] Group split not supported"), so one launch with subgroups
+would work on torch (new_group) only; and a launch per world size leaves no idle rank sharing
+the machine while a smaller world is timed.
 
-Each rank of a world runs run_world; the framework part, siliconbench.core.frameworks.<framework>.scaling,
-offers
-    replica(ctx, params) -> a model replica on the rank's device, in the group of every rank
-        (params: the workload's, with `widths` and `batch_size` resolved), whose weights start
-        equal on every rank, with
-    .group            the group (siliconbench/core/workloads/allreduce.py's: rank, size, agree(x))
-    .step()           one data-parallel training step on the rank's next batch: forward,
-                      backward, gradients averaged over the ranks, optimizer update; done
-                      when it returns (or at the device's sync)
-    .all_reduce()     the gradient averaging alone, on buffers of the gradients' size
-    .spread()         the largest difference, over every weight, between the ranks' copies
-                      (0.0 when the replicas are identical; every rank gets the same value)
-    .describe         a sentence for the record: how all_reduce() is timed
+Each rank of a world runs run_world; the framework part,
+siliconbench.core.frameworks.<framework>.scaling, is a ScalingPart (below), whose replica() is
+the Replica each rank trains.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from siliconbench.core.params import Param, ParamError
 from siliconbench.core.results import Row
 from siliconbench.core.stats import summarize
 from siliconbench.core.catalogue import Workload
-from siliconbench.core.workloads.allreduce import WORKLOAD as ALLREDUCE
+from siliconbench.core.workloads.allreduce import WORKLOAD as ALLREDUCE, Group
 from siliconbench.core.workloads.train import PUBLISHED_BATCH, TRAIN_MODELS, TRANSFORMER_MODELS
+
+if TYPE_CHECKING:  # the catalogue loads this module for the app's window: no more than it needs
+    from siliconbench.core.context import RunContext
 
 MODELS = ("mlp",) + TRAIN_MODELS
 MLP_WIDTHS = [3000, 1000]          # the CIFAR-10 3000-1000 network (siliconbench.core.workloads.mlp)
@@ -85,6 +80,34 @@ WORLD = Workload(
     params=PARAMS,
 )
 WORKLOADS = (WORKLOAD, WORLD)
+
+
+class Replica(Protocol):
+    """A model replica on the rank's device, in the group of every rank, whose weights start
+    equal on every rank."""
+    group: Group    # the group of every rank (siliconbench.core.workloads.allreduce's)
+    describe: str   # a sentence for the record: how all_reduce() is timed
+
+    def step(self) -> object:
+        """One data-parallel training step on the rank's next batch: forward, backward,
+        gradients averaged over the ranks, optimizer update; done when it returns (or at the
+        device's sync)."""
+
+    def all_reduce(self) -> None:
+        """The gradient averaging alone, on buffers of the gradients' size."""
+
+    def spread(self) -> float:
+        """The largest difference, over every weight, between the ranks' copies (0.0 when
+        the replicas are identical; every rank gets the same value)."""
+
+
+@runtime_checkable
+class ScalingPart(Protocol):
+    """siliconbench.core.frameworks.<name>.scaling, the module."""
+
+    def replica(self, ctx: RunContext, params: dict) -> Replica:
+        """This rank's replica; `params` are the workload's, with `widths` and `batch_size`
+        resolved."""
 
 
 def unit(model: str) -> str:
@@ -184,7 +207,7 @@ def _share_cores(ctx, params: dict) -> str | None:
 
 def _run_world(ctx, params: dict, index: int, count: int, n: int, current: list,
                said: set):
-    from siliconbench.core.runner import ChildRun, RunSpec, UsageError
+    from siliconbench.core.child import ChildRun, RunSpec, UsageError
 
     def follow(event: dict) -> None:
         if event.get("event") == "progress" and event.get("total"):
@@ -243,7 +266,8 @@ def run_world(ctx, params: dict, tamper=None) -> None:
     params = {**params, "batch_size": batch, "widths": params["widths"] or MLP_WIDTHS}
     with out_of_memory_at(batch):
         ctx.progress(0, 3, "building the replicas")
-        replica = implementation(ctx.framework, "scaling").replica(ctx, params)
+        part: ScalingPart = implementation(ctx.framework, "scaling")
+        replica = part.replica(ctx, params)
         group = replica.group
         n = group.size
         ctx.record_settings(world_size=n, backend=group.backend,

@@ -3,29 +3,20 @@ MobileNetV2 with SGD, DistilBERT and BERT-Large with Adam, on synthetic data mad
 
 The protocol is here, the same on every framework: the default batch size, the phases, the
 measurement (normal or sustained), the point and rows, the --check row. A framework supports
-train with a module siliconbench.core.frameworks.<name>.train providing
-
-    training(ctx, params, batch_size) -> a context manager. Entering it warns about the
-        parameters the framework does not apply (ParamError for a model it cannot build),
-        records its precision, and builds the model and ROTATING_BATCHES synthetic batches on
-        the device; leaving it says what did not run on the device. It yields an object with
-    .step()            one training step on the next batch: the timed call
-    .unit, .dtype      "img/s" or "seq/s"; what the step computes in as the peak table names
-                       it (float32, or float16/bfloat16 under mixed precision)
-    .flops()           (FLOPs of one step, settings saying how they were counted)
-    .compile()         --compile; where compiling fails, warn and stay eager
-    .verified()        after measuring: (flags, note) for what did not run on the device
-    .release()         free the model and its batches
-    .check(size, steps) --check: (device losses, CPU losses) of one seeded model without
-                       dropout and its twin with the same weights, trained for `steps` steps
-                       on the same batches of `size`, on the device in its precision and on
-                       the CPU in float32."""
+train with a module siliconbench.core.frameworks.<name>.train that is a TrainPart (below): its
+training() yields a Training, the model and batches a run times."""
 
 from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from siliconbench.core.params import Param
 from siliconbench.core.catalogue import Workload
 from siliconbench.core.kit.encoders import ENCODERS
+
+if TYPE_CHECKING:  # the catalogue loads this module for the app's window: no more than it needs
+    from siliconbench.core.context import RunContext
 
 TRANSFORMER_MODELS = tuple(ENCODERS)
 TRAIN_MODELS = ("resnet50", "mobilenet_v2") + TRANSFORMER_MODELS
@@ -77,17 +68,56 @@ WORKLOAD = Workload(
 )
 
 
+class Training(Protocol):
+    """A model and ROTATING_BATCHES synthetic batches on the run's device, ready to train."""
+    unit: str     # "img/s" or "seq/s"
+    # What the step computes in, as the peak table names it: float32, or float16/bfloat16
+    # under mixed precision.
+    dtype: str
+
+    def step(self) -> object:
+        """One training step on the next batch: the timed call."""
+
+    def flops(self) -> tuple[float, dict]:
+        """(FLOPs of one step, settings saying how they were counted)."""
+
+    def compile(self) -> None:
+        """--compile; where compiling fails, warn and stay eager."""
+
+    def verified(self) -> tuple[list[str], str | None]:
+        """After measuring: (flags, note) for what did not run on the device."""
+
+    def release(self) -> None:
+        """Free the model and its batches."""
+
+    def check(self, size: int, steps: int) -> tuple[list[float], list[float]]:
+        """--check: (device losses, CPU losses) of one seeded model without dropout and its
+        twin with the same weights, trained for `steps` steps on the same batches of `size`,
+        on the device in its precision and on the CPU in float32."""
+
+
+@runtime_checkable
+class TrainPart(Protocol):
+    """siliconbench.core.frameworks.<name>.train, the module."""
+
+    def training(self, ctx: RunContext, params: dict, batch_size: int
+                 ) -> AbstractContextManager[Training]:
+        """Entering it warns about the parameters the framework does not apply (ParamError for
+        a model it cannot build), records its precision, and builds the model and its batches
+        on the device; leaving it says what did not run on the device."""
+
+
 def run(ctx, params: dict) -> None:
     from siliconbench.core.frameworks import implementation
     from siliconbench.core.kit.checks import CHECK_BATCH, check_tolerance, loss_check_row
     from siliconbench.core.kit.errors import out_of_memory_at
     from siliconbench.core.kit.rows import measure_run, memory_row, sustained_rows, throughput_rows
 
-    framework = implementation(ctx.framework, "train")
+    part: TrainPart = implementation(ctx.framework, "train")
     batch_size = params["batch_size"] or PUBLISHED_BATCH[params["model"]]
     total = 4 if params["check"] else 3
     ctx.progress(0, total, "building the model")
-    with out_of_memory_at(batch_size), framework.training(ctx, params, batch_size) as model:
+    with out_of_memory_at(batch_size), part.training(ctx, params, batch_size) as model:
         ctx.progress(1, total, "counting FLOPs")
         flops, counted = model.flops()
         if params["compile"]:

@@ -5,7 +5,7 @@ gradients averaged by nn.average_gradients every step."""
 from __future__ import annotations
 
 from siliconbench.core.frameworks.mlx import models
-from siliconbench.core.frameworks.mlx.allreduce import join
+from siliconbench.core.frameworks.mlx.allreduce import Group, join
 from siliconbench.core.hosts import world_size
 from siliconbench.core.params import ParamError
 from siliconbench.core.kit.encoders import ENCODERS, encoder_config
@@ -15,6 +15,8 @@ MLP_CLASSES = 10
 
 
 class Replica:
+    group: Group
+
     def __init__(self, ctx, params: dict) -> None:
         import mlx.core as mx
         from mlx import nn

@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 
 from siliconbench.core.frameworks.torch import models
-from siliconbench.core.frameworks.torch.allreduce import join
+from siliconbench.core.frameworks.torch.allreduce import Group, join
 from siliconbench.core.frameworks.torch.train import task_for
 from siliconbench.core.hosts import world_size
 from siliconbench.core.kit.training import ROTATING_BATCHES
@@ -18,6 +18,8 @@ MLP_CLASSES = 10
 
 
 class Replica:
+    group: Group
+
     def __init__(self, ctx, params: dict) -> None:
         from torch.nn.parallel import DistributedDataParallel
         self.group = join(ctx, params["backend"], world_size(params))

@@ -1,0 +1,151 @@
+"""Reading runs back from the results store: whole records, or listings (what a listing of runs
+reads of each); a damaged row costs only that run (`unreadable` says which were not read), and
+a run whose owner process still runs is under way, not listed until it ends."""
+
+from __future__ import annotations
+
+import json
+import socket
+import sqlite3
+import time
+
+from siliconbench.core.results import RunRecord
+from siliconbench.core.store_schema import Database, Listed, listed
+
+# A run owned by a process on another host name cannot be asked after: it counts as under way
+# for this long after it began, and as interrupted after (no run SiliconBench makes lasts a
+# week). Also what ends a run killed before this machine's name changed.
+OTHER_HOST_ALIVE_S = 7 * 86_400.0
+
+
+class StoreReads(Database):
+    """The store's reads; siliconbench.core.store.Store adds its writes."""
+
+    def _live(self) -> list[tuple[str, bool]]:
+        """Each run marked as under way, and whether the process that owns it still runs."""
+        if not self._has_table("live_runs"):
+            return []
+        return [(row[0], _alive(*row[1:])) for row in self.db.execute(
+            "SELECT l.id, l.host, l.pid, l.started, r.created_at FROM "
+            "live_runs l LEFT JOIN runs r ON r.id = l.id").fetchall()]
+
+    def _under_way(self) -> set[str]:
+        """Runs another process (or this one) is still measuring: not listed until they end."""
+        return {run_id for run_id, alive in self._live() if alive}
+
+    def _read(self, sql: str, args=(), column: str = "record") -> list[RunRecord]:
+        """The records a query selects (id, record), leaving out, and naming in `unreadable`,
+        those that cannot be read; a damaged page costs the runs on it, not the store.
+        column="listing": what a listing reads of each (listing_of), the whole record where
+        a store that could not be migrated (read-only) has none."""
+        self.unreadable = []
+        light = column != "record"
+        if light and self._has_column("runs", "listing"):
+            sql = sql.replace("SELECT id, record", "SELECT id, coalesce(listing, record)", 1)
+        else:
+            column = "record"
+        try:
+            rows = self.db.execute(sql, args).fetchall()
+        except sqlite3.DatabaseError as e:
+            rows = self._read_row_by_row(sql, args, e, column)
+        hidden = self._under_way() if rows else set()
+        found = []
+        for run_id, text in rows:
+            if run_id in hidden:
+                continue
+            try:
+                d = json.loads(text)
+                if not light:
+                    found.append(RunRecord.from_dict(d, validate_schema=False))
+                elif "row_count" in d:
+                    found.append(Listed.from_dict(d, validate_schema=False))
+                else:   # a store that could not be migrated, or a damaged listing
+                    found.append(listed(RunRecord.from_dict(d, validate_schema=False)))
+            except (ValueError, TypeError, KeyError, AttributeError) as e:
+                self.unreadable.append((run_id, f"{type(e).__name__}: {e}"))
+        return found
+
+    def _read_row_by_row(self, sql: str, args, error: sqlite3.DatabaseError,
+                         column: str = "record") -> list:
+        try:
+            rowids = [r[0] for r in self.db.execute(
+                "SELECT rowid FROM runs" + sql.split(" FROM runs", 1)[1], args)]
+        except sqlite3.DatabaseError:
+            raise self._error(error, "read") from None
+        rows = []
+        pick = "record" if column == "record" else f"coalesce({column}, record)"
+        for rowid in rowids:
+            try:
+                rows.append(self.db.execute(f"SELECT id, {pick} FROM runs WHERE rowid = ?",
+                                            (rowid,)).fetchone())
+            except sqlite3.DatabaseError as e:
+                self.unreadable.append((f"row {rowid}", str(e)))
+        return [r for r in rows if r is not None]
+
+    def get(self, run_id: str) -> RunRecord | None:
+        found = self._read("SELECT id, record FROM runs WHERE id = ?", (run_id,))
+        return found[0] if found else None
+
+    def find(self, prefix: str) -> list[RunRecord]:
+        """The run whose id is `prefix`, else the runs whose id starts with it (users type the
+        first few characters). Case counts, and _ is no wildcard: imported ids may differ
+        from each other in case alone, or be another id's first characters."""
+        return self._read("SELECT id, record FROM runs WHERE id = ?", (prefix,)) \
+            or self._read("SELECT id, record FROM runs WHERE substr(id, 1, ?) = ? "
+                          "ORDER BY created_at", (len(prefix), prefix))
+
+    def listing(self, limit: int | None = None) -> list[Listed]:
+        """The runs as a listing shows them (Listed), newest first: reads the same few hundred
+        bytes of each, whatever its record holds."""
+        return self.runs(limit, column="listing")
+
+    def runs(self, limit: int | None = None, workload: str | None = None,
+             status: str | None = None, column: str = "record") -> list[RunRecord]:
+        """Newest first."""
+        sql, args = "SELECT id, record FROM runs WHERE 1=1", []
+        if workload:
+            sql += " AND workload = ?"
+            args.append(workload)
+        if status:
+            sql += " AND status = ?"
+            args.append(status)
+        sql += " ORDER BY created_at DESC, rowid DESC"
+        if limit is not None:
+            sql += " LIMIT ?"
+            args.append(limit)
+        return self._read(sql, args, column)
+
+
+def _alive(host: str, pid: int, started: float, created_at: str | None = None) -> bool:
+    """Whether the process that owns a run still runs. On this machine: the process with that
+    pid and start time (against pid reuse) exists, whatever host name the row gives (the
+    machine may have been renamed since: a Mac's name changes with the network). Under
+    another host name, not found here: another machine's process (a store on a shared drive),
+    which cannot be asked; it counts as alive for OTHER_HOST_ALIVE_S after the run began
+    (`created_at`, the record's), so a run killed before this machine's name changed comes
+    back as interrupted, not hidden for good."""
+    import psutil
+    try:
+        if abs(psutil.Process(pid).create_time() - started) < 1.0:
+            return True
+    except psutil.AccessDenied:
+        if host == socket.gethostname():
+            return True   # someone else's process, but it exists
+    except (psutil.NoSuchProcess, ValueError, OverflowError, TypeError):
+        pass
+    if host == socket.gethostname():
+        return False
+    return _age_s(created_at) < OTHER_HOST_ALIVE_S
+
+
+def _age_s(created_at: str | None) -> float:
+    """Seconds since an ISO time; infinite for one that cannot be read (or none)."""
+    import datetime as dt
+    try:
+        t = dt.datetime.fromisoformat(created_at)
+        if t.tzinfo is None:
+            t = t.replace(tzinfo=dt.timezone.utc)
+        return time.time() - t.timestamp()
+    except (TypeError, ValueError, OverflowError):
+        return float("inf")
+
