@@ -13,11 +13,11 @@ import math
 import os
 from dataclasses import dataclass, field
 
+from siliconbench.core.kit.headroom import MEMORY_SHARE   # the workloads' own headroom rule
 from siliconbench.core.measure import QUICK, MeasureSettings, point_seconds
 from siliconbench.core.numbers import duration, size
 
 LONG_RUN_S = 5 * 60          # warn beyond this
-MEMORY_SHARE = 0.8           # the workloads' own headroom rule (gemm.fits, bandwidth.fits)
 # Rough sustained rates of one CPU core, in GFLOPS per dtype (AVX2/NEON FMA; half precision
 # without hardware support is emulated and far slower), and of a CPU's memory, in GB/s.
 CPU_CORE_GFLOPS = {"float32": 30.0, "float64": 15.0, "float16": 0.5, "bfloat16": 0.5}
