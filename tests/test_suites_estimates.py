@@ -132,9 +132,10 @@ def test_every_workload_with_known_work_is_estimated(two_cores):
     assert default.points == 34 and default.seconds > 300     # it took 8 minutes: questioned
     assert default.warnings("Test CPU", LAPTOP.memory_bytes)[0].startswith(
         "This run may take about ")
-    from siliconbench.core.workloads import llm as lm
+    from siliconbench.core.kit import llm_shapes as lm
+    from siliconbench.core.workloads.llm import PRESETS
     llm = estimate("llm", QWEN_REFERENCE, LAPTOP)
-    qwen = lm.PRESETS["qwen3-4b"]
+    qwen = PRESETS["qwen3-4b"]
     # weights + the cache of 2048 + 128 positions + a prefill's activations
     assert llm.peak_bytes == int(lm.memory_needed(qwen, "bfloat16", 1, 2048 + 128))
     assert lm.weight_bytes(qwen, "bfloat16") > 8e9 and llm.points == 2
