@@ -150,7 +150,7 @@ def tiny_files(tmp_path_factory):
     code = """
 import json
 from siliconbench.core.frameworks.llamacpp import models
-from siliconbench.core.frameworks.llamacpp.llm import Engine
+from siliconbench.core.frameworks.llamacpp.llm import GgufModel
 from siliconbench.core.frameworks import Device
 from siliconbench.core.workloads import llm
 shape = llm.PRESETS["tiny"]
@@ -158,7 +158,7 @@ out = {}
 said = []
 for dtype in models.FTYPES:
     path = models.model_file(shape, "tiny", dtype, 2, say=said.append)
-    lm = Engine(path, Device("cpu"), 0, 2, shape.vocab)
+    lm = GgufModel(path, Device("cpu"), 0, 2, shape.vocab)
     same, gap = lm.next_token_check(12)
     out[dtype] = {"path": str(path), "file": path.stat().st_size, "params": lm.parameters,
                   "size": lm.size, "desc": lm.desc, "types": models.tensor_types(path),
@@ -170,7 +170,7 @@ again = models.model_file(shape, "tiny", "q4_0", 2, say=said.append)
 from siliconbench.core.frameworks.llamacpp import adapter
 extra = adapter.cpu_extra_buffer_types()
 adapter.cpu_extra_buffer_types = lambda: ["AMX", *extra]
-lm = Engine(again, Device("cpu"), 0, 2, shape.vocab)
+lm = GgufModel(again, Device("cpu"), 0, 2, shape.vocab)
 same, gap = lm.next_token_check(12)
 as_amx = {"repack": lm.repack, "said": lm.extra_buffers, "buffers": lm.weight_buffers,
           "same": same}
@@ -363,7 +363,7 @@ def test_a_tiny_run_on_the_cpu_makes_the_llm_rows(tmp_path, dtype, triad_stored)
     assert s["weight_bytes"] == sum(stored.values())
     for depth in (0, 8):
         roof = rows[("decode_roofline", depth)]["value"]
-        per_step = step_bytes(llm, TINY, stored, depth, 4)
+        per_step = step_bytes(TINY, stored, depth, 4)
         assert roof == pytest.approx(bound["gb_per_s"] * 1e9 / per_step)
         decode = rows[("decode_tokens_per_s", depth)]
         assert decode["pct_of_peak"] == pytest.approx(100 * decode["value"] / roof)

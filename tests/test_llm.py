@@ -16,7 +16,9 @@ import pytest
 import torch
 
 from siliconbench.core.context import RunContext
+from siliconbench.core.frameworks import runs_on
 from siliconbench.core.frameworks.torch import adapter as torch_adapter
+from siliconbench.core.kit import llm_shapes as shapes
 from siliconbench.core.measure import QUICK
 from siliconbench.core.params import ParamError
 from siliconbench.core.store import Store
@@ -45,7 +47,7 @@ def test_qwen3_4b_is_3_6_billion_parameters_without_its_embedding():
 
 def test_quantised_weights_count_scales_and_biases():
     shape = llm.PRESETS["llama-3.1-8b"]
-    bf16, q4, q8 = (llm.weight_bytes(shape, d) for d in ("bfloat16", "q4", "q8"))
+    bf16, q4, q8 = (shapes.weight_bytes(shape, d) for d in ("bfloat16", "q4", "q8"))
     assert bf16 == 2 * shape.parameters
     # 4 bits a weight plus a bfloat16 scale and bias per 64: 4.5 bits; 8.5 for q8.
     assert q4 == pytest.approx(bf16 * 4.5 / 16, rel=1e-3)
@@ -54,12 +56,46 @@ def test_quantised_weights_count_scales_and_biases():
 
 def test_decode_bytes_grow_with_the_cache():
     shape = llm.PRESETS["llama-3.2-1b"]
-    at0 = llm.bytes_per_decode_step(shape, "bfloat16", 1, 0, 128)
-    at2048 = llm.bytes_per_decode_step(shape, "bfloat16", 1, 2048, 128)
+    at0 = shapes.bytes_per_decode_step(shape, "bfloat16", 1, 0, 128)
+    at2048 = shapes.bytes_per_decode_step(shape, "bfloat16", 1, 2048, 128)
     # 16 layers x 8 KV heads x 64 x 2 (K and V) x 2 bytes = 32 KiB a position.
     assert at2048 - at0 == 2048 * 32 * 1024
-    assert llm.bytes_per_decode_step(shape, "bfloat16", 4, 0, 128) - at0 == \
-        3 * llm.kv_bytes(shape, "bfloat16", 64.5)
+    assert shapes.bytes_per_decode_step(shape, "bfloat16", 4, 0, 128) - at0 == \
+        3 * shapes.kv_bytes(shape, "bfloat16", 64.5)
+
+
+def protocol_members(protocol) -> list[str]:
+    """What a typing.Protocol asks for: its annotated attributes and its methods."""
+    return sorted(set(protocol.__annotations__) | {
+        name for name in vars(protocol) if not name.startswith("_")})
+
+
+@pytest.mark.parametrize("framework", runs_on(llm.WORKLOAD))
+def test_every_framework_s_engine_is_the_one_llm_engine(framework):
+    """The run drives each framework's Engine through llm.LLMEngine alone: every member the
+    Protocol names is there, each method taking the Protocol's arguments, made before anything
+    is loaded, with precisions the workload offers and loops it knows."""
+    import inspect
+
+    from siliconbench.core.frameworks import implementation
+    cls = implementation(framework, "llm").Engine
+    ctx = SimpleNamespace(device=SimpleNamespace(type="cpu"), framework=framework)
+    params = {p.name: p.default for p in llm.WORKLOAD.params} | {"preset": "tiny"}
+    engine = cls(ctx, TINY, params)
+    assert isinstance(engine, llm.LLMEngine)
+    members = protocol_members(llm.LLMEngine)
+    assert {"load", "prefill", "decoder", "cache_check", "memory_needed", "step_bytes",
+            "release", "settings", "bench_columns"} <= set(members)
+    for name in members:
+        assert hasattr(cls, name), f"{framework}'s Engine has no {name}"
+        wanted = getattr(llm.LLMEngine, name, None)
+        if callable(wanted):
+            assert list(inspect.signature(getattr(cls, name)).parameters) == \
+                list(inspect.signature(wanted).parameters), f"{framework}: {name}"
+    assert engine.DTYPES and set(engine.DTYPES) <= set(llm.DTYPES)
+    assert engine.LOOPS and set(engine.LOOPS) <= set(llm.LOOPS) - {"auto"}
+    assert engine.LOAD_STEPS >= 1 and set(engine.DTYPE_HINTS) <= set(llm.DTYPES)
+    assert engine.memory_needed(1, 16) > 0
 
 
 @pytest.mark.parametrize("name", SHAPES)
@@ -69,7 +105,7 @@ def test_torch_builds_the_shape_and_its_cache_is_real(name):
     for dtype in ("float32", "bfloat16"):
         lm = torch_llm.TorchLM(shape, dtype, torch.device("cpu"))
         assert lm.parameters == shape.parameters
-        assert lm.stored_bytes == llm.weight_bytes(shape, dtype)
+        assert lm.stored_bytes == shapes.weight_bytes(shape, dtype)
         assert lm.cache_gap(12) <= llm.CACHE_TOLERANCE[dtype]
         if dtype == "float32":   # the check can fail: a cache of another context does
             assert lm.cache_gap(12, prefilled=False) > 10 * llm.CACHE_TOLERANCE[dtype]
@@ -180,7 +216,7 @@ def test_a_compiled_run_names_its_loop_and_its_compile_time_on_its_rows(monkeypa
     assert decode["note"].startswith("compiled decode loop; % of ")
     assert "compiled decode loop" in bound["note"]
     # Tokens/s across the batch, against a bound that reads each sequence's cache.
-    step = llm.bytes_per_decode_step(TINY, "float32", 2, 8, 6)
+    step = shapes.bytes_per_decode_step(TINY, "float32", 2, 8, 6)
     assert bound["value"] == pytest.approx(2 * settings["memory_bound"]["gb_per_s"] * 1e9 / step)
     assert rows["decode_compile_s"]["unit"] == "s" and rows["decode_compile_s"]["value"] > 0
     assert rows["decode_compile_s"]["params"] == decode["params"]
@@ -195,14 +231,15 @@ from types import SimpleNamespace
 from siliconbench.core.frameworks import isolate
 isolate("mlx")
 from siliconbench.core.frameworks.mlx import llm as mlx_llm
+from siliconbench.core.kit import llm_shapes as shapes
 from siliconbench.core.workloads import llm
 out = {{}}
 for name in {list(SHAPES)!r}:
     shape = replace(llm.PRESETS["tiny"], family=name.split()[0], tied=name.endswith(" tied"))
     for dtype in ("float32", "bfloat16", "q4", "q8"):
-        lm = mlx_llm.build(None, shape, dtype)
+        lm = mlx_llm.MlxLM(shape, dtype)
         out[name + " " + dtype] = [lm.parameters, shape.parameters, lm.stored_bytes,
-                                   llm.weight_bytes(shape, dtype), lm.cache_gap(12),
+                                   shapes.weight_bytes(shape, dtype), lm.cache_gap(12),
                                    lm.cache_gap(12, prefilled=False)]
 print(json.dumps(out))
 """
@@ -212,7 +249,7 @@ print(json.dumps(out))
     found = json.loads(r.stdout.strip().splitlines()[-1])
     assert len(found) == 16
     for key, (built, formula, stored, expected, gap, wrong_gap) in found.items():
-        tolerance = llm.CACHE_TOLERANCE[llm.activation_dtype(key.split()[-1])]
+        tolerance = llm.CACHE_TOLERANCE[shapes.activation_dtype(key.split()[-1])]
         assert (built, stored) == (formula, expected), key
         assert gap <= tolerance, key
         if key.endswith("float32"):   # the check can fail: a cache of another context does
@@ -260,7 +297,7 @@ def test_a_precision_the_device_cannot_multiply_in_is_one_sentence_before_buildi
         return real(self, a, b)
     monkeypatch.setattr(TorchOps, "matmul", refuse)
     built = []
-    monkeypatch.setattr(torch_llm, "build", lambda *a: built.append(a))
+    monkeypatch.setattr(torch_llm.Engine, "build", lambda self: built.append(self))
     events = []
     params = {p.name: p.default for p in llm.WORKLOAD.params} | {"preset": "tiny",
                                                                  "dtype": dtype}
@@ -293,7 +330,7 @@ def test_a_custom_shape_is_part_of_every_point(monkeypatch):
     assert settings["decode_loop"] == "eager"     # what generate runs on a CPU
     assert settings["memory_bound"]["source"] == llm.MEASURED_TRIAD
     assert "measured by this run (torch, 4 MB arrays)" in settings["memory_bound"]["detail"]
-    step = llm.bytes_per_decode_step(replace(TINY, layers=1), "float32", 1, 0, 2)
+    step = shapes.bytes_per_decode_step(replace(TINY, layers=1), "float32", 1, 0, 2)
     assert bound["value"] == pytest.approx(settings["memory_bound"]["gb_per_s"] * 1e9 / step)
     assert decode["note"].startswith("eager decode loop; % of ")
     assert decode["pct_of_peak"] == pytest.approx(100 * decode["value"] / bound["value"])
@@ -358,7 +395,7 @@ def check_rows(rec: dict, framework: str) -> dict:
     ttft, prefill = rows[("ttft_ms", 8)], rows[("prefill_tokens_per_s", 8)]
     assert [8 / (ms / 1e3) for ms in ttft["samples"]] == pytest.approx(prefill["samples"])
     assert rec["settings"]["parameters"] == TINY.parameters
-    assert rec["settings"]["weight_bytes"] == llm.weight_bytes(TINY, "float32")
+    assert rec["settings"]["weight_bytes"] == shapes.weight_bytes(TINY, "float32")
     assert not [w for w in rec["warnings"] if "parameters" in w or "cache" in w]
     return rows
 
@@ -376,7 +413,7 @@ def test_torch_run_against_the_bandwidth_measured_here(tmp_path):
     gb_s = triad["rows"][0]["value"]
     for depth in (0, 8):
         decode, bound = rows[("decode_tokens_per_s", depth)], rows[("decode_roofline", depth)]
-        step = llm.bytes_per_decode_step(TINY, "float32", 1, depth, 4)
+        step = shapes.bytes_per_decode_step(TINY, "float32", 1, depth, 4)
         assert bound["value"] == pytest.approx(gb_s * 1e9 / step)
         assert decode["pct_of_peak"] == pytest.approx(100 * decode["value"] / bound["value"])
         assert triad["id"][:8] in decode["note"] and triad["id"][:8] in bound["note"]
@@ -421,7 +458,7 @@ def test_mlx_run_without_a_stored_triad_measures_its_own_for_the_bound(tmp_path)
     bound = rec["settings"]["memory_bound"]
     assert bound["source"] == llm.MEASURED_TRIAD and "by this run (mlx" in bound["detail"]
     for depth in (0, 8):
-        step = llm.bytes_per_decode_step(TINY, "float32", 1, depth, 4)
+        step = shapes.bytes_per_decode_step(TINY, "float32", 1, depth, 4)
         assert rows[("decode_roofline", depth)]["value"] == \
             pytest.approx(bound["gb_per_s"] * 1e9 / step)
         assert rows[("decode_tokens_per_s", depth)]["pct_of_peak"] > 0

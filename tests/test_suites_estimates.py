@@ -132,9 +132,10 @@ def test_every_workload_with_known_work_is_estimated(two_cores):
     assert default.points == 34 and default.seconds > 300     # it took 8 minutes: questioned
     assert default.warnings("Test CPU", LAPTOP.memory_bytes)[0].startswith(
         "This run may take about ")
-    from siliconbench.core.workloads import llm as lm
+    from siliconbench.core.kit import llm_shapes as lm
+    from siliconbench.core.workloads.llm import PRESETS
     llm = estimate("llm", QWEN_REFERENCE, LAPTOP)
-    qwen = lm.PRESETS["qwen3-4b"]
+    qwen = PRESETS["qwen3-4b"]
     # weights + the cache of 2048 + 128 positions + a prefill's activations
     assert llm.peak_bytes == int(lm.memory_needed(qwen, "bfloat16", 1, 2048 + 128))
     assert lm.weight_bytes(qwen, "bfloat16") > 8e9 and llm.points == 2
@@ -188,8 +189,10 @@ def test_a_run_whose_every_point_was_unsupported_fails_with_the_reason():
     """Every point refused (three 60000 x 60000 float64 matrices fit no test machine's 80%):
     the run fails and says why, instead of a green Done with nothing in it."""
     import psutil
+
+    from siliconbench.core.kit.headroom import MEMORY_SHARE
     need = 3 * 60000**2 * 8
-    assert need > 0.8 * psutil.virtual_memory().total
+    assert need > MEMORY_SHARE * psutil.virtual_memory().total
     rec = execute(RunSpec("gemm", "mlx", params={"sizes": [60000], "dtypes": ["float32"]},
                           quick=True), Store())
     assert rec.status == "failed"

@@ -13,11 +13,11 @@ import math
 import os
 from dataclasses import dataclass, field
 
+from siliconbench.core.kit.headroom import MEMORY_SHARE   # the workloads' own headroom rule
 from siliconbench.core.measure import QUICK, MeasureSettings, point_seconds
 from siliconbench.core.numbers import duration, size
 
 LONG_RUN_S = 5 * 60          # warn beyond this
-MEMORY_SHARE = 0.8           # the workloads' own headroom rule (gemm.fits, bandwidth.fits)
 # Rough sustained rates of one CPU core, in GFLOPS per dtype (AVX2/NEON FMA; half precision
 # without hardware support is emulated and far slower), and of a CPU's memory, in GB/s.
 CPU_CORE_GFLOPS = {"float32": 30.0, "float64": 15.0, "float16": 0.5, "bfloat16": 0.5}
@@ -101,7 +101,7 @@ def _stored_triad(device) -> float | None:
     """The newest triad (GB/s) any framework measured on this machine's device, as the llm
     workload reads it for its bound: a 16-core Xeon's 115 GB/s where the rough CPU figure says
     10, which had the quick suite give it the tiny LLM."""
-    from siliconbench.core.workloads.llm import stored_ceiling
+    from siliconbench.core.kit.ceilings import stored_ceiling
     try:
         found = stored_ceiling(device.name, "bandwidth", "float32")
     except Exception:  # an unreadable store: the rough figures
@@ -209,18 +209,19 @@ def _allreduce(est: Estimate, params: dict, device, settings, fits) -> None:
 
 
 def _llm(est: Estimate, params: dict, device, settings, fits) -> None:
+    from siliconbench.core.kit import llm_shapes as shapes
     from siliconbench.core.workloads import llm
     try:
         shape = llm.shape_for(params)
     except Exception:  # a custom shape no model has: the run refuses it in its own words
         return
     dtype, batch, gen = params["dtype"], params["batch"], params["gen_tokens"]
-    compute = llm.activation_dtype(dtype)
+    compute = shapes.activation_dtype(dtype)
     # A quantized model's products on a CPU run in the engine's own SIMD kernels (llama.cpp's
     # q4_0/q8_0 dot products) at about the float32 rate, not at a framework's emulated
     # bfloat16 rate: taking bfloat16's made a llama-2-7b Q4_0 run here read "about 11.4 h".
     flops, est.basis = _gflops(device, "float32" if device.kind == "cpu" and
-                               dtype in llm.QUANT_BITS else compute, False)
+                               dtype in shapes.QUANT_BITS else compute, False)
     gbs, memory = _memory_gbs(device)
     name = params["preset"]
     prompts = params["prompts"] or list(llm.DEFAULT_PROMPTS)
@@ -229,7 +230,7 @@ def _llm(est: Estimate, params: dict, device, settings, fits) -> None:
     runs: dict[str, list[int]] = {"prefill": [], "decode": []}
     for kind, tokens, at, what in [("prefill", p, p, f"a {p}-token prompt") for p in prompts] + \
             [("decode", d + gen, d, f"decode from depth {d}") for d in depths]:
-        need = llm.memory_needed(shape, dtype, batch, tokens)
+        need = shapes.memory_needed(shape, dtype, batch, tokens)
         if not fits(need):
             est.too_big.append(f"{name} in {dtype} with {what} ({size(need)})")
             continue
@@ -240,9 +241,9 @@ def _llm(est: Estimate, params: dict, device, settings, fits) -> None:
         est.seconds = None
         return
     for p in runs["prefill"]:
-        total += point_seconds(llm.prefill_flops(shape, batch, p) / (flops * 1e9), settings)
+        total += point_seconds(shapes.prefill_flops(shape, batch, p) / (flops * 1e9), settings)
     for d in runs["decode"]:
-        step = llm.bytes_per_decode_step(shape, dtype, batch, d, gen) / (gbs * 1e9)
+        step = shapes.bytes_per_decode_step(shape, dtype, batch, d, gen) / (gbs * 1e9)
         total += point_seconds(gen * step, settings)
     est.seconds = total
     est.basis = f"{est.basis} and {memory}"

@@ -16,6 +16,7 @@ from siliconbench.core.params import Param
 from siliconbench.core.results import Row
 from siliconbench.core.stats import summarize
 from siliconbench.core.catalogue import Workload
+from siliconbench.core.kit.headroom import MEMORY_SHARE
 
 if TYPE_CHECKING:  # the catalogue loads this module for the app's window: no more than it needs
     from siliconbench.core.context import RunContext
@@ -111,7 +112,7 @@ def expected(world: int) -> list[float]:
 def default_sizes(free_bytes: int | None, local_ranks: int) -> list[int]:
     # Input, output and the engine's own staging on every rank this machine runs.
     return [s for s in DEFAULT_SIZES
-            if free_bytes is None or 3 * s * local_ranks <= 0.8 * free_bytes]
+            if free_bytes is None or 3 * s * local_ranks <= MEMORY_SHARE * free_bytes]
 
 
 def bus_factor(world: int) -> float:

@@ -13,6 +13,7 @@ from siliconbench.core.params import Param
 from siliconbench.core.results import Row
 from siliconbench.core.stats import summarize
 from siliconbench.core.catalogue import Workload
+from siliconbench.core.kit.headroom import MEMORY_SHARE
 
 OPS = ("copy", "triad")
 DTYPE = "float32"
@@ -41,7 +42,7 @@ WORKLOAD = Workload(
 
 
 def fits(size_mb: int, op: str, free_bytes: int | None) -> bool:
-    return free_bytes is None or ARRAYS[op] * size_mb * MB <= 0.8 * free_bytes
+    return free_bytes is None or ARRAYS[op] * size_mb * MB <= MEMORY_SHARE * free_bytes
 
 
 def default_sizes(free_bytes: int | None) -> list[int]:

@@ -13,6 +13,7 @@ from siliconbench.core.params import Param
 from siliconbench.core.results import Row
 from siliconbench.core.stats import summarize
 from siliconbench.core.catalogue import Workload
+from siliconbench.core.kit.headroom import MEMORY_SHARE
 
 DTYPES = ("float32", "float16", "bfloat16", "float64")
 GPU_SIZES = [2**k for k in range(7, 14)]        # 128 .. 8192
@@ -63,7 +64,7 @@ def default_sizes(kind: str, free_bytes: int | None) -> list[int]:
 
 def fits(n: int, itemsize: int, free_bytes: int | None) -> bool:
     # Three operands, and headroom for the library's workspace.
-    return free_bytes is None or 3 * n * n * itemsize <= 0.8 * free_bytes
+    return free_bytes is None or 3 * n * n * itemsize <= MEMORY_SHARE * free_bytes
 
 
 def run(ctx, params: dict) -> None:

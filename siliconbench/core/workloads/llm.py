@@ -1,97 +1,31 @@
 """LLM inference: prefill and decode tokens/s, time to first token and peak memory of real
 architectures' shapes with random weights (nothing is downloaded), on MLX (mlx-lm's own model
-classes) and PyTorch (transformers' models), each decode held against the memory roofline.
+classes), PyTorch (transformers' models) and llama.cpp (GGUF files of the shape, measured as
+llama-bench measures), each decode held against the memory roofline.
 
-The protocol lives here; the framework part is siliconbench.core.frameworks.<framework>.llm, which offers:
-  DTYPES                           the precisions it runs
-  build(ctx, shape, dtype) -> lm   the model on ctx.device with random weights, where
-    lm.parameters                  its parameter count (counted on the built model)
-    lm.stored_bytes                bytes of its weights as stored (quantisation scales included)
-    lm.prefill(batch, prompt)      a call: an empty cache, the prompt, the first token sampled
-                                   and fetched (time to first token)
-    lm.default_loop()              the decode loop the framework's own generator runs here
-    lm.decoder(batch, depth, n, loop)
-                                   a call: `n` greedy tokens after a context of `depth`, each
-                                   the argmax of the last step's logits and fetched to the host
-                                   as a generator does; the cache is filled to `depth` once and
-                                   rewound before every call. `loop` is one of LOOPS; the call
-                                   has .compile_s (seconds of its first call, compilation
-                                   included, for a compiled loop; else None) and .recompiled()
-  LOOPS                            the decode loops it runs ("eager", "compiled")
-    lm.cache_gap(tokens)           largest relative difference between the last logits of the
-                                   whole sequence run at once and of a prefill of all but the
-                                   last token followed by one decode step (the cache is real);
-                                   prefilled=False prefills other tokens (tests: it must fail)
-    lm.release()
-
-An engine with its own model files and test loop (llama.cpp) offers instead
-  run(ctx, params, protocol)       the whole run, given this module as `protocol`, of which it
-                                   uses only the public names: the shapes and their arithmetic
-                                   (shape_for, memory_needed, weight_bytes, kv_bytes,
-                                   prefill_flops), the checks (check_loop, check_positions),
-                                   base_point, DEFAULT_PROMPTS and DEFAULT_DEPTHS, and the
-                                   bounds and rows: measured_ceiling, rows_after_own_triad,
-                                   bound_setting, against_ceiling, describe_shape, too_big_row.
-                                   A framework package may not import a workload.
-"""
+The protocol lives here: one run drives every framework's engine (LLMEngine, below), the class
+Engine(ctx, shape, params) of siliconbench.core.frameworks.<framework>.llm, through the same
+sweep and rows. A shape (ModelShape) and its arithmetic are siliconbench.core.kit.llm_shapes,
+which the engines use too (a framework package may import the kit, never a workload); the
+presets here are the shapes of the published models the workload offers."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, NamedTuple
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 
+from siliconbench.core.catalogue import Workload
+from siliconbench.core.kit.ceilings import (MEASURED_TRIAD, PUBLISHED, Ceiling,
+                                            against_ceiling, stored_ceiling)
+from siliconbench.core.kit.headroom import fits
+from siliconbench.core.kit.llm_shapes import ModelShape, activation_dtype, prefill_flops
 from siliconbench.core.params import Param, ParamError
 from siliconbench.core.results import Row
 from siliconbench.core.stats import summarize
-from siliconbench.core.catalogue import Workload
 
 if TYPE_CHECKING:
     from siliconbench.core.measure import Measurement
-
-
-@dataclass(frozen=True)
-class ModelShape:
-    """What the benchmark needs of a published config.json."""
-    family: str                  # llama | qwen3: the model class both frameworks build
-    layers: int                  # num_hidden_layers
-    hidden: int                  # hidden_size
-    heads: int                   # num_attention_heads
-    kv_heads: int                # num_key_value_heads
-    head_dim: int
-    ffn: int                     # intermediate_size
-    vocab: int                   # vocab_size
-    tied: bool                   # tie_word_embeddings
-    rope_theta: float
-    rms_eps: float
-    max_positions: int           # max_position_embeddings
-    rope_scaling: dict | None = None
-
-    @property
-    def qk_norm(self) -> bool:
-        return self.family == "qwen3"   # Qwen3 RMS-normalises queries and keys per head
-
-    def matrices(self) -> list[tuple[int, int]]:
-        """(out, in) of every weight matrix a token passes through, once per layer, then the
-        output head (which is the embedding table when tied)."""
-        q, kv = self.heads * self.head_dim, self.kv_heads * self.head_dim
-        layer = [(q, self.hidden), (kv, self.hidden), (kv, self.hidden), (self.hidden, q),
-                 (self.ffn, self.hidden), (self.ffn, self.hidden), (self.hidden, self.ffn)]
-        return layer * self.layers + [(self.vocab, self.hidden)]
-
-    def norm_weights(self) -> int:
-        per_layer = 2 * self.hidden + (2 * self.head_dim if self.qk_norm else 0)
-        return self.layers * per_layer + self.hidden
-
-    @property
-    def parameters(self) -> int:
-        embedding = self.vocab * self.hidden
-        matrices = sum(o * i for o, i in self.matrices())
-        return matrices + (0 if self.tied else embedding) + self.norm_weights()
-
-    @property
-    def matmul_parameters(self) -> int:
-        """Weights of the per-layer matrix products (no embedding, no head)."""
-        return sum(o * i for o, i in self.matrices()[:-1])
 
 
 # Each preset's numbers are those of the model's config.json on the Hugging Face hub.
@@ -118,7 +52,8 @@ PRESETS: dict[str, ModelShape] = {
         rope_scaling={"rope_type": "llama3", "factor": 8.0, "high_freq_factor": 4.0,
                       "low_freq_factor": 1.0, "original_max_position_embeddings": 8192}),
     # meta-llama/Llama-2-7b-hf config.json: the model of llama.cpp's Apple Silicon table
-    # (discussion #4167), whose rows siliconbench/resources/reference/llamacpp-apple-silicon.json holds.
+    # (discussion #4167), whose rows
+    # siliconbench/resources/reference/llamacpp-apple-silicon.json holds.
     "llama-2-7b": ModelShape(
         "llama", layers=32, hidden=4096, heads=32, kv_heads=32, head_dim=128, ffn=11008,
         vocab=32000, tied=False, rope_theta=10000.0, rms_eps=1e-5, max_positions=4096),
@@ -139,16 +74,103 @@ PUBLISHED_PARAMETERS = {
 
 DTYPES = ("bfloat16", "float16", "float32", "q4", "q8",
           "q8_0", "q4_0", "q4_k_m")       # llama.cpp's own quantisations (GGUF types)
-QUANT_BITS = {"q4": 4, "q8": 8,
-              # llama.cpp's: a float16 scale per 32 weights is the same 0.5 bit a weight as
-              # MLX's two bfloat16 per 64, so the estimates hold (Q4_K_M: about 4.5 too).
-              "q8_0": 8, "q4_0": 4, "q4_k_m": 4}
-GROUP_SIZE = 64              # mlx-lm's converter's default quantisation group
-ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2}
 DEFAULT_PROMPTS = [128, 512, 2048]
 CUSTOM = ("layers", "hidden", "heads", "kv_heads", "vocab")    # parameters that change a shape
 DEFAULT_DEPTHS = [0, 512, 2048]
 LOOPS = ("auto", "eager", "compiled")
+
+
+class DecodeCall(Protocol):
+    """One decode measurement's call (LLMEngine.decoder): greedy tokens after a context, each
+    fetched to the host as a generator does, from a cache filled to the depth once and rewound
+    before every call. A compiled loop on CUDA may say `graphs_skipped` (CUDA graphs inductor
+    did not use)."""
+    compile_s: float | None     # seconds of a compiled loop's first call, else None
+
+    def __call__(self) -> object: ...
+
+    def recompiled(self) -> bool:
+        """Whether the loop was compiled again since its first call (timed calls then
+        included compilation)."""
+
+
+@runtime_checkable
+class LLMEngine(Protocol):
+    """A framework's engine for the llm workload: Engine(ctx, shape, params) in
+    siliconbench.core.frameworks.<framework>.llm, made before anything is loaded (it imports
+    no framework). torch and MLX build the shape themselves (kit.llm_engine.BuiltEngine: its
+    sizes are the shape's); llama.cpp writes it as a GGUF file and loads that, as llama-bench
+    would. The run checks, sizes, loads, then times each prompt and depth through it."""
+    DTYPES: tuple[str, ...]          # the precisions it runs
+    LOOPS: tuple[str, ...]           # the decode loops it runs ("eager", "compiled")
+    DTYPE_HINTS: Mapping[str, str]   # what another engine's precision is called here
+    LOAD_STEPS: int                  # progress steps load() takes
+    TTFT_NOTE: str | None            # the time-to-first-token rows' note
+
+    def check(self) -> None:
+        """Refuses (ParamError) what only this engine cannot run, before anything is built."""
+
+    def products_dtype(self) -> str | None:
+        """The precision its matrix products run in, which the device is asked for before
+        anything is built (a tiny product); None where it multiplies in kernels of its own
+        (llama.cpp's), which no framework's product speaks for."""
+
+    def gemm_dtype(self) -> str | None:
+        """The precision of the GEMM runs prefill's TFLOPS are held against; None: none."""
+
+    def memory_needed(self, batch: int, tokens: int) -> float:
+        """Bytes of the model with `tokens` positions of context for each of `batch`."""
+
+    def settings(self) -> dict:
+        """What the record says of the model as far as known: asked before load and after."""
+
+    def load(self, say: Callable[[int, str], None]) -> None:
+        """Makes the model on ctx.device; say(step, text) for each of its LOAD_STEPS."""
+
+    def mismatch(self) -> str | None:
+        """A warning where the loaded model is not the shape its bytes are counted from."""
+
+    def default_loop(self) -> str:
+        """The decode loop the framework's own generator runs on the device."""
+
+    def cache_check(self, tolerance: float) -> str | None:
+        """The last logits of a whole sequence against a prefill of all but its last token
+        and one decode step (the cache is real); a warning where they disagree: beyond
+        `tolerance` (relative), or on the next token where the engine compares that."""
+
+    def prefill(self, batch: int, prompt: int) -> Callable[[], object]:
+        """A call: an empty cache, the prompt, the first token (or its logits) on the host
+        (one call is the time to first token)."""
+
+    def decoder(self, batch: int, depth: int, steps: int, loop: str) -> DecodeCall:
+        """A call of `steps` greedy tokens after a context of `depth`, run by `loop`."""
+
+    def step_bytes(self, batch: int, depth: int, steps: int) -> float:
+        """Bytes one decode step reads, averaged over `steps` steps from `depth`."""
+
+    def prefill_label(self, prompt: int) -> str:
+        """The progress line of a prefill point."""
+
+    def decode_label(self, depth: int, steps: int) -> str:
+        """The progress line of a decode point."""
+
+    def decode_note(self, loop: str) -> str:
+        """What the decode rows say they timed."""
+
+    def bound_note(self, loop: str) -> str:
+        """What the roofline row says each step reads."""
+
+    def release(self) -> None:
+        """Frees the model and its caches."""
+
+    @staticmethod
+    def bench_columns(settings: dict) -> list[str]:
+        """The llama-bench table's columns of its records between backend and test."""
+
+    @staticmethod
+    def bench_cells(rec, point: dict) -> dict[str, str]:
+        """A line's model, backend and bench_columns cells, of one of its records."""
+
 
 WORKLOAD = Workload(
     name="llm",
@@ -223,71 +245,6 @@ def shape_for(params: dict) -> ModelShape:
     return shape
 
 
-# ---------------------------------------------------------------- sizes
-
-def weight_bytes(shape: ModelShape, dtype: str) -> int:
-    """Bytes of the weights as stored: the layers' matrices, the embedding table, the head
-    when untied, the norms."""
-    tables = [(shape.vocab, shape.hidden)] * (1 if shape.tied else 2)
-    return _bytes(shape.matrices()[:-1] + tables, shape, dtype)
-
-
-def _bytes(matrices: list[tuple[int, int]], shape: ModelShape, dtype: str) -> int:
-    """Quantised: every matrix in `bits` per weight plus a bfloat16 scale and bias per group
-    of 64 inputs (mlx-lm leaves a matrix whose inputs do not divide into groups as it is);
-    norms stay in the activations' dtype."""
-    item = ITEMSIZE[activation_dtype(dtype)]
-    total = item * shape.norm_weights()
-    for out, inp in matrices:
-        if dtype in QUANT_BITS and inp % GROUP_SIZE == 0:
-            total += out * inp * QUANT_BITS[dtype] // 8 + out * (inp // GROUP_SIZE) * 2 * item
-        else:
-            total += out * inp * item
-    return total
-
-
-def activation_dtype(dtype: str) -> str:
-    return "bfloat16" if dtype in QUANT_BITS else dtype
-
-
-def kv_bytes(shape: ModelShape, dtype: str, tokens: float) -> float:
-    """Bytes of keys and values of `tokens` positions of one sequence."""
-    return 2 * shape.layers * shape.kv_heads * shape.head_dim * tokens \
-        * ITEMSIZE[activation_dtype(dtype)]
-
-
-def bytes_per_decode_step(shape: ModelShape, dtype: str, batch: int, depth: int,
-                          steps: int) -> float:
-    """Bytes read from memory per decode step, averaged over `steps` steps from `depth`:
-    every matrix a token passes through and the norms once (of the embedding table only the
-    token's row, left out), and each sequence's keys and values, which grow by one position
-    per step."""
-    return _bytes(shape.matrices(), shape, dtype) \
-        + batch * kv_bytes(shape, dtype, depth + (steps + 1) / 2)
-
-
-def prefill_flops(shape: ModelShape, batch: int, prompt: int) -> float:
-    """2 x matrix weights x tokens, attention's scores and weighted sum as PaLM counts them
-    (4 x layers x heads x head_dim x prompt^2, no causal halving), and the head on the last
-    token, which is all a generator computes it for."""
-    attention = 4 * shape.layers * shape.heads * shape.head_dim * prompt ** 2
-    return batch * (2.0 * shape.matmul_parameters * prompt + attention
-                    + 2.0 * shape.vocab * shape.hidden)
-
-
-def memory_needed(shape: ModelShape, dtype: str, batch: int, tokens: int) -> float:
-    """Weights, the cache of `tokens` positions, and a prefill's largest activations (the
-    feed-forward's, and attention scores where no fused kernel avoids them)."""
-    act = ITEMSIZE[activation_dtype(dtype)]
-    activations = batch * tokens * (3 * shape.ffn + 4 * shape.hidden) * act \
-        + batch * shape.heads * tokens * tokens * 4
-    return weight_bytes(shape, dtype) + batch * kv_bytes(shape, dtype, tokens) + activations
-
-
-def fits(shape, dtype, batch, tokens, free: int | None) -> bool:
-    return free is None or memory_needed(shape, dtype, batch, tokens) <= 0.8 * free
-
-
 # ---------------------------------------------------------------- the run
 
 def base_point(params: dict) -> dict:
@@ -323,90 +280,95 @@ def check_positions(params: dict, shape: "ModelShape") -> None:
                          "takes.")
 
 
+def check(ctx, engine: LLMEngine, params: dict, shape: ModelShape) -> str:
+    """Refuses (ParamError) what the engine cannot run, before anything is built; the decode
+    loop asked for ("auto" when none)."""
+    dtype = params["dtype"]
+    if dtype not in engine.DTYPES:
+        raise ParamError(f"--dtype {dtype} does not run on {ctx.framework}"
+                         f"{engine.DTYPE_HINTS.get(dtype, '')}; choose one of "
+                         f"{', '.join(engine.DTYPES)}.")
+    loop = check_loop(params, ctx.framework, engine.LOOPS)
+    check_positions(params, shape)
+    engine.check()
+    # A precision the device cannot multiply in is refused before anything is built.
+    products = engine.products_dtype()
+    if products is not None:
+        from siliconbench.core.frameworks.ops import for_run
+        from siliconbench.core.workloads.gemm import unsupported_reason
+        reason = unsupported_reason(for_run(ctx), products)
+        if reason is not None:
+            raise ParamError(f"--dtype {dtype} does not run here: {reason}.")
+    return loop
+
+
 def run(ctx, params: dict) -> None:
     from siliconbench.core.frameworks import implementation
-    impl = implementation(ctx.framework, "llm")
-    if hasattr(impl, "run"):
-        # An engine with its own model files and test loop (llama.cpp): it takes this
-        # module's shapes, bounds and row arithmetic as its protocol.
-        import sys
-        return impl.run(ctx, params, sys.modules[__name__])
-    dtype, batch, gen = params["dtype"], params["batch"], params["gen_tokens"]
-    if dtype not in impl.DTYPES:
-        raise ParamError(f"--dtype {dtype} does not run on {ctx.framework}; choose one of "
-                         f"{', '.join(impl.DTYPES)}.")
-    loop = check_loop(params, ctx.framework, impl.LOOPS)
-    # A precision the device cannot multiply in is refused before anything is built.
-    from siliconbench.core.frameworks.ops import for_run
-    from siliconbench.core.workloads.gemm import unsupported_reason
-    reason = unsupported_reason(for_run(ctx), activation_dtype(dtype))
-    if reason is not None:
-        raise ParamError(f"--dtype {dtype} does not run here: {reason}.")
+    from siliconbench.core.kit.rows import memory_row
     shape = shape_for(params)
-    check_positions(params, shape)
+    engine: LLMEngine = implementation(ctx.framework, "llm").Engine(ctx, shape, params)
+    loop = check(ctx, engine, params, shape)
+    dtype, batch, gen = params["dtype"], params["batch"], params["gen_tokens"]
     free = ctx.adapter.free_memory(ctx.device)
-    if not fits(shape, dtype, batch, 1, free):
+
+    def room(tokens: int) -> bool:
+        return fits(engine.memory_needed(batch, tokens), free)
+
+    if not room(1):
         raise MemoryError(f"out of memory: {params['preset']} in {dtype} needs about "
-                          f"{memory_needed(shape, dtype, batch, 1) / 1e9:.1f} GB and "
+                          f"{engine.memory_needed(batch, 1) / 1e9:.1f} GB and "
                           f"{ctx.device_id} has {free / 1e9:.1f} GB free")
-    prompts = params["prompts"] or [p for p in DEFAULT_PROMPTS if fits(shape, dtype, batch, p,
-                                                                         free)]
-    depths = params["depths"] or [d for d in DEFAULT_DEPTHS if fits(shape, dtype, batch,
-                                                                       d + gen, free)]
+    prompts = params["prompts"] or [p for p in DEFAULT_PROMPTS if room(p)]
+    depths = params["depths"] or [d for d in DEFAULT_DEPTHS if room(d + gen)]
     base = base_point(params)
-    flop_ceiling = measured_ceiling(ctx, "gemm", activation_dtype(dtype))
+    gemm_dtype = engine.gemm_dtype()
+    flop_ceiling = measured_ceiling(ctx, "gemm", gemm_dtype) if gemm_dtype else None
     bandwidth = measured_ceiling(ctx, "bandwidth", dtype)
-    ctx.record_settings(model=describe_shape(shape), parameters=shape.parameters,
-                        weight_bytes=weight_bytes(shape, dtype), **bound_setting(bandwidth))
+    ctx.record_settings(**engine.settings(), **bound_setting(bandwidth))
     # Decode measurements whose rows wait for the run's own triad (see below).
     waiting: list[tuple[dict, Decoded]] = []
-    total = len(prompts) + len(depths) + 1 + (bandwidth is None)
-    ctx.progress(0, total, "building the model")
+    total = len(prompts) + len(depths) + engine.LOAD_STEPS + (bandwidth is None)
     ctx.adapter.reset_peak_memory(ctx.device)
-    lm = impl.build(ctx, shape, dtype)
+    engine.load(lambda step, text: ctx.progress(step, total, text))
     try:
         if loop == "auto":
-            loop = lm.default_loop()
-        ctx.record_settings(decode_loop=loop)
-        # The roofline counts bytes from the shape: the built model must be that shape.
-        if (lm.parameters, lm.stored_bytes) != (shape.parameters, weight_bytes(shape, dtype)):
-            ctx.warn(f"The {ctx.framework} model has {lm.parameters:,} parameters in "
-                     f"{lm.stored_bytes:,} bytes where the shape has {shape.parameters:,} in "
-                     f"{weight_bytes(shape, dtype):,}.")
-        gap = lm.cache_gap(min(16, shape.max_positions))
-        flags = [] if gap <= CACHE_TOLERANCE[activation_dtype(dtype)] else ["wrong_result"]
-        if flags:
-            ctx.warn(f"Decoding with the cache differs from running the whole sequence by "
-                     f"{gap:.2e} in the logits: the results are wrong.")
-        done = 1
+            loop = engine.default_loop()
+        ctx.record_settings(**engine.settings(), decode_loop=loop)
+        mismatch = engine.mismatch()
+        if mismatch:
+            ctx.warn(mismatch)
+        wrong = engine.cache_check(CACHE_TOLERANCE[activation_dtype(dtype)])
+        flags = [] if wrong is None else ["wrong_result"]
+        if wrong is not None:
+            ctx.warn(wrong)
+        done = engine.LOAD_STEPS
         for prompt in prompts:
-            ctx.progress(done, total, f"prefill {prompt} tokens")
+            ctx.progress(done, total, engine.prefill_label(prompt))
             point = {**base, "prompt": prompt}
-            if not fits(shape, dtype, batch, prompt, free):
+            if not room(prompt):
                 ctx.row(too_big_row("prefill_tokens_per_s", "tok/s", point, prompt))
             else:
-                for row in _prefill_rows(ctx, lm, shape, point, flags, flop_ceiling):
+                for row in _prefill_rows(ctx, engine, shape, point, flags, flop_ceiling):
                     ctx.row(row)
             done += 1
         for depth in depths:
-            ctx.progress(done, total, f"decode {gen} tokens at depth {depth}")
+            ctx.progress(done, total, engine.decode_label(depth, gen))
             point = {**base, "depth": depth, "gen_tokens": gen}
-            if not fits(shape, dtype, batch, depth + gen, free):
+            if not room(depth + gen):
                 ctx.row(too_big_row("decode_tokens_per_s", "tok/s", point, depth + gen))
             else:
-                decoded = _decode(ctx, lm, point, loop)
+                decoded = _decode(ctx, engine, point, loop)
                 if bandwidth is None:
                     waiting.append((point, decoded))
                 else:
-                    for row in _decode_rows(shape, point, flags, bandwidth, decoded):
+                    for row in _decode_rows(engine, point, flags, bandwidth, decoded):
                         ctx.row(row)
             done += 1
-        from siliconbench.core.kit.rows import memory_row
         ctx.row(memory_row(ctx, base, flags))
     finally:
-        lm.release()
+        engine.release()
     rows_after_own_triad(ctx, waiting, total, lambda point, decoded, bandwidth:
-                         _decode_rows(shape, point, flags, bandwidth, decoded))
+                         _decode_rows(engine, point, flags, bandwidth, decoded))
     ctx.progress(total, total, "done")
 
 
@@ -443,21 +405,16 @@ def bound_setting(bandwidth: "Ceiling | None") -> dict:
 CACHE_TOLERANCE = {"float32": 1e-4, "float16": 2e-2, "bfloat16": 5e-2}
 
 
-def describe_shape(shape: ModelShape) -> str:
-    return (f"{shape.family}: {shape.layers} layers, hidden {shape.hidden}, {shape.heads} "
-            f"heads ({shape.kv_heads} KV) of {shape.head_dim}, feed-forward {shape.ffn}, "
-            f"vocabulary {shape.vocab}{', tied embeddings' if shape.tied else ''}")
-
-
 def too_big_row(metric: str, unit: str, point: dict, tokens: int) -> Row:
     return Row(metric, None, unit, point, flags=["unsupported"],
                note=f"the model with {tokens} positions of context does not fit in the "
                     "device's free memory")
 
 
-def _prefill_rows(ctx, lm, shape, point: dict, flags: list[str], ceiling) -> list[Row]:
+def _prefill_rows(ctx, engine: LLMEngine, shape, point: dict, flags: list[str],
+                  ceiling) -> list[Row]:
     batch, prompt = point["batch"], point["prompt"]
-    m = ctx.measure(lm.prefill(batch, prompt))
+    m = ctx.measure(engine.prefill(batch, prompt))
     flags = (["noisy"] if m.noisy else []) + flags
     rates = m.rates(batch * prompt)
     stats = summarize(rates)
@@ -466,8 +423,8 @@ def _prefill_rows(ctx, lm, shape, point: dict, flags: list[str], ceiling) -> lis
     ms = [t * 1e3 for t in m.per_call_s]
     return [Row("prefill_tokens_per_s", stats.median, "tok/s", point, stats, row_flags,
                 note, pct, rates),
-            Row("ttft_ms", summarize(ms).median, "ms", point, summarize(ms), list(flags), None,
-                None, ms)]
+            Row("ttft_ms", summarize(ms).median, "ms", point, summarize(ms), list(flags),
+                engine.TTFT_NOTE, None, ms)]
 
 
 class Decoded(NamedTuple):
@@ -477,9 +434,9 @@ class Decoded(NamedTuple):
     compile_s: float | None
 
 
-def _decode(ctx, lm, point: dict, loop: str) -> Decoded:
+def _decode(ctx, engine: LLMEngine, point: dict, loop: str) -> Decoded:
     batch, depth, gen = point["batch"], point["depth"], point["gen_tokens"]
-    decoder = lm.decoder(batch, depth, gen, loop)
+    decoder = engine.decoder(batch, depth, gen, loop)
     if getattr(decoder, "graphs_skipped", 0):
         ctx.warn(f"The compiled decode at depth {depth} ran without CUDA graphs "
                  f"({decoder.graphs_skipped} skipped; the run's log says why).")
@@ -490,7 +447,8 @@ def _decode(ctx, lm, point: dict, loop: str) -> Decoded:
     return Decoded(m, loop, decoder.compile_s)
 
 
-def _decode_rows(shape, point: dict, flags: list[str], ceiling, decoded: Decoded) -> list[Row]:
+def _decode_rows(engine: LLMEngine, point: dict, flags: list[str], ceiling,
+                 decoded: Decoded) -> list[Row]:
     """Decode tokens/s across the batch, its roofline (the weights once and each sequence's
     cache per step), and for a compiled loop the seconds its first call took, compilation
     included, which the decode timing leaves out."""
@@ -499,17 +457,17 @@ def _decode_rows(shape, point: dict, flags: list[str], ceiling, decoded: Decoded
     flags = (["noisy"] if m.noisy else []) + flags
     rates = m.rates(batch * gen)
     stats = summarize(rates)
-    step_bytes = bytes_per_decode_step(shape, point["dtype"], batch, depth, gen)
+    step_bytes = engine.step_bytes(batch, depth, gen)
     bound = None if ceiling is None else batch * ceiling[0] * 1e9 / step_bytes
     roof = None if ceiling is None else (bound, ceiling[1])
     pct, row_flags, note = against_ceiling(roof, stats.median, "tok/s", flags)
-    said = f"{loop} decode loop"
+    said = engine.decode_note(loop)
     rows = [Row("decode_tokens_per_s", stats.median, "tok/s", point, stats, row_flags,
                 f"{said}; {note}" if note else said, pct, rates)]
     if bound is not None:
         rows.append(Row("decode_roofline", bound, "tok/s", point, None, [],
                         f"{ceiling[1]} over {step_bytes / 1e6:.1f} MB read per step "
-                        f"({said})"))
+                        f"({engine.bound_note(loop)})"))
     if decoded.compile_s is not None:
         rows.append(Row("decode_compile_s", decoded.compile_s, "s", point, None, [],
                         f"the {loop} loop's first call of {gen} tokens: compilation, warm-up "
@@ -517,32 +475,11 @@ def _decode_rows(shape, point: dict, flags: list[str], ceiling, decoded: Decoded
     return rows
 
 
-def against_ceiling(ceiling, value: float, unit: str, flags: list[str]):
-    """(% of the ceiling, flags, note): above_peak where a number passes what the device can
-    do, which only a measurement error explains."""
-    if ceiling is None:
-        return None, list(flags), None
-    from siliconbench.core.peaks import assess
-    pct, above = assess(value, ceiling[0])
-    if above:
-        return pct, [*flags, "above_peak"], (f"{value:.4g} {unit} is above the bound "
-                                             f"({ceiling[0]:.4g} {unit}, {ceiling[1]}): "
-                                             "the measurement is wrong")
-    return pct, list(flags), f"% of {ceiling[0]:.4g} {unit} ({ceiling[1]})"
-
-
-PUBLISHED, MEASURED_TRIAD, MEASURED_GEMM = "published peak", "measured triad", "measured GEMM"
 # Array sizes (MB each) the run's own triad tries, the largest that fits: past this machine's
 # 32 MB L3 and an M-series chip's 96 MB SLC.
 OWN_TRIAD_MB = (256, 64)
 # The run's own triad is short: at most a second of warm-up and two of timing.
 OWN_TRIAD_SECONDS = {"max_warmup_s": 1.0, "max_time_s": 2.0}
-
-
-class Ceiling(NamedTuple):
-    value: float        # GB/s or TFLOPS
-    text: str           # where it comes from, in a sentence's words
-    source: str         # in a label's: "measured triad", "measured GEMM" or "published peak"
 
 
 def measured_ceiling(ctx, workload: str, dtype: str) -> Ceiling | None:
@@ -562,8 +499,9 @@ def measured_ceiling(ctx, workload: str, dtype: str) -> Ceiling | None:
 
 
 def own_triad(ctx) -> Ceiling | None:
-    """The triad (d = a * b + c, siliconbench.core.workloads.bandwidth's) measured now on the run's device,
-    briefly; None where it cannot run (the run then warns: its decode has no bound)."""
+    """The triad (d = a * b + c, siliconbench.core.workloads.bandwidth's) measured now on the
+    run's device, briefly; None where it cannot run (the run then warns: its decode has no
+    bound)."""
     from dataclasses import replace as changed
 
     from siliconbench.core.frameworks.ops import for_run
@@ -593,61 +531,17 @@ def own_triad(ctx) -> Ceiling | None:
                          f"{size} MB arrays)", MEASURED_TRIAD)
 
 
-def stored_ceiling(device_name: str, workload: str, dtype: str) -> Ceiling | None:
-    """From the newest run of `workload` of each framework measured on this machine's device
-    (by its name; siliconbench.core.estimate reads it too): the triad at its largest array (past the
-    caches), or the best GEMM rate in `dtype`; the highest of the frameworks'. A device's
-    ceiling is what its best kernel reached: MLX's CPU triad (1.0 GB/s here) is no bound on
-    torch's decode beside torch's (6.7 GB/s)."""
-    from siliconbench.core.store import Store, StoreError, default_path
-    if not default_path().exists():
-        return None
-    from siliconbench.core.machine import probe
-    here = probe().to_dict()
-    same = ("chip", "cpu_model", "model_identifier", "memory_bytes")
-    try:
-        store = Store()
-    except StoreError:
-        return None
-    newest: dict[str, Ceiling] = {}
-    try:
-        for rec in store.runs(workload=workload, status="ok"):
-            if rec.source != "measured" or rec.device_name != device_name \
-                    or rec.framework in newest \
-                    or any(rec.machine.get(k) != here.get(k) for k in same):
-                continue
-            if workload == "bandwidth":
-                rows = [r for r in rec.rows if r.value is not None and r.params.get("op") ==
-                        "triad" and "above_peak" not in r.flags]
-                if rows:
-                    row = max(rows, key=lambda r: r.params.get("size_mb", 0))
-                    newest[rec.framework] = Ceiling(
-                        row.value, f"the triad {row.value:.4g} GB/s measured here by run "
-                                   f"{rec.id[:8]} ({rec.framework})", MEASURED_TRIAD)
-            else:
-                rows = [r for r in rec.rows if r.value is not None and r.metric == "tflops"
-                        and r.params.get("dtype") == dtype and "above_peak" not in r.flags]
-                if rows:
-                    row = max(rows, key=lambda r: r.value)
-                    newest[rec.framework] = Ceiling(
-                        row.value, f"the {dtype} GEMM {row.value:.4g} TFLOPS measured here "
-                                   f"by run {rec.id[:8]} ({rec.framework})", MEASURED_GEMM)
-    finally:
-        store.close()
-    return max(newest.values(), key=lambda c: c.value, default=None)
-
-
 # ---------------------------------------------------------------- the terminal
 
 def llama_bench_table(rec) -> list[tuple[str, list[str], list[list[str]]]]:
     """The run as llama-bench prints it: one line per test, pp<prompt> and tg<tokens> (with
     @ d<depth> past an empty context), tokens/s as mean ± standard deviation of the blocks.
-    A llama.cpp run has llama-bench's own columns (its model name, backend, ngl, threads, and
-    rpk 0 where its weights were not repacked); the other engines' say their batch instead."""
+    The engine names its model, backend and own columns (LLMEngine.bench_columns): llama.cpp
+    llama-bench's (ngl, threads, rpk where not repacked), the others their batch."""
     import statistics
     s = rec.settings
-    llamacpp = rec.framework == "llamacpp"
-    repack = s.get("repack", True)         # records before it was said repacked by default
+    engine = engine_class(rec.framework)
+    columns = ["model", "size", "params", "backend", *engine.bench_columns(s), "test", "t/s"]
     lines = []
     for row in rec.rows:
         if row.metric not in ("prefill_tokens_per_s", "decode_tokens_per_s") or not row.samples:
@@ -659,20 +553,25 @@ def llama_bench_table(rec) -> list[tuple[str, list[str], list[list[str]]]]:
             test = f"tg{p['gen_tokens']}" + (f" @ d{p['depth']}" if p["depth"] else "")
         sd = statistics.stdev(row.samples) if len(row.samples) > 1 else 0.0
         size, params = s.get("weight_bytes"), s.get("parameters")
-        engine = ([str(s.get("backend", rec.device)), str(s.get("n_gpu_layers", "")),
-                   str(s.get("threads", ""))] + ([] if repack else ["0"]) if llamacpp
-                  else [f"{rec.framework} {rec.device}", str(p["batch"])])
-        lines.append([(s.get("model") if llamacpp else None) or f"{p['preset']} {p['dtype']}",
-                      _scaled(size, 1024, ("B", "KiB", "MiB", "GiB")) if size else "",
-                      _scaled(params, 1000, ("", "K", "M", "B")) if params else "",
-                      *engine, test, f"{statistics.fmean(row.samples):.2f} ± {sd:.2f}"])
+        cells = {"size": _scaled(size, 1024, ("B", "KiB", "MiB", "GiB")) if size else "",
+                 "params": _scaled(params, 1000, ("", "K", "M", "B")) if params else "",
+                 "test": test, "t/s": f"{statistics.fmean(row.samples):.2f} ± {sd:.2f}",
+                 **engine.bench_cells(rec, p)}
+        lines.append([cells[c] for c in columns])
     if not lines:
         return []
-    # llama-bench adds its rpk column where weights were not repacked (--repack 0): a build
-    # whose AMX kernels crash runs so (siliconbench/core/frameworks/llamacpp/llm.py, CRASHING_BUFFERS).
-    columns = (["ngl", "threads"] + ([] if repack else ["rpk"])) if llamacpp else ["batch"]
-    return [("llama-bench style", ["model", "size", "params", "backend", *columns, "test",
-                                   "t/s"], lines)]
+    return [("llama-bench style", columns, lines)]
+
+
+def engine_class(framework: str) -> type:
+    """The framework's LLMEngine class; for a record of a framework unknown here, the one of
+    the engines that build the shape."""
+    from siliconbench.core.frameworks import implementation
+    try:
+        return implementation(framework, "llm").Engine
+    except ValueError:    # an unknown framework, or one with no llm part
+        from siliconbench.core.kit.llm_engine import BuiltEngine
+        return BuiltEngine
 
 
 def _scaled(value: float, step: int, units: tuple[str, ...]) -> str:

@@ -8,18 +8,17 @@ each synchronised, from a context filled to the depth (-d) once and rewound to i
 call, as llama-bench restores its saved depth state. Warm-up and repetitions are SiliconBench's
 protocol (ctx.measure), so the rows carry its statistics, and they are the rows of the MLX and
 torch runs (prefill and decode tokens/s, time to first token, peak memory, decode against the
-memory bound), so the engines share the LLM tab and Compare.
-
-The workload hands its own module as `protocol` (shapes, bounds, row arithmetic): framework
-packages sit below the workloads and import none of them."""
+memory bound), so the engines share the LLM tab and Compare: the workload's run drives Engine,
+this module's siliconbench.core.workloads.llm.LLMEngine, as it drives torch's and MLX's."""
 
 from __future__ import annotations
 
 import ctypes
 
+from siliconbench.core.kit.llm_engine import plain_decoder
+from siliconbench.core.kit.llm_shapes import (ModelShape, describe_shape, kv_bytes,
+                                              memory_needed, weight_bytes)
 from siliconbench.core.params import ParamError
-from siliconbench.core.results import Row
-from siliconbench.core.stats import summarize
 
 DTYPES = ("float32", "float16", "bfloat16", "q8_0", "q4_0", "q4_k_m")
 LOOPS = ("eager",)           # one llama_decode per token; nothing is compiled
@@ -55,13 +54,13 @@ def extra_buffers(available: list[str]) -> tuple[bool, str]:
     return True, f"on, llama-bench's default ({', '.join(available) or 'none in this build'})"
 
 
-class Engine:
+class GgufModel:
     """A GGUF model loaded on the run's device, and one context at a time, driven through
     llama.cpp's C API with token ids (the model files have no vocabulary to tokenise with)."""
 
     def __init__(self, path, device, gpu_layers: int, threads: int, vocab: int) -> None:
-        from siliconbench.core.frameworks.llamacpp.adapter import (WEIGHT_BUFFERS, cpu_extra_buffer_types,
-                                                      lib, quiet)
+        from siliconbench.core.frameworks.llamacpp.adapter import (
+            WEIGHT_BUFFERS, cpu_extra_buffer_types, lib, quiet)
         self.lc = lc = lib()
         quiet()
         self.threads, self.vocab = threads, vocab
@@ -204,158 +203,145 @@ def backend(ctx) -> str:
     return "Metal" if name.startswith("MTL") else name.rstrip("0123456789") or "GPU"
 
 
-def _check(params: dict, protocol, shape) -> None:
-    dtype = params["dtype"]
-    if dtype not in DTYPES:
-        near = {"q4": " (llama.cpp's 4-bit type is q4_0, or q4_k_m)",
-                "q8": " (llama.cpp's 8-bit type is q8_0)"}.get(dtype, "")
-        raise ParamError(f"--dtype {dtype} does not run on llamacpp{near}; choose one of "
-                         f"{', '.join(DTYPES)}.")
-    if params["batch"] != 1:
-        raise ParamError("--batch: llama.cpp runs one sequence here, as llama-bench does; "
-                         "use --batch 1.")
-    protocol.check_loop(params, "llamacpp", LOOPS)
-    protocol.check_positions(params, shape)
-
-
-def run(ctx, params: dict, protocol) -> None:
-    from siliconbench.core.frameworks.llamacpp import models
-    from siliconbench.core.frameworks.llamacpp.adapter import commit, threads
-    from siliconbench.core.kit.rows import memory_row
-    shape = protocol.shape_for(params)
-    _check(params, protocol, shape)
-    dtype, gen = params["dtype"], params["gen_tokens"]
-    on_cpu = ctx.device.type == "cpu"
-    gpu_layers = 0 if on_cpu else (shape.layers + 1 if params.get("gpu_layers") is None
-                                   else params["gpu_layers"])
-    if on_cpu and params.get("gpu_layers"):
-        raise ParamError("--gpu-layers offloads to a GPU: the cpu device runs none; choose a "
-                         "GPU device or leave it out.")
-    n_threads = threads()
-    file_bytes = models.expected_bytes(shape, dtype)
-    free = ctx.adapter.free_memory(ctx.device)
-
-    def need(tokens: int) -> float:
-        return protocol.memory_needed(shape, KV_DTYPE, 1, tokens) \
-            - protocol.weight_bytes(shape, KV_DTYPE) + file_bytes
-
-    if free is not None and need(1) > 0.8 * free:
-        raise MemoryError(f"out of memory: {params['preset']} in {dtype} needs about "
-                          f"{need(1) / 1e9:.1f} GB and {ctx.device_id} has {free / 1e9:.1f} "
-                          "GB free")
-    prompts = params["prompts"] or [p for p in protocol.DEFAULT_PROMPTS
-                                    if free is None or need(p) <= 0.8 * free]
-    depths = params["depths"] or [d for d in protocol.DEFAULT_DEPTHS
-                                  if free is None or need(d + gen) <= 0.8 * free]
-    base = protocol.base_point(params)
-    flop_dtype = FLOP_DTYPE.get(dtype)
-    flop_ceiling = protocol.measured_ceiling(ctx, "gemm", flop_dtype) if flop_dtype else None
-    bandwidth = protocol.measured_ceiling(ctx, "bandwidth", dtype)
-    total = len(prompts) + len(depths) + 2 + (bandwidth is None)
-    ctx.progress(0, total, "the model file")
-    path = models.model_file(shape, params["preset"], dtype, n_threads,
-                             say=lambda text: ctx.progress(0, total, text))
-    stored = models.tensor_bytes(path)
-    ctx.progress(1, total, "loading the model")
-    quant = models.FTYPES[dtype][1]
-    ctx.inside(f"llama.cpp loading {path.name} ({quant})", REPORT)
-    lm = Engine(path, ctx.device, gpu_layers, n_threads, shape.vocab)
-    ctx.inside(f"llama.cpp running {path.name} ({quant}) on {backend(ctx)}", REPORT)
-    waiting = []
-    try:
-        ctx.record_settings(
-            model=lm.desc, shape=protocol.describe_shape(shape), parameters=lm.parameters,
-            weight_bytes=lm.size, gguf_file=str(path), gguf_type=quant,
-            backend=backend(ctx), n_gpu_layers=gpu_layers, threads=n_threads,
-            repack=lm.repack, extra_buffers=lm.extra_buffers, weight_buffers=lm.weight_buffers,
-            n_batch=N_BATCH, n_ubatch=N_UBATCH, flash_attn="auto", kv_cache=KV_DTYPE,
-            decode_loop="eager", llama_cpp_commit=commit(),
-            method="llama-bench's: pp = the prompt in n_batch chunks from an empty KV "
-                   "memory, then synchronise; tg = single-token decodes each synchronised",
-            **protocol.bound_setting(bandwidth))
-        if lm.parameters != shape.parameters:
-            ctx.warn(f"The GGUF model has {lm.parameters:,} parameters where the shape has "
-                     f"{shape.parameters:,}.")
-        same, gap = lm.next_token_check(min(16, shape.max_positions - 1))
-        flags = [] if same else ["wrong_result"]
-        if not same:
-            ctx.warn(f"Decoding with the KV cache picks another next token than decoding the "
-                     f"whole sequence (logits differ by {gap:.2e}): the results are wrong.")
-        done = 2
-        for prompt in prompts:
-            ctx.progress(done, total, f"pp{prompt}")
-            point = {**base, "prompt": prompt}
-            if free is not None and need(prompt) > 0.8 * free:
-                ctx.row(protocol.too_big_row("prefill_tokens_per_s", "tok/s", point, prompt))
-            else:
-                lm.open(prompt)
-                for row in _prefill_rows(ctx, lm, protocol, shape, point, flags, flop_ceiling):
-                    ctx.row(row)
-            done += 1
-        for depth in depths:
-            ctx.progress(done, total, f"tg{gen}" + (f" @ d{depth}" if depth else ""))
-            point = {**base, "depth": depth, "gen_tokens": gen}
-            if free is not None and need(depth + gen) > 0.8 * free:
-                ctx.row(protocol.too_big_row("decode_tokens_per_s", "tok/s", point, depth + gen))
-            else:
-                lm.open(depth + gen)
-                m = ctx.measure(lm.gen_call(depth, gen))
-                if bandwidth is None:
-                    waiting.append((point, m))
-                else:
-                    for row in _decode_rows(protocol, shape, stored, point, flags, bandwidth,
-                                            m):
-                        ctx.row(row)
-            done += 1
-        ctx.row(memory_row(ctx, base, flags))
-    finally:
-        lm.release()
-    def rows_for(point, m, bandwidth):
-        return _decode_rows(protocol, shape, stored, point, flags, bandwidth, m)
-    protocol.rows_after_own_triad(ctx, waiting, total, rows_for)
-    ctx.progress(total, total, "done")
-
-
-def _prefill_rows(ctx, lm, protocol, shape, point: dict, flags: list[str], ceiling):
-    prompt = point["prompt"]
-    m = ctx.measure(lm.prompt_call(prompt))
-    flags = (["noisy"] if m.noisy else []) + flags
-    rates = m.rates(prompt)
-    stats = summarize(rates)
-    tflops = summarize(m.rates(protocol.prefill_flops(shape, 1, prompt) / 1e12)).median
-    pct, row_flags, note = protocol.against_ceiling(ceiling, tflops, "TFLOPS", flags)
-    ms = [t * 1e3 for t in m.per_call_s]
-    return [Row("prefill_tokens_per_s", stats.median, "tok/s", point, stats, row_flags,
-                note, pct, rates),
-            Row("ttft_ms", summarize(ms).median, "ms", point, summarize(ms), list(flags),
-                "the prompt's decode with its last token's logits on the host (no sampling)",
-                None, ms)]
-
-
-def step_bytes(protocol, shape, stored: dict[str, int], depth: int, steps: int) -> float:
+def step_bytes(shape: ModelShape, stored: dict[str, int], depth: int, steps: int) -> float:
     """Bytes a decode step reads, averaged over `steps` steps from `depth`: every tensor of
     the file once (of an untied embedding table only the token's row, left out) and the
     float16 KV cache, one position longer each step."""
     weights = sum(stored.values())
     if not shape.tied:
         weights -= stored.get("token_embd.weight", 0)
-    return weights + protocol.kv_bytes(shape, KV_DTYPE, depth + (steps + 1) / 2)
+    return weights + kv_bytes(shape, KV_DTYPE, depth + (steps + 1) / 2)
 
 
-def _decode_rows(protocol, shape, stored, point: dict, flags: list[str], ceiling, m):
-    depth, gen = point["depth"], point["gen_tokens"]
-    flags = (["noisy"] if m.noisy else []) + flags
-    rates = m.rates(gen)
-    stats = summarize(rates)
-    per_step = step_bytes(protocol, shape, stored, depth, gen)
-    bound = None if ceiling is None else ceiling[0] * 1e9 / per_step
-    roof = None if ceiling is None else (bound, ceiling[1])
-    pct, row_flags, note = protocol.against_ceiling(roof, stats.median, "tok/s", flags)
-    said = "llama-bench's tg: single-token decodes, each synchronised"
-    rows = [Row("decode_tokens_per_s", stats.median, "tok/s", point, stats, row_flags,
-                f"{said}; {note}" if note else said, pct, rates)]
-    if bound is not None:
-        rows.append(Row("decode_roofline", bound, "tok/s", point, None, [],
-                        f"{ceiling[1]} over {per_step / 1e6:.1f} MB read per step (the GGUF "
-                        "file's tensors and the float16 KV cache)"))
-    return rows
+class Engine:
+    """The llm workload's engine on llama.cpp: the shape written as a GGUF file of the type
+    (models.model_file), loaded with llama-bench's offload, contexts and threads (GgufModel),
+    timed as llama-bench's pp and tg tests."""
+    DTYPES, LOOPS = DTYPES, LOOPS
+    DTYPE_HINTS = {"q4": " (llama.cpp's 4-bit type is q4_0, or q4_k_m)",
+                   "q8": " (llama.cpp's 8-bit type is q8_0)"}
+    LOAD_STEPS = 2               # the model file, then loading it
+    TTFT_NOTE = "the prompt's decode with its last token's logits on the host (no sampling)"
+
+    def __init__(self, ctx, shape: ModelShape, params: dict) -> None:
+        self.ctx, self.shape, self.params, self.dtype = ctx, shape, params, params["dtype"]
+        self.on_cpu = ctx.device.type == "cpu"
+        asked = params.get("gpu_layers")
+        self.gpu_layers = 0 if self.on_cpu else (shape.layers + 1 if asked is None else asked)
+        self.model: GgufModel | None = None
+        self.path, self.stored, self.threads, self._file_bytes = None, {}, None, None
+
+    def check(self) -> None:
+        if self.params["batch"] != 1:
+            raise ParamError("--batch: llama.cpp runs one sequence here, as llama-bench does; "
+                             "use --batch 1.")
+        if self.on_cpu and self.params.get("gpu_layers"):
+            raise ParamError("--gpu-layers offloads to a GPU: the cpu device runs none; choose "
+                             "a GPU device or leave it out.")
+
+    def products_dtype(self) -> str | None:
+        return None              # llama.cpp's own kernels: no framework product speaks for them
+
+    def gemm_dtype(self) -> str | None:
+        return FLOP_DTYPE.get(self.dtype)
+
+    def memory_needed(self, batch: int, tokens: int) -> float:
+        """The file's bytes, and the float16 KV cache and activations of `tokens` positions."""
+        if self._file_bytes is None:
+            from siliconbench.core.frameworks.llamacpp import models
+            self._file_bytes = models.expected_bytes(self.shape, self.dtype)
+        return memory_needed(self.shape, KV_DTYPE, batch, tokens) \
+            - weight_bytes(self.shape, KV_DTYPE) + self._file_bytes
+
+    def settings(self) -> dict:
+        """What llama.cpp says of the model it loaded, and how it runs it; nothing before."""
+        lm = self.model
+        if lm is None:
+            return {}
+        from siliconbench.core.frameworks.llamacpp.adapter import commit
+        from siliconbench.core.frameworks.llamacpp.models import FTYPES
+        return dict(
+            model=lm.desc, shape=describe_shape(self.shape), parameters=lm.parameters,
+            weight_bytes=lm.size, gguf_file=str(self.path), gguf_type=FTYPES[self.dtype][1],
+            backend=backend(self.ctx), n_gpu_layers=self.gpu_layers, threads=self.threads,
+            repack=lm.repack, extra_buffers=lm.extra_buffers, weight_buffers=lm.weight_buffers,
+            n_batch=N_BATCH, n_ubatch=N_UBATCH, flash_attn="auto", kv_cache=KV_DTYPE,
+            llama_cpp_commit=commit(),
+            method="llama-bench's: pp = the prompt in n_batch chunks from an empty KV "
+                   "memory, then synchronise; tg = single-token decodes each synchronised")
+
+    def load(self, say) -> None:
+        """The model file (written and quantised once, then reused), then llama.cpp loading
+        it; each said first (ctx.inside), so a crash in it names the file."""
+        from siliconbench.core.frameworks.llamacpp import models
+        from siliconbench.core.frameworks.llamacpp.adapter import threads
+        ctx, self.threads = self.ctx, threads()
+        say(0, "the model file")
+        self.path = path = models.model_file(self.shape, self.params["preset"], self.dtype,
+                                             self.threads, say=lambda text: say(0, text))
+        self.stored = models.tensor_bytes(path)
+        say(1, "loading the model")
+        quant = models.FTYPES[self.dtype][1]
+        ctx.inside(f"llama.cpp loading {path.name} ({quant})", REPORT)
+        self.model = GgufModel(path, ctx.device, self.gpu_layers, self.threads,
+                               self.shape.vocab)
+        ctx.inside(f"llama.cpp running {path.name} ({quant}) on {backend(ctx)}", REPORT)
+
+    def mismatch(self) -> str | None:
+        if self.model.parameters == self.shape.parameters:
+            return None
+        return (f"The GGUF model has {self.model.parameters:,} parameters where the shape has "
+                f"{self.shape.parameters:,}.")
+
+    def default_loop(self) -> str:
+        return "eager"
+
+    def cache_check(self, tolerance: float) -> str | None:
+        """The next token, as llama-bench's users read it; the logits' gap is only said."""
+        same, gap = self.model.next_token_check(min(16, self.shape.max_positions - 1))
+        if same:
+            return None
+        return (f"Decoding with the KV cache picks another next token than decoding the whole "
+                f"sequence (logits differ by {gap:.2e}): the results are wrong.")
+
+    def prefill(self, batch: int, prompt: int):
+        self.model.open(prompt)
+        return self.model.prompt_call(prompt)
+
+    def decoder(self, batch: int, depth: int, steps: int, loop: str):
+        self.model.open(depth + steps)
+        return plain_decoder(self.model.gen_call(depth, steps))
+
+    def step_bytes(self, batch: int, depth: int, steps: int) -> float:
+        return step_bytes(self.shape, self.stored, depth, steps)
+
+    def prefill_label(self, prompt: int) -> str:
+        return f"pp{prompt}"
+
+    def decode_label(self, depth: int, steps: int) -> str:
+        return f"tg{steps}" + (f" @ d{depth}" if depth else "")
+
+    def decode_note(self, loop: str) -> str:
+        return "llama-bench's tg: single-token decodes, each synchronised"
+
+    def bound_note(self, loop: str) -> str:
+        return "the GGUF file's tensors and the float16 KV cache"
+
+    def release(self) -> None:
+        if self.model is not None:
+            self.model.release()
+
+    @staticmethod
+    def bench_columns(settings: dict) -> list[str]:
+        """llama-bench's, with its rpk column where weights were not repacked (--repack 0):
+        a build whose AMX kernels crash runs so (CRASHING_BUFFERS)."""
+        repack = settings.get("repack", True)   # records before it was said repacked by default
+        return ["ngl", "threads"] + ([] if repack else ["rpk"])
+
+    @staticmethod
+    def bench_cells(rec, point: dict) -> dict[str, str]:
+        s = rec.settings
+        return {"model": s.get("model") or f"{point['preset']} {point['dtype']}",
+                "backend": str(s.get("backend", rec.device)),
+                "ngl": str(s.get("n_gpu_layers", "")), "threads": str(s.get("threads", "")),
+                "rpk": "0"}

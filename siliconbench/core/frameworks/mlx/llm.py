@@ -1,4 +1,4 @@
-"""MLX's part of the llm workload (the interface is in siliconbench.core.workloads.llm's docstring): mlx-lm's
+"""MLX's part of the llm workload, its Engine (siliconbench.core.workloads.llm.LLMEngine): mlx-lm's
 own Llama and Qwen3 classes built from their ModelArgs with random weights, its KV cache, and
 the generate loop of mlx_lm.generate, so the numbers are what mlx-lm users get."""
 
@@ -8,17 +8,19 @@ import importlib.util
 import sys
 import types
 
+from siliconbench.core.kit.llm_engine import BuiltEngine, plain_decoder
+from siliconbench.core.kit.llm_shapes import GROUP_SIZE   # mlx-lm's converter's default
+
 DTYPES = ("bfloat16", "float16", "float32", "q4", "q8")
 LOOPS = ("eager",)           # mlx_lm.generate's loop; it compiles nothing
-GROUP_SIZE = 64              # mlx-lm's converter's default
 
 
 def _mlx_lm(module: str):
     """mlx_lm.models.<module>, without running mlx_lm's package __init__: that loads the
     tokenizer helpers, hence transformers, which imports torch wherever torch is installed,
-    and a run's process is MLX's alone (siliconbench.core.frameworks.isolate). The model modules need
-    nothing of it. A process that imported all of mlx_lm (benchmarks/llm_fidelity.py) keeps
-    it."""
+    and a run's process is MLX's alone (siliconbench.core.frameworks.isolate). The model
+    modules need nothing of it. A process that imported all of mlx_lm
+    (benchmarks/llm_fidelity.py) keeps it."""
     if "mlx_lm" not in sys.modules:
         spec = importlib.util.find_spec("mlx_lm")
         if spec is None:
@@ -39,10 +41,6 @@ def model_args(shape) -> dict:
             "vocab_size": shape.vocab, "max_position_embeddings": shape.max_positions,
             "rope_theta": shape.rope_theta, "rope_scaling": shape.rope_scaling,
             "tie_word_embeddings": shape.tied}
-
-
-def build(ctx, shape, dtype: str) -> "MlxLM":
-    return MlxLM(shape, dtype)
 
 
 class MlxLM:
@@ -125,8 +123,7 @@ class MlxLM:
                     mx.async_eval(following)
                 y.tolist()
                 y = following
-        call.compile_s, call.recompiled = None, lambda: False
-        return call
+        return plain_decoder(call)
 
     def cache_gap(self, length: int, prefilled: bool = True) -> float:
         mx = self.mx
@@ -142,3 +139,11 @@ class MlxLM:
     def release(self) -> None:
         self.model = None
         self.mx.clear_cache()
+
+
+class Engine(BuiltEngine):
+    """The llm workload's engine on MLX: the shape built by mlx-lm's classes (MlxLM)."""
+    DTYPES, LOOPS = DTYPES, LOOPS
+
+    def build(self) -> MlxLM:
+        return MlxLM(self.shape, self.dtype)

@@ -1,4 +1,4 @@
-"""PyTorch's part of the llm workload (the interface is in siliconbench.core.workloads.llm's docstring):
+"""PyTorch's part of the llm workload, its Engine (siliconbench.core.workloads.llm.LLMEngine):
 transformers' LlamaForCausalLM and Qwen3ForCausalLM built from a config with random weights,
 and its static KV cache, as model.generate(cache_implementation="static") uses them.
 
@@ -15,6 +15,8 @@ kernels: C++ on a CPU, tested here; Metal on MPS, not yet run on a Mac)."""
 from __future__ import annotations
 
 import time
+
+from siliconbench.core.kit.llm_engine import BuiltEngine
 
 DTYPES = ("bfloat16", "float16", "float32")
 LOOPS = ("eager", "compiled")
@@ -47,10 +49,6 @@ def cache_keyword(model_cls) -> str:
     import inspect
     return "cache" if "cache" in inspect.signature(model_cls.forward).parameters \
         else "past_key_values"
-
-
-def build(ctx, shape, dtype: str) -> "TorchLM":
-    return TorchLM(shape, dtype, ctx.device)
 
 
 def _graphs() -> int:
@@ -217,3 +215,11 @@ class TorchLM:
         self.model = None
         if self.device.type == "cuda":
             self.torch.cuda.empty_cache()
+
+
+class Engine(BuiltEngine):
+    """The llm workload's engine on PyTorch: the shape built by transformers (TorchLM)."""
+    DTYPES, LOOPS = DTYPES, LOOPS
+
+    def build(self) -> TorchLM:
+        return TorchLM(self.shape, self.dtype, self.ctx.device)

@@ -1,0 +1,112 @@
+"""What the LLM engines of the frameworks that build the shape themselves share (torch's
+transformers models, MLX's mlx-lm classes): the model is the preset's shape with random
+weights, so its size, the memory a run needs and the bytes each decode step reads all come from
+the shape (siliconbench.core.kit.llm_shapes). A framework's engine subclasses BuiltEngine and
+gives its precisions (DTYPES), its decode loops (LOOPS) and build(); the interface they fill in
+is siliconbench.core.workloads.llm.LLMEngine."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from siliconbench.core.kit.llm_shapes import (ModelShape, activation_dtype,
+                                              bytes_per_decode_step, describe_shape,
+                                              memory_needed, weight_bytes)
+
+
+def plain_decoder(call: Callable[[], object]) -> Callable[[], object]:
+    """A decode call of a loop that compiles nothing: no compile time, never recompiled."""
+    call.compile_s, call.recompiled = None, lambda: False
+    return call
+
+
+class BuiltEngine:
+    """An engine whose model the framework builds from the shape; `self.lm` is the built model
+    (its parameters, stored_bytes, prefill, decoder, default_loop, cache_gap and release)."""
+    DTYPES: tuple[str, ...] = ()
+    LOOPS: tuple[str, ...] = ("eager",)
+    DTYPE_HINTS: dict[str, str] = {}
+    LOAD_STEPS = 1
+    TTFT_NOTE: str | None = None
+
+    def __init__(self, ctx, shape: ModelShape, params: dict) -> None:
+        self.ctx, self.shape, self.dtype = ctx, shape, params["dtype"]
+        self.lm = None
+
+    def build(self):
+        """The model on ctx.device with random weights."""
+        raise NotImplementedError
+
+    def check(self) -> None:
+        """Nothing beyond the workload's own checks."""
+
+    def products_dtype(self) -> str | None:
+        return activation_dtype(self.dtype)
+
+    def gemm_dtype(self) -> str | None:
+        return activation_dtype(self.dtype)
+
+    def memory_needed(self, batch: int, tokens: int) -> float:
+        return memory_needed(self.shape, self.dtype, batch, tokens)
+
+    def settings(self) -> dict:
+        """From the shape alone: the same before the model is built and after."""
+        return {"model": describe_shape(self.shape), "parameters": self.shape.parameters,
+                "weight_bytes": weight_bytes(self.shape, self.dtype)}
+
+    def load(self, say: Callable[[int, str], None]) -> None:
+        say(0, "building the model")
+        self.lm = self.build()
+
+    def mismatch(self) -> str | None:
+        """The roofline counts bytes from the shape: the built model must be that shape."""
+        lm, shape, stored = self.lm, self.shape, weight_bytes(self.shape, self.dtype)
+        if (lm.parameters, lm.stored_bytes) == (shape.parameters, stored):
+            return None
+        return (f"The {self.ctx.framework} model has {lm.parameters:,} parameters in "
+                f"{lm.stored_bytes:,} bytes where the shape has {shape.parameters:,} in "
+                f"{stored:,}.")
+
+    def default_loop(self) -> str:
+        return self.lm.default_loop()
+
+    def cache_check(self, tolerance: float) -> str | None:
+        gap = self.lm.cache_gap(min(16, self.shape.max_positions))
+        if gap <= tolerance:
+            return None
+        return (f"Decoding with the cache differs from running the whole sequence by "
+                f"{gap:.2e} in the logits: the results are wrong.")
+
+    def prefill(self, batch: int, prompt: int) -> Callable[[], object]:
+        return self.lm.prefill(batch, prompt)
+
+    def decoder(self, batch: int, depth: int, steps: int, loop: str):
+        return self.lm.decoder(batch, depth, steps, loop)
+
+    def step_bytes(self, batch: int, depth: int, steps: int) -> float:
+        return bytes_per_decode_step(self.shape, self.dtype, batch, depth, steps)
+
+    def prefill_label(self, prompt: int) -> str:
+        return f"prefill {prompt} tokens"
+
+    def decode_label(self, depth: int, steps: int) -> str:
+        return f"decode {steps} tokens at depth {depth}"
+
+    def decode_note(self, loop: str) -> str:
+        return f"{loop} decode loop"
+
+    def bound_note(self, loop: str) -> str:
+        return self.decode_note(loop)
+
+    def release(self) -> None:
+        if self.lm is not None:
+            self.lm.release()
+
+    @staticmethod
+    def bench_columns(settings: dict) -> list[str]:
+        return ["batch"]
+
+    @staticmethod
+    def bench_cells(rec, point: dict) -> dict[str, str]:
+        return {"model": f"{point['preset']} {point['dtype']}",
+                "backend": f"{rec.framework} {rec.device}", "batch": str(point["batch"])}

@@ -1,0 +1,128 @@
+"""An LLM's shape and its arithmetic, which the llm workload (whose presets are such shapes)
+and every engine that runs it (siliconbench.core.frameworks.<framework>.llm) share: a model's
+shape as its published config.json gives it, its parameters, the bytes of its weights as
+stored (quantised or not) and of its KV cache, the bytes a decode step reads, a prefill's FLOPs
+and the memory a run needs. Pure arithmetic on the shape: no framework, no protocol."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """What the benchmark needs of a published config.json."""
+    family: str                  # llama | qwen3: the model class the frameworks build
+    layers: int                  # num_hidden_layers
+    hidden: int                  # hidden_size
+    heads: int                   # num_attention_heads
+    kv_heads: int                # num_key_value_heads
+    head_dim: int
+    ffn: int                     # intermediate_size
+    vocab: int                   # vocab_size
+    tied: bool                   # tie_word_embeddings
+    rope_theta: float
+    rms_eps: float
+    max_positions: int           # max_position_embeddings
+    rope_scaling: dict | None = None
+
+    @property
+    def qk_norm(self) -> bool:
+        return self.family == "qwen3"   # Qwen3 RMS-normalises queries and keys per head
+
+    def matrices(self) -> list[tuple[int, int]]:
+        """(out, in) of every weight matrix a token passes through, once per layer, then the
+        output head (which is the embedding table when tied)."""
+        q, kv = self.heads * self.head_dim, self.kv_heads * self.head_dim
+        layer = [(q, self.hidden), (kv, self.hidden), (kv, self.hidden), (self.hidden, q),
+                 (self.ffn, self.hidden), (self.ffn, self.hidden), (self.hidden, self.ffn)]
+        return layer * self.layers + [(self.vocab, self.hidden)]
+
+    def norm_weights(self) -> int:
+        per_layer = 2 * self.hidden + (2 * self.head_dim if self.qk_norm else 0)
+        return self.layers * per_layer + self.hidden
+
+    @property
+    def parameters(self) -> int:
+        embedding = self.vocab * self.hidden
+        matrices = sum(o * i for o, i in self.matrices())
+        return matrices + (0 if self.tied else embedding) + self.norm_weights()
+
+    @property
+    def matmul_parameters(self) -> int:
+        """Weights of the per-layer matrix products (no embedding, no head)."""
+        return sum(o * i for o, i in self.matrices()[:-1])
+
+
+QUANT_BITS = {"q4": 4, "q8": 8,
+              # llama.cpp's: a float16 scale per 32 weights is the same 0.5 bit a weight as
+              # MLX's two bfloat16 per 64, so the estimates hold (Q4_K_M: about 4.5 too).
+              "q8_0": 8, "q4_0": 4, "q4_k_m": 4}
+GROUP_SIZE = 64              # mlx-lm's converter's default quantisation group
+ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2}
+
+
+def weight_bytes(shape: ModelShape, dtype: str) -> int:
+    """Bytes of the weights as stored: the layers' matrices, the embedding table, the head
+    when untied, the norms."""
+    tables = [(shape.vocab, shape.hidden)] * (1 if shape.tied else 2)
+    return _bytes(shape.matrices()[:-1] + tables, shape, dtype)
+
+
+def _bytes(matrices: list[tuple[int, int]], shape: ModelShape, dtype: str) -> int:
+    """Quantised: every matrix in `bits` per weight plus a bfloat16 scale and bias per group
+    of 64 inputs (mlx-lm leaves a matrix whose inputs do not divide into groups as it is);
+    norms stay in the activations' dtype."""
+    item = ITEMSIZE[activation_dtype(dtype)]
+    total = item * shape.norm_weights()
+    for out, inp in matrices:
+        if dtype in QUANT_BITS and inp % GROUP_SIZE == 0:
+            total += out * inp * QUANT_BITS[dtype] // 8 + out * (inp // GROUP_SIZE) * 2 * item
+        else:
+            total += out * inp * item
+    return total
+
+
+def activation_dtype(dtype: str) -> str:
+    return "bfloat16" if dtype in QUANT_BITS else dtype
+
+
+def kv_bytes(shape: ModelShape, dtype: str, tokens: float) -> float:
+    """Bytes of keys and values of `tokens` positions of one sequence."""
+    return 2 * shape.layers * shape.kv_heads * shape.head_dim * tokens \
+        * ITEMSIZE[activation_dtype(dtype)]
+
+
+def bytes_per_decode_step(shape: ModelShape, dtype: str, batch: int, depth: int,
+                          steps: int) -> float:
+    """Bytes read from memory per decode step, averaged over `steps` steps from `depth`:
+    every matrix a token passes through and the norms once (of the embedding table only the
+    token's row, left out), and each sequence's keys and values, which grow by one position
+    per step."""
+    return _bytes(shape.matrices(), shape, dtype) \
+        + batch * kv_bytes(shape, dtype, depth + (steps + 1) / 2)
+
+
+def prefill_flops(shape: ModelShape, batch: int, prompt: int) -> float:
+    """2 x matrix weights x tokens, attention's scores and weighted sum as PaLM counts them
+    (4 x layers x heads x head_dim x prompt^2, no causal halving), and the head on the last
+    token, which is all a generator computes it for."""
+    attention = 4 * shape.layers * shape.heads * shape.head_dim * prompt ** 2
+    return batch * (2.0 * shape.matmul_parameters * prompt + attention
+                    + 2.0 * shape.vocab * shape.hidden)
+
+
+def memory_needed(shape: ModelShape, dtype: str, batch: int, tokens: int) -> float:
+    """Weights, the cache of `tokens` positions, and a prefill's largest activations (the
+    feed-forward's, and attention scores where no fused kernel avoids them)."""
+    act = ITEMSIZE[activation_dtype(dtype)]
+    activations = batch * tokens * (3 * shape.ffn + 4 * shape.hidden) * act \
+        + batch * shape.heads * tokens * tokens * 4
+    return weight_bytes(shape, dtype) + batch * kv_bytes(shape, dtype, tokens) + activations
+
+
+
+def describe_shape(shape: ModelShape) -> str:
+    return (f"{shape.family}: {shape.layers} layers, hidden {shape.hidden}, {shape.heads} "
+            f"heads ({shape.kv_heads} KV) of {shape.head_dim}, feed-forward {shape.ffn}, "
+            f"vocabulary {shape.vocab}{', tied embeddings' if shape.tied else ''}")
