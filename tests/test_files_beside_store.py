@@ -24,6 +24,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from siliconbench.core import cli, runner  # noqa: E402
 from siliconbench.core.frameworks import FRAMEWORKS, DeviceInfo, FrameworkInfo  # noqa: E402
 from tests.cli_processes import ROOT, cli_in_process  # noqa: E402
+from tests.dialogs import the_sheet  # noqa: E402
 from tests.recorded import recorded  # noqa: E402
 
 sb = cli_in_process
@@ -366,7 +367,7 @@ def name_machine(window, text: str):
     """Name Machine as a person does: the menu entry, the dialog, a name typed, OK."""
     from PySide6.QtWidgets import QInputDialog, QLineEdit
     window.rename_action.trigger()
-    dialog = window.message_box
+    dialog = the_sheet(window)
     assert isinstance(dialog, QInputDialog) and dialog.isVisible()
     dialog.findChild(QLineEdit).setText(text)
     dialog.accept()
@@ -390,7 +391,7 @@ def test_name_machine_that_cannot_be_kept_says_so_and_renames_nothing(broken, wi
     else:
         hostile(path, broken)
     name_machine(window, "Lab box")
-    box = window.message_box
+    box = the_sheet(window)
     assert isinstance(box, QMessageBox) and box.isVisible()
     assert box.text() == window.last_message
     assert window.last_message.startswith("The machine was not named: ")
@@ -416,6 +417,6 @@ def test_name_machine_takes_at_most_what_a_record_holds(window, store, run_shown
     assert [r.label for r in records_from_file(out)] == ["é" * LABEL_MAX]   # imports again
 
     window.rename_action.trigger()
-    window.message_box.textValueSelected.emit("x" * (LABEL_MAX + 1))  # past the line edit
+    the_sheet(window).textValueSelected.emit("x" * (LABEL_MAX + 1))  # past the line edit
     assert "at most 200 characters" in window.last_message
     assert store.get(run_shown.id).label == "é" * LABEL_MAX

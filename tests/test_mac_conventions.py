@@ -13,6 +13,7 @@ from PySide6.QtGui import QAction, QKeySequence
 
 from siliconbench.gui import settings as prefs
 from siliconbench.gui.shortcuts import chart_shortcut, shortcuts
+from tests.dialogs import the_sheet
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -139,17 +140,6 @@ def test_the_window_menu_minimizes_zooms_and_brings_all_to_front(qtbot, window):
 REAL_RUNS = Path(__file__).parent / "data" / "runs" / "tiny-cpu-runs.json"
 
 
-def the_sheet(window):
-    """The dialog showing over the window: window-modal (a sheet on the Mac), not blocking the
-    event loop (the call that opened it has returned), and owned by this window."""
-    from PySide6.QtWidgets import QApplication
-    dialog = QApplication.activeModalWidget()
-    assert dialog is not None and dialog.isVisible()
-    assert dialog.windowModality() == Qt.WindowModality.WindowModal
-    assert dialog.parentWidget().window() is window
-    return dialog
-
-
 def with_runs(window) -> None:
     assert window.import_files([str(REAL_RUNS)])
     window.select_all_runs()
@@ -197,7 +187,7 @@ def test_the_parameter_forms_and_compares_file_dialogs_are_sheets(qtbot, window,
         assert button.isEnabled()  # two GEMM runs are compared
         qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
         assert "Export" in the_sheet(window).windowTitle()
-        window.compare.file_dialog.reject()
+        the_sheet(window).reject()
 
 
 def test_run_details_open_beside_the_window_not_over_it(window):
@@ -227,6 +217,7 @@ def test_closing_while_runs_go_asks_in_a_sheet_and_cancel_keeps_the_window(qtbot
     assert not window.close()                         # not yet: it asks
     sheet = the_sheet(window)
     assert sheet.windowTitle() == "Stop the runs?"
+    assert not window.close() and the_sheet(window) is sheet   # asked once at a time
     sheet.reject()                                    # Cancel: the window and the run go on
     assert window.isVisible() and window.queue.busy
     assert not window.close()

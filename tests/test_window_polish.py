@@ -15,7 +15,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QMessageBox  # noqa: E402
 
-from tests.dialogs import answer_file_dialog  # noqa: E402
+from tests.dialogs import answer_file_dialog, the_sheet  # noqa: E402
 
 REAL_RUNS = Path(__file__).parent / "data" / "runs" / "tiny-cpu-runs.json"
 
@@ -40,7 +40,7 @@ def test_deleting_selected_runs_asks_then_deletes_them(qtbot, window, store, imp
         window.delete_action.trigger()
     else:
         qtbot.mouseClick(window.results.delete_button, Qt.MouseButton.LeftButton)
-    box = window.message_box
+    box = the_sheet(window)
     assert isinstance(box, QMessageBox) and box.isVisible()
     assert "Delete 1 run from" in box.text()
     click_button(qtbot, box, "Cancel")                      # Cancel keeps everything
@@ -48,7 +48,7 @@ def test_deleting_selected_runs_asks_then_deletes_them(qtbot, window, store, imp
 
     window.results.select_ids({imported[0]})
     window.delete_action.trigger()
-    click_button(qtbot, window.message_box, "Delete")
+    click_button(qtbot, the_sheet(window), "Delete")
     assert [r.id for r in store.runs()] == [imported[1]]
     assert window.results.proxy.rowCount() == 1
     assert "Deleted 1 run." in window.statusBar().currentMessage()
@@ -57,7 +57,7 @@ def test_deleting_selected_runs_asks_then_deletes_them(qtbot, window, store, imp
     assert window.charts.curves["tflops"].point_count() + \
         window.charts.curves["gb_per_s"].point_count() > 0
     window.delete_action.trigger()
-    click_button(qtbot, window.message_box, "Delete")
+    click_button(qtbot, the_sheet(window), "Delete")
     assert store.runs() == [] and window.charts.curves["tflops"].point_count() == 0
     assert window.charts.curves["gb_per_s"].point_count() == 0
 
@@ -139,7 +139,7 @@ def test_a_huge_run_is_questioned_before_it_starts(qtbot, window):
     for dtype, box in form.fields["dtypes"].choice_boxes.items():
         box.setChecked(dtype == "float64")
     assert window.run_clicked() == []                      # not queued yet
-    box = window.message_box
+    box = the_sheet(window)
     assert box.isVisible() and "N=32768 in float64" in box.informativeText()
     assert box.windowModality() == Qt.WindowModality.WindowModal  # a sheet on the Mac
     assert "may take about" in box.informativeText()
@@ -171,7 +171,7 @@ def test_fields_that_do_not_fit_together_are_refused_before_a_run_is_queued(qtbo
     window.form.fields["batch_size"].editor.setText("4")
     assert window.run_button.isEnabled()        # each field alone is fine
     assert window.run_clicked() == [] and window.queue.jobs == []
-    assert window.message_box.isVisible()
+    assert the_sheet(window).isVisible()
     assert window.last_message == "Images (3) must be at least Batch size (4)."
 
 

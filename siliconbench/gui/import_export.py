@@ -1,7 +1,7 @@
 """File > Import Results… and the exports (selected runs as CSV or JSON, the chart shown as
 PNG or SVG), with their file dialogs. Every file dialog is a sheet on the Mac: window-modal and
-opened with open(), so the event loop (live runs, charts) goes on while it is up; the one
-showing is kept as its parent's `file_dialog`."""
+opened with open(), so the event loop (live runs, charts) goes on while it is up, and owned by
+its parent (alive while open)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,6 @@ def file_dialog(parent: QWidget, title: str, start: str, file_filter: str,
     from PySide6.QtCore import Qt   # not before the first paint (siliconbench/gui/qt_values.py)
     dialog.setWindowModality(Qt.WindowModality.WindowModal)
     dialog.accepted.connect(lambda: chosen(dialog.selectedFiles(), dialog.selectedNameFilter()))
-    parent.file_dialog = dialog  # kept alive while it is open (tests answer it)
     dialog.open()
     return dialog
 

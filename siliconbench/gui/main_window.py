@@ -21,7 +21,7 @@ from siliconbench.gui.device_list import DeviceList, device_key
 from siliconbench.gui.machine_card import MachineCard
 from siliconbench.gui.param_form import ParamForm
 from siliconbench.gui.qt_values import set_value
-from siliconbench.gui.sheets import message_sheet, open_sheet, question_sheet
+from siliconbench.gui.sheets import message_sheet, open_sheet, question_sheet, showing
 from siliconbench.gui.theme import Theme, palette_theme, theme_for, tone, tone_role, tone_roles
 from siliconbench.gui.workload_catalogue import WorkloadCatalogue
 
@@ -72,8 +72,6 @@ class MainWindow(QMainWindow):
         self.theme: Theme | None = None
         self.ask_before_closing = True
         self.last_message = ""           # the last error or notice shown (tests read it)
-        self.message_box = None          # the sheet showing (siliconbench.gui.sheets)
-        self.file_dialog = None          # the file dialog showing (siliconbench.gui.import_export)
         self._quit_when_closed = False
         self.forms: dict[str, ParamForm] = {}
 
@@ -648,7 +646,7 @@ class MainWindow(QMainWindow):
         # (Closed before build_rest, the window has no queue to ask about or stop.)
         if self._rest_built and self.queue.busy and self.ask_before_closing:
             event.ignore()
-            if not (self.message_box and self.message_box.isVisible()):  # asked once at a time
+            if showing(self) is None:  # asked once at a time
                 self.confirm_close()
             return
         prefs.save_window(self)
