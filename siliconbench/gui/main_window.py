@@ -5,6 +5,7 @@ queue, and wires the panels' signals together."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QSettings, QTimer
@@ -82,8 +83,8 @@ class MainWindow(QMainWindow):
         self._charts = None
         self.compare = None
         self._build()
-        self.menus = menus.build_menu_bar(self)   # their entries: fill_menus
-        self.menus_filled = False
+        self.menus = menus.build_menu_bar(self.menuBar())
+        self.actions: menus.MenuActions | None = None   # the menus' entries: fill_menus
         self._connect()
         # pyqtgraph takes references to None/True/False it never gave back (on a resize, say):
         # keep the interpreter's counts far from zero (siliconbench/gui/singleton_refs.py).
@@ -262,7 +263,7 @@ class MainWindow(QMainWindow):
         view = results.view
         view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         view.customContextMenuRequested.connect(
-            lambda pos: menus.results_context_menu(self, pos))
+            lambda pos: menus.results_context_menu(self, self.actions, view, pos))
         view.doubleClicked.connect(lambda _: self.show_run_details())
         if self.theme is not None:
             self._queue_view.apply_theme(self.theme)
@@ -285,7 +286,7 @@ class MainWindow(QMainWindow):
         self.chart_slot.addWidget(charts)
         self.chart_slot.setCurrentWidget(charts)
         self.fill_menus()
-        menus.add_chart_entries(self, charts)
+        menus.add_chart_entries(self, self.actions, charts, self.compare)
         if self.theme is not None:
             charts.apply_theme(self.theme)
             self.compare.apply_theme(self.theme)
@@ -321,12 +322,30 @@ class MainWindow(QMainWindow):
     def fill_menus(self) -> None:
         """The menus' entries (siliconbench.gui.menus.fill_menus), once: after the first paint when
         deferred (build_rest), else in the constructor."""
-        if self.menus_filled:
+        if self.actions is not None:
             return
-        menus.fill_menus(self, self.menus)
-        self.menus_filled = True
+        self.actions = menus.fill_menus(self, self.menus, self._menu_slots())
         self._name_sidebar_action()
         self._update_run_button()
+
+    def _menu_slots(self) -> dict[str, Callable]:
+        """What each menu entry does, by action name (siliconbench.gui.menus.ENTRIES); the
+        parts built with the rest are read when the entry is chosen."""
+        return {"import": lambda: import_export.choose_import(self),
+                **{name: lambda _=False, f=fmt: import_export.choose_export_runs(self, f)
+                   for name, fmt in (("export_csv", "csv"), ("export_json", "json"),
+                                     ("export_send", "sbresults"))},
+                **{name: lambda _=False, f=fmt: import_export.choose_export_chart(self, f)
+                   for name, fmt in (("export_png", "png"), ("export_svg", "svg"))},
+                "close": self.close, "quit": self.quit_app,
+                "copy": self.copy_selection, "select_all": self.select_all_runs,
+                "details": self.show_run_details, "rename": self.choose_machine_name,
+                "delete": self.confirm_delete,
+                "run": self.run_clicked, "cancel": self.cancel_current,
+                "cancel_all": lambda: self.queue.cancel_all(), "refresh": self.devices.start,
+                "queue_tab": lambda: self.bottom.setCurrentWidget(self.queue_view),
+                "results_tab": lambda: self.bottom.setCurrentWidget(self.results),
+                "sidebar": self.toggle_sidebar}
 
     def sidebar_shown(self) -> bool:
         return not self.main_split.widget(0).isHidden()
@@ -341,8 +360,8 @@ class MainWindow(QMainWindow):
         self._name_sidebar_action()
 
     def _name_sidebar_action(self) -> None:
-        if self.menus_filled:   # else fill_menus names it
-            self.sidebar_action.setText("Hide Sidebar" if self.sidebar_shown()
+        if self.actions is not None:   # else fill_menus names it
+            self.actions["sidebar"].setText("Hide Sidebar" if self.sidebar_shown()
                                         else "Show Sidebar")
 
     def _connect(self) -> None:
@@ -402,8 +421,8 @@ class MainWindow(QMainWindow):
         n = len(devices)
         self.run_button.setText("Run" if n <= 1 else f"Run on {n} Devices")
         self.run_button.setEnabled(not problem)
-        if self.menus_filled:   # else fill_menus asks again
-            self.run_action.setEnabled(not problem)
+        if self.actions is not None:   # else fill_menus asks again
+            self.actions["run"].setEnabled(not problem)
         self.run_hint.setText(problem or ("Runs are queued and measured one at a time. "
                                           "The window stays usable meanwhile."))
 
