@@ -18,7 +18,7 @@ from siliconbench.core.frameworks import DeviceInfo  # noqa: E402
 from siliconbench.core.results import records_from_json, records_to_json  # noqa: E402
 from siliconbench.core.store import home  # noqa: E402
 from siliconbench.core.suites import expand  # noqa: E402
-from siliconbench.gui.import_export import export_runs  # noqa: E402
+from tests.dialogs import the_sheet  # noqa: E402
 from tests.sample_records import gemm_run  # noqa: E402
 
 CPU = DeviceInfo("torch", "cpu", "Test CPU", "cpu", 8 * 2**30)
@@ -37,13 +37,13 @@ def test_a_file_opened_from_finder_is_imported(qtbot, window, tmp_path):
         qtbot.waitUntil(lambda: window.store.get(rec.id) is not None, timeout=5000)
     finally:
         app.removeEventFilter(opener)
-    assert window.last_message == "Imported 1 run."
+    assert window.statusBar().currentMessage() == "Imported 1 run."
 
 
 def test_the_window_exports_sbresults_as_json(window, tmp_path):
     rec = gemm_run("M1 Max", 10.0)
     path = tmp_path / f"runs{RESULT_SUFFIX}"
-    assert export_runs(window, str(path), [rec])
+    assert window.files.export_runs(str(path), [rec])
     assert [r.id for r in records_from_json(path.read_text())] == [rec.id]
 
 
@@ -85,7 +85,8 @@ def test_help_menu_entries(window, monkeypatch):
     assert [u.toLocalFile() for u in opened] == [str(gui_help.help_page()), str(home())]
     assert gui_help.help_page().is_file()
     actions["How to Send Results…"].trigger()
-    assert RESULT_SUFFIX in window.last_message and "siliconbench import" in window.last_message
+    said = the_sheet(window).text()
+    assert RESULT_SUFFIX in said and "siliconbench import" in said
 
 
 @pytest.mark.usefixtures("fake_workloads")

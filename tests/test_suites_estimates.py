@@ -19,6 +19,7 @@ from siliconbench.core.frameworks import DeviceInfo  # noqa: E402
 from siliconbench.core.runner import RunSpec, execute  # noqa: E402
 from siliconbench.core.store import Store  # noqa: E402
 from siliconbench.core.suites import expand  # noqa: E402
+from tests.dialogs import the_sheet  # noqa: E402
 
 GB = 2**30
 LAPTOP = DeviceInfo("torch", "cpu", "Test CPU", "cpu", int(23.5 * GB))
@@ -178,8 +179,8 @@ def test_run_it_here_of_the_qwen3_4b_reference_on_a_cpu_asks(qtbot, window, monk
                         lambda *a, **k: asked.append(real(*a, **k)) or asked[-1])
     window.live_runs.queue_reference_run([RunSpec("llm", "torch", "cpu", QWEN_REFERENCE)])
     assert len(asked) == 1 and window.queue.jobs == []
-    assert "This run may take about" in window.last_message
     box = asked[0]
+    assert the_sheet(window) is box and "This run may take about" in box.informativeText()
     box.reject()                                    # Cancel: nothing runs
     assert window.queue.jobs == []
 

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (QApplication, QCheckBox, QFrame, QHBoxLayout,
 
 from siliconbench.core.params import ParamError, resolve, worded_for_form
 from siliconbench.core.catalogue import Workload
-from siliconbench.gui import import_export, menus, qt_values, singleton_refs
+from siliconbench.gui import menus, qt_values, singleton_refs
 from siliconbench.gui import settings as prefs
 from siliconbench.gui.device_list import DeviceList, device_key
 from siliconbench.gui.machine_card import MachineCard
@@ -59,6 +59,7 @@ class MainWindow(QMainWindow):
     queue_view = _BuiltLater()   # siliconbench.gui.queue_view.QueueView
     results = _BuiltLater()      # siliconbench.gui.results_browser.ResultsBrowser
     live_runs = _BuiltLater()    # siliconbench.gui.live_runs.LiveRuns
+    files = _BuiltLater()        # siliconbench.gui.import_export.ImportExport
 
     def __init__(self, store=None, settings: QSettings | None = None,
                  parent: QWidget | None = None, defer: bool = False) -> None:
@@ -72,7 +73,6 @@ class MainWindow(QMainWindow):
         self.settings = settings or prefs.app_settings()
         self.theme: Theme | None = None
         self.ask_before_closing = True
-        self.last_message = ""           # the last error or notice shown (tests read it)
         self._quit_when_closed = False
         self.forms: dict[str, ParamForm] = {}
 
@@ -238,6 +238,7 @@ class MainWindow(QMainWindow):
         app = QApplication.instance()
         if app is not None:
             app.styleHints().colorSchemeChanged.connect(self.apply_color_scheme)
+        from siliconbench.gui.import_export import ImportExport
         from siliconbench.gui.live_runs import LiveRuns
         from siliconbench.gui.queue_view import QueueView
         from siliconbench.gui.results_browser import ResultsBrowser
@@ -254,6 +255,8 @@ class MainWindow(QMainWindow):
         self.bottom.addTab(self._queue_view, "Run Queue")
         self.bottom.addTab(self._results, "Results")
         self._live_runs = LiveRuns(self)  # the queue's rows, telemetry and endings, shown
+        self._files = ImportExport(self, self.settings, self.statusBar(), store, self._results,
+                                   self.show_results, lambda: self.charts)
         results = self._results
         results.selection_changed.connect(self._draw_selection)
         results.rename_button.clicked.connect(self.choose_machine_name)
@@ -331,11 +334,11 @@ class MainWindow(QMainWindow):
     def _menu_slots(self) -> dict[str, Callable]:
         """What each menu entry does, by action name (siliconbench.gui.menus.ENTRIES); the
         parts built with the rest are read when the entry is chosen."""
-        return {"import": lambda: import_export.choose_import(self),
-                **{name: lambda _=False, f=fmt: import_export.choose_export_runs(self, f)
+        return {"import": lambda: self.files.choose_import(),
+                **{name: lambda _=False, f=fmt: self.files.choose_export_runs(f)
                    for name, fmt in (("export_csv", "csv"), ("export_json", "json"),
                                      ("export_send", "sbresults"))},
-                **{name: lambda _=False, f=fmt: import_export.choose_export_chart(self, f)
+                **{name: lambda _=False, f=fmt: self.files.choose_export_chart(f)
                    for name, fmt in (("export_png", "png"), ("export_svg", "svg"))},
                 "close": self.close, "quit": self.quit_app,
                 "copy": self.copy_selection, "select_all": self.select_all_runs,
@@ -343,8 +346,7 @@ class MainWindow(QMainWindow):
                 "delete": self.confirm_delete,
                 "run": self.run_clicked, "cancel": self.cancel_current,
                 "cancel_all": lambda: self.queue.cancel_all(), "refresh": self.devices.start,
-                "queue_tab": lambda: self.bottom.setCurrentWidget(self.queue_view),
-                "results_tab": lambda: self.bottom.setCurrentWidget(self.results),
+                "queue_tab": self.show_queue, "results_tab": self.show_results,
                 "sidebar": self.toggle_sidebar}
 
     def sidebar_shown(self) -> bool:
@@ -468,7 +470,6 @@ class MainWindow(QMainWindow):
 
     def _confirm_big_run(self, warnings: list[str], specs, titles,
                          go=None) -> QMessageBox:
-        self.last_message = "\n".join(warnings)
         return question_sheet(self, "Run Anyway?", "This is a big run.",
                               "\n\n".join(warnings) + "\n\nSmaller sizes or Quick measurement "
                               "give a first look sooner.", "Run Anyway",
@@ -511,8 +512,14 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ results
 
-    def select_all_runs(self) -> None:
+    def show_queue(self) -> None:
+        self.bottom.setCurrentWidget(self.queue_view)
+
+    def show_results(self) -> None:
         self.bottom.setCurrentWidget(self.results)
+
+    def select_all_runs(self) -> None:
+        self.show_results()
         self.results.view.selectAll()
 
     def copy_selection(self) -> int:
@@ -603,7 +610,7 @@ class MainWindow(QMainWindow):
 
     def import_files(self, paths: list[str]) -> bool:
         """Import result files (a drop, Finder, the command line): all or nothing."""
-        return import_export.import_files(self, paths)
+        return self.files.import_files(paths)
 
     # ------------------------------------------------------------------ drag and drop
 
@@ -624,7 +631,6 @@ class MainWindow(QMainWindow):
                      icon: QMessageBox.Icon | None = None) -> None:
         """A sheet on the Mac (window-modal, not blocking the event loop); a warning unless
         another icon is given."""
-        self.last_message = text
         message_sheet(self, title, text, icon)
 
     # ------------------------------------------------------------------ theme
