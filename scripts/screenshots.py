@@ -114,7 +114,7 @@ def main() -> int:
     shot("compare")
     gemm = [r for r in window.results.selected_records() if r.workload == "gemm"]
     window.results.select_ids({gemm[0].id} if gemm else set())
-    detail = window.show_run_details()
+    detail = window.results_actions.show_run_details()
     if detail is not None:
         for _ in range(10):
             app.processEvents()
@@ -149,7 +149,7 @@ def shoot_records(app, window, args) -> int:
     gemm = sorted((r for r in window.results.selected_records() if r.workload == "gemm"),
                   key=lambda r: r.device == "cpu")
     window.results.select_ids({gemm[0].id} if gemm else set())
-    detail = window.show_run_details()
+    detail = window.results_actions.show_run_details()
     if detail is not None:
         for _ in range(20):
             app.processEvents()

@@ -194,7 +194,8 @@ def test_run_details_open_beside_the_window_not_over_it(window):
     """An inspector, like Finder's Get Info: modeless, so the charts stay usable beside it."""
     with_runs(window)
     window.actions["details"].trigger()
-    detail = window.run_detail
+    from siliconbench.gui.run_detail import RunDetail
+    [detail] = [d for d in window.findChildren(RunDetail) if d.isVisible()]
     assert detail.isVisible() and not detail.isModal()
     assert detail.windowModality() == Qt.WindowModality.NonModal
     detail.close()

@@ -219,7 +219,7 @@ def test_run_details_context_menu_and_copy(qtbot, window, imported):
     assert [a.text() for a in menu.actions()][:2] == ["Show Run Details…", "Copy"]
     menu.close()
 
-    detail = window.show_run_details()
+    detail = window.results_actions.show_run_details()
     assert detail.rows.rowCount() == len(gemm.rows)
     text = detail.plain_text()
     for part in (gemm.id, "Machine", "Software", "Settings", "Parameters", "TFLOPS"):
@@ -230,7 +230,7 @@ def test_run_details_context_menu_and_copy(qtbot, window, imported):
 
     window.select_all_runs()
     window.results.view.setFocus()
-    assert window.copy_selection() == 2
+    assert window.results_actions.copy_selection() == 2
     lines = QGuiApplication.clipboard().text().splitlines()
     assert lines[0].startswith("When\tStatus\tWorkload") and len(lines) == 3
 

@@ -22,12 +22,12 @@ from siliconbench.gui.device_list import DeviceList, device_key
 from siliconbench.gui.machine_card import MachineCard
 from siliconbench.gui.param_form import ParamForm
 from siliconbench.gui.qt_values import set_value
-from siliconbench.gui.sheets import message_sheet, open_sheet, question_sheet, showing
+from siliconbench.gui.sheets import message_sheet, question_sheet, showing
 from siliconbench.gui.theme import Theme, palette_theme, theme_for, tone, tone_role, tone_roles
 from siliconbench.gui.workload_catalogue import WorkloadCatalogue
 
 if TYPE_CHECKING:  # the run queue, Results, the runner and dialogs load after the first paint
-    from PySide6.QtWidgets import QInputDialog, QMessageBox
+    from PySide6.QtWidgets import QMessageBox
 
     from siliconbench.core.results import RunRecord
     from siliconbench.core.runner import RunSpec
@@ -60,6 +60,7 @@ class MainWindow(QMainWindow):
     results = _BuiltLater()      # siliconbench.gui.results_browser.ResultsBrowser
     live_runs = _BuiltLater()    # siliconbench.gui.live_runs.LiveRuns
     files = _BuiltLater()        # siliconbench.gui.import_export.ImportExport
+    results_actions = _BuiltLater()  # siliconbench.gui.results_actions.ResultsActions
 
     def __init__(self, store=None, settings: QSettings | None = None,
                  parent: QWidget | None = None, defer: bool = False) -> None:
@@ -240,6 +241,7 @@ class MainWindow(QMainWindow):
             app.styleHints().colorSchemeChanged.connect(self.apply_color_scheme)
         from siliconbench.gui.import_export import ImportExport
         from siliconbench.gui.live_runs import LiveRuns
+        from siliconbench.gui.results_actions import ResultsActions
         from siliconbench.gui.queue_view import QueueView
         from siliconbench.gui.results_browser import ResultsBrowser
         from siliconbench.gui.run_queue import RunQueue
@@ -257,17 +259,19 @@ class MainWindow(QMainWindow):
         self._live_runs = LiveRuns(self)  # the queue's rows, telemetry and endings, shown
         self._files = ImportExport(self, self.settings, self.statusBar(), store, self._results,
                                    self.show_results, lambda: self.charts)
+        self._results_actions = edits = ResultsActions(self, self._results, self.statusBar(),
+                                                       self._draw_selection)
         results = self._results
         results.selection_changed.connect(self._draw_selection)
-        results.rename_button.clicked.connect(self.choose_machine_name)
-        results.delete_button.clicked.connect(self.confirm_delete)
+        results.rename_button.clicked.connect(edits.choose_machine_name)
+        results.delete_button.clicked.connect(edits.confirm_delete)
         results.store_changed.connect(self._live_runs.update_status)
         from PySide6.QtCore import Qt   # after the first paint (siliconbench/gui/qt_values.py)
         view = results.view
         view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         view.customContextMenuRequested.connect(
             lambda pos: menus.results_context_menu(self, self.actions, view, pos))
-        view.doubleClicked.connect(lambda _: self.show_run_details())
+        view.doubleClicked.connect(lambda _: edits.show_run_details())
         if self.theme is not None:
             self._queue_view.apply_theme(self.theme)
             results.apply_theme(self.theme)
@@ -341,9 +345,11 @@ class MainWindow(QMainWindow):
                 **{name: lambda _=False, f=fmt: self.files.choose_export_chart(f)
                    for name, fmt in (("export_png", "png"), ("export_svg", "svg"))},
                 "close": self.close, "quit": self.quit_app,
-                "copy": self.copy_selection, "select_all": self.select_all_runs,
-                "details": self.show_run_details, "rename": self.choose_machine_name,
-                "delete": self.confirm_delete,
+                "copy": lambda: self.results_actions.copy_selection(),
+                "select_all": self.select_all_runs,
+                "details": lambda: self.results_actions.show_run_details(),
+                "rename": lambda: self.results_actions.choose_machine_name(),
+                "delete": lambda: self.results_actions.confirm_delete(),
                 "run": self.run_clicked, "cancel": self.cancel_current,
                 "cancel_all": lambda: self.queue.cancel_all(), "refresh": self.devices.start,
                 "queue_tab": self.show_queue, "results_tab": self.show_results,
@@ -521,92 +527,6 @@ class MainWindow(QMainWindow):
     def select_all_runs(self) -> None:
         self.show_results()
         self.results.view.selectAll()
-
-    def copy_selection(self) -> int:
-        """Edit > Copy: the selected rows of the table with the focus (the results when no
-        table has it) as tab-separated text; returns how many."""
-        from PySide6.QtWidgets import QAbstractItemView
-
-        from siliconbench.gui.run_detail import copy_selected_rows
-        focus = QApplication.focusWidget()
-        view = focus if isinstance(focus, QAbstractItemView) else self.results.view
-        n = copy_selected_rows(view)
-        self.statusBar().showMessage(f"Copied {n} row{'s' * (n != 1)}." if n else
-                                     "Select rows to copy first.", 4000)
-        return n
-
-    def show_run_details(self):
-        from PySide6.QtWidgets import QMessageBox
-        records = self.results.selected_records()
-        if not records:
-            self.show_message("Run details", "Select a run under Results first.",
-                              QMessageBox.Icon.Information)
-            return None
-        from siliconbench.gui.run_detail import RunDetail
-        self.run_detail = RunDetail(records[0], self)
-        self.run_detail.show()
-        return self.run_detail
-
-    def choose_machine_name(self) -> QInputDialog | None:
-        from PySide6.QtWidgets import QInputDialog, QLineEdit, QMessageBox
-
-        from siliconbench.core.files import NotReadable
-        from siliconbench.core.machine_names import LABEL_MAX
-        from siliconbench.core.machine_names import path as names_path
-        records = self.results.selected_records()
-        if not records:
-            self.show_message("Name a machine", "Select a run of that machine under Results "
-                              "first.", QMessageBox.Icon.Information)
-            return None
-        dialog = QInputDialog(self)
-        dialog.setWindowTitle("Name Machine")
-        dialog.setLabelText("Name for this machine, shown on its runs and charts (empty: its "
-                            "model name):")
-        # At most what a run record's label may hold: a longer one could not be imported.
-        dialog.setInputMode(QInputDialog.InputMode.TextInput)   # makes its line edit
-        dialog.findChild(QLineEdit).setMaxLength(LABEL_MAX)
-        dialog.setTextValue(records[0].label or records[0].machine_label)
-
-        def rename(label: str) -> None:
-            from siliconbench.core.store import StoreError
-            try:
-                n = self.results.rename_machine(label, records)
-            except ValueError as e:       # a name too long (label_problem)
-                self.show_message("Name Machine", str(e))
-                return
-            except NotReadable as e:      # machine-names.json: a FIFO, a folder, too large
-                self.show_message("Name Machine", f"The machine was not named: {e}")
-                return
-            except OSError as e:          # a full disk, a read-only folder
-                self.show_message("Name Machine", "The machine was not named: SiliconBench "
-                                  f"could not write {names_path()}: {e.strerror or e}.")
-                return
-            except StoreError as e:       # the names file is written; the store is not
-                self.show_message("Name Machine", f"Its runs were not renamed: {e}")
-                return
-            self.statusBar().showMessage(f"Named the machine on {n} runs.", 5000)
-        dialog.textValueSelected.connect(rename)
-        return open_sheet(self, dialog)
-
-    def confirm_delete(self) -> QMessageBox | None:
-        """Ask in a sheet (window-modal, not blocking the event loop); delete on its Delete
-        button. Returns the open box (None with nothing selected)."""
-        from PySide6.QtWidgets import QMessageBox
-        records = self.results.selected_records()
-        if not records:
-            self.show_message("Delete Runs", "Select the runs to delete under Results first.",
-                              QMessageBox.Icon.Information)
-            return None
-        n = len(records)
-
-        def delete() -> None:
-            deleted = self.results.delete(records)
-            self._draw_selection(self.results.selected_records())  # not the deleted runs
-            self.statusBar().showMessage(f"Deleted {deleted} run{'s' * (deleted != 1)}.", 5000)
-        return question_sheet(self, "Delete Runs",
-                              f"Delete {n} run{'s' * (n != 1)} from the results store?",
-                              "This cannot be undone; export them first to keep a copy.",
-                              "Delete", delete, QMessageBox.ButtonRole.DestructiveRole)
 
     def import_files(self, paths: list[str]) -> bool:
         """Import result files (a drop, Finder, the command line): all or nothing."""
