@@ -52,7 +52,7 @@ def main() -> int:
     from siliconbench.core.runner import RunSpec
     from siliconbench.core.store import Store
     from siliconbench.gui.main_window import MainWindow
-    from siliconbench.gui.welcome import SHOWN_KEY, queue_quick_suite
+    from siliconbench.gui.welcome import SHOWN_KEY
 
     app = QApplication(["SiliconBench"])
     window = MainWindow(Store())
@@ -73,7 +73,7 @@ def main() -> int:
         sys.exit("screenshots: no usable device to run on")
     window.devices.devices = devices            # the quick suite runs on these
     window.devices.set_checked([f"{d.framework}:{d.id}" for d in devices[:1]])
-    queued = queue_quick_suite(window)
+    queued = window.queue_quick_suite()
     bandwidth = [RunSpec("bandwidth", d.framework, d.id, {"sizes_mb": [16, 64]}, quick=True)
                  for d in devices if d.framework == "torch"]
     window.queue.enqueue(bandwidth, [f"Bandwidth · {d.name}" for d in devices

@@ -48,11 +48,10 @@ def test_the_window_exports_sbresults_as_json(window, tmp_path):
 
 
 def test_welcome_appears_once_and_queues_the_quick_suite(qtbot, window):
-    from siliconbench.gui.welcome import maybe_show_welcome
-    dialog = maybe_show_welcome(window)
+    dialog = window.show_welcome()
     assert dialog is not None and dialog.isVisible()
     assert str(home()) in dialog.text.text() and "a few minutes" in dialog.text.text()
-    assert maybe_show_welcome(window) is None  # the second launch
+    assert window.show_welcome() is None  # the second launch
     window.devices.set_devices([CPU], {"torch": "test"})
     dialog.run_button.click()
     assert not dialog.isVisible()
@@ -63,8 +62,7 @@ def test_welcome_appears_once_and_queues_the_quick_suite(qtbot, window):
 
 
 def test_the_quick_suite_waits_for_the_device_list(window):
-    from siliconbench.gui.welcome import queue_quick_suite
-    assert queue_quick_suite(window) == 0
+    assert window.queue_quick_suite() == 0
     assert window.queue.jobs == []
     window.devices.set_devices([CPU], {"torch": "test"})  # discovery ends
     assert len(window.queue.jobs) == len(expand("quick", [CPU])) == 4

@@ -202,8 +202,7 @@ def test_run_details_open_beside_the_window_not_over_it(window):
 
 
 def test_the_welcome_is_a_sheet(window):
-    from siliconbench.gui.welcome import maybe_show_welcome
-    dialog = maybe_show_welcome(window)
+    dialog = window.show_welcome()
     assert the_sheet(window) is dialog
     dialog.reject()
 

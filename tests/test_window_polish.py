@@ -146,7 +146,7 @@ def test_a_huge_run_is_questioned_before_it_starts(qtbot, window):
     assert window.queue.jobs == []
 
     form.fields["sizes"].editor.setText("64")              # a small run goes straight in
-    assert window.run_warnings(window.build_specs()[0]) == []
+    assert window.starter.run_warnings(window.starter.build_specs()[0]) == []
 
 
 def test_a_mistyped_model_is_marked_before_running(qtbot, window):

@@ -201,8 +201,7 @@ def main(argv: list[str]) -> int:
         window.start_background()
         if files:
             window.import_files(files)
-        from siliconbench.gui.welcome import maybe_show_welcome
-        maybe_show_welcome(window)
+        window.show_welcome()
 
     watcher = FirstExpose()
     window.show()

@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (QApplication, QCheckBox, QFrame, QHBoxLayout,
                                QScrollArea, QSplitter, QStackedWidget, QTabWidget, QVBoxLayout,
                                QWidget)
 
-from siliconbench.core.params import ParamError, resolve, worded_for_form
 from siliconbench.core.catalogue import Workload
 from siliconbench.gui import menus, qt_values, singleton_refs
 from siliconbench.gui import settings as prefs
@@ -22,7 +21,7 @@ from siliconbench.gui.device_list import DeviceList, device_key
 from siliconbench.gui.machine_card import MachineCard
 from siliconbench.gui.param_form import ParamForm
 from siliconbench.gui.qt_values import set_value
-from siliconbench.gui.sheets import message_sheet, question_sheet, showing
+from siliconbench.gui.sheets import question_sheet, showing
 from siliconbench.gui.theme import Theme, palette_theme, theme_for, tone, tone_role, tone_roles
 from siliconbench.gui.workload_catalogue import WorkloadCatalogue
 
@@ -30,7 +29,6 @@ if TYPE_CHECKING:  # the run queue, Results, the runner and dialogs load after t
     from PySide6.QtWidgets import QMessageBox
 
     from siliconbench.core.results import RunRecord
-    from siliconbench.core.runner import RunSpec
     from siliconbench.gui.run_queue import RunJob
 
 DEVICE_PANE_WIDTH = 290
@@ -61,6 +59,7 @@ class MainWindow(QMainWindow):
     live_runs = _BuiltLater()    # siliconbench.gui.live_runs.LiveRuns
     files = _BuiltLater()        # siliconbench.gui.import_export.ImportExport
     results_actions = _BuiltLater()  # siliconbench.gui.results_actions.ResultsActions
+    starter = _BuiltLater()      # siliconbench.gui.run_start.RunStarter
 
     def __init__(self, store=None, settings: QSettings | None = None,
                  parent: QWidget | None = None, defer: bool = False) -> None:
@@ -245,6 +244,7 @@ class MainWindow(QMainWindow):
         from siliconbench.gui.queue_view import QueueView
         from siliconbench.gui.results_browser import ResultsBrowser
         from siliconbench.gui.run_queue import RunQueue
+        from siliconbench.gui.run_start import RunStarter
         store = store if store is not None else self._given_store
         if store is None:
             from siliconbench.core.store import Store
@@ -256,7 +256,13 @@ class MainWindow(QMainWindow):
         self._results = ResultsBrowser(store)
         self.bottom.addTab(self._queue_view, "Run Queue")
         self.bottom.addTab(self._results, "Results")
-        self._live_runs = LiveRuns(self)  # the queue's rows, telemetry and endings, shown
+        self._starter = RunStarter(self, self.catalogue, self.devices, lambda: self.form,
+                                   self.quick_box, self._queue, lambda: prefs.save_run_choices(self))
+        # The queue's rows, telemetry and endings, shown.
+        self._live_runs = LiveRuns(self._queue, self._results, self.statusBar(),
+                                   charts=lambda: self.charts, compare=lambda: self.compare,
+                                   show_queue=self.show_queue,
+                                   ask_before=self._starter.ask_before)
         self._files = ImportExport(self, self.settings, self.statusBar(), store, self._results,
                                    self.show_results, lambda: self.charts)
         self._results_actions = edits = ResultsActions(self, self._results, self.statusBar(),
@@ -434,63 +440,20 @@ class MainWindow(QMainWindow):
         self.run_hint.setText(problem or ("Runs are queued and measured one at a time. "
                                           "The window stays usable meanwhile."))
 
-    def build_specs(self) -> tuple[list[RunSpec], list[str]]:
-        """One RunSpec per ticked device, from the form; ParamError if a field is wrong."""
-        from siliconbench.core.runner import RunSpec
-        w = self.catalogue.current()
-        params = self.form.values() if self.form else {}
-        try:        # what the fields allow one by one but not together, before any run starts
-            w.check(resolve(w.params, params))
-        except ParamError as e:
-            raise ParamError(worded_for_form(w.params, str(e))) from None
-        specs, titles = [], []
-        for d in self.devices.checked():
-            specs.append(RunSpec(w.name, d.framework, d.id, dict(params),
-                                 quick=self.quick_box.isChecked()))
-            titles.append(f"{w.title} · {d.name} ({d.framework} {d.id})")
-        return specs, titles
-
     def run_clicked(self) -> list[RunJob]:
-        if not self.run_button.isEnabled():
-            return []
-        try:
-            specs, titles = self.build_specs()
-        except ParamError as e:  # the form marks it too; a run is never sent with it
-            self.show_message("Check the parameters", str(e))
-            return []
-        prefs.save_run_choices(self)
-        warnings = self.run_warnings(specs)
-        if warnings:
-            self._confirm_big_run(warnings, specs, titles)
-            return []
-        return self.queue.enqueue(specs, titles)
+        """Run, the button or the menu: the runs queued now (siliconbench.gui.run_start)."""
+        return self.starter.run() if self.run_button.isEnabled() else []
 
-    def run_warnings(self, specs: list[RunSpec]) -> list[str]:
-        """Why these runs deserve a second thought (siliconbench.core.estimate), one sentence each."""
-        from siliconbench.core.estimate import estimate
-        out = []
-        for spec, device in zip(specs, self.devices.checked(), strict=True):
-            est = estimate(spec.workload, spec.params, device, spec.quick)
-            out += est.warnings(device.name, device.memory_bytes)
-        return out
+    def queue_quick_suite(self) -> int:
+        """The quick suite on every usable device, compared when done; the runs queued now
+        (siliconbench.gui.welcome)."""
+        from siliconbench.gui.welcome import queue_quick_suite
+        return queue_quick_suite(self.devices, self.statusBar(), self.live_runs.queue_compared)
 
-    def _confirm_big_run(self, warnings: list[str], specs, titles,
-                         go=None) -> QMessageBox:
-        return question_sheet(self, "Run Anyway?", "This is a big run.",
-                              "\n\n".join(warnings) + "\n\nSmaller sizes or Quick measurement "
-                              "give a first look sooner.", "Run Anyway",
-                              go or (lambda: self.queue.enqueue(specs, titles)))
-
-    def ask_before(self, specs: list[RunSpec], go) -> bool:
-        """Run It Here and the quick suite: `go()` now, or after the same question as Run when
-        siliconbench.core.estimate finds a run that does not fit or takes long. True when it went now."""
-        from siliconbench.core.estimate import spec_warnings
-        warnings = spec_warnings(specs, self.devices.devices)
-        if warnings:
-            self._confirm_big_run(warnings, specs, [], go)
-            return False
-        go()
-        return True
+    def show_welcome(self):
+        """The first launch's welcome, which offers the quick suite; None after that."""
+        from siliconbench.gui.welcome import maybe_show_welcome
+        return maybe_show_welcome(self.settings, self, self.queue_quick_suite)
 
     def cancel_current(self) -> None:
         if self.queue.current is not None:
@@ -544,14 +507,6 @@ class MainWindow(QMainWindow):
         if paths:
             event.acceptProposedAction()
             self.import_files(paths)
-
-    # ------------------------------------------------------------------ messages, about
-
-    def show_message(self, title: str, text: str,
-                     icon: QMessageBox.Icon | None = None) -> None:
-        """A sheet on the Mac (window-modal, not blocking the event loop); a warning unless
-        another icon is given."""
-        message_sheet(self, title, text, icon)
 
     # ------------------------------------------------------------------ theme
 
