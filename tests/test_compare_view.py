@@ -222,7 +222,7 @@ def test_window_compare_tab_follows_the_results_selection(qtbot, tmp_path):
     w.show()
     w.results.reload()
     w.select_all_runs()
-    w.actions["compare"].trigger()
+    w.menu_actions["compare"].trigger()
     assert w.charts.currentWidget() is w.compare
     assert w.compare.table.rowCount() == 2
     assert w.charts.current_chart() is w.compare.current_chart()   # File > Export Chart

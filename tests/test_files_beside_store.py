@@ -366,7 +366,7 @@ def run_shown(window, store):
 def name_machine(window, text: str):
     """Name Machine as a person does: the menu entry, the dialog, a name typed, OK."""
     from PySide6.QtWidgets import QInputDialog, QLineEdit
-    window.actions["rename"].trigger()
+    window.menu_actions["rename"].trigger()
     dialog = the_sheet(window)
     assert isinstance(dialog, QInputDialog) and dialog.isVisible()
     dialog.findChild(QLineEdit).setText(text)
@@ -416,7 +416,7 @@ def test_name_machine_takes_at_most_what_a_record_holds(window, store, run_shown
     assert sb(capsys, "export", "-o", out, "--run", run_shown.id)[0] == 0
     assert [r.label for r in records_from_file(out)] == ["é" * LABEL_MAX]   # imports again
 
-    window.actions["rename"].trigger()
+    window.menu_actions["rename"].trigger()
     the_sheet(window).textValueSelected.emit("x" * (LABEL_MAX + 1))  # past the line edit
     assert "at most 200 characters" in the_sheet(window).text()
     assert store.get(run_shown.id).label == "é" * LABEL_MAX

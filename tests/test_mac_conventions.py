@@ -111,7 +111,7 @@ def test_the_window_takes_this_platforms_keys(window):
     keys = shortcuts()
     for name in ("import", "export_csv", "export_json", "export_png", "export_svg", "copy",
                  "details", "delete", "run", "cancel", "queue_tab", "sidebar", "compare"):
-        action = window.actions[name]
+        action = window.menu_actions[name]
         assert action.shortcut() == QKeySequence(keys[name]), name
     taken = [a.shortcut() for a in window.findChildren(QAction) if not a.shortcut().isEmpty()]
     assert len(taken) == len(set(taken))  # nothing ambiguous once the chart entries exist
@@ -164,7 +164,7 @@ def test_every_question_and_file_dialog_of_the_menus_is_a_sheet(qtbot, window, c
     first, entry, title = ASKS[case]
     if first is not None:
         first(window)
-    action = window.actions.named.get(entry) or next(
+    action = window.menu_actions.named.get(entry) or next(
         a for a in window.findChildren(QAction) if a.text() == entry)
     action.trigger()
     sheet = the_sheet(window)
@@ -182,7 +182,7 @@ def test_the_parameter_forms_and_compares_file_dialogs_are_sheets(qtbot, window,
         store.save(recorded(stem))
     window.results.reload()
     window.select_all_runs()
-    window.actions["compare"].trigger()
+    window.menu_actions["compare"].trigger()
     for button in (window.compare.export_chart_button, window.compare.export_report_button):
         assert button.isEnabled()  # two GEMM runs are compared
         qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
@@ -193,7 +193,7 @@ def test_the_parameter_forms_and_compares_file_dialogs_are_sheets(qtbot, window,
 def test_run_details_open_beside_the_window_not_over_it(window):
     """An inspector, like Finder's Get Info: modeless, so the charts stay usable beside it."""
     with_runs(window)
-    window.actions["details"].trigger()
+    window.menu_actions["details"].trigger()
     from siliconbench.gui.run_detail import RunDetail
     [detail] = [d for d in window.findChildren(RunDetail) if d.isVisible()]
     assert detail.isVisible() and not detail.isModal()

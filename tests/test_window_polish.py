@@ -37,7 +37,7 @@ def click_button(qtbot, box: QMessageBox, text: str) -> None:
 def test_deleting_selected_runs_asks_then_deletes_them(qtbot, window, store, imported, path):
     window.results.select_ids({imported[0]})
     if path == "menu":
-        window.actions["delete"].trigger()
+        window.menu_actions["delete"].trigger()
     else:
         qtbot.mouseClick(window.results.delete_button, Qt.MouseButton.LeftButton)
     box = the_sheet(window)
@@ -47,7 +47,7 @@ def test_deleting_selected_runs_asks_then_deletes_them(qtbot, window, store, imp
     assert sorted(r.id for r in store.runs()) == sorted(imported)
 
     window.results.select_ids({imported[0]})
-    window.actions["delete"].trigger()
+    window.menu_actions["delete"].trigger()
     click_button(qtbot, the_sheet(window), "Delete")
     assert [r.id for r in store.runs()] == [imported[1]]
     assert window.results.proxy.rowCount() == 1
@@ -56,7 +56,7 @@ def test_deleting_selected_runs_asks_then_deletes_them(qtbot, window, store, imp
     window.select_all_runs()                                # the charts forget them too
     assert window.charts.curves["tflops"].point_count() + \
         window.charts.curves["gb_per_s"].point_count() > 0
-    window.actions["delete"].trigger()
+    window.menu_actions["delete"].trigger()
     click_button(qtbot, the_sheet(window), "Delete")
     assert store.runs() == [] and window.charts.curves["tflops"].point_count() == 0
     assert window.charts.curves["gb_per_s"].point_count() == 0
@@ -107,11 +107,11 @@ def QApplication_focus():
 
 def test_the_sidebar_hides_and_the_window_shrinks(qtbot, window, tmp_path):
     window.resize(1440, 900)
-    assert window.actions["sidebar"].text() == "Hide Sidebar"
-    window.actions["sidebar"].trigger()
+    assert window.menu_actions["sidebar"].text() == "Hide Sidebar"
+    window.menu_actions["sidebar"].trigger()
     assert window.device_pane.isHidden() and window.setup_pane.isHidden()
-    assert window.actions["sidebar"].text() == "Show Sidebar"
-    window.actions["sidebar"].trigger()
+    assert window.menu_actions["sidebar"].text() == "Show Sidebar"
+    window.menu_actions["sidebar"].trigger()
     assert window.device_pane.isVisible() and window.setup_pane.isVisible()
     # It used to stop at 1180 x 680; now the panes' own needs set the limit.
     window.resize(900, 520)
@@ -215,7 +215,7 @@ def test_run_details_context_menu_and_copy(qtbot, window, imported):
     gemm = next(r for r in runs.values() if r.workload == "gemm")
     window.results.select_ids({gemm.id})
     from siliconbench.gui.menus import results_context_menu
-    menu = results_context_menu(window, window.actions, window.results.view, QPoint(10, 10))
+    menu = results_context_menu(window, window.menu_actions, window.results.view, QPoint(10, 10))
     assert [a.text() for a in menu.actions()][:2] == ["Show Run Details…", "Copy"]
     menu.close()
 

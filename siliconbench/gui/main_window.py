@@ -84,7 +84,7 @@ class MainWindow(QMainWindow):
         self.compare = None
         self._build()
         self.menus = menus.build_menu_bar(self.menuBar())
-        self.actions: menus.MenuActions | None = None   # the menus' entries: fill_menus
+        self.menu_actions: menus.MenuActions | None = None   # the menus' entries: fill_menus
         self._connect()
         # pyqtgraph takes references to None/True/False it never gave back (on a resize, say):
         # keep the interpreter's counts far from zero (siliconbench/gui/singleton_refs.py).
@@ -276,7 +276,7 @@ class MainWindow(QMainWindow):
         view = results.view
         view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         view.customContextMenuRequested.connect(
-            lambda pos: menus.results_context_menu(self, self.actions, view, pos))
+            lambda pos: menus.results_context_menu(self, self.menu_actions, view, pos))
         view.doubleClicked.connect(lambda _: edits.show_run_details())
         if self.theme is not None:
             self._queue_view.apply_theme(self.theme)
@@ -299,7 +299,7 @@ class MainWindow(QMainWindow):
         self.chart_slot.addWidget(charts)
         self.chart_slot.setCurrentWidget(charts)
         self.fill_menus()
-        menus.add_chart_entries(self, self.actions, charts, self.compare)
+        menus.add_chart_entries(self, self.menu_actions, charts, self.compare)
         if self.theme is not None:
             charts.apply_theme(self.theme)
             self.compare.apply_theme(self.theme)
@@ -335,9 +335,9 @@ class MainWindow(QMainWindow):
     def fill_menus(self) -> None:
         """The menus' entries (siliconbench.gui.menus.fill_menus), once: after the first paint when
         deferred (build_rest), else in the constructor."""
-        if self.actions is not None:
+        if self.menu_actions is not None:
             return
-        self.actions = menus.fill_menus(self, self.menus, self._menu_slots())
+        self.menu_actions = menus.fill_menus(self, self.menus, self._menu_slots())
         self._name_sidebar_action()
         self._update_run_button()
 
@@ -374,8 +374,8 @@ class MainWindow(QMainWindow):
         self._name_sidebar_action()
 
     def _name_sidebar_action(self) -> None:
-        if self.actions is not None:   # else fill_menus names it
-            self.actions["sidebar"].setText("Hide Sidebar" if self.sidebar_shown()
+        if self.menu_actions is not None:   # else fill_menus names it
+            self.menu_actions["sidebar"].setText("Hide Sidebar" if self.sidebar_shown()
                                         else "Show Sidebar")
 
     def _connect(self) -> None:
@@ -435,8 +435,8 @@ class MainWindow(QMainWindow):
         n = len(devices)
         self.run_button.setText("Run" if n <= 1 else f"Run on {n} Devices")
         self.run_button.setEnabled(not problem)
-        if self.actions is not None:   # else fill_menus asks again
-            self.actions["run"].setEnabled(not problem)
+        if self.menu_actions is not None:   # else fill_menus asks again
+            self.menu_actions["run"].setEnabled(not problem)
         self.run_hint.setText(problem or ("Runs are queued and measured one at a time. "
                                           "The window stays usable meanwhile."))
 
