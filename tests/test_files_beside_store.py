@@ -273,9 +273,9 @@ def test_the_notice_is_said_once_in_the_status_bar_and_the_log(qtbot, store, sil
     qtbot.addWidget(window)
     said = prefs.notice
     assert said and "more than any settings file" in said
-    assert prefs.say_notice(window) == said
+    assert prefs.say_notice(window.statusBar()) == said
     assert window.statusBar().currentMessage() == said and said in log_file().read_text()
-    assert prefs.say_notice(window) is None and prefs.notice is None     # once
+    assert prefs.say_notice(window.statusBar()) is None and prefs.notice is None     # once
 
 
 def test_a_settings_file_that_cannot_be_moved_aside_leaves_the_defaults(siliconbench_home,
@@ -345,7 +345,7 @@ def test_every_settings_value_of_the_wrong_kind_falls_back_to_its_default(qtbot,
         assert window.form is form and form.is_valid(), (w.name, form.errors())
         assert all(len(f.text()) < 1000 for f in form.fields.values())
     assert prefs.last_dir(settings) == str(Path.home())
-    prefs.save_window(window)                                          # and it saves again
+    window.close()                                                     # and it saves again
     assert json.loads(settings.value("params/allreduce"))["sizes"] == \
         window.forms["allreduce"].fields["sizes"].text()
 

@@ -186,7 +186,8 @@ def main(argv: list[str]) -> int:
         from siliconbench.core.logs import setup_logging
         setup_logging()
         from siliconbench.gui.settings import say_notice
-        say_notice(window)   # a settings file moved aside (a FIFO, a link to a device)
+        # A settings file moved aside (a FIFO, a link to a device).
+        say_notice(window.statusBar())
         from siliconbench.core.store import Store, StoreError
         try:
             store = Store()

@@ -91,7 +91,8 @@ class MainWindow(QMainWindow):
         self.top_up_timer = QTimer(self, interval=singleton_refs.TOP_UP_EVERY_MS)
         self.top_up_timer.timeout.connect(singleton_refs.top_up)
         self.top_up_timer.start()
-        prefs.restore_window(self)
+        self.show_sidebar(prefs.restore_window(self.settings, self, self._splits()))
+        prefs.restore_run_choices(self.settings, self.catalogue, self.devices, self.quick_box)
         self._update_run_button()
         self.apply_theme(palette_theme())   # theme_for() confirms it in build_rest
         if not defer:
@@ -257,7 +258,7 @@ class MainWindow(QMainWindow):
         self.bottom.addTab(self._queue_view, "Run Queue")
         self.bottom.addTab(self._results, "Results")
         self._starter = RunStarter(self, self.catalogue, self.devices, lambda: self.form,
-                                   self.quick_box, self._queue, lambda: prefs.save_run_choices(self))
+                                   self.quick_box, self._queue, self.save_run_choices)
         # The queue's rows, telemetry and endings, shown.
         self._live_runs = LiveRuns(self._queue, self._results, self.statusBar(),
                                    charts=lambda: self.charts, compare=lambda: self.compare,
@@ -360,6 +361,19 @@ class MainWindow(QMainWindow):
                 "cancel_all": lambda: self.queue.cancel_all(), "refresh": self.devices.start,
                 "queue_tab": self.show_queue, "results_tab": self.show_results,
                 "sidebar": self.toggle_sidebar}
+
+    def _splits(self) -> dict[str, QSplitter]:
+        """The panes' splitters, by the names their states are kept under."""
+        return {"main_split": self.main_split, "right_split": self.right_split}
+
+    def save_run_choices(self) -> None:
+        prefs.save_run_choices(self.settings, self.catalogue, self.devices, self.quick_box,
+                               self.forms)
+
+    def save_state(self) -> None:
+        """What the next launch restores (siliconbench.gui.settings): on closing."""
+        self.save_run_choices()
+        prefs.save_window(self.settings, self, self._splits(), self.sidebar_shown())
 
     def sidebar_shown(self) -> bool:
         return not self.main_split.widget(0).isHidden()
@@ -549,7 +563,7 @@ class MainWindow(QMainWindow):
             if showing(self) is None:  # asked once at a time
                 self.confirm_close()
             return
-        prefs.save_window(self)
+        self.save_state()
         if self._rest_built:
             self.queue.shutdown()
         super().closeEvent(event)
