@@ -112,3 +112,14 @@ def test_a_runs_warnings_show_on_its_queue_row_and_in_the_results(qtbot, window)
     index = model.index(0, STATUS)
     assert model.data(index) == "ok · ⚠ 1 warning"
     assert "slow library" in model.data(index, Qt.ItemDataRole.ToolTipRole)
+
+
+def test_a_bug_in_a_slot_is_said_in_the_status_bar(window, capsys):
+    from siliconbench.gui.app import excepthook_for
+    hook = excepthook_for(window.statusBar())
+    try:
+        raise ValueError("no such run")
+    except ValueError as e:
+        hook(ValueError, e, e.__traceback__)
+    assert window.statusBar().currentMessage() == "Internal error: ValueError: no such run"
+    assert "ValueError: no such run" in capsys.readouterr().err and window.isVisible()

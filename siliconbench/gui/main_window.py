@@ -1,10 +1,10 @@
 """The main window: machine card, devices and workloads on the left; charts over the run queue
-and the results browser on the right; the menus (siliconbench.gui.menus). It owns the store and the run
-queue, and wires the panels' signals together."""
+and the results browser on the right; the menus (siliconbench.gui.menus). It owns the store,
+the run queue and the parts that act on them, gives each part the few collaborators it uses,
+and wires the panels' signals together."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -234,7 +234,8 @@ class MainWindow(QMainWindow):
         if self._rest_built:
             return
         self.fill_menus()
-        # The colour scheme, asked of Qt now that the window is painted (siliconbench/gui/qt_values.py).
+        # The colour scheme, asked of Qt now that the window is painted
+        # (siliconbench/gui/qt_values.py).
         self.apply_theme(theme_for())
         app = QApplication.instance()
         if app is not None:
@@ -583,14 +584,3 @@ class MainWindow(QMainWindow):
                               "The current run is cancelled; the points it measured so far are "
                               "kept.", "Close", close, QMessageBox.ButtonRole.DestructiveRole,
                               otherwise=stay)
-
-
-def excepthook_for(window: MainWindow):
-    """A bug in a slot shows in the status bar and stderr; the window stays open."""
-    def hook(kind, value, tb) -> None:
-        sys.__excepthook__(kind, value, tb)
-        try:
-            window.statusBar().showMessage(f"Internal error: {kind.__name__}: {value}", 15000)
-        except RuntimeError:
-            pass  # the window is gone
-    return hook

@@ -1,8 +1,8 @@
 """Messages and questions as the Mac shows them: sheets, window-modal and opened with open()
 rather than exec(), so the window's event loop (live runs, charts) goes on while one is up;
-its parent owns it (alive while open) and `showing` finds it. The dialog classes are imported when a dialog opens: importing one builds all of its enums,
-which the window's first paint need not wait for (QMessageBox, QInputDialog and QFileDialog:
-12 enums, about 5 ms)."""
+its parent owns it (alive while open) and `showing` finds it. The dialog classes are imported
+when a dialog opens: importing one builds all of its enums, which the window's first paint
+need not wait for (QMessageBox, QInputDialog and QFileDialog: 12 enums, about 5 ms)."""
 
 from __future__ import annotations
 
