@@ -51,12 +51,8 @@ class ImportExport:
     def __init__(self, parent: QWidget, settings: QSettings, status: QStatusBar, store: Store,
                  results: ResultsBrowser, show_results: Callable[[], None],
                  charts: Callable[[], ChartPanel]) -> None:
-        self.parent = parent
-        self.settings = settings
-        self.status = status
-        self.store = store
-        self.results = results
-        self.show_results = show_results
+        self.parent, self.settings, self.status = parent, settings, status
+        self.store, self.results, self.show_results = store, results, show_results
         self.charts = charts
 
     def _say(self, title: str, text: str, icon: QMessageBox.Icon | None = None) -> None:

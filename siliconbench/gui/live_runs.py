@@ -35,12 +35,8 @@ class LiveRuns(QObject):
                  show_queue: Callable[[], None],
                  ask_before: Callable[[list[RunSpec], Callable[[], object]], bool]) -> None:
         super().__init__(queue)
-        self.queue = queue
-        self.results = results
-        self.status = status
-        self.charts = charts
-        self.compare = compare
-        self.ask_before = ask_before
+        self.queue, self.results, self.status = queue, results, status
+        self.charts, self.compare, self.ask_before = charts, compare, ask_before
         self.compare_batches: set[int] = set()   # RunQueue batches to compare when done
         queue.row_arrived.connect(lambda job: charts().update_record(job.record))
         queue.job_ended.connect(self._on_job_ended)

@@ -29,12 +29,8 @@ class RunStarter:
     def __init__(self, parent: QWidget, catalogue: WorkloadCatalogue, devices: DeviceList,
                  form: Callable[[], ParamForm | None], quick_box: QCheckBox, queue: RunQueue,
                  save_choices: Callable[[], None]) -> None:
-        self.parent = parent
-        self.catalogue = catalogue
-        self.devices = devices
-        self.form = form
-        self.quick_box = quick_box
-        self.queue = queue
+        self.parent, self.catalogue, self.devices = parent, catalogue, devices
+        self.form, self.quick_box, self.queue = form, quick_box, queue
         self.save_choices = save_choices
 
     def build_specs(self) -> tuple[list[RunSpec], list[str]]:
