@@ -242,8 +242,8 @@ class MainWindow(QMainWindow):
             app.styleHints().colorSchemeChanged.connect(self.apply_color_scheme)
         from siliconbench.gui.import_export import ImportExport
         from siliconbench.gui.live_runs import LiveRuns
-        from siliconbench.gui.results_actions import ResultsActions
         from siliconbench.gui.queue_view import QueueView
+        from siliconbench.gui.results_actions import ResultsActions
         from siliconbench.gui.results_browser import ResultsBrowser
         from siliconbench.gui.run_queue import RunQueue
         from siliconbench.gui.run_start import RunStarter
@@ -391,7 +391,7 @@ class MainWindow(QMainWindow):
     def _name_sidebar_action(self) -> None:
         if self.menu_actions is not None:   # else fill_menus names it
             self.menu_actions["sidebar"].setText("Hide Sidebar" if self.sidebar_shown()
-                                        else "Show Sidebar")
+                                                 else "Show Sidebar")
 
     def _connect(self) -> None:
         self.catalogue.chosen.connect(self._on_workload)
