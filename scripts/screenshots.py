@@ -52,7 +52,7 @@ def main() -> int:
     from siliconbench.core.runner import RunSpec
     from siliconbench.core.store import Store
     from siliconbench.gui.main_window import MainWindow
-    from siliconbench.gui.welcome import SHOWN_KEY, queue_quick_suite
+    from siliconbench.gui.welcome import SHOWN_KEY
 
     app = QApplication(["SiliconBench"])
     window = MainWindow(Store())
@@ -73,7 +73,7 @@ def main() -> int:
         sys.exit("screenshots: no usable device to run on")
     window.devices.devices = devices            # the quick suite runs on these
     window.devices.set_checked([f"{d.framework}:{d.id}" for d in devices[:1]])
-    queued = queue_quick_suite(window)
+    queued = window.queue_quick_suite()
     bandwidth = [RunSpec("bandwidth", d.framework, d.id, {"sizes_mb": [16, 64]}, quick=True)
                  for d in devices if d.framework == "torch"]
     window.queue.enqueue(bandwidth, [f"Bandwidth · {d.name}" for d in devices
@@ -114,7 +114,7 @@ def main() -> int:
     shot("compare")
     gemm = [r for r in window.results.selected_records() if r.workload == "gemm"]
     window.results.select_ids({gemm[0].id} if gemm else set())
-    detail = window.show_run_details()
+    detail = window.results_actions.show_run_details()
     if detail is not None:
         for _ in range(10):
             app.processEvents()
@@ -149,7 +149,7 @@ def shoot_records(app, window, args) -> int:
     gemm = sorted((r for r in window.results.selected_records() if r.workload == "gemm"),
                   key=lambda r: r.device == "cpu")
     window.results.select_ids({gemm[0].id} if gemm else set())
-    detail = window.show_run_details()
+    detail = window.results_actions.show_run_details()
     if detail is not None:
         for _ in range(20):
             app.processEvents()

@@ -18,7 +18,7 @@ from siliconbench.core.frameworks import DeviceInfo  # noqa: E402
 from siliconbench.core.results import records_from_json, records_to_json  # noqa: E402
 from siliconbench.core.store import home  # noqa: E402
 from siliconbench.core.suites import expand  # noqa: E402
-from siliconbench.gui.import_export import export_runs  # noqa: E402
+from tests.dialogs import the_sheet  # noqa: E402
 from tests.sample_records import gemm_run  # noqa: E402
 
 CPU = DeviceInfo("torch", "cpu", "Test CPU", "cpu", 8 * 2**30)
@@ -37,22 +37,21 @@ def test_a_file_opened_from_finder_is_imported(qtbot, window, tmp_path):
         qtbot.waitUntil(lambda: window.store.get(rec.id) is not None, timeout=5000)
     finally:
         app.removeEventFilter(opener)
-    assert window.last_message == "Imported 1 run."
+    assert window.statusBar().currentMessage() == "Imported 1 run."
 
 
 def test_the_window_exports_sbresults_as_json(window, tmp_path):
     rec = gemm_run("M1 Max", 10.0)
     path = tmp_path / f"runs{RESULT_SUFFIX}"
-    assert export_runs(window, str(path), [rec])
+    assert window.files.export_runs(str(path), [rec])
     assert [r.id for r in records_from_json(path.read_text())] == [rec.id]
 
 
 def test_welcome_appears_once_and_queues_the_quick_suite(qtbot, window):
-    from siliconbench.gui.welcome import maybe_show_welcome
-    dialog = maybe_show_welcome(window)
+    dialog = window.show_welcome()
     assert dialog is not None and dialog.isVisible()
     assert str(home()) in dialog.text.text() and "a few minutes" in dialog.text.text()
-    assert maybe_show_welcome(window) is None  # the second launch
+    assert window.show_welcome() is None  # the second launch
     window.devices.set_devices([CPU], {"torch": "test"})
     dialog.run_button.click()
     assert not dialog.isVisible()
@@ -63,8 +62,7 @@ def test_welcome_appears_once_and_queues_the_quick_suite(qtbot, window):
 
 
 def test_the_quick_suite_waits_for_the_device_list(window):
-    from siliconbench.gui.welcome import queue_quick_suite
-    assert queue_quick_suite(window) == 0
+    assert window.queue_quick_suite() == 0
     assert window.queue.jobs == []
     window.devices.set_devices([CPU], {"torch": "test"})  # discovery ends
     assert len(window.queue.jobs) == len(expand("quick", [CPU])) == 4
@@ -85,7 +83,8 @@ def test_help_menu_entries(window, monkeypatch):
     assert [u.toLocalFile() for u in opened] == [str(gui_help.help_page()), str(home())]
     assert gui_help.help_page().is_file()
     actions["How to Send Results…"].trigger()
-    assert RESULT_SUFFIX in window.last_message and "siliconbench import" in window.last_message
+    said = the_sheet(window).text()
+    assert RESULT_SUFFIX in said and "siliconbench import" in said
 
 
 @pytest.mark.usefixtures("fake_workloads")
@@ -113,3 +112,14 @@ def test_a_runs_warnings_show_on_its_queue_row_and_in_the_results(qtbot, window)
     index = model.index(0, STATUS)
     assert model.data(index) == "ok · ⚠ 1 warning"
     assert "slow library" in model.data(index, Qt.ItemDataRole.ToolTipRole)
+
+
+def test_a_bug_in_a_slot_is_said_in_the_status_bar(window, capsys):
+    from siliconbench.gui.app import excepthook_for
+    hook = excepthook_for(window.statusBar())
+    try:
+        raise ValueError("no such run")
+    except ValueError as e:
+        hook(ValueError, e, e.__traceback__)
+    assert window.statusBar().currentMessage() == "Internal error: ValueError: no such run"
+    assert "ValueError: no such run" in capsys.readouterr().err and window.isVisible()

@@ -213,7 +213,6 @@ def test_run_it_here_on_an_mlx_lm_reference_measures_the_points_it_published(vie
 
 def test_window_compare_tab_follows_the_results_selection(qtbot, tmp_path):
     from siliconbench.gui.main_window import MainWindow
-    from siliconbench.gui.import_export import export_chart
     store = Store(tmp_path / "home" / "results.sqlite3")
     for rec in runs()[:2]:
         store.save(rec)
@@ -223,11 +222,11 @@ def test_window_compare_tab_follows_the_results_selection(qtbot, tmp_path):
     w.show()
     w.results.reload()
     w.select_all_runs()
-    w.compare_action.trigger()
+    w.menu_actions["compare"].trigger()
     assert w.charts.currentWidget() is w.compare
     assert w.compare.table.rowCount() == 2
     assert w.charts.current_chart() is w.compare.current_chart()   # File > Export Chart
-    assert export_chart(w, str(tmp_path / "compare.png"))
+    assert w.files.export_chart(str(tmp_path / "compare.png"))
     # The quick suite ends here: its run beside the published machines it matches.
     store.save(recorded("infer-torch-reference"))
     w.results.reload()

@@ -24,6 +24,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from siliconbench.core import cli, devices  # noqa: E402
 from siliconbench.core.frameworks import FRAMEWORKS, DeviceInfo, FrameworkInfo  # noqa: E402
 from tests.cli_processes import ROOT, cli_in_process  # noqa: E402
+from tests.dialogs import the_sheet  # noqa: E402
 from tests.recorded import recorded  # noqa: E402
 
 sb = cli_in_process
@@ -272,9 +273,9 @@ def test_the_notice_is_said_once_in_the_status_bar_and_the_log(qtbot, store, sil
     qtbot.addWidget(window)
     said = prefs.notice
     assert said and "more than any settings file" in said
-    assert prefs.say_notice(window) == said
+    assert prefs.say_notice(window.statusBar()) == said
     assert window.statusBar().currentMessage() == said and said in log_file().read_text()
-    assert prefs.say_notice(window) is None and prefs.notice is None     # once
+    assert prefs.say_notice(window.statusBar()) is None and prefs.notice is None     # once
 
 
 def test_a_settings_file_that_cannot_be_moved_aside_leaves_the_defaults(siliconbench_home,
@@ -344,7 +345,7 @@ def test_every_settings_value_of_the_wrong_kind_falls_back_to_its_default(qtbot,
         assert window.form is form and form.is_valid(), (w.name, form.errors())
         assert all(len(f.text()) < 1000 for f in form.fields.values())
     assert prefs.last_dir(settings) == str(Path.home())
-    prefs.save_window(window)                                          # and it saves again
+    window.close()                                                     # and it saves again
     assert json.loads(settings.value("params/allreduce"))["sizes"] == \
         window.forms["allreduce"].fields["sizes"].text()
 
@@ -365,8 +366,8 @@ def run_shown(window, store):
 def name_machine(window, text: str):
     """Name Machine as a person does: the menu entry, the dialog, a name typed, OK."""
     from PySide6.QtWidgets import QInputDialog, QLineEdit
-    window.rename_action.trigger()
-    dialog = window.message_box
+    window.menu_actions["rename"].trigger()
+    dialog = the_sheet(window)
     assert isinstance(dialog, QInputDialog) and dialog.isVisible()
     dialog.findChild(QLineEdit).setText(text)
     dialog.accept()
@@ -390,13 +391,13 @@ def test_name_machine_that_cannot_be_kept_says_so_and_renames_nothing(broken, wi
     else:
         hostile(path, broken)
     name_machine(window, "Lab box")
-    box = window.message_box
+    box = the_sheet(window)
     assert isinstance(box, QMessageBox) and box.isVisible()
-    assert box.text() == window.last_message
-    assert window.last_message.startswith("The machine was not named: ")
-    assert str(path) in window.last_message and "\n" not in window.last_message
+    said = box.text()
+    assert said.startswith("The machine was not named: ")
+    assert str(path) in said and "\n" not in said
     assert ("No space left on device" if broken == "disk full" else "not a regular file") \
-        in window.last_message
+        in said
     assert store.get(run_shown.id).label == run_shown.label           # nothing renamed
 
 
@@ -415,7 +416,7 @@ def test_name_machine_takes_at_most_what_a_record_holds(window, store, run_shown
     assert sb(capsys, "export", "-o", out, "--run", run_shown.id)[0] == 0
     assert [r.label for r in records_from_file(out)] == ["é" * LABEL_MAX]   # imports again
 
-    window.rename_action.trigger()
-    window.message_box.textValueSelected.emit("x" * (LABEL_MAX + 1))  # past the line edit
-    assert "at most 200 characters" in window.last_message
+    window.menu_actions["rename"].trigger()
+    the_sheet(window).textValueSelected.emit("x" * (LABEL_MAX + 1))  # past the line edit
+    assert "at most 200 characters" in the_sheet(window).text()
     assert store.get(run_shown.id).label == "é" * LABEL_MAX

@@ -104,14 +104,14 @@ def test_the_window_view_menu_has_the_y_axis_entries(qtbot, window, store):
     w = window
     for rec in gpu_and_cpu():
         store.save(rec)
-    qtbot.waitUntil(lambda: hasattr(w, "y_axis_actions"), timeout=10_000)
-    assert w.y_axis_menu.title() == "Y Axis"
+    qtbot.waitUntil(lambda: bool(w.menu_actions.y_axis), timeout=10_000)
+    assert w.menu_actions.y_axis_menu.title() == "Y Axis"
     w.results.reload()
     w.select_all_runs()
     tflops = w.charts.curves["tflops"]
     qtbot.waitUntil(lambda: tflops.has_data(), timeout=10_000)
     assert tflops.axis_mode() == "log"
-    w.y_axis_actions["linear"].trigger()
+    w.menu_actions.y_axis["linear"].trigger()
     assert tflops.axis_mode() == "linear" and w.compare.bars.y_mode == "linear"
 
 

@@ -21,8 +21,7 @@ from siliconbench.core.frameworks import DeviceInfo  # noqa: E402
 from siliconbench.core.results import RunRecord, Row, records_to_json  # noqa: E402
 from siliconbench.core.runner import RunSpec  # noqa: E402
 from siliconbench.core.stats import summarize  # noqa: E402
-from siliconbench.gui.import_export import export_chart, export_runs  # noqa: E402
-from tests.dialogs import answer_file_dialog  # noqa: E402
+from tests.dialogs import answer_file_dialog, the_sheet  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN_TIMEOUT_MS = 240_000
@@ -192,8 +191,8 @@ def test_tiny_gemm_run_from_the_controls_plots_and_exports(qtbot, window, store,
     window.charts.setCurrentWidget(chart)
 
     png, svg, csv = tmp_path / "c.png", tmp_path / "c.svg", tmp_path / "runs.csv"
-    assert export_chart(window, str(png)) and export_chart(window, str(svg))
-    assert export_runs(window, str(csv))
+    assert window.files.export_chart(str(png)) and window.files.export_chart(str(svg))
+    assert window.files.export_runs(str(csv))
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 2000
     assert "<svg" in svg.read_text()
     lines = csv.read_text().splitlines()
@@ -382,21 +381,22 @@ def test_bad_files_are_refused_by_name_and_the_good_ones_imported(window, store,
     damaged.write_text(json.dumps({"workload": "gemm", "rows": "many"}))
     for bad in (garbage, damaged):
         assert window.import_files([str(bad)]) is False
-        assert bad.name in window.last_message and "not a SiliconBench result file" in \
-            window.last_message
+        said = the_sheet(window).text()
+        assert bad.name in said and "not a SiliconBench result file" in said
         assert store.runs() == []
     # Each bad file is named; the good one comes in all the same.
     assert window.import_files([str(garbage), str(good), str(damaged)]) is False
-    lines = window.last_message.splitlines()
+    lines = the_sheet(window).text().splitlines()
     assert [garbage.name in lines[0], damaged.name in lines[1]] == [True, True]
     assert lines[2] == "Imported 1 run; 2 files were refused (named above)."
     assert len(store.runs()) == 1
     store.delete([r.id for r in store.runs()])
 
     assert window.import_files([str(good)]) is True
-    assert len(store.runs()) == 1 and window.last_message == "Imported 1 run."
+    status = window.statusBar()
+    assert len(store.runs()) == 1 and status.currentMessage() == "Imported 1 run."
     assert window.import_files([str(good)]) is True       # again: already there
-    assert len(store.runs()) == 1 and "already in the store" in window.last_message
+    assert len(store.runs()) == 1 and "already in the store" in status.currentMessage()
 
 
 def test_drop_a_result_file_onto_the_window(window, store, tmp_path):
@@ -440,7 +440,7 @@ def test_results_browser_filters_renames_and_deletes(window, store, tmp_path):
 
     out = tmp_path / "sel.json"
     browser.select_ids({a1.id, b.id})
-    assert export_runs(window, str(out))
+    assert window.files.export_runs(str(out))
     assert {r["id"] for r in json.loads(out.read_text())["runs"]} == {a1.id, b.id}
 
     assert browser.delete(browser.selected_records()) == 2
@@ -493,18 +493,17 @@ def test_about_lists_the_versions():
 
 def test_export_dialogs_open_in_the_last_folder_and_remember_the_one_chosen(
         window, store, settings, tmp_path, monkeypatch):
-    from siliconbench.gui.import_export import choose_export_chart, choose_export_runs
     store.import_records([fake_record()])
     window.results.reload()
     window.results.select_ids({store.runs()[0].id})
     first, second = tmp_path / "a", tmp_path / "b"
     first.mkdir()
     second.mkdir()
-    dialog = choose_export_runs(window, "json")
+    dialog = window.files.choose_export_runs("json")
     assert dialog.windowTitle() == "Export Runs as JSON"
     answer_file_dialog(window, str(first / "runs.json"))
     assert json.loads((first / "runs.json").read_text())["runs"]
-    dialog = choose_export_chart(window, "png")
+    dialog = window.files.choose_export_chart("png")
     assert dialog.windowTitle() == "Export Chart as PNG"
     assert dialog.selectedFiles() == [str(first / "siliconbench-tflops.png")]  # the last folder
     answer_file_dialog(window, str(second / "chart.png"))

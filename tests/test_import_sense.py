@@ -20,6 +20,7 @@ from siliconbench.core import results
 from siliconbench.core.results import NotAResultFile, records_from_file, records_to_json
 from siliconbench.core.store import INTERRUPTED, Store, keep_elsewhere
 from tests.cli_processes import cli_in_process as sb
+from tests.dialogs import the_sheet
 from tests.recorded import FOLDER
 from tests.h200_records import FOLDER as H200   # tests/data/h200
 
@@ -325,7 +326,7 @@ def test_the_app_imports_every_record_and_names_the_bad_file(window, store, tmp_
     bad.write_text("these are my notes, not a result file")
     assert window.import_files([str(p) for p in [bad, *files]]) is False
     records = [r for f in files for r in records_from_file(f)]
-    assert window.last_message.splitlines() == [
+    assert the_sheet(window).text().splitlines() == [
         "notes.json is not a SiliconBench result file: it is not JSON.",
         f"Imported {len(records)} runs; 1 file was refused (named above)."]
     assert {r.id for r in store.runs()} == {r.id for r in records}

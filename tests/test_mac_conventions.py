@@ -13,6 +13,7 @@ from PySide6.QtGui import QAction, QKeySequence
 
 from siliconbench.gui import settings as prefs
 from siliconbench.gui.shortcuts import chart_shortcut, shortcuts
+from tests.dialogs import the_sheet
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -110,7 +111,7 @@ def test_the_window_takes_this_platforms_keys(window):
     keys = shortcuts()
     for name in ("import", "export_csv", "export_json", "export_png", "export_svg", "copy",
                  "details", "delete", "run", "cancel", "queue_tab", "sidebar", "compare"):
-        action = getattr(window, f"{name}_action")
+        action = window.menu_actions[name]
         assert action.shortcut() == QKeySequence(keys[name]), name
     taken = [a.shortcut() for a in window.findChildren(QAction) if not a.shortcut().isEmpty()]
     assert len(taken) == len(set(taken))  # nothing ambiguous once the chart entries exist
@@ -121,7 +122,7 @@ def test_the_window_takes_this_platforms_keys(window):
 def test_the_window_menu_minimizes_zooms_and_brings_all_to_front(qtbot, window):
     titles = [a.text() for a in window.menuBar().actions()]
     assert titles == ["&File", "&Edit", "&Run", "&View", "&Window", "&Help"]  # before Help
-    entries = {a.text(): a for a in window.window_menu.actions() if not a.isSeparator()}
+    entries = {a.text(): a for a in window.menus["Window"].actions() if not a.isSeparator()}
     assert list(entries) == ["Minimize", "Zoom", "Bring All to Front"]
     assert entries["Minimize"].shortcut() == QKeySequence("Ctrl+M")
     entries["Zoom"].trigger()
@@ -139,17 +140,6 @@ def test_the_window_menu_minimizes_zooms_and_brings_all_to_front(qtbot, window):
 REAL_RUNS = Path(__file__).parent / "data" / "runs" / "tiny-cpu-runs.json"
 
 
-def the_sheet(window):
-    """The dialog showing over the window: window-modal (a sheet on the Mac), not blocking the
-    event loop (the call that opened it has returned), and owned by this window."""
-    from PySide6.QtWidgets import QApplication
-    dialog = QApplication.activeModalWidget()
-    assert dialog is not None and dialog.isVisible()
-    assert dialog.windowModality() == Qt.WindowModality.WindowModal
-    assert dialog.parentWidget().window() is window
-    return dialog
-
-
 def with_runs(window) -> None:
     assert window.import_files([str(REAL_RUNS)])
     window.select_all_runs()
@@ -157,13 +147,13 @@ def with_runs(window) -> None:
 
 # (what to do first, the menu entry or button that asks, words in the dialog's title)
 ASKS = {
-    "delete, nothing selected": (None, "delete_action", "Delete Runs"),
-    "delete": (with_runs, "delete_action", "Delete Runs"),
-    "name machine": (with_runs, "rename_action", "Name Machine"),
-    "export runs": (with_runs, "export_json_action", "Export Runs as JSON"),
-    "export chart, none shown": (None, "export_png_action", "Nothing to export"),
-    "export chart": (with_runs, "export_png_action", "Export Chart as PNG"),
-    "import": (None, "import_action", "Import Results"),
+    "delete, nothing selected": (None, "delete", "Delete Runs"),
+    "delete": (with_runs, "delete", "Delete Runs"),
+    "name machine": (with_runs, "rename", "Name Machine"),
+    "export runs": (with_runs, "export_json", "Export Runs as JSON"),
+    "export chart, none shown": (None, "export_png", "Nothing to export"),
+    "export chart": (with_runs, "export_png", "Export Chart as PNG"),
+    "import": (None, "import", "Import Results"),
     "about": (None, "About SiliconBench", "About SiliconBench"),
     "how to send": (None, "How to Send Results…", "How to Send Results"),
 }
@@ -174,7 +164,7 @@ def test_every_question_and_file_dialog_of_the_menus_is_a_sheet(qtbot, window, c
     first, entry, title = ASKS[case]
     if first is not None:
         first(window)
-    action = getattr(window, entry, None) or next(
+    action = window.menu_actions.named.get(entry) or next(
         a for a in window.findChildren(QAction) if a.text() == entry)
     action.trigger()
     sheet = the_sheet(window)
@@ -192,27 +182,27 @@ def test_the_parameter_forms_and_compares_file_dialogs_are_sheets(qtbot, window,
         store.save(recorded(stem))
     window.results.reload()
     window.select_all_runs()
-    window.compare_action.trigger()
+    window.menu_actions["compare"].trigger()
     for button in (window.compare.export_chart_button, window.compare.export_report_button):
         assert button.isEnabled()  # two GEMM runs are compared
         qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
         assert "Export" in the_sheet(window).windowTitle()
-        window.compare.file_dialog.reject()
+        the_sheet(window).reject()
 
 
 def test_run_details_open_beside_the_window_not_over_it(window):
     """An inspector, like Finder's Get Info: modeless, so the charts stay usable beside it."""
     with_runs(window)
-    window.details_action.trigger()
-    detail = window.run_detail
+    window.menu_actions["details"].trigger()
+    from siliconbench.gui.run_detail import RunDetail
+    [detail] = [d for d in window.findChildren(RunDetail) if d.isVisible()]
     assert detail.isVisible() and not detail.isModal()
     assert detail.windowModality() == Qt.WindowModality.NonModal
     detail.close()
 
 
 def test_the_welcome_is_a_sheet(window):
-    from siliconbench.gui.welcome import maybe_show_welcome
-    dialog = maybe_show_welcome(window)
+    dialog = window.show_welcome()
     assert the_sheet(window) is dialog
     dialog.reject()
 
@@ -227,6 +217,7 @@ def test_closing_while_runs_go_asks_in_a_sheet_and_cancel_keeps_the_window(qtbot
     assert not window.close()                         # not yet: it asks
     sheet = the_sheet(window)
     assert sheet.windowTitle() == "Stop the runs?"
+    assert not window.close() and the_sheet(window) is sheet   # asked once at a time
     sheet.reject()                                    # Cancel: the window and the run go on
     assert window.isVisible() and window.queue.busy
     assert not window.close()

@@ -111,11 +111,11 @@ def test_the_menus_entries_come_with_the_rest_and_agree_with_the_window(deferred
     deferred.show_sidebar(False)               # as a restored window can be before the paint
     deferred.build_rest(store)
     run = {a.text(): a for a in deferred.menus["Run"].actions()}
-    assert run["Run"] is deferred.run_action and not run["Run"].shortcut().isEmpty()
-    assert deferred.run_action.isEnabled() == deferred.run_button.isEnabled()
-    assert deferred.sidebar_action.text() == "Show Sidebar"
+    assert run["Run"] is deferred.menu_actions["run"] and not run["Run"].shortcut().isEmpty()
+    assert deferred.menu_actions["run"].isEnabled() == deferred.run_button.isEnabled()
+    assert deferred.menu_actions["sidebar"].text() == "Show Sidebar"
     deferred.show_sidebar(True)
-    assert deferred.sidebar_action.text() == "Hide Sidebar"
+    assert deferred.menu_actions["sidebar"].text() == "Hide Sidebar"
     filled = [len(m.actions()) for m in deferred.menus.values()]
     deferred.fill_menus()                                     # once only
     assert [len(m.actions()) for m in deferred.menus.values()] == filled and min(filled) > 0

@@ -19,6 +19,7 @@ from siliconbench.core.frameworks import DeviceInfo  # noqa: E402
 from siliconbench.core.runner import RunSpec, execute  # noqa: E402
 from siliconbench.core.store import Store  # noqa: E402
 from siliconbench.core.suites import expand  # noqa: E402
+from tests.dialogs import the_sheet  # noqa: E402
 
 GB = 2**30
 LAPTOP = DeviceInfo("torch", "cpu", "Test CPU", "cpu", int(23.5 * GB))
@@ -167,20 +168,16 @@ def test_the_qwen3_4b_reference_on_a_cpu_is_questioned(two_cores):
     assert sentence.startswith("This run may take about ") and " h on Test CPU (" in sentence
 
 
-def test_run_it_here_of_the_qwen3_4b_reference_on_a_cpu_asks(qtbot, window, monkeypatch,
-                                                             two_cores):
+def test_run_it_here_of_the_qwen3_4b_reference_on_a_cpu_asks(qtbot, window, two_cores):
     """Compare's Run It Here goes through the same question as Run: nothing is queued until
     the answer is Run Anyway."""
     from PySide6.QtWidgets import QMessageBox
     window.devices.set_devices([LAPTOP], {"torch": "test"})
-    asked: list[QMessageBox] = []
-    real = window._confirm_big_run
-    monkeypatch.setattr(window, "_confirm_big_run",
-                        lambda *a, **k: asked.append(real(*a, **k)) or asked[-1])
     window.live_runs.queue_reference_run([RunSpec("llm", "torch", "cpu", QWEN_REFERENCE)])
-    assert len(asked) == 1 and window.queue.jobs == []
-    assert "This run may take about" in window.last_message
-    box = asked[0]
+    assert window.queue.jobs == []
+    box = the_sheet(window)
+    assert [b for b in window.findChildren(QMessageBox) if b.isVisible()] == [box]  # asked once
+    assert "This run may take about" in box.informativeText()
     box.reject()                                    # Cancel: nothing runs
     assert window.queue.jobs == []
 

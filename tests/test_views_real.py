@@ -374,14 +374,13 @@ def test_the_quick_suite_waits_for_every_framework_not_the_first_to_answer(qtbot
     from siliconbench.core.frameworks import DeviceInfo
     from siliconbench.core.store import Store
     from siliconbench.gui.main_window import MainWindow
-    from siliconbench.gui.welcome import queue_quick_suite
     store = Store()
     w = MainWindow(store, QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat))
     w.ask_before_closing = False
     qtbot.addWidget(w)
     mlx, torch = DeviceInfo("mlx", "cpu", "CPU", "cpu"), DeviceInfo("torch", "cpu", "CPU", "cpu")
     w.devices.set_devices([mlx], {"mlx": "test"}, final=False)   # the first framework's answer
-    assert queue_quick_suite(w) == 0 and not w.queue.jobs
+    assert w.queue_quick_suite() == 0 and not w.queue.jobs
     w.devices.set_devices([mlx, torch], {"mlx": "test", "torch": "test"})  # discovery ends
     try:
         jobs = w.queue.jobs

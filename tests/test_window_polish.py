@@ -15,7 +15,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QMessageBox  # noqa: E402
 
-from tests.dialogs import answer_file_dialog  # noqa: E402
+from tests.dialogs import answer_file_dialog, the_sheet  # noqa: E402
 
 REAL_RUNS = Path(__file__).parent / "data" / "runs" / "tiny-cpu-runs.json"
 
@@ -37,18 +37,18 @@ def click_button(qtbot, box: QMessageBox, text: str) -> None:
 def test_deleting_selected_runs_asks_then_deletes_them(qtbot, window, store, imported, path):
     window.results.select_ids({imported[0]})
     if path == "menu":
-        window.delete_action.trigger()
+        window.menu_actions["delete"].trigger()
     else:
         qtbot.mouseClick(window.results.delete_button, Qt.MouseButton.LeftButton)
-    box = window.message_box
+    box = the_sheet(window)
     assert isinstance(box, QMessageBox) and box.isVisible()
     assert "Delete 1 run from" in box.text()
     click_button(qtbot, box, "Cancel")                      # Cancel keeps everything
     assert sorted(r.id for r in store.runs()) == sorted(imported)
 
     window.results.select_ids({imported[0]})
-    window.delete_action.trigger()
-    click_button(qtbot, window.message_box, "Delete")
+    window.menu_actions["delete"].trigger()
+    click_button(qtbot, the_sheet(window), "Delete")
     assert [r.id for r in store.runs()] == [imported[1]]
     assert window.results.proxy.rowCount() == 1
     assert "Deleted 1 run." in window.statusBar().currentMessage()
@@ -56,8 +56,8 @@ def test_deleting_selected_runs_asks_then_deletes_them(qtbot, window, store, imp
     window.select_all_runs()                                # the charts forget them too
     assert window.charts.curves["tflops"].point_count() + \
         window.charts.curves["gb_per_s"].point_count() > 0
-    window.delete_action.trigger()
-    click_button(qtbot, window.message_box, "Delete")
+    window.menu_actions["delete"].trigger()
+    click_button(qtbot, the_sheet(window), "Delete")
     assert store.runs() == [] and window.charts.curves["tflops"].point_count() == 0
     assert window.charts.curves["gb_per_s"].point_count() == 0
 
@@ -66,10 +66,9 @@ def test_deleting_selected_runs_asks_then_deletes_them(qtbot, window, store, imp
                                        ("csv", "table")])
 def test_export_without_an_extension_writes_the_format_chosen(window, imported, tmp_path,
                                                                monkeypatch, fmt, name):
-    from siliconbench.gui.import_export import choose_export_runs
     target = tmp_path / name
     window.select_all_runs()
-    choose_export_runs(window, fmt)
+    window.files.choose_export_runs(fmt)
     answer_file_dialog(window, str(target))
     text = target.read_text()
     if fmt == "csv":
@@ -108,11 +107,11 @@ def QApplication_focus():
 
 def test_the_sidebar_hides_and_the_window_shrinks(qtbot, window, tmp_path):
     window.resize(1440, 900)
-    assert window.sidebar_action.text() == "Hide Sidebar"
-    window.sidebar_action.trigger()
+    assert window.menu_actions["sidebar"].text() == "Hide Sidebar"
+    window.menu_actions["sidebar"].trigger()
     assert window.device_pane.isHidden() and window.setup_pane.isHidden()
-    assert window.sidebar_action.text() == "Show Sidebar"
-    window.sidebar_action.trigger()
+    assert window.menu_actions["sidebar"].text() == "Show Sidebar"
+    window.menu_actions["sidebar"].trigger()
     assert window.device_pane.isVisible() and window.setup_pane.isVisible()
     # It used to stop at 1180 x 680; now the panes' own needs set the limit.
     window.resize(900, 520)
@@ -139,7 +138,7 @@ def test_a_huge_run_is_questioned_before_it_starts(qtbot, window):
     for dtype, box in form.fields["dtypes"].choice_boxes.items():
         box.setChecked(dtype == "float64")
     assert window.run_clicked() == []                      # not queued yet
-    box = window.message_box
+    box = the_sheet(window)
     assert box.isVisible() and "N=32768 in float64" in box.informativeText()
     assert box.windowModality() == Qt.WindowModality.WindowModal  # a sheet on the Mac
     assert "may take about" in box.informativeText()
@@ -147,7 +146,7 @@ def test_a_huge_run_is_questioned_before_it_starts(qtbot, window):
     assert window.queue.jobs == []
 
     form.fields["sizes"].editor.setText("64")              # a small run goes straight in
-    assert window.run_warnings(window.build_specs()[0]) == []
+    assert window.starter.run_warnings(window.starter.build_specs()[0]) == []
 
 
 def test_a_mistyped_model_is_marked_before_running(qtbot, window):
@@ -171,8 +170,7 @@ def test_fields_that_do_not_fit_together_are_refused_before_a_run_is_queued(qtbo
     window.form.fields["batch_size"].editor.setText("4")
     assert window.run_button.isEnabled()        # each field alone is fine
     assert window.run_clicked() == [] and window.queue.jobs == []
-    assert window.message_box.isVisible()
-    assert window.last_message == "Images (3) must be at least Batch size (4)."
+    assert the_sheet(window).text() == "Images (3) must be at least Batch size (4)."
 
 
 def test_path_parameters_have_a_choose_button(qtbot, window, tmp_path):
@@ -217,11 +215,11 @@ def test_run_details_context_menu_and_copy(qtbot, window, imported):
     gemm = next(r for r in runs.values() if r.workload == "gemm")
     window.results.select_ids({gemm.id})
     from siliconbench.gui.menus import results_context_menu
-    menu = results_context_menu(window, QPoint(10, 10))
+    menu = results_context_menu(window, window.menu_actions, window.results.view, QPoint(10, 10))
     assert [a.text() for a in menu.actions()][:2] == ["Show Run Details…", "Copy"]
     menu.close()
 
-    detail = window.show_run_details()
+    detail = window.results_actions.show_run_details()
     assert detail.rows.rowCount() == len(gemm.rows)
     text = detail.plain_text()
     for part in (gemm.id, "Machine", "Software", "Settings", "Parameters", "TFLOPS"):
@@ -232,7 +230,7 @@ def test_run_details_context_menu_and_copy(qtbot, window, imported):
 
     window.select_all_runs()
     window.results.view.setFocus()
-    assert window.copy_selection() == 2
+    assert window.results_actions.copy_selection() == 2
     lines = QGuiApplication.clipboard().text().splitlines()
     assert lines[0].startswith("When\tStatus\tWorkload") and len(lines) == 3
 

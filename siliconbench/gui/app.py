@@ -110,6 +110,17 @@ def file_opener(window):
     return FileOpener(window)
 
 
+def excepthook_for(status):
+    """A bug in a slot shows in the window's status bar and stderr; the window stays open."""
+    def hook(kind, value, tb) -> None:
+        sys.__excepthook__(kind, value, tb)
+        try:
+            status.showMessage(f"Internal error: {kind.__name__}: {value}", 15000)
+        except RuntimeError:
+            pass  # the window is gone
+    return hook
+
+
 def main(argv: list[str]) -> int:
     from siliconbench.core.display import has_display
     if not has_display():  # Qt would abort with a core dump instead
@@ -139,11 +150,11 @@ def main(argv: list[str]) -> int:
     identify_app()  # before the first QSettings: its file is named after the bundle id
     app = QApplication.instance() or QApplication(["SiliconBench", *argv])
 
-    from siliconbench.gui.main_window import MainWindow, excepthook_for
+    from siliconbench.gui.main_window import MainWindow
     # The devices, workloads and form paint first; the log, the store, the run queue, Results
     # and the charts follow in shown().
     window = MainWindow(defer=True)
-    show_error = excepthook_for(window)
+    show_error = excepthook_for(window.statusBar())
 
     def excepthook(kind, value, tb) -> None:
         from siliconbench.core.logs import log
@@ -186,7 +197,8 @@ def main(argv: list[str]) -> int:
         from siliconbench.core.logs import setup_logging
         setup_logging()
         from siliconbench.gui.settings import say_notice
-        say_notice(window)   # a settings file moved aside (a FIFO, a link to a device)
+        # A settings file moved aside (a FIFO, a link to a device).
+        say_notice(window.statusBar())
         from siliconbench.core.store import Store, StoreError
         try:
             store = Store()
@@ -201,8 +213,7 @@ def main(argv: list[str]) -> int:
         window.start_background()
         if files:
             window.import_files(files)
-        from siliconbench.gui.welcome import maybe_show_welcome
-        maybe_show_welcome(window)
+        window.show_welcome()
 
     watcher = FirstExpose()
     window.show()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QMessageBox, QWidget
 
 from siliconbench import resources
 from siliconbench.core.params import LIST_ALL_UP_TO
@@ -119,8 +119,9 @@ def show_data_folder() -> bool:
     return open_url(QUrl.fromLocalFile(str(folder)))
 
 
-def show_how_to_send(window) -> None:
-    window.show_message("How to Send Results", SEND_RESULTS_TEXT, QMessageBox.Icon.Information)
+def show_how_to_send(parent: QWidget) -> QMessageBox:
+    return message_sheet(parent, "How to Send Results", SEND_RESULTS_TEXT,
+                         QMessageBox.Icon.Information)
 
 
 def about_text() -> str:
@@ -141,8 +142,8 @@ def about_text() -> str:
     return "\n".join(lines)
 
 
-def show_about(window) -> QMessageBox:
-    return message_sheet(window, "About SiliconBench",
+def show_about(parent: QWidget) -> QMessageBox:
+    return message_sheet(parent, "About SiliconBench",
                          "<h3>SiliconBench</h3><p>Benchmarks for machine learning on Apple "
                          "Silicon, NVIDIA GPUs and CPUs.</p><pre>" + about_text() + "</pre>",
                          QMessageBox.Icon.Information)

@@ -5,25 +5,43 @@ status line counts the queue down."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QObject, QTimer
 
 from siliconbench.core.results import RunRecord
 from siliconbench.core.runner import RunSpec
-from siliconbench.gui.run_queue import RUNNING, RunJob
+from siliconbench.gui.run_queue import RUNNING, RunJob, RunQueue
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QStatusBar
+
+    from siliconbench.gui.charts.panel import ChartPanel
+    from siliconbench.gui.compare_view import CompareView
+    from siliconbench.gui.results_browser import ResultsBrowser
 
 TELEMETRY_REFRESH_MS = 1000
 
 
 class LiveRuns(QObject):
-    def __init__(self, window) -> None:
-        super().__init__(window)
-        self.window = window
-        self.queue = queue = window.queue
+    """`queue`'s runs shown: rows and telemetry on `charts()`, finished runs in `results`, the
+    queue counted down in `status`; `show_queue()` when a run is queued. A batch to compare
+    is shown beside its references in `compare()` (the charts and Compare are built on first
+    use); runs to compare are asked about first with `ask_before(specs, go)`."""
+
+    def __init__(self, queue: RunQueue, results: ResultsBrowser, status: QStatusBar, *,
+                 charts: Callable[[], ChartPanel], compare: Callable[[], CompareView],
+                 show_queue: Callable[[], None],
+                 ask_before: Callable[[list[RunSpec], Callable[[], object]], bool]) -> None:
+        super().__init__(queue)
+        self.queue, self.results, self.status = queue, results, status
+        self.charts, self.compare, self.ask_before = charts, compare, ask_before
         self.compare_batches: set[int] = set()   # RunQueue batches to compare when done
-        queue.row_arrived.connect(lambda job: window.charts.update_record(job.record))
+        queue.row_arrived.connect(lambda job: charts().update_record(job.record))
         queue.job_ended.connect(self._on_job_ended)
         queue.changed.connect(self.update_status)
-        queue.job_added.connect(lambda _: window.bottom.setCurrentWidget(window.queue_view))
+        queue.job_added.connect(lambda _: show_queue())
         self.telemetry_timer = QTimer(self)
         self.telemetry_timer.timeout.connect(self._poll_telemetry)
         self.telemetry_timer.start(TELEMETRY_REFRESH_MS)
@@ -38,14 +56,14 @@ class LiveRuns(QObject):
         telemetry = self.queue.live_telemetry() if job is not None else None
         if telemetry and telemetry["series"]:
             job.record.telemetry = telemetry
-            self.window.charts.update_telemetry(job.record)
+            self.charts().update_telemetry(job.record)
 
     def _on_job_ended(self, job: RunJob) -> None:
         batch = [j for j in self.queue.jobs if j.batch == job.batch]
         if job.saved:
             # Drawn with the runs queued with it, never added to an older selection.
             together = {j.record.id for j in batch if j.saved}
-            self.window.results.add_record(job.record, select=True, together=together)
+            self.results.add_record(job.record, select=True, together=together)
         if job.batch in self.compare_batches and all(j.ended for j in batch):
             self.compare_batches.discard(job.batch)
             self.show_comparison([j.record for j in batch if j.saved])
@@ -61,24 +79,34 @@ class LiveRuns(QObject):
         refs = matching_references(records)
         if not refs:
             return
-        window = self.window
         matched = [r for r in records if any(matches(r, ref) for ref in refs)]
-        charts = window.charts  # builds Compare if the window has not yet
-        window.results.select_ids({r.id for r in matched})
-        window.compare.clear_references()
+        charts = self.charts()  # builds Compare if the window has not yet
+        compare = self.compare()
+        self.results.select_ids({r.id for r in matched})
+        compare.clear_references()
         for ref in refs:
-            window.compare.add_reference(ref.id)
-        charts.setCurrentWidget(window.compare)
+            compare.add_reference(ref.id)
+        charts.setCurrentWidget(compare)
+
+    def queue_compared(self, specs: list[RunSpec], titles: list[str]) -> list[RunJob]:
+        """Queue these runs (after ask_before's question where they are big) and compare them
+        when done; the runs queued now."""
+        jobs: list[RunJob] = []
+
+        def go() -> None:
+            jobs.extend(self.queue.enqueue(specs, titles))
+            self.compare_when_done(jobs)
+        self.ask_before(specs, go)
+        return jobs
 
     def queue_reference_run(self, specs: list[RunSpec]) -> None:
         """Compare's Run It Here: the reference's runs on this machine, compared when done."""
-        titles = [f"{s.workload} · {s.framework} {s.device} (as the reference)" for s in specs]
-        self.window.ask_before(specs, lambda: self.compare_when_done(
-            self.queue.enqueue(specs, titles)))
+        self.queue_compared(specs, [f"{s.workload} · {s.framework} {s.device} (as the "
+                                    "reference)" for s in specs])
 
     def update_status(self) -> None:
         fraction, ended, total = self.queue.overall()
-        status = self.window.statusBar()
+        status = self.status
         if self.queue.busy:
             status.showMessage(f"Running: {ended} of {total} runs finished ({fraction:.0%}).")
         elif total:

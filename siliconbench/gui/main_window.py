@@ -1,10 +1,11 @@
 """The main window: machine card, devices and workloads on the left; charts over the run queue
-and the results browser on the right; the menus (siliconbench.gui.menus). It owns the store and the run
-queue, and wires the panels' signals together."""
+and the results browser on the right; the menus (siliconbench.gui.menus). It owns the store,
+the run queue and the parts that act on them, gives each part the few collaborators it uses,
+and wires the panels' signals together."""
 
 from __future__ import annotations
 
-import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QSettings, QTimer
@@ -13,23 +14,21 @@ from PySide6.QtWidgets import (QApplication, QCheckBox, QFrame, QHBoxLayout,
                                QScrollArea, QSplitter, QStackedWidget, QTabWidget, QVBoxLayout,
                                QWidget)
 
-from siliconbench.core.params import ParamError, resolve, worded_for_form
 from siliconbench.core.catalogue import Workload
-from siliconbench.gui import import_export, menus, qt_values, singleton_refs
+from siliconbench.gui import menus, qt_values, singleton_refs
 from siliconbench.gui import settings as prefs
 from siliconbench.gui.device_list import DeviceList, device_key
 from siliconbench.gui.machine_card import MachineCard
 from siliconbench.gui.param_form import ParamForm
 from siliconbench.gui.qt_values import set_value
-from siliconbench.gui.sheets import message_sheet, open_sheet, question_sheet
+from siliconbench.gui.sheets import question_sheet, showing
 from siliconbench.gui.theme import Theme, palette_theme, theme_for, tone, tone_role, tone_roles
 from siliconbench.gui.workload_catalogue import WorkloadCatalogue
 
 if TYPE_CHECKING:  # the run queue, Results, the runner and dialogs load after the first paint
-    from PySide6.QtWidgets import QInputDialog, QMessageBox
+    from PySide6.QtWidgets import QMessageBox
 
     from siliconbench.core.results import RunRecord
-    from siliconbench.core.runner import RunSpec
     from siliconbench.gui.run_queue import RunJob
 
 DEVICE_PANE_WIDTH = 290
@@ -58,6 +57,9 @@ class MainWindow(QMainWindow):
     queue_view = _BuiltLater()   # siliconbench.gui.queue_view.QueueView
     results = _BuiltLater()      # siliconbench.gui.results_browser.ResultsBrowser
     live_runs = _BuiltLater()    # siliconbench.gui.live_runs.LiveRuns
+    files = _BuiltLater()        # siliconbench.gui.import_export.ImportExport
+    results_actions = _BuiltLater()  # siliconbench.gui.results_actions.ResultsActions
+    starter = _BuiltLater()      # siliconbench.gui.run_start.RunStarter
 
     def __init__(self, store=None, settings: QSettings | None = None,
                  parent: QWidget | None = None, defer: bool = False) -> None:
@@ -71,9 +73,6 @@ class MainWindow(QMainWindow):
         self.settings = settings or prefs.app_settings()
         self.theme: Theme | None = None
         self.ask_before_closing = True
-        self.last_message = ""           # the last error or notice shown (tests read it)
-        self.message_box = None          # the sheet showing (siliconbench.gui.sheets)
-        self.file_dialog = None          # the file dialog showing (siliconbench.gui.import_export)
         self._quit_when_closed = False
         self.forms: dict[str, ParamForm] = {}
 
@@ -84,15 +83,16 @@ class MainWindow(QMainWindow):
         self._charts = None
         self.compare = None
         self._build()
-        self.menus = menus.build_menu_bar(self)   # their entries: fill_menus
-        self.menus_filled = False
+        self.menus = menus.build_menu_bar(self.menuBar())
+        self.menu_actions: menus.MenuActions | None = None   # the menus' entries: fill_menus
         self._connect()
         # pyqtgraph takes references to None/True/False it never gave back (on a resize, say):
         # keep the interpreter's counts far from zero (siliconbench/gui/singleton_refs.py).
         self.top_up_timer = QTimer(self, interval=singleton_refs.TOP_UP_EVERY_MS)
         self.top_up_timer.timeout.connect(singleton_refs.top_up)
         self.top_up_timer.start()
-        prefs.restore_window(self)
+        self.show_sidebar(prefs.restore_window(self.settings, self, self._splits()))
+        prefs.restore_run_choices(self.settings, self.catalogue, self.devices, self.quick_box)
         self._update_run_button()
         self.apply_theme(palette_theme())   # theme_for() confirms it in build_rest
         if not defer:
@@ -234,15 +234,19 @@ class MainWindow(QMainWindow):
         if self._rest_built:
             return
         self.fill_menus()
-        # The colour scheme, asked of Qt now that the window is painted (siliconbench/gui/qt_values.py).
+        # The colour scheme, asked of Qt now that the window is painted
+        # (siliconbench/gui/qt_values.py).
         self.apply_theme(theme_for())
         app = QApplication.instance()
         if app is not None:
             app.styleHints().colorSchemeChanged.connect(self.apply_color_scheme)
+        from siliconbench.gui.import_export import ImportExport
         from siliconbench.gui.live_runs import LiveRuns
         from siliconbench.gui.queue_view import QueueView
+        from siliconbench.gui.results_actions import ResultsActions
         from siliconbench.gui.results_browser import ResultsBrowser
         from siliconbench.gui.run_queue import RunQueue
+        from siliconbench.gui.run_start import RunStarter
         store = store if store is not None else self._given_store
         if store is None:
             from siliconbench.core.store import Store
@@ -254,18 +258,28 @@ class MainWindow(QMainWindow):
         self._results = ResultsBrowser(store)
         self.bottom.addTab(self._queue_view, "Run Queue")
         self.bottom.addTab(self._results, "Results")
-        self._live_runs = LiveRuns(self)  # the queue's rows, telemetry and endings, shown
+        self._starter = RunStarter(self, self.catalogue, self.devices, lambda: self.form,
+                                   self.quick_box, self._queue, self.save_run_choices)
+        # The queue's rows, telemetry and endings, shown.
+        self._live_runs = LiveRuns(self._queue, self._results, self.statusBar(),
+                                   charts=lambda: self.charts, compare=lambda: self.compare,
+                                   show_queue=self.show_queue,
+                                   ask_before=self._starter.ask_before)
+        self._files = ImportExport(self, self.settings, self.statusBar(), store, self._results,
+                                   self.show_results, lambda: self.charts)
+        self._results_actions = edits = ResultsActions(self, self._results, self.statusBar(),
+                                                       self._draw_selection)
         results = self._results
         results.selection_changed.connect(self._draw_selection)
-        results.rename_button.clicked.connect(self.choose_machine_name)
-        results.delete_button.clicked.connect(self.confirm_delete)
+        results.rename_button.clicked.connect(edits.choose_machine_name)
+        results.delete_button.clicked.connect(edits.confirm_delete)
         results.store_changed.connect(self._live_runs.update_status)
         from PySide6.QtCore import Qt   # after the first paint (siliconbench/gui/qt_values.py)
         view = results.view
         view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         view.customContextMenuRequested.connect(
-            lambda pos: menus.results_context_menu(self, pos))
-        view.doubleClicked.connect(lambda _: self.show_run_details())
+            lambda pos: menus.results_context_menu(self, self.menu_actions, view, pos))
+        view.doubleClicked.connect(lambda _: edits.show_run_details())
         if self.theme is not None:
             self._queue_view.apply_theme(self.theme)
             results.apply_theme(self.theme)
@@ -287,7 +301,7 @@ class MainWindow(QMainWindow):
         self.chart_slot.addWidget(charts)
         self.chart_slot.setCurrentWidget(charts)
         self.fill_menus()
-        menus.add_chart_entries(self, charts)
+        menus.add_chart_entries(self, self.menu_actions, charts, self.compare)
         if self.theme is not None:
             charts.apply_theme(self.theme)
             self.compare.apply_theme(self.theme)
@@ -323,12 +337,44 @@ class MainWindow(QMainWindow):
     def fill_menus(self) -> None:
         """The menus' entries (siliconbench.gui.menus.fill_menus), once: after the first paint when
         deferred (build_rest), else in the constructor."""
-        if self.menus_filled:
+        if self.menu_actions is not None:
             return
-        menus.fill_menus(self, self.menus)
-        self.menus_filled = True
+        self.menu_actions = menus.fill_menus(self, self.menus, self._menu_slots())
         self._name_sidebar_action()
         self._update_run_button()
+
+    def _menu_slots(self) -> dict[str, Callable]:
+        """What each menu entry does, by action name (siliconbench.gui.menus.ENTRIES); the
+        parts built with the rest are read when the entry is chosen."""
+        return {"import": lambda: self.files.choose_import(),
+                **{name: lambda _=False, f=fmt: self.files.choose_export_runs(f)
+                   for name, fmt in (("export_csv", "csv"), ("export_json", "json"),
+                                     ("export_send", "sbresults"))},
+                **{name: lambda _=False, f=fmt: self.files.choose_export_chart(f)
+                   for name, fmt in (("export_png", "png"), ("export_svg", "svg"))},
+                "close": self.close, "quit": self.quit_app,
+                "copy": lambda: self.results_actions.copy_selection(),
+                "select_all": self.select_all_runs,
+                "details": lambda: self.results_actions.show_run_details(),
+                "rename": lambda: self.results_actions.choose_machine_name(),
+                "delete": lambda: self.results_actions.confirm_delete(),
+                "run": self.run_clicked, "cancel": self.cancel_current,
+                "cancel_all": lambda: self.queue.cancel_all(), "refresh": self.devices.start,
+                "queue_tab": self.show_queue, "results_tab": self.show_results,
+                "sidebar": self.toggle_sidebar}
+
+    def _splits(self) -> dict[str, QSplitter]:
+        """The panes' splitters, by the names their states are kept under."""
+        return {"main_split": self.main_split, "right_split": self.right_split}
+
+    def save_run_choices(self) -> None:
+        prefs.save_run_choices(self.settings, self.catalogue, self.devices, self.quick_box,
+                               self.forms)
+
+    def save_state(self) -> None:
+        """What the next launch restores (siliconbench.gui.settings): on closing."""
+        self.save_run_choices()
+        prefs.save_window(self.settings, self, self._splits(), self.sidebar_shown())
 
     def sidebar_shown(self) -> bool:
         return not self.main_split.widget(0).isHidden()
@@ -343,9 +389,9 @@ class MainWindow(QMainWindow):
         self._name_sidebar_action()
 
     def _name_sidebar_action(self) -> None:
-        if self.menus_filled:   # else fill_menus names it
-            self.sidebar_action.setText("Hide Sidebar" if self.sidebar_shown()
-                                        else "Show Sidebar")
+        if self.menu_actions is not None:   # else fill_menus names it
+            self.menu_actions["sidebar"].setText("Hide Sidebar" if self.sidebar_shown()
+                                                 else "Show Sidebar")
 
     def _connect(self) -> None:
         self.catalogue.chosen.connect(self._on_workload)
@@ -404,69 +450,25 @@ class MainWindow(QMainWindow):
         n = len(devices)
         self.run_button.setText("Run" if n <= 1 else f"Run on {n} Devices")
         self.run_button.setEnabled(not problem)
-        if self.menus_filled:   # else fill_menus asks again
-            self.run_action.setEnabled(not problem)
+        if self.menu_actions is not None:   # else fill_menus asks again
+            self.menu_actions["run"].setEnabled(not problem)
         self.run_hint.setText(problem or ("Runs are queued and measured one at a time. "
                                           "The window stays usable meanwhile."))
 
-    def build_specs(self) -> tuple[list[RunSpec], list[str]]:
-        """One RunSpec per ticked device, from the form; ParamError if a field is wrong."""
-        from siliconbench.core.runner import RunSpec
-        w = self.catalogue.current()
-        params = self.form.values() if self.form else {}
-        try:        # what the fields allow one by one but not together, before any run starts
-            w.check(resolve(w.params, params))
-        except ParamError as e:
-            raise ParamError(worded_for_form(w.params, str(e))) from None
-        specs, titles = [], []
-        for d in self.devices.checked():
-            specs.append(RunSpec(w.name, d.framework, d.id, dict(params),
-                                 quick=self.quick_box.isChecked()))
-            titles.append(f"{w.title} · {d.name} ({d.framework} {d.id})")
-        return specs, titles
-
     def run_clicked(self) -> list[RunJob]:
-        if not self.run_button.isEnabled():
-            return []
-        try:
-            specs, titles = self.build_specs()
-        except ParamError as e:  # the form marks it too; a run is never sent with it
-            self.show_message("Check the parameters", str(e))
-            return []
-        prefs.save_run_choices(self)
-        warnings = self.run_warnings(specs)
-        if warnings:
-            self._confirm_big_run(warnings, specs, titles)
-            return []
-        return self.queue.enqueue(specs, titles)
+        """Run, the button or the menu: the runs queued now (siliconbench.gui.run_start)."""
+        return self.starter.run() if self.run_button.isEnabled() else []
 
-    def run_warnings(self, specs: list[RunSpec]) -> list[str]:
-        """Why these runs deserve a second thought (siliconbench.core.estimate), one sentence each."""
-        from siliconbench.core.estimate import estimate
-        out = []
-        for spec, device in zip(specs, self.devices.checked(), strict=True):
-            est = estimate(spec.workload, spec.params, device, spec.quick)
-            out += est.warnings(device.name, device.memory_bytes)
-        return out
+    def queue_quick_suite(self) -> int:
+        """The quick suite on every usable device, compared when done; the runs queued now
+        (siliconbench.gui.welcome)."""
+        from siliconbench.gui.welcome import queue_quick_suite
+        return queue_quick_suite(self.devices, self.statusBar(), self.live_runs.queue_compared)
 
-    def _confirm_big_run(self, warnings: list[str], specs, titles,
-                         go=None) -> QMessageBox:
-        self.last_message = "\n".join(warnings)
-        return question_sheet(self, "Run Anyway?", "This is a big run.",
-                              "\n\n".join(warnings) + "\n\nSmaller sizes or Quick measurement "
-                              "give a first look sooner.", "Run Anyway",
-                              go or (lambda: self.queue.enqueue(specs, titles)))
-
-    def ask_before(self, specs: list[RunSpec], go) -> bool:
-        """Run It Here and the quick suite: `go()` now, or after the same question as Run when
-        siliconbench.core.estimate finds a run that does not fit or takes long. True when it went now."""
-        from siliconbench.core.estimate import spec_warnings
-        warnings = spec_warnings(specs, self.devices.devices)
-        if warnings:
-            self._confirm_big_run(warnings, specs, [], go)
-            return False
-        go()
-        return True
+    def show_welcome(self):
+        """The first launch's welcome, which offers the quick suite; None after that."""
+        from siliconbench.gui.welcome import maybe_show_welcome
+        return maybe_show_welcome(self.settings, self, self.queue_quick_suite)
 
     def cancel_current(self) -> None:
         if self.queue.current is not None:
@@ -494,99 +496,19 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ results
 
-    def select_all_runs(self) -> None:
+    def show_queue(self) -> None:
+        self.bottom.setCurrentWidget(self.queue_view)
+
+    def show_results(self) -> None:
         self.bottom.setCurrentWidget(self.results)
+
+    def select_all_runs(self) -> None:
+        self.show_results()
         self.results.view.selectAll()
-
-    def copy_selection(self) -> int:
-        """Edit > Copy: the selected rows of the table with the focus (the results when no
-        table has it) as tab-separated text; returns how many."""
-        from PySide6.QtWidgets import QAbstractItemView
-
-        from siliconbench.gui.run_detail import copy_selected_rows
-        focus = QApplication.focusWidget()
-        view = focus if isinstance(focus, QAbstractItemView) else self.results.view
-        n = copy_selected_rows(view)
-        self.statusBar().showMessage(f"Copied {n} row{'s' * (n != 1)}." if n else
-                                     "Select rows to copy first.", 4000)
-        return n
-
-    def show_run_details(self):
-        from PySide6.QtWidgets import QMessageBox
-        records = self.results.selected_records()
-        if not records:
-            self.show_message("Run details", "Select a run under Results first.",
-                              QMessageBox.Icon.Information)
-            return None
-        from siliconbench.gui.run_detail import RunDetail
-        self.run_detail = RunDetail(records[0], self)
-        self.run_detail.show()
-        return self.run_detail
-
-    def choose_machine_name(self) -> QInputDialog | None:
-        from PySide6.QtWidgets import QInputDialog, QLineEdit, QMessageBox
-
-        from siliconbench.core.files import NotReadable
-        from siliconbench.core.machine_names import LABEL_MAX
-        from siliconbench.core.machine_names import path as names_path
-        records = self.results.selected_records()
-        if not records:
-            self.show_message("Name a machine", "Select a run of that machine under Results "
-                              "first.", QMessageBox.Icon.Information)
-            return None
-        dialog = QInputDialog(self)
-        dialog.setWindowTitle("Name Machine")
-        dialog.setLabelText("Name for this machine, shown on its runs and charts (empty: its "
-                            "model name):")
-        # At most what a run record's label may hold: a longer one could not be imported.
-        dialog.setInputMode(QInputDialog.InputMode.TextInput)   # makes its line edit
-        dialog.findChild(QLineEdit).setMaxLength(LABEL_MAX)
-        dialog.setTextValue(records[0].label or records[0].machine_label)
-
-        def rename(label: str) -> None:
-            from siliconbench.core.store import StoreError
-            try:
-                n = self.results.rename_machine(label, records)
-            except ValueError as e:       # a name too long (label_problem)
-                self.show_message("Name Machine", str(e))
-                return
-            except NotReadable as e:      # machine-names.json: a FIFO, a folder, too large
-                self.show_message("Name Machine", f"The machine was not named: {e}")
-                return
-            except OSError as e:          # a full disk, a read-only folder
-                self.show_message("Name Machine", "The machine was not named: SiliconBench "
-                                  f"could not write {names_path()}: {e.strerror or e}.")
-                return
-            except StoreError as e:       # the names file is written; the store is not
-                self.show_message("Name Machine", f"Its runs were not renamed: {e}")
-                return
-            self.statusBar().showMessage(f"Named the machine on {n} runs.", 5000)
-        dialog.textValueSelected.connect(rename)
-        return open_sheet(self, dialog)
-
-    def confirm_delete(self) -> QMessageBox | None:
-        """Ask in a sheet (window-modal, not blocking the event loop); delete on its Delete
-        button. Returns the open box (None with nothing selected)."""
-        from PySide6.QtWidgets import QMessageBox
-        records = self.results.selected_records()
-        if not records:
-            self.show_message("Delete Runs", "Select the runs to delete under Results first.",
-                              QMessageBox.Icon.Information)
-            return None
-        n = len(records)
-
-        def delete() -> None:
-            deleted = self.results.delete(records)
-            self._draw_selection(self.results.selected_records())  # not the deleted runs
-            self.statusBar().showMessage(f"Deleted {deleted} run{'s' * (deleted != 1)}.", 5000)
-        return question_sheet(self, "Delete Runs",
-                              f"Delete {n} run{'s' * (n != 1)} from the results store?",
-                              "This cannot be undone; export them first to keep a copy.",
-                              "Delete", delete, QMessageBox.ButtonRole.DestructiveRole)
 
     def import_files(self, paths: list[str]) -> bool:
         """Import result files (a drop, Finder, the command line): all or nothing."""
-        return import_export.import_files(self, paths)
+        return self.files.import_files(paths)
 
     # ------------------------------------------------------------------ drag and drop
 
@@ -600,15 +522,6 @@ class MainWindow(QMainWindow):
         if paths:
             event.acceptProposedAction()
             self.import_files(paths)
-
-    # ------------------------------------------------------------------ messages, about
-
-    def show_message(self, title: str, text: str,
-                     icon: QMessageBox.Icon | None = None) -> None:
-        """A sheet on the Mac (window-modal, not blocking the event loop); a warning unless
-        another icon is given."""
-        self.last_message = text
-        message_sheet(self, title, text, icon)
 
     # ------------------------------------------------------------------ theme
 
@@ -648,10 +561,10 @@ class MainWindow(QMainWindow):
         # (Closed before build_rest, the window has no queue to ask about or stop.)
         if self._rest_built and self.queue.busy and self.ask_before_closing:
             event.ignore()
-            if not (self.message_box and self.message_box.isVisible()):  # asked once at a time
+            if showing(self) is None:  # asked once at a time
                 self.confirm_close()
             return
-        prefs.save_window(self)
+        self.save_state()
         if self._rest_built:
             self.queue.shutdown()
         super().closeEvent(event)
@@ -671,14 +584,3 @@ class MainWindow(QMainWindow):
                               "The current run is cancelled; the points it measured so far are "
                               "kept.", "Close", close, QMessageBox.ButtonRole.DestructiveRole,
                               otherwise=stay)
-
-
-def excepthook_for(window: MainWindow):
-    """A bug in a slot shows in the status bar and stderr; the window stays open."""
-    def hook(kind, value, tb) -> None:
-        sys.__excepthook__(kind, value, tb)
-        try:
-            window.statusBar().showMessage(f"Internal error: {kind.__name__}: {value}", 15000)
-        except RuntimeError:
-            pass  # the window is gone
-    return hook

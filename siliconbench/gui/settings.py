@@ -13,9 +13,17 @@ import stat
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QCoreApplication, QPoint, QRect, QSettings, QSize
 from PySide6.QtGui import QGuiApplication
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QCheckBox, QSplitter, QStatusBar, QWidget
+
+    from siliconbench.gui.device_list import DeviceList
+    from siliconbench.gui.param_form import ParamForm
+    from siliconbench.gui.workload_catalogue import WorkloadCatalogue
 
 ORGANIZATION_NAME = "SiliconBench"
 ORGANIZATION_DOMAIN = "siliconbench.org"
@@ -96,7 +104,7 @@ def _set_aside(path: Path, problem: str) -> Path | None:
     return aside
 
 
-def say_notice(window) -> str | None:
+def say_notice(status: QStatusBar) -> str | None:
     """Say `notice` once (the window's status bar for a minute, and the log), then forget
     it; what was said, or None."""
     global notice
@@ -104,7 +112,7 @@ def say_notice(window) -> str | None:
     if said:
         from siliconbench.core.logs import log
         log.warning("%s", said)
-        window.statusBar().showMessage(said, 60_000)
+        status.showMessage(said, 60_000)
     return said
 
 
@@ -186,10 +194,10 @@ def first_window_place(wanted: QSize, minimum: QSize, available: QRect) -> tuple
                                         available.top() + max(0, spare_h // 2))
 
 
-def restore_window(window) -> None:
-    """The window's geometry, panes and last run choices, as save_window left them; a value
-    of the wrong kind leaves its default. A first window is fitted to its screen."""
-    s = window.settings
+def restore_window(s: QSettings, window: QWidget, splits: dict[str, QSplitter]) -> bool:
+    """The window's geometry and panes (`splits`, by name), as save_window left them; a value
+    of the wrong kind leaves its default. A first window is fitted to its screen. Returns
+    whether the sidebar was shown."""
     geometry = value_of(s, "window/geometry", QByteArray)
     if geometry is not None:
         window.restoreGeometry(geometry)
@@ -199,20 +207,25 @@ def restore_window(window) -> None:
             size, corner = first_window_place(window.size(), window.minimumSize(), available)
             window.resize(size)
             window.move(corner)     # a window's position is its frame's
-    for key, split in (("window/main_split", window.main_split),
-                       ("window/right_split", window.right_split)):
-        state = value_of(s, key, QByteArray)
+    for name, split in splits.items():
+        state = value_of(s, f"window/{name}", QByteArray)
         if state is not None:
             split.restoreState(state)
-    window.show_sidebar(is_true(s, "window/sidebar", True))
-    window.quick_box.setChecked(is_true(s, "run/quick", False))
-    window.catalogue.select(value_of(s, "run/workload", str))
-    devices = value_of(s, "run/devices", (str, list))
-    if isinstance(devices, str):
-        devices = [devices]
-    if isinstance(devices, list) and all(isinstance(d, str) and len(d) <= TEXT_LIMIT
-                                         for d in devices):
-        window.devices.set_checked(devices)
+    return is_true(s, "window/sidebar", True)
+
+
+def restore_run_choices(s: QSettings, catalogue: WorkloadCatalogue, devices: DeviceList,
+                        quick_box: QCheckBox) -> None:
+    """The last run's choices, as save_run_choices left them; a value of the wrong kind
+    leaves its default (each form's fields: restore_form, when the form is made)."""
+    quick_box.setChecked(is_true(s, "run/quick", False))
+    catalogue.select(value_of(s, "run/workload", str))
+    keys = value_of(s, "run/devices", (str, list))
+    if isinstance(keys, str):
+        keys = [keys]
+    if isinstance(keys, list) and all(isinstance(k, str) and len(k) <= TEXT_LIMIT
+                                      for k in keys):
+        devices.set_checked(keys)
 
 
 def restore_form(settings: QSettings, workload: str, form) -> None:
@@ -229,24 +242,25 @@ def restore_form(settings: QSettings, workload: str, form) -> None:
                     if isinstance(text, str) and len(text) <= TEXT_LIMIT}, keep_valid=True)
 
 
-def save_run_choices(window) -> None:
-    s = window.settings
-    w = window.catalogue.current()
+def save_run_choices(s: QSettings, catalogue: WorkloadCatalogue, devices: DeviceList,
+                     quick_box: QCheckBox, forms: dict[str, ParamForm]) -> None:
+    w = catalogue.current()
     if w is not None:
         s.setValue("run/workload", w.name)
-    s.setValue("run/devices", window.devices.checked_keys())
-    s.setValue("run/quick", "true" if window.quick_box.isChecked() else "false")
-    for name, form in window.forms.items():
+    s.setValue("run/devices", devices.checked_keys())
+    s.setValue("run/quick", "true" if quick_box.isChecked() else "false")
+    for name, form in forms.items():
         s.setValue(f"params/{name}", json.dumps(form.texts()))
 
 
-def save_window(window) -> None:
-    save_run_choices(window)
-    s = window.settings
+def save_window(s: QSettings, window: QWidget, splits: dict[str, QSplitter],
+                sidebar_shown: bool) -> None:
+    """The window's geometry, its panes (`splits`, by name) and whether the sidebar is shown;
+    then everything kept is written (after save_run_choices)."""
     s.setValue("window/geometry", window.saveGeometry())
-    s.setValue("window/main_split", window.main_split.saveState())
-    s.setValue("window/right_split", window.right_split.saveState())
-    s.setValue("window/sidebar", "true" if window.sidebar_shown() else "false")
+    for name, split in splits.items():
+        s.setValue(f"window/{name}", split.saveState())
+    s.setValue("window/sidebar", "true" if sidebar_shown else "false")
     s.sync()
 
 

@@ -1,9 +1,8 @@
 """Messages and questions as the Mac shows them: sheets, window-modal and opened with open()
-rather than exec(), so the window's event loop (live runs, charts) goes on while one is up.
-The one showing is kept as its parent's `message_box` (alive while open; tests answer it).
-The dialog classes are imported when a dialog opens: importing one builds all of its enums,
-which the window's first paint need not wait for (QMessageBox, QInputDialog and QFileDialog:
-12 enums, about 5 ms)."""
+rather than exec(), so the window's event loop (live runs, charts) goes on while one is up;
+its parent owns it (alive while open) and `showing` finds it. The dialog classes are imported
+when a dialog opens: importing one builds all of its enums, which the window's first paint
+need not wait for (QMessageBox, QInputDialog and QFileDialog: 12 enums, about 5 ms)."""
 
 from __future__ import annotations
 
@@ -13,13 +12,22 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QDialog, QMessageBox, QWidget
 
+SHEET = "sheet"   # the property open_sheet marks its dialogs with
+
 
 def open_sheet(parent: QWidget, dialog: QDialog) -> QDialog:
     from PySide6.QtCore import Qt   # not before the first paint (siliconbench/gui/qt_values.py)
     dialog.setWindowModality(Qt.WindowModality.WindowModal)
-    parent.message_box = dialog
+    dialog.setProperty(SHEET, True)
     dialog.open()
     return dialog
+
+
+def showing(parent: QWidget) -> QDialog | None:
+    """The sheet open_sheet has showing over `parent`, the newest; None when none is up."""
+    from PySide6.QtWidgets import QDialog
+    return next((d for d in reversed(parent.findChildren(QDialog))
+                 if d.parentWidget() is parent and d.property(SHEET) and d.isVisible()), None)
 
 
 def message_sheet(parent: QWidget, title: str, text: str,

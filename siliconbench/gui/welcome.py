@@ -3,47 +3,58 @@ results are kept. Shown once (a flag in the app's settings), never blocking the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QVBoxLayout, QWidget
+
+if TYPE_CHECKING:
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QStatusBar
+
+    from siliconbench.core.runner import RunSpec
+    from siliconbench.gui.device_list import DeviceList
+    from siliconbench.gui.run_queue import RunJob
 
 SHOWN_KEY = "welcome/shown"
 
+# Queues runs to compare when done, asking first where one is big: LiveRuns.queue_compared.
+QueueCompared = Callable[[list["RunSpec"], list[str]], list["RunJob"]]
 
-def queue_quick_suite(window) -> int:
-    """Queue the quick suite on every usable device; before the device list is in, queue it
-    the moment it arrives. Returns the number of runs queued now."""
+
+def queue_quick_suite(devices: DeviceList, status: QStatusBar, queue: QueueCompared) -> int:
+    """Queue the quick suite on every usable device of `devices` with `queue` (it ends beside
+    a published machine; a device the suite cannot fit is asked about first); before the
+    device list is in, say so in `status` and queue it the moment it arrives. Returns the
+    number of runs queued now."""
     from siliconbench.core.suites import expand
-    found = [d for d in window.devices.devices if d.usable]
+    found = [d for d in devices.devices if d.usable]
     # Every framework's devices, not those of the first to answer (MLX loads fastest).
-    if not found or not window.devices.complete:
-        window.statusBar().showMessage("The quick suite starts once the devices are found.")
-        window.devices.discovered.connect(_queue_once(window))
+    if not found or not devices.complete:
+        status.showMessage("The quick suite starts once the devices are found.")
+        devices.discovered.connect(_queue_once(devices, status, queue))
         return 0
     names = {(d.framework, d.id): d.name for d in found}
     specs = expand("quick", found)
     titles = [f"Quick suite · {s.workload} · {names[(s.framework, s.device)]} "
               f"({s.framework} {s.device})" for s in specs]
-    jobs: list = []
-
-    def go() -> None:
-        jobs.extend(window.queue.enqueue(specs, titles))
-        window.live_runs.compare_when_done(jobs)  # it ends beside a published machine
-    window.ask_before(specs, go)   # a device the suite cannot fit is asked about first
-    return len(jobs)
+    return len(queue(specs, titles))
 
 
-def _queue_once(window):
-    def queue() -> None:
-        window.devices.discovered.disconnect(queue)
-        queue_quick_suite(window)
-    return queue
+def _queue_once(devices: DeviceList, status: QStatusBar, queue: QueueCompared):
+    def once() -> None:
+        devices.discovered.disconnect(once)
+        queue_quick_suite(devices, status, queue)
+    return once
 
 
 class WelcomeDialog(QDialog):
-    def __init__(self, window, parent: QWidget | None = None) -> None:
-        super().__init__(parent or window)
+    """The welcome over `parent`; Run the Quick Suite calls `queue_suite()`."""
+
+    def __init__(self, parent: QWidget, queue_suite: Callable[[], object]) -> None:
+        super().__init__(parent)
         from siliconbench.core.store import home
         from siliconbench.core.suites import load_suites
-        self.window_ = window
         self.setWindowTitle("Welcome to SiliconBench")
         quick = load_suites()["quick"]
         self.text = QLabel(
@@ -61,20 +72,21 @@ class WelcomeDialog(QDialog):
         self.run_button.setDefault(True)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
-        self.accepted.connect(lambda: queue_quick_suite(self.window_))
+        self.accepted.connect(queue_suite)
         layout = QVBoxLayout(self)
         layout.addWidget(self.text)
         layout.addWidget(buttons)
         self.setMinimumWidth(460)
 
 
-def maybe_show_welcome(window) -> WelcomeDialog | None:
-    """Open the welcome the first time the app runs (per settings file); None after that."""
-    if str(window.settings.value(SHOWN_KEY, "false")).lower() == "true":
+def maybe_show_welcome(settings: QSettings, parent: QWidget,
+                       queue_suite: Callable[[], object]) -> WelcomeDialog | None:
+    """Open the welcome over `parent` the first time the app runs (per `settings` file); None
+    after that."""
+    if str(settings.value(SHOWN_KEY, "false")).lower() == "true":
         return None
-    window.settings.setValue(SHOWN_KEY, "true")  # once, even if the app is quit meanwhile
-    window.settings.sync()
-    dialog = WelcomeDialog(window)
-    window.welcome = dialog  # kept alive while it is open
+    settings.setValue(SHOWN_KEY, "true")  # once, even if the app is quit meanwhile
+    settings.sync()
+    dialog = WelcomeDialog(parent, queue_suite)   # its parent keeps it alive while open
     dialog.open()            # window-modal, not exec(): the event loop (and tests) go on
     return dialog
