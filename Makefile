@@ -23,11 +23,13 @@ run: $(STAMP)
 	@$(COMPILE)
 	$(BIN)/siliconbench
 
-# The 15 slowest tests are listed after every run, so a slow new test shows at once. Tests run
-# in parallel workers (pytest-xdist), at most 4: each starts framework processes of its own.
+# ruff first (a second), then the suite. The 15 slowest tests are listed after every run, so a
+# slow new test shows at once. Tests run in parallel workers (pytest-xdist), at most 4: each
+# starts framework processes of its own.
 # A costly run that several tests assert on is made once for all workers
 # (tests/cli_processes.shared).
 test: $(STAMP)
+	$(BIN)/ruff check .
 	@$(COMPILE) tests
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -n auto --maxprocesses=4 --durations=15
 

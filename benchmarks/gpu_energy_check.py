@@ -24,7 +24,6 @@ from siliconbench.core.runner import RunSpec, execute  # noqa: E402
 from siliconbench.core.store import Store  # noqa: E402
 from siliconbench.core.telemetry import nvml_index, power_trusted  # noqa: E402
 
-
 # The board holds its power limit on average over a control window, so a point of a second or
 # two can read above it: on an H100 (700 W limit) float32 N=4096 read 737 W by the counter
 # (1.053x). A power row far outside [idle, limit] is what this check exists to catch: the old

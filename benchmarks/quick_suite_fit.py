@@ -23,11 +23,11 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("SILICONBENCH_HOME", tempfile.mkdtemp(prefix="sb-bench-"))
 
 from benchmarks.machine_load import warn_if_busy  # noqa: E402
+from siliconbench.core.catalogue import headline  # noqa: E402
 from siliconbench.core.numbers import number, span  # noqa: E402
 from siliconbench.core.runner import RunSpec, discover_devices, execute  # noqa: E402
 from siliconbench.core.store import Store  # noqa: E402
 from siliconbench.core.suites import expand  # noqa: E402
-from siliconbench.core.catalogue import headline  # noqa: E402
 
 SUITE_TARGET_S = 180
 RATIO_TARGET = 0.9

@@ -17,7 +17,6 @@ from typing import Any
 
 import psutil
 
-
 ROOT = Path(__file__).resolve().parent.parent
 
 

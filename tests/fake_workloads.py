@@ -5,10 +5,10 @@ import os
 import signal
 import time
 
+from siliconbench.core.catalogue import Workload
 from siliconbench.core.params import Param
 from siliconbench.core.results import Row
 from siliconbench.core.stats import summarize
-from siliconbench.core.catalogue import Workload
 
 # The framework the tests run these in: the worker loads a run's framework before its workload,
 # and MLX imports in a tenth of a second where PyTorch takes three CPU-seconds. Their lifecycle

@@ -92,7 +92,8 @@ def test_one_rank_moves_no_bus_data():
 @pytest.mark.parametrize("framework", ENGINES)
 def test_a_wrong_sum_is_caught_on_every_call(framework, monkeypatch):
     """The check itself, in this process on a group of one: expecting another sum fails."""
-    from siliconbench.core.frameworks import framework as info, implementation
+    from siliconbench.core.frameworks import framework as info
+    from siliconbench.core.frameworks import implementation
     from siliconbench.core.launch import reserve_ports
     ports = reserve_ports(1)
     monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")  # torch's rendezvous, as torchrun sets it
@@ -199,6 +200,7 @@ def test_two_runs_started_together_never_pick_the_same_ports(monkeypatch):
     """Both draw the same first port; the one that asks second is given other ports, and the
     ports are free again once the first run releases them."""
     import random
+
     from siliconbench.core.launch import reserve_ports
     first = reserve_ports(2)
     draws = iter([first.first + 1, first.first, first.first + 100])

@@ -9,12 +9,12 @@ import pytest
 import torch
 
 from siliconbench.core.context import RunContext
+from siliconbench.core.frameworks.ops import TensorOps
 from siliconbench.core.frameworks.torch import adapter as torch_adapter
 from siliconbench.core.measure import QUICK
 from siliconbench.core.peaks import Peak
 from siliconbench.core.results import Row
 from siliconbench.core.workloads import bandwidth
-from siliconbench.core.frameworks.ops import TensorOps
 from tests.test_cli import sb
 
 

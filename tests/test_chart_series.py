@@ -9,9 +9,20 @@ import sys
 import pytest
 
 from siliconbench.core.catalogue import catalogue
-from siliconbench.gui.chart_series import (BARS, CURVE_METRICS, SCALING, TELEMETRY_UNITS, bar_series,
-                              chart_of, curve_series, peak_of, sensor_title, series_title,
-                              size_label, telemetry_series)
+from siliconbench.gui.chart_series import (
+    BARS,
+    CURVE_METRICS,
+    SCALING,
+    TELEMETRY_UNITS,
+    bar_series,
+    chart_of,
+    curve_series,
+    peak_of,
+    sensor_title,
+    series_title,
+    size_label,
+    telemetry_series,
+)
 from tests.recorded import every_run, recorded, stems
 
 # The chart each workload's headline rows belong on; mlp (seconds to train) and memory (the

@@ -8,10 +8,10 @@ import pytest
 
 from siliconbench.core import cli
 from siliconbench.core.compare import (
-    NO_SAMPLES_VERDICT,
-    PUBLISHED_VERDICT,
     FAR_APART,
     INCONCLUSIVE,
+    NO_SAMPLES_VERDICT,
+    PUBLISHED_VERDICT,
     SAME,
     TOO_FEW,
     Side,

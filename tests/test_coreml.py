@@ -28,7 +28,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from siliconbench.core.frameworks.coreml import FRAMEWORK as COREML, MACOS_ONLY, macos_version, runs_here
+from siliconbench.core.frameworks.coreml import FRAMEWORK as COREML
+from siliconbench.core.frameworks.coreml import MACOS_ONLY, macos_version, runs_here
 from tests.cli_processes import ROOT, run_cli, shared
 
 needs_coremltools = pytest.mark.skipif(

@@ -5,7 +5,6 @@ like the first; the run's temporary folder and its port locks go on every way ou
 import os
 import signal
 import time
-from pathlib import Path
 
 import psutil
 import pytest

@@ -14,10 +14,10 @@ from contextlib import contextmanager
 
 import pytest
 
+from siliconbench.core.catalogue import catalogue
 from siliconbench.core.frameworks import FRAMEWORKS, Unsupported, implementation, runs_on
 from siliconbench.core.frameworks.ops import TensorOps
 from siliconbench.core.params import ParamError
-from siliconbench.core.catalogue import catalogue
 from siliconbench.core.workloads import allreduce, infer, mlp, scaling, train
 
 # Workloads whose run asks implementation(framework, <its name>) for the framework's part, and

@@ -6,11 +6,11 @@ import torch
 
 from siliconbench.core.context import RunContext
 from siliconbench.core.frameworks.torch import adapter as torch_adapter
+from siliconbench.core.frameworks.torch.ops import TorchOps
 from siliconbench.core.measure import QUICK
 from siliconbench.core.peaks import Peak
 from siliconbench.core.results import Row
 from siliconbench.core.workloads import gemm
-from siliconbench.core.frameworks.torch.ops import TorchOps
 
 
 def context(events, peak=None):

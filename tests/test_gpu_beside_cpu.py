@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from siliconbench.gui.compare_view import CompareView
 from siliconbench.gui.charts.panel import ChartPanel
+from siliconbench.gui.compare_view import CompareView
 from tests.h200_records import gpu_and_cpu, h200, h200_runs
 from tests.recorded import recorded
 
@@ -227,7 +227,12 @@ def test_compare_with_ten_sides_keeps_a_usable_chart(view, qtbot, size):
     keeps its height (the tab scrolls below its minimum), long cells elide with the whole
     text on hover, the sides' names take at most three lines, unfolded warnings scroll in a
     strip of their own."""
-    from siliconbench.gui.compare_view import MAX_VERDICT_W, MAX_WARNINGS_H, MIN_CHART_H, MIN_CONTENT
+    from siliconbench.gui.compare_view import (
+        MAX_VERDICT_W,
+        MAX_WARNINGS_H,
+        MIN_CHART_H,
+        MIN_CONTENT,
+    )
     view.resize(*size)
     view.set_records(ten_sides())
     qtbot.wait(50)
@@ -347,6 +352,7 @@ def test_the_queue_estimate_counts_the_queued_runs_and_a_long_point_looks_alive(
     """'about 3 s left' with two long runs queued: the estimate counted the running run only.
     A one-step run (the N=8192 product on a CPU) showed an empty bar for minutes."""
     import time
+
     from siliconbench.core.runner import RunSpec
     from siliconbench.gui.queue_view import JobRow, queue_eta_text
     from siliconbench.gui.run_queue import OK, QUEUED, RUNNING, RunJob, RunQueue
@@ -461,6 +467,7 @@ def test_help_tells_of_the_llm_all_reduce_and_scaling_tabs_run_it_here_and_the_k
         assert words in text, words
     assert "<!-- SHORTCUTS -->" not in text
     import sys
+
     from PySide6.QtGui import QKeySequence
     run = QKeySequence(shortcuts(sys.platform)["run"]).toString(
         QKeySequence.SequenceFormat.NativeText)
@@ -480,6 +487,7 @@ def test_png_and_svg_exports_carry_the_same_legend(panel, tmp_path):
     """The SVG's legend was clipped and laid out unlike the PNG's: both draw the chart widget,
     plot, legend and caption, so the legend's names are in both at the same place."""
     from PySide6.QtGui import QImage
+
     from siliconbench.gui.charts.export import export_chart
     panel.show_records(gpu_and_cpu())
     chart = panel.curves["tflops"]
@@ -497,10 +505,10 @@ def test_png_and_svg_exports_carry_the_same_legend(panel, tmp_path):
 
 
 def test_a_run_done_with_warnings_reads_as_done_not_failed(qtbot):
+    from siliconbench.core.runner import RunSpec
     from siliconbench.gui.queue_view import JobRow
     from siliconbench.gui.run_queue import OK, RunJob, RunQueue
     from siliconbench.gui.theme import LIGHT
-    from siliconbench.core.runner import RunSpec
     rec = recorded("gemm-mlx")
     assert rec.warnings                     # MLX's CPU warned of its reference BLAS
     job = RunJob(RunSpec("gemm", "mlx", "cpu"), "gemm")

@@ -18,7 +18,7 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl  # noqa: E402
 from PySide6.QtGui import QDropEvent  # noqa: E402
 
 from siliconbench.core.frameworks import DeviceInfo  # noqa: E402
-from siliconbench.core.results import RunRecord, Row, records_to_json  # noqa: E402
+from siliconbench.core.results import Row, RunRecord, records_to_json  # noqa: E402
 from siliconbench.core.runner import RunSpec  # noqa: E402
 from siliconbench.core.stats import summarize  # noqa: E402
 from tests.dialogs import answer_file_dialog, the_sheet  # noqa: E402
@@ -474,8 +474,8 @@ def test_settings_persist_between_windows(qtbot, store, settings):
 def test_about_lists_the_versions():
     import platform
 
-    import PySide6
     import pyqtgraph
+    import PySide6
     from PySide6.QtCore import qVersion
 
     import siliconbench

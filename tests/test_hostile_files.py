@@ -19,7 +19,12 @@ from pathlib import Path
 import pytest
 
 from siliconbench.core import cli
-from siliconbench.core.results import NotAResultFile, records_from_file, records_from_json
+from siliconbench.core.results import (
+    NotAResultFile,
+    RunRecord,
+    records_from_file,
+    records_from_json,
+)
 from siliconbench.core.store import Store
 from tests.cli_processes import cli_in_process
 
@@ -367,10 +372,9 @@ def test_a_hostile_field_is_inert_in_html_csv_and_the_terminal(text, tmp_path, c
 
 # ---------------------------------------------------------------- one item each
 
-def measured(**changes) -> "RunRecord":
+def measured(**changes) -> RunRecord:
     """The real record as the app holds it (no import cleaning), with `changes`: what a
     label typed in the app or a framework's message can put in."""
-    from siliconbench.core.results import RunRecord
     d = fixture() | {k: v for k, v in changes.items() if k != "note"}
     if "note" in changes:
         d["rows"][0]["note"] = changes["note"]

@@ -21,8 +21,8 @@ from siliconbench.core.results import NotAResultFile, records_from_file, records
 from siliconbench.core.store import INTERRUPTED, Store, keep_elsewhere
 from tests.cli_processes import cli_in_process as sb
 from tests.dialogs import the_sheet
+from tests.h200_records import FOLDER as H200  # tests/data/h200
 from tests.recorded import FOLDER
-from tests.h200_records import FOLDER as H200   # tests/data/h200
 
 
 def h200_files() -> list[Path]:

@@ -11,10 +11,10 @@ import sys
 import pytest
 
 from siliconbench.core import cli
+from siliconbench.core.catalogue import Workload
 from siliconbench.core.frameworks import FRAMEWORKS
 from siliconbench.core.params import Param
 from siliconbench.core.runner import RunSpec, UsageError, discover_devices, execute, prepare
-from siliconbench.core.catalogue import Workload
 from tests.test_cli import ROOT
 
 WORKLOAD = Workload(

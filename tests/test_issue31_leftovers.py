@@ -183,7 +183,9 @@ def test_the_report_shows_the_cpu_bar_in_chromium(tmp_path):
     import shutil
     import subprocess
     import tempfile
+
     from PIL import Image
+
     from siliconbench.core.palette import LIGHT
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     if browser is None:

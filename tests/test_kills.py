@@ -10,14 +10,12 @@ import subprocess
 import sys
 import textwrap
 import time
-
 from pathlib import Path
 
 import pytest
 
 from siliconbench.core.store import INTERRUPTED, Store
-from tests.cli_processes import (processes_under, start_cli, wait_for_stored_rows,
-                                 wait_until_gone)
+from tests.cli_processes import processes_under, start_cli, wait_for_stored_rows, wait_until_gone
 from tests.fake_workloads import FRAMEWORK
 
 pytestmark = pytest.mark.usefixtures("fake_workloads")
@@ -137,6 +135,7 @@ def test_a_ctrl_c_python_swallowed_still_ends_the_command(monkeypatch, capsys):
     """A Ctrl-C that lands in a callback (a weakref's, during an import) cannot propagate:
     Python prints "Exception ignored" and goes on. The command still ends as interrupted."""
     import weakref
+
     from siliconbench.core import cli
 
     class Thing:

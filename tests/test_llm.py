@@ -129,6 +129,7 @@ def test_a_transformers_that_takes_the_cache_as_past_key_values_gets_it(monkeypa
     (transformers 5.17 on an H100: the cache check read 1.36, decode ran eager). A stand-in
     with that older signature must get the cache, and generate's compile rule must see it."""
     import inspect
+
     from siliconbench.core.frameworks.torch import llm as torch_llm
     new_class = torch_llm.model_class(TINY)
     name = "cache" if "cache" in inspect.signature(new_class.forward).parameters \

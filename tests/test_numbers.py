@@ -10,10 +10,19 @@ import re
 import pytest
 
 from siliconbench.core import cli
-from siliconbench.core.compare import compare, resolve_sides
-from siliconbench.core.numbers import (duration, metric_heading, number, quantity, ratio, row_with_spread,
-                          size, span, with_spread)
 from siliconbench.core.catalogue import headline
+from siliconbench.core.compare import compare, resolve_sides
+from siliconbench.core.numbers import (
+    duration,
+    metric_heading,
+    number,
+    quantity,
+    ratio,
+    row_with_spread,
+    size,
+    span,
+    with_spread,
+)
 from siliconbench.gui.compare_view import FIXED, CompareView
 from siliconbench.gui.results_browser import BEST, cell_text
 from siliconbench.gui.row_table import RowTable

@@ -59,8 +59,8 @@ def test_resolve_fills_defaults_and_refuses_unknown_names():
 @pytest.mark.parametrize("text", ["nan", "NaN", "inf", "-inf", "Infinity", "1e999"])
 def test_every_float_parameter_refuses_what_is_not_finite(text):
     """NaN passes every bound check (it compares false), and an infinite time limit is none."""
-    from siliconbench.core.cli import TIME_LIMIT
     from siliconbench.core.catalogue import catalogue
+    from siliconbench.core.cli import TIME_LIMIT
     floats = [p for w in catalogue().values() for p in w.params if p.kind == "float"]
     for p in floats + [TIME_LIMIT]:
         with pytest.raises(ParamError, match="takes a finite number"):

@@ -7,7 +7,14 @@ from importlib.resources import files
 
 import pytest
 
-from siliconbench.core.peaks import ABOVE_PEAK_TOLERANCE, DTYPES, Peak, assess, find_peak, load_peaks
+from siliconbench.core.peaks import (
+    ABOVE_PEAK_TOLERANCE,
+    DTYPES,
+    Peak,
+    assess,
+    find_peak,
+    load_peaks,
+)
 
 
 def _raw_table() -> dict:

@@ -8,8 +8,9 @@ import sqlite3
 
 import pytest
 
-from siliconbench.core import export, store as store_mod
-from siliconbench.core.results import NotAResultFile, RunRecord, Row, records_from_json
+from siliconbench.core import export
+from siliconbench.core import store as store_mod
+from siliconbench.core.results import NotAResultFile, Row, RunRecord, records_from_json
 from siliconbench.core.stats import summarize
 from siliconbench.core.store import Store, StoreError
 

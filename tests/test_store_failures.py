@@ -28,7 +28,6 @@ from siliconbench.core.store import Store, StoreError
 from tests.cli_processes import run_cli, wait_until_gone
 from tests.fake_workloads import FRAMEWORK
 
-
 # ---------------------------------------------------------------- helpers
 
 

@@ -14,12 +14,13 @@ import subprocess
 from pathlib import Path
 
 import psutil
-import pytest
 
-from siliconbench.core import store as store_mod, store_reads
+from siliconbench.core import store as store_mod
+from siliconbench.core import store_reads
 from siliconbench.core.results import records_from_file
 from siliconbench.core.store import INTERRUPTED, Store
-from tests.cli_processes import cli_in_process as sb, run_cli
+from tests.cli_processes import cli_in_process as sb
+from tests.cli_processes import run_cli
 from tests.recorded import FOLDER
 from tests.test_store_failures import fill, remount, small_disk
 
@@ -129,7 +130,7 @@ def test_a_failing_tidy_up_costs_nothing(tmp_path, monkeypatch):
 # ---------------------------------------------------------------- another host name
 
 def ago(days: float) -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=days)
+    return dt.datetime.now(dt.UTC) - dt.timedelta(days=days)
 
 
 def listed() -> set[str]:
@@ -182,10 +183,11 @@ def test_a_listing_reads_the_same_few_bytes_whatever_a_record_holds(capsys):
     and 2.5 GB. A listing reads each run's `listing` (siliconbench.core.store.listing_of), not its record:
     here a record at the bounds of rows and text lists in as many bytes as a small one."""
     import copy
+
     from siliconbench.core.catalogue import headline
     runs = every_real_run()
     big = copy.deepcopy(next(r for r in runs if r.workload == "gemm"))
-    big.id, big.created_at = "b" * 32, dt.datetime.now(dt.timezone.utc).isoformat()
+    big.id, big.created_at = "b" * 32, dt.datetime.now(dt.UTC).isoformat()
     big.rows = big.rows * 5_000
     big.reason, big.warnings = "r" * 65_536, ["w" * 65_536] * 100
     s = Store()

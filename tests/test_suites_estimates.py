@@ -14,8 +14,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest  # noqa: E402
 
 from siliconbench.core.estimate import estimate, spec_warnings  # noqa: E402
-from siliconbench.core.measure import QUICK  # noqa: E402
 from siliconbench.core.frameworks import DeviceInfo  # noqa: E402
+from siliconbench.core.measure import QUICK  # noqa: E402
 from siliconbench.core.runner import RunSpec, execute  # noqa: E402
 from siliconbench.core.store import Store  # noqa: E402
 from siliconbench.core.suites import expand  # noqa: E402
@@ -265,9 +265,9 @@ def test_a_quantized_llama_cpp_model_on_a_cpu_is_estimated_at_the_float32_rate(m
     CPU read "about 11.4 h"; it took minutes."""
     import siliconbench.core.estimate
     from siliconbench.core import params as P
+    from siliconbench.core.catalogue import catalogue
     from siliconbench.core.estimate import estimate
     from siliconbench.core.frameworks import DeviceInfo
-    from siliconbench.core.catalogue import catalogue
     monkeypatch.setattr(siliconbench.core.estimate.os, "cpu_count", lambda: 2)
     cpu = DeviceInfo("llamacpp", "cpu", "A 2-core CPU", "cpu", memory_bytes=24 * 2**30)
     params = P.resolve(catalogue()["llm"].params,

@@ -9,12 +9,20 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QSettings
 
-from siliconbench.core.compare import (ALPHA, FAR_APART, INCONCLUSIVE, NO_SAMPLES_VERDICT, SAME, Side, compare,
-                          smallest_p)
+from siliconbench.core.catalogue import catalogue, headline, listed
+from siliconbench.core.compare import (
+    ALPHA,
+    FAR_APART,
+    INCONCLUSIVE,
+    NO_SAMPLES_VERDICT,
+    SAME,
+    Side,
+    compare,
+    smallest_p,
+)
+from siliconbench.core.numbers import interval, metric_title, percent, spread_text, value_text
 from siliconbench.core.results import FLAGS
 from siliconbench.core.suites import summary_lines
-from siliconbench.core.catalogue import catalogue, headline, listed
-from siliconbench.core.numbers import interval, metric_title, percent, spread_text, value_text
 from siliconbench.gui.chart_series import BARS, SCALING, chart_of
 from siliconbench.gui.charts.panel import ChartPanel
 from siliconbench.gui.row_text import headline_text
@@ -212,10 +220,10 @@ def test_runs_on_one_device_have_distinct_legend_names(qtbot):
 
 
 def test_results_and_queue_show_the_headline_not_the_largest_number(qtbot):
+    from siliconbench.core.runner import RunSpec
     from siliconbench.gui.queue_view import outcome_text
     from siliconbench.gui.results_browser import BEST, cell_text
     from siliconbench.gui.run_queue import OK, RunJob
-    from siliconbench.core.runner import RunSpec
     rec = recorded("infer-torch")  # its largest number is a peak memory in bytes
     assert max(r.value for r in rec.rows if r.value) > 1e6
     assert cell_text(rec, BEST).startswith(headline_text(rec))

@@ -189,8 +189,8 @@ def test_path_parameters_have_a_choose_button(qtbot, window, tmp_path):
 def test_the_help_page_explains_every_parameter_flag_and_verdict(window, monkeypatch):
     from html import escape
 
-    from siliconbench.core.results import FLAGS
     from siliconbench.core.catalogue import listed
+    from siliconbench.core.results import FLAGS
     from siliconbench.gui import help as gui_help
     opened = []
     monkeypatch.setattr(gui_help, "open_url", lambda url: opened.append(url) or True)
@@ -210,6 +210,7 @@ def test_the_help_page_explains_every_parameter_flag_and_verdict(window, monkeyp
 def test_run_details_context_menu_and_copy(qtbot, window, imported):
     from PySide6.QtCore import QPoint
     from PySide6.QtGui import QGuiApplication
+
     from siliconbench.core.results import records_from_json
     runs = {r.id: r for r in records_from_json(REAL_RUNS.read_text())}
     gemm = next(r for r in runs.values() if r.workload == "gemm")

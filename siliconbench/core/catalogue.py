@@ -15,6 +15,7 @@ from functools import cache
 from siliconbench.core.params import Param
 from siliconbench.core.results import Row
 
+
 @dataclass(frozen=True)
 class Workload:
     """A workload as the catalogue lists it: its name, parameters and how it runs."""
@@ -97,7 +98,7 @@ def workload(name: str) -> Workload:
         raise UnknownWorkload(f"Unknown workload {name!r}; choose one of {names}.") from None
 
 
-def headline(rec) -> "Row | None":
+def headline(rec) -> Row | None:
     """A run's headline: the best measured row of its workload's declared metric (the
     highest rate, the shortest time), or None when it measured none (or the workload is
     unknown here, e.g. imported from a newer SiliconBench)."""

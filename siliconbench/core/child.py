@@ -17,17 +17,18 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from siliconbench.core import params as params_mod
+from siliconbench.core.catalogue import workload
 from siliconbench.core.frameworks import framework, runs_on
+from siliconbench.core.kit.rows import nothing_measured
 from siliconbench.core.logs import log
 from siliconbench.core.measure import settings_for
-from siliconbench.core.results import RunRecord, Row, now_iso
+from siliconbench.core.results import Row, RunRecord, now_iso
 from siliconbench.core.telemetry import TelemetrySampler
-from siliconbench.core.kit.rows import nothing_measured
-from siliconbench.core.catalogue import workload
 
 KILL_GRACE_S = 5.0
 # A distributed run whose ranks say nothing this long has a rank or a link that hangs (a
@@ -151,7 +152,7 @@ class ChildRun:
             except LaunchError as e:
                 raise UsageError(str(e)) from None
 
-    def start(self) -> "ChildRun":
+    def start(self) -> ChildRun:
         from siliconbench.core.machine import probe
         from siliconbench.core.machine_names import name_for
         env = child_env()

@@ -165,7 +165,7 @@ def ratio_words(ratio: float | None, better: str) -> str:
     return f"{times(ratio)} {_word(ratio, better)}"
 
 
-def cell_words(cell: "Cell", better: str) -> str:
+def cell_words(cell: Cell, better: str) -> str:
     """A compared cell as a person reads it: the ratio in words with its direction first,
     then what the statistics say where they do not simply agree, then how the runs were
     unlike where they could not be paired like with like."""

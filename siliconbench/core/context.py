@@ -3,7 +3,8 @@ to the parent process (progress, rows, warnings, settings)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from siliconbench.core.measure import Measurement, MeasureSettings, measure
 from siliconbench.core.results import Row

@@ -9,9 +9,9 @@ import os
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Callable
 
 from siliconbench.core.child import child_env, worker_command
 from siliconbench.core.frameworks import FRAMEWORKS, DeviceInfo, framework

@@ -13,7 +13,7 @@ import math
 import os
 from dataclasses import dataclass, field
 
-from siliconbench.core.kit.headroom import MEMORY_SHARE   # the workloads' own headroom rule
+from siliconbench.core.kit.headroom import MEMORY_SHARE  # the workloads' own headroom rule
 from siliconbench.core.measure import QUICK, MeasureSettings, point_seconds
 from siliconbench.core.numbers import duration, size
 

@@ -224,7 +224,7 @@ def loopback_interface() -> str | None:
     return None
 
 
-def loopback_env(hosts: "list[Host] | tuple[Host, ...]") -> dict[str, str]:
+def loopback_env(hosts: list[Host] | tuple[Host, ...]) -> dict[str, str]:
     """What a run whose every rank is on this machine adds to its ranks' environment so that
     the collectives' own sockets bind loopback too: gloo's pairs (PyTorch on a CPU) and NCCL's
     bootstrap (PyTorch and MLX on CUDA), which otherwise take the interface of the machine's

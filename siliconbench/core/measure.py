@@ -10,8 +10,9 @@ import json
 import math
 import os
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from siliconbench.core.stats import Stats, rel_iqr, summarize
 

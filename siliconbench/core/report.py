@@ -22,8 +22,18 @@ from siliconbench.core.compare import (
     ratio_words,
 )
 from siliconbench.core.export import csv_text
-from siliconbench.core.numbers import (LOG_SPAN, compact, figure, metric_heading, metric_title,
-                          needs_log_axis, p_value, quantity, ratio, with_spread)
+from siliconbench.core.numbers import (
+    LOG_SPAN,
+    compact,
+    figure,
+    metric_heading,
+    metric_title,
+    needs_log_axis,
+    p_value,
+    quantity,
+    ratio,
+    with_spread,
+)
 from siliconbench.core.palette import LIGHT
 from siliconbench.core.results import now_iso
 from siliconbench.core.text import clip

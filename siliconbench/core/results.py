@@ -6,9 +6,10 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, Callable
+from typing import Any
 
 from siliconbench.core.stats import Stats
 from siliconbench.core.text import LoneSurrogate, clip, without_controls
@@ -55,7 +56,7 @@ def new_id() -> str:
 
 
 def now_iso() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
 @dataclass
@@ -79,7 +80,7 @@ class Row:
                 "samples": list(self.samples)}
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Row":
+    def from_dict(cls, d: dict) -> Row:
         d = dict(d)
         d["stats"] = Stats.from_dict(d["stats"]) if d.get("stats") else None
         return cls(**{k: d.get(k) for k in ("metric", "value", "unit", "params", "stats",
@@ -163,7 +164,7 @@ class RunRecord:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict, validate_schema: bool = True) -> "RunRecord":
+    def from_dict(cls, d: dict, validate_schema: bool = True) -> RunRecord:
         """validate_schema=False only for the store's own records: SiliconBench wrote them or
         validated them on import, and checking every row again makes a large store slow."""
         if validate_schema:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from siliconbench.core.child import ChildRun, RunSpec, UsageError, prepare, worker_command
 from siliconbench.core.devices import DEVICE_CACHE, discover_devices

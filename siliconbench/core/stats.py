@@ -29,7 +29,7 @@ class Stats:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "Stats":
+    def from_dict(cls, d: dict) -> Stats:
         return cls(**{k: d[k] for k in ("median", "p25", "p75", "ci_low", "ci_high", "n")},
                    confidence=d.get("confidence", 0.95))
 

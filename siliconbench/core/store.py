@@ -20,8 +20,17 @@ from typing import NamedTuple
 
 from siliconbench.core.results import RunRecord, records_to_json
 from siliconbench.core.store_reads import StoreReads
-from siliconbench.core.store_schema import (COLUMNS, MIGRATIONS, SCHEMA_VERSION, Listed,
-                                            StoreError, default_path, home, listed, listing_of)
+from siliconbench.core.store_schema import (
+    COLUMNS,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    Listed,
+    StoreError,
+    default_path,
+    home,
+    listed,
+    listing_of,
+)
 
 __all__ = ["INTERRUPTED", "MIGRATIONS", "SCHEMA_VERSION", "Imported", "Listed", "Store",
            "StoreError", "default_path", "home", "keep_elsewhere", "listed", "listing_of"]
@@ -185,8 +194,9 @@ def _this_process() -> tuple[str, int, float]:
 def keep_elsewhere(rec: RunRecord, near: Path) -> Path | None:
     """Write a run the store could not keep as a result file (`siliconbench import` reads
     it): beside the store, else in the working folder, else the temporary folder."""
-    from siliconbench.core.files import write_atomic
     import tempfile
+
+    from siliconbench.core.files import write_atomic
     name = f"siliconbench-unsaved-run-{rec.id[:8]}.json"
     for folder in (near, Path.cwd(), Path(tempfile.gettempdir())):
         try:

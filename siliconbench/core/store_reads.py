@@ -144,7 +144,7 @@ def _age_s(created_at: str | None) -> float:
     try:
         t = dt.datetime.fromisoformat(created_at)
         if t.tzinfo is None:
-            t = t.replace(tzinfo=dt.timezone.utc)
+            t = t.replace(tzinfo=dt.UTC)
         return time.time() - t.timestamp()
     except (TypeError, ValueError, OverflowError):
         return float("inf")

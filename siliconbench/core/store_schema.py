@@ -13,10 +13,10 @@ import sqlite3
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
 from urllib.parse import quote
 
 from siliconbench.core.results import RunRecord

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 from siliconbench import resources
+from siliconbench.core.catalogue import headline, workload
 from siliconbench.core.frameworks import DeviceInfo, runs_on
 from siliconbench.core.numbers import peak_text, value_text
-from siliconbench.core.runner import RunSpec
 from siliconbench.core.results import FLAGS, SERIOUS_FLAGS, RunRecord
-from siliconbench.core.catalogue import headline, workload
+from siliconbench.core.runner import RunSpec
 
 
 def load_suites() -> dict:

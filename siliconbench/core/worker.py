@@ -8,7 +8,7 @@ import json
 import os
 import sys
 import traceback
-from typing import Callable
+from collections.abc import Callable
 
 from siliconbench.core.text import first_line, is_out_of_memory
 
@@ -28,8 +28,8 @@ def _event_stream() -> Callable[[dict], None]:
 
 def error_kind(exc: BaseException) -> tuple[str, str]:
     """(kind, one sentence) for an exception raised by a workload."""
-    from siliconbench.core.params import ParamError
     from siliconbench.core.kit.errors import ChildRunFailed
+    from siliconbench.core.params import ParamError
     text = first_line(exc)
     if isinstance(exc, ParamError):
         return "usage", str(exc)
@@ -45,9 +45,9 @@ def error_kind(exc: BaseException) -> tuple[str, str]:
 
 
 def run(spec: dict, emit: Callable[[dict], None]) -> int:
+    from siliconbench.core.catalogue import workload
     from siliconbench.core.frameworks import UnknownDevice, framework, isolate
     from siliconbench.core.measure import settings_for
-    from siliconbench.core.catalogue import workload
 
     w = workload(spec["workload"])
     isolate(spec["framework"])  # TensorFlow and PyTorch never share a process

@@ -208,7 +208,9 @@ def main(argv: list[str]) -> int:
             app.exit(1)
             return
         window.build_rest(store)
-        from siliconbench import __version__  # package metadata: a tenth of a second, after the paint
+        from siliconbench import (
+            __version__,  # package metadata: a tenth of a second, after the paint
+        )
         QApplication.setApplicationVersion(__version__)
         window.start_background()
         if files:

@@ -4,8 +4,8 @@ back as a Qt signal, so the window shows at once and fills in."""
 from __future__ import annotations
 
 import threading
-from typing import Any
 from collections.abc import Callable
+from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 

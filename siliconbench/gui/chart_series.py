@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass, field
 from functools import cache
 
-from siliconbench.core.results import RunRecord, Row
+from siliconbench.core.results import Row, RunRecord
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,7 @@ child process (siliconbench.core.runner.discover_devices), off the GUI thread; t
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import (QCheckBox, QLabel, QProgressBar, QPushButton, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import QCheckBox, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
 from siliconbench.core.numbers import size
 from siliconbench.gui.background import BackgroundCall

@@ -126,8 +126,8 @@ def show_how_to_send(parent: QWidget) -> QMessageBox:
 
 def about_text() -> str:
     """Versions of everything that shapes a number, as the About box shows them."""
-    import PySide6
     import pyqtgraph
+    import PySide6
     from PySide6.QtCore import qVersion
 
     from siliconbench import __version__

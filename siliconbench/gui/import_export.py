@@ -35,7 +35,7 @@ def file_dialog(parent: QWidget, title: str, start: str, file_filter: str,
     if not save:
         dialog.setFileMode(QFileDialog.FileMode.ExistingFiles if many
                            else QFileDialog.FileMode.ExistingFile)
-    from PySide6.QtCore import Qt   # not before the first paint (siliconbench/gui/qt_values.py)
+    from PySide6.QtCore import Qt  # not before the first paint (siliconbench/gui/qt_values.py)
     dialog.setWindowModality(Qt.WindowModality.WindowModal)
     dialog.accepted.connect(lambda: chosen(dialog.selectedFiles(), dialog.selectedNameFilter()))
     dialog.open()

@@ -9,10 +9,21 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QSettings, QTimer
-from PySide6.QtWidgets import (QApplication, QCheckBox, QFrame, QHBoxLayout,
-                               QLabel, QMainWindow, QPushButton,
-                               QScrollArea, QSplitter, QStackedWidget, QTabWidget, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (
+    QApplication,
+    QCheckBox,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QPushButton,
+    QScrollArea,
+    QSplitter,
+    QStackedWidget,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from siliconbench.core.catalogue import Workload
 from siliconbench.gui import menus, qt_values, singleton_refs
@@ -26,6 +37,7 @@ from siliconbench.gui.theme import Theme, palette_theme, theme_for, tone, tone_r
 from siliconbench.gui.workload_catalogue import WorkloadCatalogue
 
 if TYPE_CHECKING:  # the run queue, Results, the runner and dialogs load after the first paint
+    from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QMessageBox
 
     from siliconbench.core.results import RunRecord
@@ -274,7 +286,7 @@ class MainWindow(QMainWindow):
         results.rename_button.clicked.connect(edits.choose_machine_name)
         results.delete_button.clicked.connect(edits.confirm_delete)
         results.store_changed.connect(self._live_runs.update_status)
-        from PySide6.QtCore import Qt   # after the first paint (siliconbench/gui/qt_values.py)
+        from PySide6.QtCore import Qt  # after the first paint (siliconbench/gui/qt_values.py)
         view = results.view
         view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         view.customContextMenuRequested.connect(
@@ -291,8 +303,8 @@ class MainWindow(QMainWindow):
         if self._charts is not None:
             return
         self.build_rest()
-        from siliconbench.gui.compare_view import CompareView
         from siliconbench.gui.charts.panel import ChartPanel
+        from siliconbench.gui.compare_view import CompareView
         self._charts = charts = ChartPanel()
         self.compare = CompareView()
         self.compare.run_requested.connect(self.live_runs.queue_reference_run)

@@ -68,7 +68,7 @@ class MenuActions:
 
 def add_action(parent: QWidget, menu: QMenu, text: str, slot, shortcut: str = "",
                role: QAction.MenuRole | None = None, before: QAction | None = None) -> QAction:
-    from PySide6.QtGui import QAction, QKeySequence   # after the first paint: fill_menus
+    from PySide6.QtGui import QAction, QKeySequence  # after the first paint: fill_menus
     a = QAction(text, parent)
     if shortcut:
         # fromString: QKeySequence(str) tries the Qt-enum overloads first, and building the Qt
@@ -163,6 +163,7 @@ def add_y_axis_menu(window: QWidget, actions: MenuActions, charts) -> QMenu:
     """View > Y Axis: every chart's y axis automatic (log where the series span more than
     30x), linear or logarithmic; each plot's context menu sets its own."""
     from PySide6.QtGui import QActionGroup
+
     from siliconbench.gui.charts.axes import Y_MODES
     menu = QMenu("Y Axis", window)
     group = QActionGroup(menu)

@@ -6,13 +6,27 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QMenu, QProgressBar, QPushButton,
-                               QScrollArea, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QMenu,
+    QProgressBar,
+    QPushButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
 
-from siliconbench.core.numbers import duration
 from siliconbench.core.catalogue import headline
+from siliconbench.core.numbers import duration
+from siliconbench.gui.row_text import (
+    flag_counts,
+    value_with_spread,
+    warning_count,
+    warnings_tooltip,
+)
 from siliconbench.gui.run_queue import CANCELLED, FAILED, OK, QUEUED, RUNNING, RunJob, RunQueue
-from siliconbench.gui.row_text import flag_counts, value_with_spread, warning_count, warnings_tooltip
 from siliconbench.gui.theme import LIGHT, Theme, font_pt
 
 STDERR_TOOLTIP_LINES = 20

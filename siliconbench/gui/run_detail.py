@@ -8,13 +8,20 @@ import json
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import (QAbstractItemView, QDialog, QDialogButtonBox, QLabel,
-                               QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDialog,
+    QDialogButtonBox,
+    QLabel,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from siliconbench.core.numbers import number, quantity
 from siliconbench.core.results import RunRecord
 from siliconbench.gui.row_table import RowTable
-
 
 # Units a recorded field's name implies, by its ending: memory_bytes is a size, min_time_s
 # seconds. Fields are printed with them rather than as raw numbers.

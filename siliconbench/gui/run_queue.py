@@ -5,14 +5,14 @@ a child process. The GUI thread only ever sees Qt signals, so it never blocks on
 from __future__ import annotations
 
 import itertools
-import threading
 import json
+import threading
 import time
 from dataclasses import dataclass, field
 
 from PySide6.QtCore import QObject, QThread, Signal
 
-from siliconbench.core.results import RunRecord, Row
+from siliconbench.core.results import Row, RunRecord
 from siliconbench.core.runner import ChildRun, RunSpec, UsageError, execute, execute_kept
 
 QUEUED, RUNNING, OK, FAILED, CANCELLED = "queued", "running", "ok", "failed", "cancelled"

@@ -16,7 +16,7 @@ SHEET = "sheet"   # the property open_sheet marks its dialogs with
 
 
 def open_sheet(parent: QWidget, dialog: QDialog) -> QDialog:
-    from PySide6.QtCore import Qt   # not before the first paint (siliconbench/gui/qt_values.py)
+    from PySide6.QtCore import Qt  # not before the first paint (siliconbench/gui/qt_values.py)
     dialog.setWindowModality(Qt.WindowModality.WindowModal)
     dialog.setProperty(SHEET, True)
     dialog.open()

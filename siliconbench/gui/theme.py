@@ -19,7 +19,7 @@ Theme = Palette
 
 def theme_for(scheme: Qt.ColorScheme | None = None) -> Theme:
     """The theme for a colour scheme; with none given, the running application's."""
-    from PySide6.QtCore import Qt   # not before the first paint (siliconbench/gui/qt_values.py)
+    from PySide6.QtCore import Qt  # not before the first paint (siliconbench/gui/qt_values.py)
     app = QGuiApplication.instance()
     if scheme is None and app is not None:
         scheme = app.styleHints().colorScheme()

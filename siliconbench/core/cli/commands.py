@@ -10,9 +10,16 @@ import time
 from pathlib import Path
 
 from siliconbench.core.cli.parser import EXIT_FAILED, EXIT_OK, EXIT_USAGE, TIME_LIMIT, Usage
-from siliconbench.core.cli.printing import (ProgressBar, print_comparison, print_devices,
-                                            print_provenance, print_record, print_references,
-                                            print_runs, print_workloads)
+from siliconbench.core.cli.printing import (
+    ProgressBar,
+    print_comparison,
+    print_devices,
+    print_provenance,
+    print_record,
+    print_references,
+    print_runs,
+    print_workloads,
+)
 from siliconbench.core.cli.signals import ENDING_SIGNALS
 from siliconbench.core.files import write_atomic
 from siliconbench.core.results import dumps
@@ -60,8 +67,8 @@ def _run_one(spec):
 
 
 def cmd_run(args) -> int:
-    from siliconbench.core.runner import RunSpec
     from siliconbench.core.catalogue import workload
+    from siliconbench.core.runner import RunSpec
     if not args.workload:
         raise Usage("Name a workload to run, e.g. siliconbench run gemm.")
     w = workload(args.workload)

@@ -40,8 +40,13 @@ class ProgressBar:
         if self.bar is None:
             if time.monotonic() - self.start < 1.0:
                 return
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                                       TimeElapsedColumn)
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
             # The step names a workload's point (a model, a label): text, never markup.
             self.bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(),
                                 MofNCompleteColumn(), TimeElapsedColumn(),

@@ -9,9 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from siliconbench.core.kit.llm_shapes import (ModelShape, activation_dtype,
-                                              bytes_per_decode_step, describe_shape,
-                                              memory_needed, weight_bytes)
+from siliconbench.core.kit.llm_shapes import (
+    ModelShape,
+    activation_dtype,
+    bytes_per_decode_step,
+    describe_shape,
+    memory_needed,
+    weight_bytes,
+)
 
 
 def plain_decoder(call: Callable[[], object]) -> Callable[[], object]:

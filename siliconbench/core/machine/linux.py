@@ -14,6 +14,7 @@ from siliconbench.core.machine.commands import attempt
 from siliconbench.core.machine.power import apply_power, power_status_linux
 from siliconbench.core.machine.record import MachineInfo, to_int
 
+
 def parse_cpuinfo(text: str) -> dict[str, Any]:
     """Parse /proc/cpuinfo: the CPU model and the number of logical CPUs."""
     model = None

@@ -14,8 +14,7 @@ from siliconbench import resources
 from siliconbench.core.machine import commands
 from siliconbench.core.machine.commands import attempt
 from siliconbench.core.machine.power import apply_power, power_status_macos
-from siliconbench.core.machine.record import (MachineInfo, chip_generation, named_tiers, tier,
-                                              to_int)
+from siliconbench.core.machine.record import MachineInfo, chip_generation, named_tiers, tier, to_int
 
 # Apple silicon has two levels today (M1-M4: Performance and Efficiency; M5 Pro/Max: Super and
 # Performance); two more are asked for so that a further level is read, not dropped.

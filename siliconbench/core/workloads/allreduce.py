@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from siliconbench.core.catalogue import Workload
+from siliconbench.core.kit.headroom import MEMORY_SHARE
 from siliconbench.core.params import Param
 from siliconbench.core.results import Row
 from siliconbench.core.stats import summarize
-from siliconbench.core.catalogue import Workload
-from siliconbench.core.kit.headroom import MEMORY_SHARE
 
 if TYPE_CHECKING:  # the catalogue loads this module for the app's window: no more than it needs
     from siliconbench.core.context import RunContext

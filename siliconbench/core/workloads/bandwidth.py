@@ -8,12 +8,12 @@ copy_kernel and triad_kernel for the record."""
 
 from __future__ import annotations
 
+from siliconbench.core.catalogue import Workload
+from siliconbench.core.kit.headroom import MEMORY_SHARE
 from siliconbench.core.numbers import quantity
 from siliconbench.core.params import Param
 from siliconbench.core.results import Row
 from siliconbench.core.stats import summarize
-from siliconbench.core.catalogue import Workload
-from siliconbench.core.kit.headroom import MEMORY_SHARE
 
 OPS = ("copy", "triad")
 DTYPE = "float32"

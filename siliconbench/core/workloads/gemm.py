@@ -8,12 +8,12 @@ run_once, seconds_once, failure, release; tf32_capable and set_tf32 where TF32 e
 
 from __future__ import annotations
 
+from siliconbench.core.catalogue import Workload
+from siliconbench.core.kit.headroom import MEMORY_SHARE
 from siliconbench.core.numbers import duration, number, quantity
 from siliconbench.core.params import Param
 from siliconbench.core.results import Row
 from siliconbench.core.stats import summarize
-from siliconbench.core.catalogue import Workload
-from siliconbench.core.kit.headroom import MEMORY_SHARE
 
 DTYPES = ("float32", "float16", "bfloat16", "float64")
 GPU_SIZES = [2**k for k in range(7, 14)]        # 128 .. 8192

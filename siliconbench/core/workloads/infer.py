@@ -13,11 +13,11 @@ import time
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from siliconbench.core.catalogue import Workload
 from siliconbench.core.numbers import duration
 from siliconbench.core.params import Param, ParamError, resource_choices
 from siliconbench.core.results import Row
 from siliconbench.core.stats import summarize
-from siliconbench.core.catalogue import Workload
 from siliconbench.core.workloads.train import DURATION_PARAM
 
 if TYPE_CHECKING:  # the catalogue loads this module for the app's window: no more than it needs

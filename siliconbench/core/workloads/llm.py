@@ -16,8 +16,13 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 
 from siliconbench.core.catalogue import Workload
-from siliconbench.core.kit.ceilings import (MEASURED_TRIAD, PUBLISHED, Ceiling,
-                                            against_ceiling, stored_ceiling)
+from siliconbench.core.kit.ceilings import (
+    MEASURED_TRIAD,
+    PUBLISHED,
+    Ceiling,
+    against_ceiling,
+    stored_ceiling,
+)
 from siliconbench.core.kit.headroom import fits
 from siliconbench.core.kit.llm_shapes import ModelShape, activation_dtype, prefill_flops
 from siliconbench.core.params import Param, ParamError
@@ -265,7 +270,7 @@ def check_loop(params: dict, framework: str, loops) -> str:
     return loop
 
 
-def check_positions(params: dict, shape: "ModelShape") -> None:
+def check_positions(params: dict, shape: ModelShape) -> None:
     """The longest prompt, and the deepest context plus the tokens generated, fit the
     model's positions."""
     gen = params["gen_tokens"]
@@ -393,7 +398,7 @@ def rows_after_own_triad(ctx, waiting: list, total: int, rows_for) -> None:
             ctx.row(row)
 
 
-def bound_setting(bandwidth: "Ceiling | None") -> dict:
+def bound_setting(bandwidth: Ceiling | None) -> dict:
     """Which bandwidth the decode roofline divides (the chart labels its bound with it); a
     dict, so that Compare does not count another source as another setting of the run."""
     return {} if bandwidth is None else {"memory_bound": {
@@ -429,7 +434,7 @@ def _prefill_rows(ctx, engine: LLMEngine, shape, point: dict, flags: list[str],
 
 class Decoded(NamedTuple):
     """A decode measurement, before its rows."""
-    m: "Measurement"
+    m: Measurement
     loop: str
     compile_s: float | None
 

@@ -11,10 +11,10 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Self
 
+from siliconbench.core.catalogue import Workload
 from siliconbench.core.numbers import size
 from siliconbench.core.params import Param, ParamError
 from siliconbench.core.results import Row
-from siliconbench.core.catalogue import Workload
 from siliconbench.core.workloads.train import MODEL_PARAMS, TRANSFORMER_MODELS
 
 # Apple GPUs share the host's memory: past this the system pages to disk instead of failing.

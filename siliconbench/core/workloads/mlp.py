@@ -14,11 +14,11 @@ from contextlib import AbstractContextManager
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from siliconbench.core.catalogue import Workload
+from siliconbench.core.kit.training import ROTATING_BATCHES
 from siliconbench.core.params import Param, ParamError
 from siliconbench.core.results import Row
 from siliconbench.core.stats import summarize
-from siliconbench.core.catalogue import Workload
-from siliconbench.core.kit.training import ROTATING_BATCHES
 
 if TYPE_CHECKING:  # the catalogue loads this module for the app's window: no more than it needs
     from siliconbench.core.context import RunContext

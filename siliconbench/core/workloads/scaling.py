@@ -20,11 +20,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from siliconbench.core.catalogue import Workload
 from siliconbench.core.params import Param, ParamError
 from siliconbench.core.results import Row
 from siliconbench.core.stats import summarize
-from siliconbench.core.catalogue import Workload
-from siliconbench.core.workloads.allreduce import WORKLOAD as ALLREDUCE, Group
+from siliconbench.core.workloads.allreduce import WORKLOAD as ALLREDUCE
+from siliconbench.core.workloads.allreduce import Group
 from siliconbench.core.workloads.train import PUBLISHED_BATCH, TRAIN_MODELS, TRANSFORMER_MODELS
 
 if TYPE_CHECKING:  # the catalogue loads this module for the app's window: no more than it needs
@@ -258,8 +259,8 @@ def run_world(ctx, params: dict, tamper=None) -> None:
     then the replicas compared. `tamper(replica)` (tests) runs between the timing and the
     comparison."""
     from siliconbench.core.frameworks import implementation
-    from siliconbench.core.measure import measure
     from siliconbench.core.kit.errors import out_of_memory_at
+    from siliconbench.core.measure import measure
 
     model = params["model"]
     batch = params["batch_size"] or (MLP_BATCH if model == "mlp" else PUBLISHED_BATCH[model])

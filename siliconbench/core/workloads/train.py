@@ -11,9 +11,9 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from siliconbench.core.params import Param
 from siliconbench.core.catalogue import Workload
 from siliconbench.core.kit.encoders import ENCODERS
+from siliconbench.core.params import Param
 
 if TYPE_CHECKING:  # the catalogue loads this module for the app's window: no more than it needs
     from siliconbench.core.context import RunContext

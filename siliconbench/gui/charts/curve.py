@@ -17,7 +17,6 @@ from siliconbench.gui.charts.chart import Chart
 from siliconbench.gui.row_text import is_serious, point_tip
 from siliconbench.gui.theme import series_color
 
-
 # A bound more than this many times the highest point is left above the y axis's end.
 BOUND_ZOOM = 3
 

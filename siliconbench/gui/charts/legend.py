@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QColor, QIcon, QPainter, QPen, QPixmap
-from PySide6.QtWidgets import (QAbstractItemView, QListWidget, QListWidgetItem, QSizePolicy,
-                               QWidget)
+from PySide6.QtWidgets import QAbstractItemView, QListWidget, QListWidgetItem, QSizePolicy, QWidget
 
 
 def symbol_icon(color: str, symbol: str, dashed: bool = False) -> QIcon:

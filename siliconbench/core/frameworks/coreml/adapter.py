@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import platform
-from typing import Callable
+from collections.abc import Callable
 
 from siliconbench.core.frameworks import Device, DeviceInfo, UnknownDevice, cpu_name, host_memory
 from siliconbench.core.frameworks.coreml import MACOS_ONLY, runs_here

@@ -36,8 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
-from siliconbench.core.params import ParamError
 from siliconbench.core.kit.training import ROTATING_BATCHES
+from siliconbench.core.params import ParamError
 
 # ImageNet normalisation, as the PyTorch run's host loader does it.
 MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
@@ -62,7 +62,7 @@ def inference(ctx, params: dict, batch_size: int) -> Iterator[Inference]:
 
 
 def _ct():
-    import coremltools   # in a run's worker: torch and TensorFlow are refused there (isolate)
+    import coremltools  # in a run's worker: torch and TensorFlow are refused there (isolate)
     return coremltools
 
 

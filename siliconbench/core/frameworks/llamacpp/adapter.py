@@ -10,12 +10,18 @@ import os
 import platform
 import re
 import subprocess
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import Callable
 
-from siliconbench.core.frameworks import (Device, DeviceInfo, UnknownDevice, apple_gpu_name, cpu_name,
-                             host_memory)
+from siliconbench.core.frameworks import (
+    Device,
+    DeviceInfo,
+    UnknownDevice,
+    apple_gpu_name,
+    cpu_name,
+    host_memory,
+)
 
 NAME = "llamacpp"
 

@@ -16,8 +16,13 @@ from __future__ import annotations
 import ctypes
 
 from siliconbench.core.kit.llm_engine import plain_decoder
-from siliconbench.core.kit.llm_shapes import (ModelShape, describe_shape, kv_bytes,
-                                              memory_needed, weight_bytes)
+from siliconbench.core.kit.llm_shapes import (
+    ModelShape,
+    describe_shape,
+    kv_bytes,
+    memory_needed,
+    weight_bytes,
+)
 from siliconbench.core.params import ParamError
 
 DTYPES = ("float32", "float16", "bfloat16", "q8_0", "q4_0", "q4_k_m")
@@ -60,7 +65,11 @@ class GgufModel:
 
     def __init__(self, path, device, gpu_layers: int, threads: int, vocab: int) -> None:
         from siliconbench.core.frameworks.llamacpp.adapter import (
-            WEIGHT_BUFFERS, cpu_extra_buffer_types, lib, quiet)
+            WEIGHT_BUFFERS,
+            cpu_extra_buffer_types,
+            lib,
+            quiet,
+        )
         self.lc = lc = lib()
         quiet()
         self.threads, self.vocab = threads, vocab

@@ -11,9 +11,9 @@ import hashlib
 import json
 import os
 import shutil
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Callable
 
 from siliconbench.core.numbers import size as human
 

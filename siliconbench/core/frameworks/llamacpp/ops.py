@@ -16,7 +16,6 @@ import numpy as np
 
 from siliconbench.core.frameworks.ops import TensorOps
 
-
 CHUNK = 1 << 16          # elements: 256 KB of float32, inside any L2
 
 

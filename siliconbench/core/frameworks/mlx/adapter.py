@@ -6,11 +6,17 @@ from __future__ import annotations
 
 import platform
 import re
+from collections.abc import Callable
 from functools import cache
-from typing import Callable
 
-from siliconbench.core.frameworks import (Device, DeviceInfo, UnknownDevice, apple_gpu_name, cpu_name,
-                             host_memory)
+from siliconbench.core.frameworks import (
+    Device,
+    DeviceInfo,
+    UnknownDevice,
+    apple_gpu_name,
+    cpu_name,
+    host_memory,
+)
 
 NAME = "mlx"
 

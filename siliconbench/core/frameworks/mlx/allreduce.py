@@ -32,7 +32,7 @@ class Group:
             return x
         return mx.distributed.all_max(mx.array([x], mx.float32), group=self.group).item()
 
-    def checked_all_sum(self, count, dtype, base, expected, probes) -> "AllSum":
+    def checked_all_sum(self, count, dtype, base, expected, probes) -> AllSum:
         return AllSum(self, count, getattr(self.mx, dtype), base, expected, probes)
 
 

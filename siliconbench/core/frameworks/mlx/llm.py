@@ -9,7 +9,7 @@ import sys
 import types
 
 from siliconbench.core.kit.llm_engine import BuiltEngine, plain_decoder
-from siliconbench.core.kit.llm_shapes import GROUP_SIZE   # mlx-lm's converter's default
+from siliconbench.core.kit.llm_shapes import GROUP_SIZE  # mlx-lm's converter's default
 
 DTYPES = ("bfloat16", "float16", "float32", "q4", "q8")
 LOOPS = ("eager",)           # mlx_lm.generate's loop; it compiles nothing

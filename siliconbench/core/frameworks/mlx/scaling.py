@@ -7,9 +7,9 @@ from __future__ import annotations
 from siliconbench.core.frameworks.mlx import models
 from siliconbench.core.frameworks.mlx.allreduce import Group, join
 from siliconbench.core.hosts import world_size
-from siliconbench.core.params import ParamError
 from siliconbench.core.kit.encoders import ENCODERS, encoder_config
 from siliconbench.core.kit.training import NUM_CLASSES, ROTATING_BATCHES
+from siliconbench.core.params import ParamError
 
 MLP_CLASSES = 10
 

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from siliconbench.core.frameworks.mlx import models
-from siliconbench.core.params import ParamError
 from siliconbench.core.kit.encoders import ENCODERS, encoder_config, encoder_train_flops
 from siliconbench.core.kit.training import NUM_CLASSES, ROTATING_BATCHES, warn_ignored
+from siliconbench.core.params import ParamError
 
 IGNORED = {
     "channels_last": "applies to torch CNNs",

@@ -6,11 +6,17 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import platform
+from collections.abc import Callable
 from functools import cache
-from typing import Callable
 
-from siliconbench.core.frameworks import (Device, DeviceInfo, UnknownDevice, apple_gpu_name, cpu_name,
-                             host_memory)
+from siliconbench.core.frameworks import (
+    Device,
+    DeviceInfo,
+    UnknownDevice,
+    apple_gpu_name,
+    cpu_name,
+    host_memory,
+)
 
 NAME = "tensorflow"
 # The pair pyproject.toml pins for macOS arm64 (the evidence is there): tensorflow-metal's

@@ -9,10 +9,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from siliconbench.core.params import ParamError
 from siliconbench.core.kit.encoders import EncoderConfig
-from siliconbench.core.text import first_line
 from siliconbench.core.kit.training import NUM_CLASSES, OPTIMIZERS
+from siliconbench.core.params import ParamError
+from siliconbench.core.text import first_line
 
 CNNS = {"resnet50": "ResNet50", "mobilenet_v2": "MobileNetV2"}
 

@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import platform
-from typing import Callable
+from collections.abc import Callable
 
-from siliconbench.core.frameworks import DeviceInfo, UnknownDevice, apple_gpu_name, cpu_name, host_memory
+from siliconbench.core.frameworks import (
+    DeviceInfo,
+    UnknownDevice,
+    apple_gpu_name,
+    cpu_name,
+    host_memory,
+)
 
 NAME = "torch"
 

@@ -33,7 +33,7 @@ class Group:
         self.dist.all_reduce(t, op=self.dist.ReduceOp.MAX)
         return float(t.item())
 
-    def checked_all_sum(self, count, dtype, base, expected, probes) -> "AllReduce":
+    def checked_all_sum(self, count, dtype, base, expected, probes) -> AllReduce:
         return AllReduce(self, count, getattr(self.torch, dtype), base, expected, probes)
 
 

@@ -14,11 +14,10 @@ from functools import cache
 import torch
 from torch import nn
 
-from siliconbench.core.params import ParamError, closest
-from siliconbench.core.text import clip
 from siliconbench.core.kit import training
-from siliconbench.core.text import first_line
 from siliconbench.core.kit.training import NUM_CLASSES, OPTIMIZERS
+from siliconbench.core.params import ParamError, closest
+from siliconbench.core.text import clip, first_line
 
 # ---------------------------------------------------------------- models and their data
 
