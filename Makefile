@@ -45,7 +45,7 @@ $(LLAMACPP_STAMP): $(STAMP)
 
 test-llamacpp: $(LLAMACPP_STAMP)
 	@$(COMPILE) tests
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q tests/test_llamacpp.py
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q tests/frameworks/test_llamacpp.py
 
 devices: $(STAMP)
 	@$(COMPILE)

@@ -1,6 +1,6 @@
 """Writes siliconbench/resources/torchvision_models.json: the classification models of the installed
 torchvision, which the inference workload offers and accepts (the app never imports torch, so
-it reads this list instead). Run again after upgrading torchvision; tests/test_params.py checks
+it reads this list instead). Run again after upgrading torchvision; tests/core/test_params.py checks
 the list against the installed torchvision in a child process.
 
     python scripts/torchvision_models.py

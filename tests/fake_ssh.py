@@ -1,4 +1,4 @@
-# A stand-in for ssh, first on PATH in tests/test_hosts_security.py (the test writes it out
+# A stand-in for ssh, first on PATH in tests/core/test_hosts_security.py (the test writes it out
 # with this Python's #! line). It records its arguments (FAKE_SSH_LOG), reads them as OpenSSH
 # does (options up to `--` or the first word that is not an option), runs a ProxyCommand given
 # among the options as OpenSSH would (the attack the tests guard against), and answers the

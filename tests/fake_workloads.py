@@ -13,7 +13,7 @@ from siliconbench.core.stats import summarize
 # The framework the tests run these in: the worker loads a run's framework before its workload,
 # and MLX imports in a tenth of a second where PyTorch takes three CPU-seconds. Their lifecycle
 # (rows, raise, crash, kill, hang, cancel) is the runner's, whatever the framework; PyTorch
-# still runs them where a test is about it (tests/test_isolation.py).
+# still runs them where a test is about it (tests/core/test_isolation.py).
 FRAMEWORK = "mlx"
 
 STEPS = (Param("steps", "int", 2, "rows before misbehaving", min=0, max=100),)

@@ -73,7 +73,7 @@ SHORTCUT_WORDS = {
 def shortcuts_html(platform_name: str | None = None) -> str:
     """The keyboard shortcuts of this platform, from siliconbench.gui.shortcuts (the keys cannot drift from
     the menus; SHORTCUT_WORDS' words are held to the menu entries by a test in
-    tests/test_mac_conventions.py): one line each, and the charts' ⌘1… (Ctrl+1… elsewhere)."""
+    tests/gui/test_mac_conventions.py): one line each, and the charts' ⌘1… (Ctrl+1… elsewhere)."""
     import sys
 
     from siliconbench.gui.shortcuts import chart_shortcut, shortcuts

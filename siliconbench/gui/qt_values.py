@@ -2,7 +2,7 @@
 Qt's property system as Qt's own numbers (qnamespace.h). Reading PySide6's `Qt` namespace
 builds all of its ~100 Python enums at once: 35-43 ms here, a sixth of the app's start
 (benchmarks/gui_startup.py). After the first paint the app uses `Qt` as usual.
-tests/test_window_polish.py checks every number against `Qt`."""
+tests/gui/test_main_window_in_use.py checks every number against `Qt`."""
 
 from __future__ import annotations
 

@@ -1,0 +1,77 @@
+"""The import contracts in pyproject.toml ([tool.importlinter]): core never imports the app or
+Qt, the layers inside core point down, frameworks are independent of each other. Checked with
+import-linter, which follows imports inside functions too; and shown to catch a breach of each."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CONTRACTS = ("core never imports the app, Qt or pyqtgraph", "layers inside core point down",
+             "frameworks independent of each other")
+
+
+def lint_imports(root: Path) -> subprocess.CompletedProcess:
+    """lint-imports (the dev extra's) on the packages under `root`, its report as output."""
+    command = Path(sys.executable).parent / "lint-imports"
+    assert command.exists(), f"{command} is missing: install the dev extra (make test does)"
+    env = {**os.environ, "PYTHONPATH": str(root), "NO_COLOR": "1"}
+    return subprocess.run([str(command), "--no-cache"], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=120, check=False)
+
+
+def test_the_import_contracts_hold():
+    out = lint_imports(ROOT)
+    assert out.returncode == 0, out.stdout + out.stderr
+    for name in CONTRACTS:
+        assert f"{name} KEPT" in out.stdout
+
+
+def test_each_contract_catches_a_breach(tmp_path):
+    """A copy of the code with one forbidden import per contract breaks all three."""
+    shutil.copytree(ROOT / "siliconbench", tmp_path / "siliconbench",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path)
+    one, other = frameworks()[:2]
+    core = tmp_path / "siliconbench" / "core"
+    breaches = {core / "stats.py": "import siliconbench.gui.theme",              # core -> gui, Qt
+                core / "numbers.py": "import siliconbench.core.workloads.gemm",  # up the layers
+                core / "frameworks" / one / "__init__.py":
+                    f"import siliconbench.core.frameworks.{other}"}    # one framework on another
+    for path, line in breaches.items():
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(f"\n\ndef _breach():   # lazy: import-linter sees imports in functions too\n"
+                    f"    {line}\n")
+    out = lint_imports(tmp_path)
+    assert out.returncode != 0
+    for name in CONTRACTS:
+        assert f"{name} BROKEN" in out.stdout, out.stdout
+    for chain in ("siliconbench.core.stats -> siliconbench.gui.theme",
+                  "siliconbench.core.numbers -> siliconbench.core.workloads.gemm",
+                  f"siliconbench.core.frameworks.{one} -> siliconbench.core.frameworks.{other}"):
+        assert chain in out.stdout, out.stdout
+
+
+def frameworks() -> list[str]:
+    """The packages right under siliconbench/core/frameworks: one per framework (ops.py beside
+    them is the interface they all fill in)."""
+    folder = ROOT / "siliconbench" / "core" / "frameworks"
+    return sorted(p.name for p in folder.iterdir() if (p / "__init__.py").exists())
+
+
+def test_no_module_imports_a_private_name_of_another():
+    """A helper two modules need is public where it belongs (the report once borrowed
+    siliconbench.core.export's _safe; csv_text is public now)."""
+    import ast
+    offenders = []
+    for path in [*(ROOT / "siliconbench").rglob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+                offenders += [f"{path.relative_to(ROOT)}: {node.module}.{a.name}"
+                              for a in node.names
+                              if a.name.startswith("_") and not a.name.startswith("__")]
+    assert offenders == []

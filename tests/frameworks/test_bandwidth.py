@@ -1,0 +1,145 @@
+"""The bandwidth workload on the torch CPU: copy and triad rows in GB/s with spread, % of the
+device's peak bandwidth, arrays that do not fit, a copy kernel the device lacks, and the CLI.
+TensorFlow and MLX run it in tests/frameworks/test_tensorflow.py and tests/frameworks/test_mlx.py."""
+
+import json
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from siliconbench.core.context import RunContext
+from siliconbench.core.frameworks.ops import TensorOps
+from siliconbench.core.frameworks.torch import adapter as torch_adapter
+from siliconbench.core.measure import QUICK
+from siliconbench.core.peaks import Peak
+from siliconbench.core.results import Row
+from siliconbench.core.workloads import bandwidth
+from tests.cli.test_cli import sb
+
+
+def context(events, peak=None):
+    return RunContext(framework="torch", device_id="cpu", adapter=torch_adapter,
+                      device=torch.device("cpu"), device_name="test cpu", emit=events.append,
+                      settings=QUICK, peak=peak)
+
+
+def sweep(params, peak=None):
+    events = []
+    bandwidth.run(context(events, peak), {"sizes_mb": [1, 2], "ops": ["copy", "triad"]} | params)
+    return [Row.from_dict(e["row"]) for e in events if e["event"] == "row"], events
+
+
+def test_rows_are_gb_per_s_of_bytes_read_and_written():
+    rows, events = sweep({})
+    assert [r.params for r in rows] == [
+        {"op": op, "size_mb": mb, "dtype": "float32"} for op in ("copy", "triad") for mb in (1, 2)]
+    for r in rows:
+        assert r.metric == "gb_per_s" and r.unit == "GB/s" and r.value > 0
+        assert r.stats.p25 <= r.value <= r.stats.p75
+        assert len(r.samples) == r.stats.n >= QUICK.floor_blocks
+        assert r.pct_of_peak is None  # no CPU peak
+    settings = [e["settings"] for e in events if e["event"] == "settings"]
+    assert settings == [{"copy_kernel": "Tensor.copy_",
+                         "triad_kernel": "torch.addcmul (one kernel)"}]
+    assert events[-1] == {"event": "progress", "done": 4, "total": 4, "message": "done"}
+
+
+def test_bytes_counted_are_two_arrays_for_copy_and_four_for_triad(monkeypatch):
+    seconds_per_call = 0.001
+    measured = SimpleNamespace(noisy=False, rates=lambda work: [work / seconds_per_call] * 3)
+    monkeypatch.setattr(RunContext, "measure", lambda self, call, sync: measured)
+    rows, _ = sweep({"sizes_mb": [1]})
+    copy, triad = (r.value for r in rows)
+    assert copy == pytest.approx(2 * 2**20 / seconds_per_call / 1e9)
+    assert triad == pytest.approx(4 * 2**20 / seconds_per_call / 1e9)
+
+
+def peak(gbs):
+    return Peak("test", "test device", "apple", {}, None, gbs, {})
+
+
+def test_percent_of_peak_bandwidth_and_the_impossible_flagged():
+    rows, _ = sweep({"sizes_mb": [1], "ops": ["copy"]}, peak=peak(1e6))
+    assert rows[0].pct_of_peak == pytest.approx(100 * rows[0].value / 1e6)
+    rows, _ = sweep({"sizes_mb": [1], "ops": ["copy"]}, peak=peak(1e-6))
+    assert "above_peak" in rows[0].flags and "measurement is wrong" in rows[0].note
+    from siliconbench.core.numbers import quantity
+    assert rows[0].note.startswith(f"{quantity(rows[0].value, 'GB/s')} is above")
+
+
+def test_arrays_that_do_not_fit_are_flagged_and_defaults_leave_the_caches(monkeypatch):
+    monkeypatch.setattr(torch_adapter, "free_memory", lambda dev: 3 * 2**20)
+    rows, _ = sweep({"sizes_mb": [1]})
+    copy, triad = rows
+    assert copy.value > 0  # two 1 MB arrays fit in 80% of 3 MB
+    assert triad.value is None and triad.flags == ["unsupported"]
+    assert "4 arrays of 1 MB do not fit" in triad.note
+    assert bandwidth.default_sizes(None) == [64, 256, 1024]
+    assert bandwidth.default_sizes(2 * 2**30) == [64, 256]  # 4 x 1 GB does not fit in 2 GB
+
+
+class NoCopyKernel(TensorOps):
+    """A device without the framework's copy kernel, but one that can add."""
+
+    def __init__(self):
+        self.label, self.copy_kernel, self.tried = "gpu", "DeepCopy", []
+
+    def itemsize(self, dtype):
+        return 4
+
+    def random(self, shape, dtype):
+        return None
+
+    def to_numpy(self, x):
+        return x
+
+    def matmul(self, a, b):
+        return lambda: None
+
+    def copy(self, src):
+        return lambda: self.tried.append(self.copy_kernel)
+
+    def triad(self, a, b, c):
+        return lambda: None
+
+    def run_once(self, step):
+        step()
+        if self.tried[-1] == "DeepCopy":
+            raise RuntimeError("No registered 'DeepCopy' OpKernel for 'GPU' devices")
+
+    def failure(self, attempt):
+        try:
+            attempt()
+        except RuntimeError as e:
+            return str(e)
+
+    def use_plain_copy(self):
+        self.copy_kernel = "x + 0"
+        return True
+
+
+def test_a_device_without_a_copy_kernel_copies_by_adding_zero():
+    ops = NoCopyKernel()
+    assert bandwidth._unsupported_reason(ops, "copy") is None
+    assert ops.tried == ["DeepCopy", "x + 0"] and ops.copy_kernel == "x + 0"
+
+
+def test_bandwidth_through_the_cli(tmp_path):
+    r = sb("run", "bandwidth", "--sizes-mb", "1", "--ops", "copy", "--quick", "--json",
+           home=tmp_path)
+    assert r.returncode == 0, r.stderr
+    rec = json.loads(r.stdout)
+    assert rec["workload"] == "bandwidth" and rec["framework"] == "torch"
+    assert rec["rows"][0]["params"] == {"op": "copy", "size_mb": 1, "dtype": "float32"}
+    assert rec["rows"][0]["value"] > 0
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--sizes-mb", "0"], "--sizes-mb must be at least 1, not 0."),
+    (["--ops", "scale"], "--ops must be one of copy, triad, not 'scale'."),
+])
+def test_bad_parameters_are_one_sentence_and_exit_2(tmp_path, args, says):
+    r = sb("run", "bandwidth", *args, home=tmp_path)
+    assert r.returncode == 2 and says in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1

@@ -1,0 +1,430 @@
+"""llama.cpp as a framework: the #4167 table as published references, the registration and
+its install sentence (these run everywhere), and, where llama-cpp-python is installed
+(`make test-llamacpp`), the tiny preset written as GGUF files and quantised by llama.cpp (the
+parameters of the torch build, each type's size), the KV cache giving the whole sequence's
+next token, the devices, and real runs through the CLI on the CPU (rows, units, flags, the
+llama-bench table). llama.cpp loads only in child processes and the run's own."""
+
+import importlib.util
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from siliconbench.core.frameworks import FRAMEWORKS, runs_on
+from siliconbench.core.reference import references
+from siliconbench.core.workloads import llm
+from tests.cli.test_cli import ROOT, sb
+
+TINY = llm.PRESETS["tiny"]
+HAVE = importlib.util.find_spec("llama_cpp") is not None and \
+    importlib.util.find_spec("gguf") is not None
+needs_llamacpp = pytest.mark.skipif(
+    not HAVE, reason="llama-cpp-python is not installed: `make test-llamacpp` installs the "
+                     "llamacpp extra (it compiles llama.cpp, once) and runs these tests")
+TABLE_4167 = ROOT / "tests" / "data" / "published" / "llama-cpp-4167.md"
+
+
+def child(code: str, home: Path) -> dict:
+    """Run `code` in a process of llama.cpp's own (as a run is), in the store at `home`; it
+    prints one JSON line last."""
+    import os
+    env = dict(os.environ, SILICONBENCH_HOME=str(home))
+    r = subprocess.run([sys.executable, "-c", "from siliconbench.core.frameworks import isolate\n"
+                        "isolate('llamacpp')\n" + code], capture_output=True, text=True,
+                       cwd=ROOT, env=env, timeout=240)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+# ---------------------------------------------------------------- everywhere
+
+def test_the_4167_rows_are_published_references_at_their_build():
+    recs = [r for r in references() if r.framework == "llamacpp"]
+    assert len(recs) == 59
+    for rec in recs:
+        assert rec.source == "published" and rec.workload == "llm"
+        assert rec.settings["llama_cpp_commit"] == "8e672ef"
+        assert "8e672ef (1550)" in rec.provenance["software"]
+        assert "newer builds are faster" in rec.provenance["software"]
+        assert "discussions/4167" in rec.provenance["source"]
+        assert re.fullmatch(r"Apple M\d( Pro| Max| Ultra)? GPU \(\d+-core\)", rec.device_name)
+        assert rec.params["preset"] == "llama-2-7b" and rec.params["dtype"] in \
+            ("float16", "q8_0", "q4_0")
+        for row in rec.rows:
+            assert row.unit == "tok/s" and row.value > 0
+            # the points a run of the same test here makes (pp512, tg128 from an empty context)
+            assert row.params in ({**llm.base_point(rec.params), "prompt": 512},
+                                  {**llm.base_point(rec.params), "depth": 0, "gen_tokens": 128})
+
+
+def test_the_4167_references_hold_the_table_s_numbers():
+    """Every number of the table's 8e672ef rows (tests/data/published/llama-cpp-4167.md) is in a
+    reference, at its chip, GPU cores and type; nothing else is."""
+    text = TABLE_4167.read_text(encoding="utf-8")
+    section = text[text.index("## llama.cpp on Apple Silicon"):]
+    expected = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if not line.startswith("| M") or cells[9] != "8e672ef (1550)":
+            continue
+        for i, dtype in enumerate(("float16", "q8_0", "q4_0")):
+            for metric, cell in zip(("prefill_tokens_per_s", "decode_tokens_per_s"),
+                                    cells[3 + 2 * i:5 + 2 * i]):
+                if cell != "—":
+                    expected[(f"Apple {cells[0]} GPU ({cells[1]}-core)", dtype, metric)] = \
+                        float(cell)
+    found = {(r.device_name, r.params["dtype"], row.metric): row.value
+             for r in references() if r.framework == "llamacpp" for row in r.rows}
+    assert found == expected
+    assert found[("Apple M2 Ultra GPU (76-core)", "q4_0", "decode_tokens_per_s")] == 94.27
+
+
+def test_llama_cpp_is_registered_with_the_extra_that_installs_it():
+    fw = FRAMEWORKS["llamacpp"]
+    assert (fw.module, fw.adapter) == ("llama_cpp", "siliconbench.core.frameworks.llamacpp.adapter")
+    reason = fw.missing_reason()
+    assert "pip install 'siliconbench[llamacpp]'" in reason and "cmake" in reason
+    assert ". " not in reason and reason.endswith(".")              # one sentence
+    assert "llamacpp" in runs_on(llm.WORKLOAD)
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert 'llamacpp = ["llama-cpp-python>=0.3.36", "gguf>=0.19"]' in pyproject
+
+
+@pytest.mark.skipif(importlib.util.find_spec("gguf") is None, reason="gguf is not installed")
+def test_llama_2_7b_is_the_table_s_model():
+    shape = llm.PRESETS["llama-2-7b"]
+    # llama-bench: "llama 7B mostly F16 | 12.55 GiB | 6.74 B"
+    assert round(shape.parameters / 1e9, 2) == 6.74
+    from siliconbench.core.frameworks.llamacpp.models import expected_bytes
+    assert round(expected_bytes(shape, "float16") / 2**30, 2) == 12.55
+
+
+def test_the_terminal_table_of_a_real_run_has_llama_bench_s_columns():
+    """tests/data/records/llm-llamacpp.json, a real tiny run on this machine's CPU."""
+    import statistics
+
+    from siliconbench.core.catalogue import catalogue
+    from tests.recorded import recorded
+    rec = recorded("llm-llamacpp")
+    [(title, columns, lines)] = catalogue()["llm"].more_tables(rec)
+    assert columns == ["model", "size", "params", "backend", "ngl", "threads", "test", "t/s"]
+    assert [line[6] for line in lines] == ["pp16", "pp64", "pp256", "tg8", "tg8 @ d64",
+                                           "tg8 @ d256"]
+    first = lines[0]
+    assert first[:6] == ["llama ?B all F32", "353.25 KiB", "90.43 K", "CPU", "0",
+                         str(rec.settings["threads"])]
+    assert rec.settings["weight_bytes"] == 361728 and rec.settings["parameters"] == 90432
+    prefill = next(r for r in rec.rows if r.metric == "prefill_tokens_per_s")
+    assert first[7] == f"{statistics.fmean(prefill.samples):.2f} ± " \
+                       f"{statistics.stdev(prefill.samples):.2f}"
+
+
+def test_the_terminal_table_says_rpk_0_where_weights_were_not_repacked():
+    """llama-bench shows its rpk column only off its default; a run on a build with the AMX
+    kernels loads with --repack 0 and its table says so on every line."""
+    from siliconbench.core.catalogue import catalogue
+    from tests.recorded import recorded
+    rec = recorded("llm-llamacpp")
+    [(_, columns, _)] = catalogue()["llm"].more_tables(rec)
+    assert "rpk" not in columns                 # recorded before it was said: repacked
+    rec.settings["repack"] = False
+    [(_, columns, lines)] = catalogue()["llm"].more_tables(rec)
+    assert columns == ["model", "size", "params", "backend", "ngl", "threads", "rpk", "test",
+                       "t/s"]
+    assert {line[6] for line in lines} == {"0"} and lines[0][7] == "pp16"
+
+
+# ---------------------------------------------------------------- with llama.cpp
+
+@pytest.fixture(scope="module")
+def tiny_files(tmp_path_factory):
+    """The tiny preset written once and quantised by llama.cpp to each type, loaded: what the
+    file and llama.cpp say of it, and the cache check."""
+    if not HAVE:
+        pytest.skip("llama-cpp-python is not installed")
+    home = tmp_path_factory.mktemp("llamacpp-home")
+    code = """
+import json
+from siliconbench.core.frameworks.llamacpp import models
+from siliconbench.core.frameworks.llamacpp.llm import GgufModel
+from siliconbench.core.frameworks import Device
+from siliconbench.core.workloads import llm
+shape = llm.PRESETS["tiny"]
+out = {}
+said = []
+for dtype in models.FTYPES:
+    path = models.model_file(shape, "tiny", dtype, 2, say=said.append)
+    lm = GgufModel(path, Device("cpu"), 0, 2, shape.vocab)
+    same, gap = lm.next_token_check(12)
+    out[dtype] = {"path": str(path), "file": path.stat().st_size, "params": lm.parameters,
+                  "size": lm.size, "desc": lm.desc, "types": models.tensor_types(path),
+                  "same": same, "gap": gap, "repack": lm.repack, "buffers": lm.weight_buffers}
+    lm.release()
+again = models.model_file(shape, "tiny", "q4_0", 2, say=said.append)
+# The q4_0 file loaded as on a build whose CPU backend has the AMX kernels (a native build on a
+# Sapphire Rapids Xeon), whatever this CPU is: the switch llama.cpp is given, and what it did.
+from siliconbench.core.frameworks.llamacpp import adapter
+extra = adapter.cpu_extra_buffer_types()
+adapter.cpu_extra_buffer_types = lambda: ["AMX", *extra]
+lm = GgufModel(again, Device("cpu"), 0, 2, shape.vocab)
+same, gap = lm.next_token_check(12)
+as_amx = {"repack": lm.repack, "said": lm.extra_buffers, "buffers": lm.weight_buffers,
+          "same": same}
+lm.release()
+print(json.dumps({"files": out, "said": said, "again": str(again), "extra": extra,
+                  "as_amx": as_amx}))
+"""
+    return child(code, home)
+
+
+@needs_llamacpp
+def test_the_gguf_model_has_the_torch_and_mlx_builds_parameters(tiny_files):
+    """The shape's count, which tests/frameworks/test_llm.py holds the torch and MLX builds of the same
+    preset to (TorchLM.parameters, MlxLM.parameters)."""
+    for dtype, f in tiny_files["files"].items():
+        assert f["params"] == TINY.parameters == 90432, dtype
+
+
+@needs_llamacpp
+def test_quantised_files_are_smaller_by_their_bits_per_weight(tiny_files):
+    files = tiny_files["files"]
+    f16 = files["float16"]
+    # llama.cpp's quantiser: matrices to the type (tiny's 64-wide rows take Q8_0/Q4_0 blocks of
+    # 32), norms stay float32. The embedding table (tied: also the output) is quantised too.
+    assert f16["types"]["blk.0.attn_q.weight"] == "F16"
+    assert files["q8_0"]["types"]["blk.0.attn_q.weight"] == "Q8_0"
+    assert files["q4_0"]["types"]["blk.0.ffn_down.weight"] == "Q4_0"
+    assert files["q4_0"]["types"]["blk.0.attn_norm.weight"] == "F32"
+    assert files["float32"]["size"] == pytest.approx(2 * f16["size"], rel=0.02)
+    # 8.5 and 4.5 bits a weight against 16, over tensors mostly matrices (norms are 0.5%)
+    assert files["q8_0"]["size"] / f16["size"] == pytest.approx(8.5 / 16, rel=0.03)
+    assert files["q4_0"]["size"] / f16["size"] < 0.5
+    assert files["q4_k_m"]["size"] < f16["size"]
+    for dtype, f in files.items():
+        assert f["file"] >= f["size"]            # the file holds the tensors and a header
+    assert "Q4_0" in files["q4_0"]["desc"] and "F16" in f16["desc"]
+
+
+@needs_llamacpp
+def test_files_are_said_with_their_size_before_written_and_reused(tiny_files):
+    said = tiny_files["said"]
+    # the float16 source is written once; every quantised type is made from it
+    writes = [s for s in said if s.startswith("writing ")]
+    assert len(writes) == 2 and all(" of random weights to " in s for s in writes)
+    from siliconbench.core.frameworks.llamacpp.models import expected_bytes
+    from siliconbench.core.numbers import size
+    for dtype, said_line in zip(("float32", "float16"), writes):
+        assert f": {size(expected_bytes(TINY, dtype))} of random" in said_line
+        assert tiny_files["files"][dtype]["size"] == pytest.approx(
+            expected_bytes(TINY, dtype), rel=0.01)
+    assert sum(s.startswith("quantising to ") for s in said) == 4
+    assert len(said) == 6                        # the second call for q4_0 reused the file
+    assert tiny_files["again"] == tiny_files["files"]["q4_0"]["path"]
+
+
+@needs_llamacpp
+def test_prefill_then_one_decode_gives_the_whole_sequence_s_next_token(tiny_files):
+    for dtype, f in tiny_files["files"].items():
+        assert f["same"], dtype
+    assert tiny_files["files"]["float32"]["gap"] < 1e-3
+
+
+def buffer_names(said: str) -> set[str]:
+    """'CPU_REPACK 0.10 MiB, CPU_Mapped 0.05 MiB' -> {'CPU_REPACK', 'CPU_Mapped'}"""
+    return {part.split()[0] for part in said.split(", ") if part}
+
+
+def test_weights_stay_out_of_the_amx_kernels_that_crash():
+    """llama.cpp's AMX kernels segfault on quantised weights (ggml-org/llama.cpp#20824): a
+    build that has them loads with its extra buffer types off, as llama-bench --repack 0;
+    every other build keeps llama-bench's default. Decided from the build's list alone."""
+    from siliconbench.core.frameworks.llamacpp.llm import extra_buffers
+    use, said = extra_buffers(["AMX", "CPU_REPACK"])
+    assert not use
+    assert said == ("off, as llama-bench --repack 0: this build's AMX kernels crash on "
+                    "quantised weights (ggml-org/llama.cpp#20824), and llama.cpp turns AMX, "
+                    "CPU_REPACK off together")
+    assert extra_buffers(["CPU_REPACK"]) == (True, "on, llama-bench's default (CPU_REPACK)")
+    assert extra_buffers([]) == (True, "on, llama-bench's default (none in this build)")
+
+
+@needs_llamacpp
+def test_every_load_keeps_its_weights_out_of_amx_and_says_where_they_went(tiny_files):
+    """On an AMX Xeon the fixture's decodes crashed (SIGSEGV) before this rule; on any CPU
+    each load says which buffers hold its weights, and a build with AMX, made here by adding
+    it to the list the rule reads, loads with none of the extra types and decodes right."""
+    extra = set(tiny_files["extra"])
+    for dtype, f in tiny_files["files"].items():
+        names = buffer_names(f["buffers"])
+        assert names and "AMX" not in names, (dtype, f["buffers"])
+        assert f["repack"] == ("AMX" not in extra), dtype
+        if not f["repack"]:
+            assert not names & extra, (dtype, f["buffers"])
+    as_amx = tiny_files["as_amx"]
+    assert as_amx["repack"] is False and as_amx["same"]
+    assert as_amx["said"].startswith("off, as llama-bench --repack 0: this build's AMX")
+    assert not buffer_names(as_amx["buffers"]) & (extra | {"AMX"}), as_amx["buffers"]
+    # Where this build repacks q4_0 (CPU_REPACK on x86 with AVX2, Arm with dot products), the
+    # switch is seen to take effect: the same file's weights then stay in plain host memory.
+    q4 = buffer_names(tiny_files["files"]["q4_0"]["buffers"])
+    if "CPU_REPACK" in q4:
+        assert "CPU_REPACK" not in buffer_names(as_amx["buffers"])
+
+
+@needs_llamacpp
+def test_devices_are_llama_cpp_s_with_its_threads(tmp_path):
+    found = child("""
+import json
+from siliconbench.core.frameworks.llamacpp import adapter
+print(json.dumps({"devices": [d.to_dict() for d in adapter.devices()],
+                  "software": adapter.software(), "threads": adapter.threads()}))
+""", tmp_path)
+    cpu = found["devices"][0]
+    assert (cpu["id"], cpu["kind"], cpu["usable"]) == ("cpu", "cpu", True)
+    assert f"{found['threads']} threads" in cpu["note"]
+    assert found["software"]["llama_cpp_python"] == "0.3.36"
+    assert found["software"]["llama_cpp_commit"] == "0c1e57098"
+    assert "CPU" in found["software"]["backends"]
+    gpus = [d for d in found["devices"] if d["kind"] == "gpu"]
+    if not found["software"]["gpu_offload"]:     # this machine's CPU-only build
+        assert [(g["usable"], "CMAKE_ARGS" in g["reason"]) for g in gpus] == [(False, True)]
+
+
+def rows_of(rec: dict) -> dict:
+    return {(r["metric"], r["params"].get("prompt", r["params"].get("depth"))): r
+            for r in rec["rows"]}
+
+
+def store_a_triad(home: Path) -> float:
+    """A bandwidth run of this machine's CPU in the store at `home` (a recorded run, made
+    this machine's): the bound a run then divides, without measuring its own. GB/s."""
+    from siliconbench.core.frameworks import cpu_name
+    from siliconbench.core.machine import probe
+    from siliconbench.core.store import Store
+    from tests.recorded import recorded
+    rec = recorded("bandwidth-torch")
+    rec.machine, rec.device_name = probe().to_dict(), cpu_name()
+    store = Store(home / "results.sqlite3")
+    store.save(rec)
+    store.close()
+    return max((r for r in rec.rows if r.params["op"] == "triad"),
+               key=lambda r: r.params["size_mb"]).value
+
+
+@needs_llamacpp
+@pytest.mark.usefixtures("short_protocol")
+@pytest.mark.parametrize("dtype, triad_stored", [("float16", True), ("q8_0", True),
+                                                 ("q4_0", False)])
+def test_a_tiny_run_on_the_cpu_makes_the_llm_rows(tmp_path, dtype, triad_stored):
+    gb_s = store_a_triad(tmp_path) if triad_stored else None
+    r = sb("run", "llm", "--framework", "llamacpp", "--device", "cpu", "--preset", "tiny",
+           "--dtype", dtype, "--prompts", "8", "--depths", "0,8", "--gen-tokens", "4",
+           "--quick", home=tmp_path)
+    assert r.returncode == 0, r.stderr
+    from siliconbench.core.store import Store
+    [rec] = [x.to_dict() for x in Store(tmp_path / "results.sqlite3").runs(workload="llm")]
+    bound = rec["settings"]["memory_bound"]
+    if triad_stored:        # the stored triad, else one the run measured itself
+        assert (bound["source"], bound["gb_per_s"]) == (llm.MEASURED_TRIAD, gb_s)
+    else:
+        assert bound["source"] == llm.MEASURED_TRIAD and "by this run (llamacpp" in \
+            bound["detail"]
+    assert rec["status"] == "ok", rec.get("reason")
+    rows = rows_of(rec)
+    assert set(rows) == {("prefill_tokens_per_s", 8), ("ttft_ms", 8),
+                         ("decode_tokens_per_s", 0), ("decode_tokens_per_s", 8),
+                         ("decode_roofline", 0), ("decode_roofline", 8), ("peak_memory", None)}
+    base = {"preset": "tiny", "dtype": dtype, "batch": 1}
+    assert rows[("prefill_tokens_per_s", 8)]["params"] == {**base, "prompt": 8}
+    assert rows[("decode_tokens_per_s", 8)]["params"] == {**base, "depth": 8, "gen_tokens": 4}
+    for (metric, _), row in rows.items():
+        unit = {"ttft_ms": "ms", "peak_memory": "bytes"}.get(metric, "tok/s")
+        assert row["unit"] == unit and row["value"] > 0
+        assert set(row["flags"]) <= {"noisy"}, row["flags"]      # the next token agreed
+        if metric not in ("peak_memory", "decode_roofline"):
+            assert len(row["samples"]) == row["stats"]["n"] >= 3
+    ttft, prefill = rows[("ttft_ms", 8)], rows[("prefill_tokens_per_s", 8)]
+    assert [8 / (ms / 1e3) for ms in ttft["samples"]] == pytest.approx(prefill["samples"])
+    s = rec["settings"]
+    assert s["parameters"] == TINY.parameters and s["n_gpu_layers"] == 0
+    assert s["backend"] == "CPU" and s["llama_cpp_commit"] == "0c1e57098"
+    # which kernels the weights went to: repacked or not, as the load said (never AMX)
+    assert s["extra_buffers"].startswith("on," if s["repack"] else "off,")
+    assert s["weight_buffers"] and "AMX " not in s["weight_buffers"]
+    assert rec["software"]["llama_cpp_python"] == "0.3.36"
+    # The bound: the file's tensors and the float16 cache per step, over the bandwidth.
+    from siliconbench.core.frameworks.llamacpp.llm import step_bytes
+    from siliconbench.core.frameworks.llamacpp.models import tensor_bytes
+    stored = tensor_bytes(Path(s["gguf_file"]))
+    assert s["weight_bytes"] == sum(stored.values())
+    for depth in (0, 8):
+        roof = rows[("decode_roofline", depth)]["value"]
+        per_step = step_bytes(TINY, stored, depth, 4)
+        assert roof == pytest.approx(bound["gb_per_s"] * 1e9 / per_step)
+        decode = rows[("decode_tokens_per_s", depth)]
+        assert decode["pct_of_peak"] == pytest.approx(100 * decode["value"] / roof)
+    # The terminal: llama-bench's columns and tests.
+    assert "llama-bench style" in r.stdout
+    for word in ("model", "size", "params", "backend", "ngl", "threads", "test", "t/s",
+                 "pp8", "tg4 @ d8", "CPU"):
+        assert word in r.stdout, word
+
+
+@needs_llamacpp
+@pytest.mark.parametrize("given, says", [
+    (["--dtype", "q4"], "--dtype q4 does not run on llamacpp (llama.cpp's 4-bit type is "
+                        "q4_0, or q4_k_m); choose one of"),
+    (["--batch", "2"], "--batch: llama.cpp runs one sequence here, as llama-bench does; use "
+                       "--batch 1."),
+    (["--decode-loop", "compiled"], "--decode-loop compiled does not run on llamacpp; choose "
+                                    "one of auto, eager."),
+    (["--gpu-layers", "4"], "--gpu-layers offloads to a GPU: the cpu device runs none"),
+])
+def test_what_llama_cpp_cannot_run_is_one_sentence_and_exit_2(tmp_path, given, says):
+    r = sb("run", "llm", "--framework", "llamacpp", "--device", "cpu", "--preset", "tiny",
+           *given, home=tmp_path)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert says in r.stderr
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_the_own_triad_runs_on_every_core_and_computes_the_triad(monkeypatch):
+    """A llama.cpp run on a CPU with no stored triad measures its decode bound with these ops:
+    on one numpy thread it read 17.2 GB/s where llama.cpp's decode read its weights at 29.6
+    and the run called the decode wrong. Each call now splits the arrays into one slice per
+    core, each on a pool thread (numpy's ufuncs let go of the GIL), and the values are the
+    triad's."""
+    import threading
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from siliconbench.core.frameworks.llamacpp import ops as llamacpp_ops
+    monkeypatch.setattr(llamacpp_ops, "cores", lambda: 3)
+    ctx = SimpleNamespace(device=SimpleNamespace(type="cpu"), device_id="cpu",
+                          adapter=SimpleNamespace(empty_cache=lambda dev: None))
+    ops = llamacpp_ops.Ops(ctx)
+    size = 3 * llamacpp_ops.CHUNK + 12345          # slices of uneven chunks
+    a, b, c = (ops.random((size,), "float32") + k for k in range(3))
+    seen: list[tuple[int, int]] = []
+    multiply = np.multiply
+
+    def spy(x, y, out):
+        seen.append((x.size, threading.get_ident()))
+        return multiply(x, y, out=out)
+    monkeypatch.setattr(llamacpp_ops.np, "multiply", spy)
+    result = ops.triad(a, b, c)()
+    monkeypatch.setattr(llamacpp_ops.np, "multiply", multiply)
+    threads = {t for _, t in seen}
+    assert threading.get_ident() not in threads
+    # every element once, in three slices of a whole chunk and a partial one each
+    assert sorted(n for n, _ in seen) == [4115] * 3 + [llamacpp_ops.CHUNK] * 3
+    assert sum(n for n, _ in seen) == size
+    assert result == pytest.approx(a * b + c)
+    assert (ops.copy(a)() == a).all()
+    ops.release()
+    assert ops._pool is None
