@@ -54,8 +54,7 @@ from siliconbench.gui.charts.bars import EMPTY_CHART, CompareBarChart
 from siliconbench.gui.charts.chart import Chart
 from siliconbench.gui.charts.curve import CurveChart
 from siliconbench.gui.charts.export import export_chart
-from siliconbench.gui.import_export import file_dialog
-from siliconbench.gui.sheets import message_sheet
+from siliconbench.gui.sheets import file_dialog, message_sheet
 from siliconbench.gui.theme import LIGHT, Theme
 
 MAX_VERDICT_W = 260  # a verdict column's widest; longer verdicts end in '…', whole on hover

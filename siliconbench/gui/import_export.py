@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from siliconbench.core.results import RunRecord, read_result_files
 from siliconbench.gui import settings as prefs
-from siliconbench.gui.sheets import message_sheet
+from siliconbench.gui.sheets import file_dialog, message_sheet
 
 if TYPE_CHECKING:  # imported when a dialog opens, after the first paint (siliconbench/gui/sheets.py)
     from PySide6.QtCore import QSettings
@@ -22,24 +22,6 @@ if TYPE_CHECKING:  # imported when a dialog opens, after the first paint (silico
     from siliconbench.gui.results_browser import ResultsBrowser
 
 RESULT_FILTER = "SiliconBench results (*.sbresults *.json);;All files (*)"
-
-
-def file_dialog(parent: QWidget, title: str, start: str, file_filter: str,
-                chosen: Callable[[list[str], str], None], save: bool = False,
-                many: bool = False) -> QFileDialog:
-    """Open a file dialog as a sheet; `chosen(paths, name filter)` once the user accepts."""
-    from PySide6.QtWidgets import QFileDialog
-    dialog = QFileDialog(parent, title, start, file_filter)
-    dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave if save
-                         else QFileDialog.AcceptMode.AcceptOpen)
-    if not save:
-        dialog.setFileMode(QFileDialog.FileMode.ExistingFiles if many
-                           else QFileDialog.FileMode.ExistingFile)
-    from PySide6.QtCore import Qt  # not before the first paint (siliconbench/gui/qt_values.py)
-    dialog.setWindowModality(Qt.WindowModality.WindowModal)
-    dialog.accepted.connect(lambda: chosen(dialog.selectedFiles(), dialog.selectedNameFilter()))
-    dialog.open()
-    return dialog
 
 
 class ImportExport:

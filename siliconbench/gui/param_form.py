@@ -23,8 +23,8 @@ from PySide6.QtWidgets import (
 
 from siliconbench.core.params import LIST_ALL_UP_TO, Param, ParamError, bound
 from siliconbench.gui import qt_values
-from siliconbench.gui.import_export import file_dialog
 from siliconbench.gui.qt_values import set_value
+from siliconbench.gui.sheets import file_dialog
 from siliconbench.gui.theme import Theme, tone, tone_role
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from PySide6.QtWidgets import QDialog, QMessageBox, QWidget
+    from PySide6.QtWidgets import QDialog, QFileDialog, QMessageBox, QWidget
 
 SHEET = "sheet"   # the property open_sheet marks its dialogs with
 
@@ -55,3 +55,21 @@ def question_sheet(parent: QWidget, title: str, text: str, informative: str, act
     box.finished.connect(lambda _: then() if box.clickedButton() is button else otherwise())
     open_sheet(parent, box)
     return box
+
+
+def file_dialog(parent: QWidget, title: str, start: str, file_filter: str,
+                chosen: Callable[[list[str], str], None], save: bool = False,
+                many: bool = False) -> QFileDialog:
+    """Open a file dialog as a sheet; `chosen(paths, name filter)` once the user accepts."""
+    from PySide6.QtWidgets import QFileDialog
+    dialog = QFileDialog(parent, title, start, file_filter)
+    dialog.setAcceptMode(QFileDialog.AcceptMode.AcceptSave if save
+                         else QFileDialog.AcceptMode.AcceptOpen)
+    if not save:
+        dialog.setFileMode(QFileDialog.FileMode.ExistingFiles if many
+                           else QFileDialog.FileMode.ExistingFile)
+    from PySide6.QtCore import Qt  # not before the first paint (siliconbench/gui/qt_values.py)
+    dialog.setWindowModality(Qt.WindowModality.WindowModal)
+    dialog.accepted.connect(lambda: chosen(dialog.selectedFiles(), dialog.selectedNameFilter()))
+    dialog.open()
+    return dialog
