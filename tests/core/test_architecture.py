@@ -4,6 +4,7 @@ import-linter, which follows imports inside functions too; and shown to catch a 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -75,3 +76,54 @@ def test_no_module_imports_a_private_name_of_another():
                               for a in node.names
                               if a.name.startswith("_") and not a.name.startswith("__")]
     assert offenders == []
+
+
+def import_cycles(package: str) -> list[list[str]]:
+    """The cycles of modules that import each other (strongly connected groups of more than
+    one module), imports inside functions and under TYPE_CHECKING included, as grimp (what
+    import-linter reads) finds them."""
+    import grimp
+    graph = grimp.build_graph(package, include_external_packages=False)
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(module: str) -> None:                # Tarjan's strongly connected components
+        order[module] = low[module] = len(order)
+        stack.append(module)
+        for imported in graph.find_modules_directly_imported_by(module):
+            if imported not in order:
+                visit(imported)
+                low[module] = min(low[module], low[imported])
+            elif imported in stack:
+                low[module] = min(low[module], order[imported])
+        if low[module] == order[module]:
+            group = []
+            while not group or group[-1] != module:
+                group.append(stack.pop())
+            if len(group) > 1:
+                cycles.append(sorted(group))
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+    for module in sorted(graph.modules):
+        if module not in order:
+            visit(module)
+    return cycles
+
+
+def test_no_two_modules_import_each_other(tmp_path):
+    """No cycle in the import graph; and a cycle made in a copy is found, with its modules."""
+    assert import_cycles("siliconbench") == []
+    shutil.copytree(ROOT / "siliconbench", tmp_path / "siliconbench",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    # results imports text; text importing results (lazily) closes a cycle
+    with open(tmp_path / "siliconbench" / "core" / "text.py", "a", encoding="utf-8") as f:
+        f.write("\n\ndef _cycle():\n    import siliconbench.core.results\n")
+    code = ("import json, sys; from tests.core.test_architecture import import_cycles; "
+            "print(json.dumps(import_cycles('siliconbench')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"},
+                         cwd=tmp_path, timeout=120, check=True)
+    assert ["siliconbench.core.results", "siliconbench.core.text"] in \
+        json.loads(out.stdout.splitlines()[-1])
