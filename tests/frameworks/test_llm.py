@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from siliconbench.core.context import RunContext
-from siliconbench.core.frameworks import runs_on
+from siliconbench.core.frameworks import FRAMEWORKS, runs_on
 from siliconbench.core.frameworks.torch import adapter as torch_adapter
 from siliconbench.core.kit import llm_shapes as shapes
 from siliconbench.core.measure import QUICK
@@ -95,7 +95,10 @@ def test_every_framework_s_engine_is_the_one_llm_engine(framework):
     assert engine.DTYPES and set(engine.DTYPES) <= set(llm.DTYPES)
     assert engine.LOOPS and set(engine.LOOPS) <= set(llm.LOOPS) - {"auto"}
     assert engine.LOAD_STEPS >= 1 and set(engine.DTYPE_HINTS) <= set(llm.DTYPES)
-    assert engine.memory_needed(1, 16) > 0
+    # Sizing a file needs the framework's own writer (llama.cpp: gguf-py, its extra's), which
+    # `make test` does not install; `make test-llamacpp` sizes real files.
+    if FRAMEWORKS[framework].installed():
+        assert engine.memory_needed(1, 16) > 0
 
 
 @pytest.mark.parametrize("name", SHAPES)
