@@ -22,15 +22,18 @@ def discover(on_found) -> tuple[list, dict[str, str]]:
     on_found(devices so far) as each framework answers. The answers kept from the last launch
     (devices.json) come first, at once, so Run is available while every framework is asked
     again: a fresh answer replaces its framework's kept one."""
+    from siliconbench.core.frameworks import FRAMEWORKS
     from siliconbench.core.machine import framework_versions
     from siliconbench.core.runner import DEVICE_CACHE, discover_devices
     from siliconbench.core.store import home
     answers: dict[str, list] = {}
 
-    def merged(found: list) -> list:
+    def merged(found: list) -> list:     # in the registry's order, not the answers'
         for fw in dict.fromkeys(d.framework for d in found):
             answers[fw] = [d for d in found if d.framework == fw]
-        return [d for devices in answers.values() for d in devices]
+        order = list(FRAMEWORKS)
+        return [d for fw in sorted(answers, key=lambda f: order.index(f) if f in order
+                                   else len(order)) for d in answers[fw]]
     if (home() / DEVICE_CACHE).exists():
         on_found(merged(discover_devices(on_found=lambda f: on_found(merged(f)), fresh=False)))
     return merged(discover_devices(on_found=lambda f: on_found(merged(f)))), \

@@ -456,6 +456,29 @@ def test_a_first_launch_ticks_an_accelerator_before_a_cpu():
     assert default_device([busy]) is None
 
 
+def test_the_device_list_keeps_the_registry_s_order_whatever_answers_first(tmp_path,
+                                                                           monkeypatch):
+    """Core ML, not installed off a Mac, answers at once: the list put it first, above
+    PyTorch, for good. The frameworks now stand in the registry's order as they answer."""
+    from siliconbench.core import runner
+    from siliconbench.core.frameworks import FRAMEWORKS, DeviceInfo
+    from siliconbench.gui.device_list import discover
+    monkeypatch.setenv("SILICONBENCH_HOME", str(tmp_path))
+    answers = [DeviceInfo(name, "cpu", "AMD EPYC", "cpu")
+               for name in ("coreml", "mlx", "llamacpp", "torch")]
+
+    def as_they_answer(on_found=None, fresh=True):
+        for n in range(1, len(answers) + 1):
+            on_found(answers[:n])
+        return answers
+    monkeypatch.setattr(runner, "discover_devices", as_they_answer)
+    seen = []
+    devices, _ = discover(lambda found: seen.append([d.framework for d in found]))
+    order = [f for f in FRAMEWORKS if f in {"coreml", "mlx", "llamacpp", "torch"}]
+    assert [d.framework for d in devices] == order == ["torch", "mlx", "llamacpp", "coreml"]
+    assert seen[0] == ["coreml"] and seen[1] == ["mlx", "coreml"] and seen[-1] == order
+
+
 def test_help_tells_of_the_llm_all_reduce_and_scaling_tabs_run_it_here_and_the_keys(
         qtbot, tmp_path, monkeypatch):
     monkeypatch.setenv("SILICONBENCH_HOME", str(tmp_path))
