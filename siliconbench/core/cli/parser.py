@@ -46,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
         for prm in wl.params:
             help_text = prm.help + (f" Default: {prm.format(prm.default)}." if prm.default
                                     is not None else f" Default: {prm.auto}." if prm.auto else "")
+            help_text = help_text.replace("%", "%%")   # argparse formats help with %
             if prm.kind == "bool":
                 wp.add_argument(prm.flag, dest=prm.name, nargs="?", const="true", default=None,
                                 metavar="true|false", help=help_text)
