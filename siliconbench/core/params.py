@@ -58,6 +58,8 @@ class Param:
 
     def parse(self, text: str) -> Any:
         """A value typed by a user (command line, GUI field) -> a validated value."""
+        if not isinstance(text, str):     # argparse gives [] for `--flag=--`
+            raise ParamError(f"{self.flag} needs a value.")
         text = text.strip()
         if self.kind == "bool":
             low = text.lower()
