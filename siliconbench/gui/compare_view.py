@@ -29,10 +29,12 @@ from PySide6.QtWidgets import (
 )
 
 from siliconbench.core import reference
-from siliconbench.core.compare import ComparedRow, Comparison, Side, compare, unique_labels
+from siliconbench.core.compare import ComparedRow, Comparison, Side, unique_labels
 from siliconbench.core.comparison import (
     FIXED,
     chart_groups,
+    column_baseline,
+    compared,
     headers,
     reference_details,
     reference_line,
@@ -373,7 +375,7 @@ class CompareView(QWidget):
 
     def _refresh(self) -> None:
         sides = self.sides()
-        self.comparison = compare(sides) if len(sides) >= 2 else None
+        self.comparison = compared(sides) if len(sides) >= 2 else None
         cmp = self.comparison
         self.summary.setText(summary_text(cmp, self.records, self.references))
         warnings = cmp.warnings if cmp else []
@@ -391,7 +393,7 @@ class CompareView(QWidget):
         self.chart_combo.blockSignals(False)
         self._draw_chart()
         for button in (self.export_report_button, self.export_chart_button):
-            button.setEnabled(cmp is not None and bool(cmp.rows))
+            button.setEnabled(cmp is not None and bool(cmp.rows or cmp.best))
 
     def _fold_warnings(self, shown: bool) -> None:
         shown = shown and not self.warnings_button.isHidden()
@@ -403,7 +405,8 @@ class CompareView(QWidget):
                                                   self.warnings.sizeHint().height() + 4))
 
     def headers(self) -> list[str]:
-        return headers(self.comparison.sides if self.comparison else [])
+        cmp = self.comparison
+        return headers(cmp.sides, cmp.rows) if cmp else headers([])
 
     def _fill_table(self) -> None:
         cmp = self.comparison
@@ -415,12 +418,14 @@ class CompareView(QWidget):
             self.table.horizontalHeaderItem(len(FIXED) + i).setToolTip(side.label)
             if i:
                 self.table.horizontalHeaderItem(len(FIXED) + len(cmp.sides) + i - 1).setToolTip(
-                    verdict_header_tip(cmp.sides, i))
+                    verdict_header_tip(cmp.sides, i, cmp.rows))
         rows = cmp.rows if cmp else []
+        # Each verdict column's baseline, as its header names it.
+        bases = [column_baseline(rows, k) for k in range(len(cmp.sides))] if cmp else []
         self.table.setRowCount(len(rows))
         for i, r in enumerate(rows):
             values = len(FIXED) + len(r.cells)   # the first verdict's column
-            for j, text in enumerate(row_texts(r)):
+            for j, text in enumerate(row_texts(r, bases)):
                 item = QTableWidgetItem(text)
                 item.setToolTip(text)   # the whole text where the column elides it
                 if j >= values:
@@ -428,7 +433,7 @@ class CompareView(QWidget):
                     cell = r.cells[k]
                     self._style_verdict(item, cell.verdict if cell else None)
                     if cell is not None:
-                        item.setToolTip(verdict_tip(r, k))
+                        item.setToolTip(verdict_tip(r, k, bases[k]))
                 elif j >= len(FIXED) and r.cells[j - len(FIXED)] is not None:
                     item.setToolTip(value_tip(cmp.sides[j - len(FIXED)], r, j - len(FIXED)))
                 self.table.setItem(i, j, item)

@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 
 from siliconbench.gui.charts.panel import ChartPanel
 from siliconbench.gui.compare_view import CompareView
-from tests.h200_records import gpu_and_cpu, h200, h200_runs
+from tests.h200_records import gpu_and_cpu, h100, h200, h200_runs
 from tests.recorded import recorded
 
 
@@ -192,7 +192,9 @@ def test_like_is_paired_with_like_tf32_included(view):
     rows = [r for r in view.comparison.rows
             if r.workload == "gemm" and r.params == {"size": 8192, "dtype": "float32"}]
     assert len(rows) == 1 and rows[0].cells[0].run_id == plain.id
-    assert rows[0].cells[1].unlike is None
+    paired = [c for c in rows[0].cells[1:] if c is not None]
+    assert [c.run_id for c in paired] == [recorded("gemm-torch-quick-8192").id]
+    assert paired[0].unlike is None
     # The TF32 run alone beside the CPU: compared, and the cell says they are unlike.
     view.set_records([tf32, recorded("gemm-torch-quick-8192")])
     [row] = table(view)
@@ -214,11 +216,16 @@ def test_a_published_figure_says_which_side_is_faster_and_its_peak_is_known(view
 # ---------------------------------------------------------------- Compare with many sides
 
 def ten_sides() -> list:
-    """Ten runs of this machine's CPU: Compare puts each on a side of its own (A to J)."""
-    stems = ["gemm-torch", "gemm-torch-second", "gemm-tensorflow", "gemm-mlx",
-             "gemm-torch-quick-8192", "bandwidth-torch", "bandwidth-mlx", "bandwidth-tensorflow",
-             "memory-torch", "memory-mlx"]
-    return [recorded(s) for s in stems]
+    """Runs of ten identities (machine, device, framework, settings), so Compare puts them on
+    ten sides (A to J): the H200 with TF32 off and on, the H100 and its host's Xeon CPU, this
+    machine's CPU with torch (two image sizes), TensorFlow, MLX and llama.cpp, and a run of
+    it named "Lab Mac"."""
+    stems = ["gemm-torch", "infer-torch", "infer-torch-reference", "gemm-tensorflow",
+             "gemm-mlx", "gemm_cpu_tiny", "llm-llamacpp"]
+    xeon = next(r for r in h100("h100-quick-suite")
+                if r.workload == "gemm" and r.device == "cpu")
+    return ([h200("h200-gemm"), h200("h200-gemmtf32")] + [recorded(s) for s in stems]
+            + [xeon] + h100("h100-gemm"))
 
 
 @pytest.mark.parametrize("size", [(820, 520), (300, 300)], ids=["at 1440x900", "at minimum"])

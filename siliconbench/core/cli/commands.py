@@ -240,7 +240,8 @@ def cmd_import(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from siliconbench.core.compare import UnknownSide, compare, resolve_sides
+    from siliconbench.core.compare import UnknownSide, resolve_sides
+    from siliconbench.core.comparison import compared, split_sides
     from siliconbench.core.store import Store
     if len(args.sides) < 2:
         raise Usage("Name at least two things to compare: run ids, machine labels, result files "
@@ -254,10 +255,10 @@ def cmd_compare(args) -> int:
             side.records = [r for r in side.records if r.workload == args.workload]
             if not side.records:
                 raise Usage(f"{side.label} has no {args.workload} run.")
-    cmp = compare(sides)
-    if not cmp.rows:
+    cmp = compared(split_sides(sides))
+    if not cmp.rows and not cmp.best:
         raise Usage("These have no result in common (the same workload, metric and point "
-                    "parameters); there is nothing to compare.")
+                    "parameters) nor a workload in common; there is nothing to compare.")
     from siliconbench.core.report import to_csv, to_html
     for name, render in ((args.html, to_html), (args.csv, to_csv)):
         if name:

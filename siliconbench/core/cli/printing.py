@@ -169,7 +169,7 @@ def print_comparison(cmp) -> None:
 
     from siliconbench.core.columns import point_keys
     from siliconbench.core.compare import direction, ratio_words
-    from siliconbench.core.comparison import side_name
+    from siliconbench.core.comparison import column_baseline, compared_sentence, side_name
     from siliconbench.core.numbers import metric_heading
     from siliconbench.core.report import by_workload, cell_text, legend
     c = console()
@@ -183,28 +183,56 @@ def print_comparison(cmp) -> None:
         t.add_column("metric")
         for s in cmp.sides:
             t.add_column(as_text(side_name(s)), justify="right")
-        for s in cmp.sides[1:]:
-            t.add_column("ratio", justify="right")
+        # Each side's ratios are against the side its column names (column_baseline); a
+        # row measured against another says so.
+        bases = [column_baseline(rows, k) for k in range(len(cmp.sides))]
+        for k in range(1, len(cmp.sides)):
+            t.add_column(as_text(f"{side_name(cmp.sides[k])} vs "
+                                 f"{side_name(cmp.sides[bases[k]])}"), justify="right")
             t.add_column("verdict")
         for r in rows:
             cells = [str(r.params.get(k, "")) for k in keys] + [metric_heading(r.metric, r.unit)]
             cells += [cell_text(cell, r.unit) for cell in r.cells]
             cells = [as_text(cell) for cell in cells]
-            for cell in r.cells[1:]:
+            for k, cell in enumerate(r.cells[1:], 1):
                 word = (cell.verdict or "") if cell else ""
                 if cell and cell.unlike:     # as the app's cell says it: no like run to pair
                     word += f" · unlike: {cell.unlike}"
+                if word and r.baseline != bases[k]:
+                    word += f" (vs {side_name(cmp.sides[r.baseline])})"
                 # Times apart with the direction, as the app and the HTML report say it
                 # ('≈5,080× slower'): a raw ratio read '0.001×' for a CPU beside an H200.
                 cells += [ratio_words(cell.ratio, direction(r.metric, r.unit)) if cell else "",
                           as_text(word, verdict_style.get(word.split(" ")[0]))]
             t.add_row(*cells)
         c.print(t)
+    for best in cmp.best:
+        print_best(best, cmp.sides)
     for w in cmp.warnings:
         c.print(Text.assemble(("not comparable:", "yellow"), " ", as_text(w)), soft_wrap=True)
-    if cmp.left_out:
-        c.print(f"{cmp.left_out} result row(s) that only one of them has are left out.")
+    for note in cmp.notes:
+        c.print(as_text(f"{note[:1].upper()}{note[1:]}."), soft_wrap=True)
+    c.print(compared_sentence(cmp), soft_wrap=True)
     c.print(legend(), soft_wrap=True)
+
+
+def print_best(best, sides) -> None:
+    """A workload's best vs best: each side's best point of its headline metric, and its
+    ratio to the first side's, with the points it divides."""
+    from rich.table import Table
+
+    from siliconbench.core.comparison import side_name
+    from siliconbench.core.numbers import metric_heading
+    from siliconbench.core.report import best_point, best_title, best_words, cell_text
+    t = Table(title=as_text(f"{best_title(best)}: best vs best, "
+                            f"{metric_heading(best.metric, best.unit)}"))
+    for name in ("side", "best", "at", f"vs {side_name(sides[best.baseline])}"):
+        t.add_column(as_text(name))
+    for k, (side, cell) in enumerate(zip(sides, best.cells)):
+        if cell is not None:
+            t.add_row(as_text(side_name(side)), as_text(cell_text(cell, best.unit)),
+                      as_text(best_point(best, k)), as_text(best_words(best, k)))
+    console().print(t)
 
 
 def print_provenance(rec) -> None:
