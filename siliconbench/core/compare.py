@@ -90,11 +90,11 @@ class ComparedRow:
 
 @dataclass
 class BestRow:
-    """Each side's best point of a workload's headline metric (siliconbench.core.catalogue
-    .headline), side by side: the answer Compare gives where the sides share no point (a
+    """Each side's best point of a workload's headline metric (the catalogue's), for one
+    kind of point, side by side: the answer Compare gives where the sides share no point (a
     CPU's sweep that stops at N=2048 beside a GPU's from N=4096), and beside the
     point-by-point rows where they do. A ratio of values only: the points differ, so no
-    test."""
+    test. siliconbench.core.comparison.best_of_sides makes them."""
     workload: str
     metric: str
     unit: str
@@ -359,7 +359,7 @@ def one_rank_notes(sides: list[Side]) -> list[str]:
                for rec in side.records if rec.workload == "allreduce" for row in rec.rows):
             out.append(f"{side.label} ran all-reduce on one rank: its bus bandwidth is 0 by "
                        "definition (nothing crosses between ranks), so no bus-bandwidth bar "
-                       "or point is drawn for it; its algorithm bandwidth and latency are")
+                       "or point is drawn for it")
     return out
 
 

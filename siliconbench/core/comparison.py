@@ -178,6 +178,9 @@ def name_sides(sides: list[Side]) -> list[Side]:
     what sets them apart: the machine ('[2 cores, ...]'), the framework and device, the
     measurement settings ('tf32 on'); then how many runs a side holds ('· 3 runs').
     Published sides keep their names. Relabels in place and returns the sides."""
+    for s in sides:
+        if s.published and not s.label:
+            s.label = s.records[0].identity
     measured = [s for s in sides if s.records and not s.published]
     details = machine_details([r for s in measured for r in s.records])
     names = {id(s): s.records[0].device_label for s in measured}
