@@ -16,6 +16,7 @@ METRIC_TITLES = {
     "max_batch_size": "Largest batch", "host_device_ratio": "Host/device ratio",
     "loss_rel_diff": "Loss difference vs CPU", "samples_per_watt": "Samples per watt",
     "max_temperature": "Highest temperature", "power": "Power",
+    "tflops_per_watt": "TFLOPS per watt",
     # nccl-tests' busbw and algbw, spelled out (README: All-reduce says how they differ)
     "busbw": "Bus bandwidth", "algbw": "Algorithm bandwidth",
     # data-parallel scaling (README: Scaling)
@@ -27,10 +28,12 @@ METRIC_TITLES = {
     "decode_compile_s": "Decode compile time",
 }
 
-# What a row's % of peak is a share of where that is not the device's physical peak (an
-# LLM's decode against its memory roofline), or None for a metric that has no ceiling.
-CEILINGS = {"decode_tokens_per_s": "memory bound", "prefill_tokens_per_s": "compute bound",
-            "ttft_ms": None, "decode_roofline": None, "decode_compile_s": None}
+# The metrics held against a ceiling, and what their % of peak is a share of: the device's
+# physical peak for a product's TFLOPS and a copy's bandwidth, the memory roofline for an
+# LLM's decode. Other metrics (a power, a temperature, a time, img/s) have none: no
+# "peak unknown" beside them.
+CEILINGS = {"tflops": "peak", "gb_per_s": "peak", "decode_tokens_per_s": "memory bound",
+            "prefill_tokens_per_s": "compute bound"}
 
 # Values spanning more than this many times (highest over lowest) are drawn on a log axis,
 # in the app's charts and the HTML report's alike: beside 680 TFLOPS a CPU's 0.05 lies flat
@@ -213,9 +216,10 @@ def row_with_spread(row) -> str:
 def peak_text(row) -> str:
     """'87% of peak' ('41% of memory bound' for an LLM's decode), 'peak unknown' where the
     device has no tabulated peak, or nothing for a point not measured or a metric without a
-    ceiling (a time to first token)."""
-    ceiling = CEILINGS.get(row.metric, "peak")
-    if row.value is None or ceiling is None:
+    ceiling (CEILINGS: a power, a temperature, a time to first token)."""
+    ceiling = CEILINGS.get(row.metric)
+    if row.value is None:
         return ""
-    return f"{ceiling} unknown" if row.pct_of_peak is None else \
-        f"{percent(row.pct_of_peak)} of {ceiling}"
+    if row.pct_of_peak is not None:
+        return f"{percent(row.pct_of_peak)} of {ceiling or 'peak'}"
+    return f"{ceiling} unknown" if ceiling else ""
