@@ -28,12 +28,12 @@ METRIC_TITLES = {
     "decode_compile_s": "Decode compile time",
 }
 
-# The metrics held against a ceiling, and what their % of peak is a share of: the device's
-# physical peak for a product's TFLOPS and a copy's bandwidth, the memory roofline for an
-# LLM's decode. Other metrics (a power, a temperature, a time, img/s) have none: no
-# "peak unknown" beside them.
-CEILINGS = {"tflops": "peak", "gb_per_s": "peak", "decode_tokens_per_s": "memory bound",
-            "prefill_tokens_per_s": "compute bound"}
+# What a row's % of peak is a share of where that is not the device's physical peak (an
+# LLM's decode against its memory roofline), or None for a metric that has no ceiling. Only
+# a throughput (has_ceiling: TFLOPS, GB/s, img/s, tokens/s) has one at all: never a power,
+# a temperature or an efficiency.
+CEILINGS = {"decode_tokens_per_s": "memory bound", "prefill_tokens_per_s": "compute bound",
+            "ttft_ms": None, "decode_roofline": None, "decode_compile_s": None}
 
 # Values spanning more than this many times (highest over lowest) are drawn on a log axis,
 # in the app's charts and the HTML report's alike: beside 680 TFLOPS a CPU's 0.05 lies flat
@@ -213,11 +213,17 @@ def row_with_spread(row) -> str:
     return with_spread(row.value, row.stats.p25, row.stats.p75, row.unit)
 
 
+def has_ceiling(unit: str) -> bool:
+    """Whether a figure in this unit is a throughput, which a device's peak bounds: TFLOPS,
+    GB/s, img/s, tokens/s; not TFLOPS/W, img/s/W, W, °C, ms."""
+    return unit == "TFLOPS" or unit.endswith("/s")
+
+
 def peak_text(row) -> str:
     """'87% of peak' ('41% of memory bound' for an LLM's decode), 'peak unknown' where the
     device has no tabulated peak, or nothing for a point not measured or a metric without a
-    ceiling (CEILINGS: a power, a temperature, a time to first token)."""
-    ceiling = CEILINGS.get(row.metric)
+    ceiling (not a throughput, has_ceiling; a time to first token, CEILINGS)."""
+    ceiling = CEILINGS.get(row.metric, "peak") if has_ceiling(row.unit) else None
     if row.value is None:
         return ""
     if row.pct_of_peak is not None:
