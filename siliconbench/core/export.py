@@ -1,5 +1,5 @@
 """Export runs: tidy CSV (one line per result row) and JSON (the full records, which import
-reads back unchanged)."""
+reads back unchanged but for the doubt an untrusted power carries in its flags)."""
 
 from __future__ import annotations
 
@@ -72,4 +72,5 @@ def to_csv(records: list[RunRecord]) -> str:
 
 
 def to_json(records: list[RunRecord]) -> str:
-    return records_to_json(records)
+    """The records with every raw value; an untrusted power's doubt in its row's flags."""
+    return records_to_json(records, doubts=True)

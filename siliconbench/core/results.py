@@ -534,7 +534,9 @@ def exported(rec: RunRecord) -> dict:
     return d
 
 
-def records_to_json(records: list[RunRecord]) -> str:
+def records_to_json(records: list[RunRecord], doubts: bool = False) -> str:
+    """A result file of the records: as they are (a run the store could not keep comes back
+    the same), or with doubts=True as others read them (exported: untrusted powers flagged)."""
     doc = {"format": FILE_FORMAT, "schema": SCHEMA_VERSION, "exported_at": now_iso(),
-           "runs": [exported(r) for r in records]}
+           "runs": [exported(r) if doubts else r.to_dict() for r in records]}
     return dumps(doc, indent=1, sort_keys=True)

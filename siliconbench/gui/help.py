@@ -16,24 +16,19 @@ from siliconbench.core.params import LIST_ALL_UP_TO
 from siliconbench.gui.sheets import message_sheet
 
 
-def menu_path(action: str) -> str:
-    """Where a menu entry is, as the menus name it: 'File > Export Selected Runs to Send…'
-    (siliconbench.gui.menus.ENTRIES), so the help cannot name an entry that is gone."""
-    from siliconbench.gui.menus import ENTRIES
-    return next(f"{menu} > {entry[1]}" for menu, entries in ENTRIES.items()
-                for entry in entries if entry and entry[0] == action)
-
-
 def send_results_text() -> str:
+    """How to Send Results, in the help page too. The entries as the menus name them
+    (siliconbench.gui.menus.ENTRIES; a test holds every 'Menu > Entry' the help names to
+    them, as SHORTCUT_WORDS are: the menus load this module, so it does not load them)."""
     from siliconbench.core.export import RESULT_SUFFIX
     return (
         "1. Under Results, select the runs to send.\n"
-        f"2. {menu_path('export_send')} (also on the runs' right-click menu) writes them to "
-        f"one {RESULT_SUFFIX} file: JSON with all the measurements and the machine they ran "
-        "on.\n"
+        "2. File > Export Selected Runs to Send… (also on the runs' right-click menu) writes "
+        f"them to one {RESULT_SUFFIX} file: JSON with all the measurements and the machine "
+        "they ran on.\n"
         "3. Send that file, by mail or chat.\n\n"
         "The other side double-clicks it (SiliconBench opens and imports it), drops it on the "
-        f"window, uses {menu_path('import')}, or runs: siliconbench import FILE")
+        "window, uses File > Import Results…, or runs: siliconbench import FILE")
 
 
 def send_results_html() -> str:
