@@ -78,8 +78,12 @@ SHOWN: tuple[Column, ...] = tuple(c for c in ROW_COLUMNS if c.heading)   # the a
 
 
 def flags_and_note(row: Row) -> str:
-    """'noisy: the note': flags and note in one cell."""
-    return ": ".join(x for x in (", ".join(shown_flags(row)), row.note) if x)
+    """'noisy: the note': flags and note in one cell; a power's doubt first, on its own
+    ('power not trusted: why — board (NVML) power, mean of 1 sample ...')."""
+    doubt = power_doubt(row)
+    flags = [f for f in shown_flags(row) if f != doubt]
+    return " — ".join(x for x in (doubt, ": ".join(x for x in (", ".join(flags), row.note)
+                                                   if x)) if x)
 
 
 # The terminal's: flags and note share a cell, which keeps its table from wrapping a long note.
