@@ -36,7 +36,7 @@ from siliconbench.core.numbers import (
     with_spread,
 )
 from siliconbench.core.palette import LIGHT
-from siliconbench.core.results import now_iso
+from siliconbench.core.results import now_iso, run_power_doubt
 from siliconbench.core.text import clip
 
 # The app's light palette: a machine has the colour here that it has in the app.
@@ -208,8 +208,14 @@ def _machines_table(cmp: Comparison) -> str:
            + ("<th>mean power</th><th>highest temperature</th>" if telemetry else "")
            + '<th class="l">source</th></tr></thead><tbody>']
     for i, (side, rec, summary) in enumerate(zip(cmp.sides, newest, summaries)):
-        power = (f"{quantity(summary['power_w'], 'W')} ({_e(summary.get('power_source'))})"
-                 if summary.get("power_w") is not None else "")
+        power = ""
+        if summary.get("power_w") is not None:
+            # '425 W · board (NVML)', and the doubt the app's table shows on the run's power
+            # (siliconbench.core.results.power_doubt), never a bare figure.
+            power = " · ".join(_e(x) for x in (quantity(summary["power_w"], "W"),
+                                                summary.get("power_source")) if x)
+            if doubt := run_power_doubt(rec):
+                power += f'<br><span class="flag">{_e(doubt)}</span>'
         temp = (quantity(summary["max_temperature_c"], "°C")
                 if summary.get("max_temperature_c") is not None else "")
         frameworks = sorted({f"{r.framework} {r.software.get(r.framework, '')}".strip()
@@ -306,16 +312,34 @@ def _decades(values: list[float]) -> tuple[int, int]:
     return lo, max(lo + 1, math.ceil(math.log10(max(positive))))
 
 
+# A bar group's label: slanted this many degrees, at most this many characters, each about
+# this wide at the charts' 11 px (Helvetica's widest lower case and digits).
+LABEL_SLANT, LABEL_CHARS, CHAR_W = 35, 40, 6.5
+
+
+def charted(unit: str) -> bool:
+    """Whether a metric gets a bar chart beside its table: a temperature is a reading, not an
+    amount that bars add up to; its table row says it."""
+    return unit != "°C"
+
+
 def bar_chart(cmp: Comparison, rows: list[ComparedRow], chart_id: str) -> str:
     """Grouped bars, one group per point and one bar per machine, with 99% interval whiskers;
     published figures hatched; a log axis where the bars span more than LOG_SPAN times.
     Plain SVG: opens anywhere, prints, needs no script."""
     n = len(cmp.sides)
-    bar, gap, left, top, plot_h, bottom, legend_w = 16, 18, 64, 34, 220, 90, 180
+    bar, gap, top, plot_h, legend_w = 16, 18, 34, 220, 180
     group_w = n * bar + gap
-    width = max(left + n * legend_w + 20, left + len(rows) * group_w + 20)
     # Parameters that are the same for every bar say nothing under a bar.
     varying = [k for k in point_keys(rows) if len({str(r.params.get(k)) for r in rows}) > 1]
+    labels = [clip(point_label({k: r.params.get(k) for k in varying}), LABEL_CHARS)
+              if varying else "" for r in rows]
+    # Room for the longest label, slanted down to the left of its group: none is cut off.
+    reach = CHAR_W * max(map(len, labels), default=0)
+    bottom = 24 + math.ceil(reach * math.sin(math.radians(LABEL_SLANT)))
+    left = max(64, math.ceil(reach * math.cos(math.radians(LABEL_SLANT))
+                             - gap / 2 - n * bar / 2 + 4))
+    width = max(left + n * legend_w + 20, left + len(rows) * group_w + 20)
     height = top + plot_h + bottom
     values = [v for r in rows for c in r.cells if c for v in (c.value, c.ci_low, c.ci_high)
               if v is not None]
@@ -376,10 +400,9 @@ def bar_chart(cmp: Comparison, rows: list[ComparedRow], chart_id: str) -> str:
                 parts.append(f'<path d="M{cx:.1f} {y(c.ci_low):.1f}V{y(c.ci_high):.1f}'
                              f'M{cx - 3:.1f} {y(c.ci_low):.1f}h6M{cx - 3:.1f} '
                              f'{y(c.ci_high):.1f}h6" stroke="{PALETTE.foreground}" fill="none"/>')
-        label = point_label({k: r.params.get(k) for k in varying}) if varying else ""
         lx, ly = gx + n * bar / 2, top + plot_h + 12
         parts.append(f'<text x="{lx:.1f}" y="{ly}" text-anchor="end" '
-                     f'transform="rotate(-35 {lx:.1f} {ly})">{_e(clip(label, 40))}</text>')
+                     f'transform="rotate(-{LABEL_SLANT} {lx:.1f} {ly})">{_e(labels[g])}</text>')
     parts.append(f'<line x1="{left}" x2="{width - 10}" y1="{foot:.1f}" y2="{foot:.1f}" '
                  f'stroke="{PALETTE.foreground}"/></svg>')
     return "".join(parts)
@@ -414,6 +437,8 @@ def to_html(cmp: Comparison, title: str | None = None) -> str:
         for r in rows:
             metrics.setdefault((r.metric, r.unit), []).append(r)
         for (metric, unit), mrows in metrics.items():
+            if not charted(unit):
+                continue
             chart += 1
             body.append(f"<figure>{bar_chart(cmp, mrows, str(chart))}<figcaption>"
                         f"{_e(workload)}: {_e(metric_heading(metric, unit))}, "

@@ -49,7 +49,7 @@ def local_time(iso: str) -> str:
 
 
 def device_text(rec: RunRecord) -> str:
-    return f"{rec.device_name or rec.device} ({rec.framework} {rec.device})"
+    return rec.device_text     # as the command lists it (siliconbench.core.results)
 
 
 def workload_title(name: str) -> str:

@@ -341,7 +341,7 @@ def test_power_without_an_energy_counter_is_flagged_not_shown_nor_compared(panel
     header = [table.horizontalHeaderItem(j).text() for j in range(table.columnCount())]
     rows = [{h: table.item(i, j).text() for j, h in enumerate(header)}
             for i in range(table.rowCount())]
-    power = [r for r in rows if r["Metric"] in ("Power", "Tflops per watt")]
+    power = [r for r in rows if r["Metric"] in ("Power", "TFLOPS per watt")]
     assert power and all(r["Value"] == "—" and r["Flags"] == "power not trusted"
                          for r in power)
     assert not any("4.59" in r["Value"] or "78.5" in r["Value"] for r in rows)
@@ -558,3 +558,40 @@ def test_the_exported_report_says_the_ratio_in_words_too(view, tmp_path):
     view.export_report(str(page))
     text = page.read_text(encoding="utf-8")
     assert f">{row['B vs A']}</td>" in text      # '714× slower', as the app says it
+
+
+def test_run_details_give_telemetry_sizes_in_units(qtbot):
+    """The H200 GEMM's GPU memory read 649,461,760 in Run Details: a size reads as one."""
+    from siliconbench.core.numbers import size
+    from siliconbench.gui.run_detail import FieldTree
+    rec = h200("h200-gemmtf32")
+    tree = FieldTree(rec)
+    qtbot.addWidget(tree)
+    mean = rec.telemetry["summary"]["series"]["gpu_memory_used_bytes"]["mean"]
+    found = tree.findItems("mean", Qt.MatchFlag.MatchExactly | Qt.MatchFlag.MatchRecursive, 0)
+    memory = [i for i in found if i.parent().text(0) == "gpu memory used bytes"]
+    assert [i.text(1) for i in memory] == [size(mean)] and "649,461,760" not in size(mean)
+    counts = [i for i in tree.findItems("n", Qt.MatchFlag.MatchExactly |
+                                        Qt.MatchFlag.MatchRecursive, 0)
+              if i.parent().text(0) == "gpu memory used bytes"]
+    assert [i.text(1) for i in counts] == ["5"]          # a count stays a count
+
+
+def test_help_names_only_menu_entries_there_are(tmp_path, monkeypatch):
+    """How to Send Results described File > Export Selected Runs as JSON and a file named by
+    hand; the menu has Export Selected Runs to Send…. Every 'Menu > Entry' the help names is
+    an entry of the menus (siliconbench.gui.menus.ENTRIES), as written there."""
+    import re
+
+    from siliconbench.gui.help import help_page, send_results_text
+    from siliconbench.gui.menus import ENTRIES
+    monkeypatch.setenv("SILICONBENCH_HOME", str(tmp_path))
+    entries = {f"{menu} > {e[1]}" for menu, items in ENTRIES.items() for e in items if e}
+    submenus = {"View > Y Axis"}
+    text = help_page().read_text(encoding="utf-8").replace("&gt;", ">") + send_results_text()
+    named = re.findall(r"\b(?:File|Edit|Run|View|Window|Help) > [A-Z][\w ]*?(?:…|(?=[,.;:)<]))",
+                       text)
+    assert named
+    for path in named:
+        assert path in entries or path in submenus, path
+    assert "File > Export Selected Runs to Send…" in send_results_text()

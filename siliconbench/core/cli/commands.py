@@ -154,9 +154,10 @@ def cmd_results(args) -> int:
     if args.limit is not None and not 1 <= args.limit <= MAX_LIMIT:
         raise Usage(f"--limit must be between 1 and {MAX_LIMIT:,}.")
     if args.json:
+        from siliconbench.core.results import exported
         runs = store.runs(limit=args.limit)
         _say_unreadable(store)
-        print(dumps([r.to_dict() for r in runs], indent=1))
+        print(dumps([exported(r) for r in runs], indent=1))   # untrusted powers flagged
         return EXIT_OK
     runs = store.listing(limit=args.limit)    # the same cost whatever a record holds
     _say_unreadable(store)

@@ -100,18 +100,20 @@ def print_record(rec) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from siliconbench.core.columns import TERMINAL, point_keys
+    from siliconbench.core.columns import TERMINAL, point_keys, without_empty
     from siliconbench.core.numbers import peak_text
     c = console()
     keys = point_keys(rec.rows)
     t = Table(title=as_text(f"{rec.workload} on {rec.device_name or rec.device} "
                             f"({rec.framework}:{rec.device}) · run {rec.id[:8]}"))
-    for k in keys:
-        t.add_column(as_text(k), justify="right")
-    for col in TERMINAL:
-        t.add_column(col.heading, justify="right" if col.figure else "left")
-    for row in rec.rows:
-        cells = [str(row.params.get(k, "")) for k in keys] + [col.text(row) for col in TERMINAL]
+    header = keys + [col.heading for col in TERMINAL]
+    lines = [[str(row.params.get(k, "")) for k in keys] + [col.text(row) for col in TERMINAL]
+             for row in rec.rows]
+    right = set(keys) | {col.heading for col in TERMINAL if col.figure}
+    header, lines = without_empty(header, lines, ("metric", "value"))
+    for name in header:
+        t.add_column(as_text(name), justify="right" if name in right else "left")
+    for cells in lines:
         t.add_row(*(as_text(cell) for cell in cells))  # notes quote framework errors: "[matmul]"
     c.print(t)
     from siliconbench.core.catalogue import catalogue
@@ -150,6 +152,8 @@ def print_runs(runs) -> None:
 
     from siliconbench.core.catalogue import headline
     from siliconbench.core.numbers import row_with_spread
+    # A run is listed under the device that ran it: an H200 run on a Xeon host is the H200's
+    # ('NVIDIA H200 (torch cuda)'), its host in the machine column.
     t = Table("id", "when (UTC)", "workload", "device", "machine", "status", "rows")
     t.add_column(as_text("headline [p25–p75]"))   # text: rich would read [p25–p75] as markup
     for r in runs:
@@ -157,7 +161,7 @@ def print_runs(runs) -> None:
         status = as_text(r.status) if r.status == "ok" else \
             Text.assemble((r.status, "red"), ": ", as_text(r.reason))
         t.add_row(as_text(r.id[:8]), as_text(r.created_at[:19].replace("T", " ")),
-                  as_text(r.workload), as_text(f"{r.framework}:{r.device}"),
+                  as_text(r.workload), as_text(r.device_text),
                   as_text(r.machine_label), status, str(r.row_count),
                   as_text(row_with_spread(best) if best else ""))
     console().print(t)

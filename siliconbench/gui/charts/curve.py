@@ -10,7 +10,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
 from siliconbench.core.numbers import interval, number
-from siliconbench.core.results import RunRecord
+from siliconbench.core.results import RunRecord, missing_why
+from siliconbench.core.text import clip
 from siliconbench.gui.chart_series import CURVE_METRICS, Series, curve_series
 from siliconbench.gui.charts.axes import SizeAxis, plot_widget, series_symbol
 from siliconbench.gui.charts.chart import Chart
@@ -240,9 +241,10 @@ class CurveChart(Chart):
         flagged = [r for s in self.series for r in s.rows if r.flags]
         if flagged:
             parts.append("Hollow: noisy; ✕: above peak or wrong result.")
-        missing = [f"{s.name} {s.x}={r.params.get(s.x)}" for s in self.series
-                   for r in s.missing]
+        # Each with why, in its flag's word: skipped for time, unsupported (results.missing_why).
+        missing = [f"{s.name} {s.x}={r.params.get(s.x)} ({clip(missing_why(r), 90)})"
+                   for s in self.series for r in s.missing]
         if missing:
             more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
-            parts.append(f"Not measured (unsupported): {'; '.join(missing[:3])}{more}.")
+            parts.append(f"Not measured: {'; '.join(missing[:3])}{more}.")
         return " ".join(parts)
