@@ -3,8 +3,11 @@ refused and a long one is questioned instead of accepted silently (the CLI's war
 question before Run, Run It Here and the quick suite). Where the work is known from the
 parameters: GEMM and bandwidth (sizes named or the defaults), the all-reduce (its buffers on
 every local rank), the LLM (weights + KV cache + a prefill's activations; prefill FLOPs and
-the bytes decode reads), the inference and training sweeps' --grow budget. The rates are the
+the bytes decode reads), the inference and training sweeps' --grow budget, and train, memory,
+infer and scaling from the models' own sizes (ModelSize, read from
+siliconbench/resources/model_sizes.json: no framework is imported here). The rates are the
 device's published peak where SiliconBench has one, else deliberately rough CPU figures.
+verdict() turns an estimate into a refusal or the questions to ask first.
 It sits above the workloads (pyproject's layers) to read their own size arithmetic."""
 
 from __future__ import annotations
