@@ -7,6 +7,7 @@ peaks that real runs measured (tests/data)."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -105,24 +106,26 @@ def test_resnet50_at_4096_on_the_cpu_is_refused_or_asked(machine, capsys):
     assert len(machine.started) == 1
 
 
-@pytest.mark.parametrize("answer, starts", [("y", True), ("", False), (None, False)])
-def test_at_a_terminal_the_person_answers(machine, capsys, monkeypatch, answer, starts):
-    """At a terminal the question is asked; yes runs, anything else (or end of input) does
-    not, and says so."""
-    machine.memory(4096 * GB)
-    monkeypatch.setattr(sys.stdin, "isatty", lambda: True, raising=False)
+class Terminal(io.StringIO):
+    """A terminal's input with `text` typed in."""
 
-    def reply(prompt: str) -> str:
-        assert prompt == "Run anyway? [y/N] "
-        if answer is None:
-            raise EOFError
-        return answer
-    monkeypatch.setattr("builtins.input", reply)
-    code, err = run(capsys, "train", "--model", "resnet50", "--batch-size", "4096")
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("typed, starts", [("y\n", True), ("yes\n", True), ("\n", False),
+                                           ("", False), ("no\n", False)])
+def test_at_a_terminal_the_person_answers(machine, capsys, monkeypatch, typed, starts):
+    """At a terminal the question is asked on stderr (stdout may be a --json record); yes
+    runs, anything else (or the end of input) does not, and says so."""
+    machine.memory(4096 * GB)
+    monkeypatch.setattr(sys, "stdin", Terminal(typed))
+    code, err = run(capsys, "train", "--model", "resnet50", "--batch-size", "4096", "--json")
     assert err.startswith("siliconbench: warning: This run may take about ")
+    assert "\nRun anyway? [y/N] " in err
     assert len(machine.started) == starts
     if not starts:
-        assert code == 2 and err.endswith("\nsiliconbench: Not run.")
+        assert code == 2 and err.endswith("[y/N] siliconbench: Not run.")
 
 
 def test_an_inference_batch_too_big_for_memory_is_refused(machine, capsys):

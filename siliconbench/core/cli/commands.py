@@ -118,11 +118,9 @@ def _ask_first(spec, yes: bool) -> None:
         print(f"siliconbench: warning: {line}", file=sys.stderr)
     if yes:
         return
-    try:
-        answer = input("Run anyway? [y/N] ")
-    except EOFError:
-        answer = ""
-    if answer.strip().lower() not in ("y", "yes"):
+    # The question on stderr, as the warnings: stdout may be a --json record's.
+    print("Run anyway? [y/N] ", end="", file=sys.stderr, flush=True)
+    if sys.stdin.readline().strip().lower() not in ("y", "yes"):   # "" at the end of input
         raise Usage("Not run.")
 
 
