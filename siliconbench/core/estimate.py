@@ -332,32 +332,17 @@ def model_size(params: dict) -> ModelSize | None:
     table = _sizes_table()
     name = params["model"]
     if name == "mlp":
+        # Linear layers: weights and biases; per sample the input and each hidden layer's
+        # output before and after its ReLU kept for the backward.
         widths = [MLP_INPUTS] + list(params.get("widths") or [3000, 1000]) + [MLP_CLASSES]
         weights = sum(a * b + b for a, b in zip(widths, widths[1:]))
         hidden = sum(widths[1:-1]) * 4
         return ModelSize(weights, 2 * hidden + MLP_INPUTS * 4, hidden, 2 * weights,
                          MLP_INPUTS * 4, "sgd")
     if name in ENCODERS:
-        points = {(p["layers"], p["tokens"]): p for p in table["encoders"][name]["points"]}
-        layers = params.get("layers") or ENCODERS[name].layers
-        tokens = params.get("seq_len") or 128
-
-        def at(key: str) -> float:
-            (l1, t1), (_, t2) = sorted(points)[0], sorted(points)[1]
-
-            def per_layer(t):
-                return points[(l1 + 1, t)][key] - points[(l1, t)][key]
-            # a*L + c*L^2 through the two lengths; e*L + k likewise for the rest
-            c = (per_layer(t2) / t2 - per_layer(t1) / t1) / (t2 - t1)
-            a = per_layer(t1) / t1 - c * t1
-            rest1, rest2 = (points[(l1, t)][key] - per_layer(t) for t in (t1, t2))
-            e = (rest2 - rest1) / (t2 - t1)
-            return layers * (a * tokens + c * tokens**2) + e * tokens + (rest1 - e * t1)
-        p = points[sorted(points)[0]]
-        per_layer_params = points[(p["layers"] + 1, p["tokens"])]["params"] - p["params"]
-        return ModelSize(p["params"] + (layers - p["layers"]) * per_layer_params,
-                         at("saved_bytes"), at("output_bytes"), at("forward_flops"),
-                         tokens * 8, "adam")
+        return _encoder_size(table["encoders"][name]["points"],
+                             params.get("layers") or ENCODERS[name].layers,
+                             params.get("seq_len") or 128)
     found = table["vision"].get(name)
     if found is None:
         return None
@@ -367,6 +352,29 @@ def model_size(params: dict) -> ModelSize | None:
     return ModelSize(found["params"], None if saved is None else saved * scale,
                      found["output_bytes"] * scale, found["forward_flops"] * scale,
                      3 * pixels * 4, "sgd")
+
+
+def _encoder_size(measured: list[dict], layers: int, tokens: int) -> ModelSize:
+    """An encoder of `layers` layers on `tokens` tokens from its figures measured at two
+    depths (l, l+1) and two lengths (t1, t2): a layer's share is the difference between the
+    depths, a*L + c*L^2 through the two lengths; the rest (embeddings, head) e*L + k. Its
+    parameters do not depend on the length: the first depth's and a layer's per layer."""
+    points = {(p["layers"], p["tokens"]): p for p in measured}
+    (depth, t1), (_, t2) = sorted(points)[:2]
+
+    def at(key: str) -> float:
+        def layer(t: int) -> float:
+            return points[(depth + 1, t)][key] - points[(depth, t)][key]
+
+        def rest(t: int) -> float:
+            return points[(depth, t)][key] - depth * layer(t)
+        c = (layer(t2) / t2 - layer(t1) / t1) / (t2 - t1)
+        a = layer(t1) / t1 - c * t1
+        e = (rest(t2) - rest(t1)) / (t2 - t1)
+        return layers * (a * tokens + c * tokens**2) + e * tokens + rest(t1) - e * t1
+    first, deeper = points[(depth, t1)]["params"], points[(depth + 1, t1)]["params"]
+    return ModelSize(first + (layers - depth) * (deeper - first), at("saved_bytes"),
+                     at("output_bytes"), at("forward_flops"), tokens * 8, "adam")
 
 
 def physical_cores() -> int:
