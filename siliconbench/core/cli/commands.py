@@ -80,8 +80,7 @@ def cmd_run(args) -> int:
     time_limit = TIME_LIMIT.parse(args.time_limit) if args.time_limit is not None else None
     spec = RunSpec(w.name, args.framework, args.device, given, args.label, args.quick,
                    time_limit)
-    for line in _estimate_warnings(spec):
-        print(f"siliconbench: warning: {line}", file=sys.stderr)
+    _ask_first(spec, args.yes)
     rec, not_stored = _run_one(spec)
     if args.json:
         print(dumps(rec.to_dict(), indent=1))
@@ -93,22 +92,36 @@ def cmd_run(args) -> int:
     return EXIT_OK if rec.status == "ok" else EXIT_FAILED
 
 
-def _estimate_warnings(spec) -> list[str]:
-    """siliconbench.core.estimate's warnings for a run on the CPU (a GPU's memory and peak need
-    the device list, which the run itself asks for); a run of which nothing fits is refused
-    (Usage, one sentence) before it starts."""
+def _ask_first(spec, yes: bool) -> None:
+    """Before a run starts: what the framework-free checks refuse (child.prepare), then
+    siliconbench.core.estimate's verdict for a run on the CPU (a GPU's memory and peak need
+    the device list, which the run itself asks for). A run that cannot fit is refused (Usage,
+    one sentence, nothing printed before it); one the estimate questions (long, ranks sharing
+    cores, points too big) runs with --yes (its sentences printed as warnings), or when the
+    person at the terminal says so; without a terminal to ask, it is refused with the
+    sentences and the flag that runs it."""
+    from siliconbench.core.runner import prepare
+    spec = prepare(spec)
     if spec.device != "cpu":
-        return []
-    import psutil
-
-    from siliconbench.core.estimate import estimate
-    from siliconbench.core.frameworks import DeviceInfo, cpu_name
-    cpu = DeviceInfo(spec.framework, "cpu", cpu_name(), "cpu", psutil.virtual_memory().total)
-    est = estimate(spec.workload, spec.params, cpu, spec.quick)
-    refusal = est.refusal(cpu.name, cpu.memory_bytes)
+        return
+    from siliconbench.core.estimate import verdict
+    from siliconbench.core.frameworks import DeviceInfo, cpu_name, host_memory
+    refusal, questions = verdict(spec, DeviceInfo(spec.framework, "cpu", cpu_name(), "cpu",
+                                                  host_memory()))
     if refusal:
         raise Usage(refusal)
-    return est.warnings(cpu.name, cpu.memory_bytes)
+    if not questions:
+        return
+    if not yes and not sys.stdin.isatty():
+        raise Usage(f"{' '.join(questions)} Add --yes to run it anyway.")
+    for line in questions:
+        print(f"siliconbench: warning: {line}", file=sys.stderr)
+    if yes:
+        return
+    # The question on stderr, as the warnings: stdout may be a --json record's.
+    print("Run anyway? [y/N] ", end="", file=sys.stderr, flush=True)
+    if sys.stdin.readline().strip().lower() not in ("y", "yes"):   # "" at the end of input
+        raise Usage("Not run.")
 
 
 def cmd_quick(args) -> int:

@@ -114,3 +114,7 @@ def _common_run_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the run record as JSON")
     p.add_argument("--quick", action="store_true", help="shorter measurements (less precise)")
     p.add_argument("--time-limit", default=None, metavar="SECONDS", help=TIME_LIMIT.help)
+    p.add_argument("-y", "--yes", action="store_true",
+                   help="run even where the estimate asks first (a long run, ranks sharing "
+                        "cores, points too big for memory); a run that cannot fit is still "
+                        "refused")
