@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from siliconbench.core.frameworks import FRAMEWORKS, runs_on
+from siliconbench.core.frameworks.llamacpp import models
+from siliconbench.core.kit.llm_shapes import kv_bytes
 from siliconbench.core.reference import references
 from siliconbench.core.workloads import llm
 from tests.cli.test_cli import ROOT, sb
@@ -428,3 +430,29 @@ def test_the_own_triad_runs_on_every_core_and_computes_the_triad(monkeypatch):
     assert (ops.copy(a)() == a).all()
     ops.release()
     assert ops._pool is None
+
+
+@needs_llamacpp
+@pytest.mark.usefixtures("short_protocol")
+def test_a_mixture_of_experts_file_loads_whole_and_its_bound_reads_k_of_e(tmp_path):
+    """The tiny mixture as llama.cpp's converter writes Qwen3-MoE (stacked ffn_*_exps, the
+    router in float32), quantised by llama.cpp: it loads with the shape's parameters, and the
+    bound counts the stacked experts at 2 of 8 and every other tensor whole."""
+    store_a_triad(tmp_path)
+    r = sb("run", "llm", "--framework", "llamacpp", "--device", "cpu", "--preset", "tiny-moe",
+           "--dtype", "q8_0", "--prompts", "8", "--depths", "0", "--gen-tokens", "4",
+           "--quick", "--json", home=tmp_path)
+    assert r.returncode == 0, r.stderr
+    rec = json.loads(r.stdout)
+    assert rec["status"] == "ok", rec.get("reason")
+    shape = llm.PRESETS["tiny-moe"]
+    assert rec["settings"]["parameters"] == shape.parameters
+    gguf_file = next((tmp_path / "models" / "gguf").glob("tiny-moe-*-Q8_0.gguf"))
+    stored = models.tensor_bytes(gguf_file)
+    assert models.tensor_types(gguf_file)["blk.0.ffn_gate_inp.weight"] == "F32"
+    experts = sum(b for n, b in stored.items() if "_exps." in n)
+    rest = sum(stored.values()) - experts - stored["token_embd.weight"]
+    (bound,) = [row for row in rec["rows"] if row["metric"] == "decode_roofline"]
+    mb = rest + experts * 2 / 8 + kv_bytes(shape, "float16", 2.5)
+    assert f"over {mb / 1e6:.1f} MB read per step" in bound["note"]
+    assert "of the 8 experts a layer holds" in bound["note"]

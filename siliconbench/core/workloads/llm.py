@@ -24,7 +24,12 @@ from siliconbench.core.kit.ceilings import (
     stored_ceiling,
 )
 from siliconbench.core.kit.headroom import fits
-from siliconbench.core.kit.llm_shapes import ModelShape, activation_dtype, prefill_flops
+from siliconbench.core.kit.llm_shapes import (
+    ModelShape,
+    activation_dtype,
+    moe_note,
+    prefill_flops,
+)
 from siliconbench.core.params import Param, ParamError
 from siliconbench.core.results import Row
 from siliconbench.core.stats import summarize
@@ -40,6 +45,11 @@ PRESETS: dict[str, ModelShape] = {
     "tiny": ModelShape("llama", layers=2, hidden=64, heads=4, kv_heads=2, head_dim=16, ffn=128,
                        vocab=256, tied=True, rope_theta=10000.0, rms_eps=1e-5,
                        max_positions=4096),
+    # For tests: the tiny shape as a mixture of 8 experts, 2 a token.
+    "tiny-moe": ModelShape("qwen3_moe", layers=2, hidden=64, heads=4, kv_heads=2, head_dim=16,
+                           ffn=128, vocab=256, tied=False, rope_theta=1000000.0,
+                           rms_eps=1e-6, max_positions=4096, experts=8, active_experts=2,
+                           expert_ffn=64),
     # meta-llama/Llama-3.2-1B config.json (transformers 4.45.0.dev0).
     "llama-3.2-1b": ModelShape(
         "llama", layers=16, hidden=2048, heads=32, kv_heads=8, head_dim=64, ffn=8192,
@@ -56,6 +66,13 @@ PRESETS: dict[str, ModelShape] = {
         vocab=128256, tied=False, rope_theta=500000.0, rms_eps=1e-5, max_positions=131072,
         rope_scaling={"rope_type": "llama3", "factor": 8.0, "high_freq_factor": 4.0,
                       "low_freq_factor": 1.0, "original_max_position_embeddings": 8192}),
+    # Qwen/Qwen3-30B-A3B config.json: a mixture of 128 experts, 8 a token, in all 48
+    # layers (decoder_sparse_step 1, no mlp_only_layers); intermediate_size (6144) is the
+    # dense width no layer uses.
+    "qwen3-30b-a3b": ModelShape(
+        "qwen3_moe", layers=48, hidden=2048, heads=32, kv_heads=4, head_dim=128, ffn=6144,
+        vocab=151936, tied=False, rope_theta=1000000.0, rms_eps=1e-6, max_positions=40960,
+        experts=128, active_experts=8, expert_ffn=768),
     # meta-llama/Llama-2-7b-hf config.json: the model of llama.cpp's Apple Silicon table
     # (discussion #4167), whose rows
     # siliconbench/resources/reference/llamacpp-apple-silicon.json holds.
@@ -73,6 +90,9 @@ PUBLISHED_PARAMETERS = {
     "qwen3-4b": (4.0e9, 0.1e9),
     # meta-llama/Llama-3.1-8B on the Hugging Face hub: "8.03B params" (safetensors).
     "llama-3.1-8b": (8.03e9, 0.01e9),
+    # Qwen/Qwen3-30B-A3B model card: "Number of Parameters: 30.5B in total and 3.3B
+    # activated".
+    "qwen3-30b-a3b": (30.5e9, 0.1e9),
     # meta-llama/Llama-2-7b-hf on the Hugging Face hub: "6.74B params" (safetensors).
     "llama-2-7b": (6.74e9, 0.01e9),
 }
@@ -366,14 +386,15 @@ def run(ctx, params: dict) -> None:
                 if bandwidth is None:
                     waiting.append((point, decoded))
                 else:
-                    for row in _decode_rows(engine, point, flags, bandwidth, decoded):
+                    for row in _decode_rows(engine, shape, point, flags, bandwidth,
+                                            decoded):
                         ctx.row(row)
             done += 1
         ctx.row(memory_row(ctx, base, flags))
     finally:
         engine.release()
     rows_after_own_triad(ctx, waiting, total, lambda point, decoded, bandwidth:
-                         _decode_rows(engine, point, flags, bandwidth, decoded))
+                         _decode_rows(engine, shape, point, flags, bandwidth, decoded))
     ctx.progress(total, total, "done")
 
 
@@ -452,8 +473,8 @@ def _decode(ctx, engine: LLMEngine, point: dict, loop: str) -> Decoded:
     return Decoded(m, loop, decoder.compile_s)
 
 
-def _decode_rows(engine: LLMEngine, point: dict, flags: list[str], ceiling,
-                 decoded: Decoded) -> list[Row]:
+def _decode_rows(engine: LLMEngine, shape: ModelShape, point: dict, flags: list[str],
+                 ceiling, decoded: Decoded) -> list[Row]:
     """Decode tokens/s across the batch, its roofline (the weights once and each sequence's
     cache per step), and for a compiled loop the seconds its first call took, compilation
     included, which the decode timing leaves out."""
@@ -472,7 +493,7 @@ def _decode_rows(engine: LLMEngine, point: dict, flags: list[str], ceiling,
     if bound is not None:
         rows.append(Row("decode_roofline", bound, "tok/s", point, None, [],
                         f"{ceiling[1]} over {step_bytes / 1e6:.1f} MB read per step "
-                        f"({engine.bound_note(loop)})"))
+                        f"({engine.bound_note(loop)}{moe_note(shape, batch)})"))
     if decoded.compile_s is not None:
         rows.append(Row("decode_compile_s", decoded.compile_s, "s", point, None, [],
                         f"the {loop} loop's first call of {gen} tokens: compilation, warm-up "

@@ -19,6 +19,7 @@ from siliconbench.core.kit.llm_engine import plain_decoder
 from siliconbench.core.kit.llm_shapes import (
     ModelShape,
     describe_shape,
+    experts_share,
     kv_bytes,
     memory_needed,
     weight_bytes,
@@ -212,11 +213,14 @@ def backend(ctx) -> str:
     return "Metal" if name.startswith("MTL") else name.rstrip("0123456789") or "GPU"
 
 
-def step_bytes(shape: ModelShape, stored: dict[str, int], depth: int, steps: int) -> float:
+def step_bytes(shape: ModelShape, stored: dict[str, int], depth: int, steps: int,
+               batch: int = 1) -> float:
     """Bytes a decode step reads, averaged over `steps` steps from `depth`: every tensor of
-    the file once (of an untied embedding table only the token's row, left out) and the
-    float16 KV cache, one position longer each step."""
-    weights = sum(stored.values())
+    the file once (of an untied embedding table only the token's row, left out; of a
+    mixture's stacked experts, the share its tokens chose) and the float16 KV cache, one
+    position longer each step."""
+    share = experts_share(shape, batch)
+    weights = sum(b * share if "_exps." in name else b for name, b in stored.items())
     if not shape.tied:
         weights -= stored.get("token_embd.weight", 0)
     return weights + kv_bytes(shape, KV_DTYPE, depth + (steps + 1) / 2)
@@ -322,7 +326,7 @@ class Engine:
         return plain_decoder(self.model.gen_call(depth, steps))
 
     def step_bytes(self, batch: int, depth: int, steps: int) -> float:
-        return step_bytes(self.shape, self.stored, depth, steps)
+        return step_bytes(self.shape, self.stored, depth, steps, batch)
 
     def prefill_label(self, prompt: int) -> str:
         return f"pp{prompt}"

@@ -40,7 +40,10 @@ def model_args(shape) -> dict:
             "head_dim": shape.head_dim, "rms_norm_eps": shape.rms_eps,
             "vocab_size": shape.vocab, "max_position_embeddings": shape.max_positions,
             "rope_theta": shape.rope_theta, "rope_scaling": shape.rope_scaling,
-            "tie_word_embeddings": shape.tied}
+            "tie_word_embeddings": shape.tied,
+            **({"num_experts": shape.experts, "num_experts_per_tok": shape.active_experts,
+                "moe_intermediate_size": shape.expert_ffn, "decoder_sparse_step": 1,
+                "mlp_only_layers": [], "norm_topk_prob": True} if shape.moe else {})}
 
 
 class MlxLM:

@@ -24,9 +24,14 @@ LOOPS = ("eager", "compiled")
 
 def config(shape):
     """The transformers config of a preset's shape."""
-    from transformers import LlamaConfig, Qwen3Config
-    cls = {"llama": LlamaConfig, "qwen3": Qwen3Config}[shape.family]
+    from transformers import LlamaConfig, Qwen3Config, Qwen3MoeConfig
+    cls = {"llama": LlamaConfig, "qwen3": Qwen3Config,
+           "qwen3_moe": Qwen3MoeConfig}[shape.family]
     extra = {"rope_scaling": shape.rope_scaling} if shape.rope_scaling else {}
+    if shape.moe:    # every layer a mixture, as Qwen3-30B-A3B's (decoder_sparse_step 1)
+        extra.update(num_experts=shape.experts, num_experts_per_tok=shape.active_experts,
+                     moe_intermediate_size=shape.expert_ffn, decoder_sparse_step=1,
+                     mlp_only_layers=[], norm_topk_prob=True)
     return cls(hidden_size=shape.hidden, num_hidden_layers=shape.layers,
                intermediate_size=shape.ffn, num_attention_heads=shape.heads,
                num_key_value_heads=shape.kv_heads, head_dim=shape.head_dim,
@@ -36,8 +41,9 @@ def config(shape):
 
 
 def model_class(shape):
-    from transformers import LlamaForCausalLM, Qwen3ForCausalLM
-    return {"llama": LlamaForCausalLM, "qwen3": Qwen3ForCausalLM}[shape.family]
+    from transformers import LlamaForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM
+    return {"llama": LlamaForCausalLM, "qwen3": Qwen3ForCausalLM,
+            "qwen3_moe": Qwen3MoeForCausalLM}[shape.family]
 
 
 def cache_keyword(model_cls) -> str:
