@@ -229,6 +229,10 @@ def print_models(found) -> None:
     from rich.table import Table
 
     from siliconbench.core.numbers import number, size
+    if not found:
+        console().print("No model files found in the Hugging Face cache, LM Studio, Ollama "
+                        "or llama.cpp's cache.")
+        return
     usable = [m for m in found if not m.problem]
     t = Table("model", "engines", "architecture", "parameters", "quantisation", "size",
               "found in", title=f"Model files on this machine ({len(usable)} usable; run "
@@ -243,6 +247,3 @@ def print_models(found) -> None:
     for m in found:
         if m.problem:
             console().print(as_text(f"Not usable: {m.name} ({m.source}): {m.problem}"))
-    if not found:
-        console().print("No model files found in the Hugging Face cache, LM Studio, Ollama "
-                        "or llama.cpp's cache.")
