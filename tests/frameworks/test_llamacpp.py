@@ -456,3 +456,16 @@ def test_a_mixture_of_experts_file_loads_whole_and_its_bound_reads_k_of_e(tmp_pa
     mb = rest + experts * 2 / 8 + kv_bytes(shape, "float16", 2.5)
     assert f"over {mb / 1e6:.1f} MB read per step" in bound["note"]
     assert "of the 8 experts a layer holds" in bound["note"]
+
+
+@needs_llamacpp
+@pytest.mark.parametrize("preset", ["tiny", "tiny-moe"])
+def test_a_gguf_file_s_metadata_gives_back_the_preset_s_shape(tmp_path, monkeypatch, preset):
+    import gguf
+
+    from siliconbench.core.kit.llm_shapes import shape_from_gguf
+    monkeypatch.setenv("SILICONBENCH_HOME", str(tmp_path))
+    shape = llm.PRESETS[preset]
+    reader = gguf.GGUFReader(models.model_file(shape, preset, "float16", 2))
+    fields = {k: f.contents() for k, f in reader.fields.items()}
+    assert shape_from_gguf(fields, {t.name for t in reader.tensors}) == shape

@@ -83,3 +83,23 @@ def test_a_mixture_runs_and_its_bound_says_what_it_counts(tmp_path, framework, d
     assert "of the 8 experts a layer holds" in bound["note"]
     assert "the 2 that 1 token(s) choosing 2 each read" in bound["note"]
     assert rec["rows"][0]["value"] > 0
+
+
+@pytest.mark.parametrize("preset", sorted(llm.PRESETS))
+def test_a_config_json_gives_back_the_preset_s_shape(preset):
+    """The shape read from the config.json each engine's own writer makes of a preset
+    (transformers 5's rope_parameters, mlx-lm's rope_theta/rope_scaling) is the preset, and
+    building the config leaves the preset as it was."""
+    from siliconbench.core.frameworks.mlx import llm as mlx_llm
+    from siliconbench.core.frameworks.torch import llm as torch_llm
+    shape = llm.PRESETS[preset]
+    before = json.dumps(shape.rope_scaling, sort_keys=True)
+    assert shapes.shape_from_config(torch_llm.config(shape).to_dict()) == shape
+    assert shapes.shape_from_config(mlx_llm.model_args(shape)) == shape
+    assert json.dumps(shape.rope_scaling, sort_keys=True) == before
+
+
+def test_a_config_without_a_size_is_one_sentence():
+    with pytest.raises(ValueError, match="config.json gives no num_hidden_layers"):
+        shapes.shape_from_config({"model_type": "llama", "hidden_size": 64,
+                                  "num_attention_heads": 4, "vocab_size": 10})

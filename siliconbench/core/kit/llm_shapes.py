@@ -187,3 +187,84 @@ def describe_shape(shape: ModelShape) -> str:
     return (f"{shape.family}: {shape.layers} layers, hidden {shape.hidden}, {shape.heads} "
             f"heads ({shape.kv_heads} KV) of {shape.head_dim}, {ffn}, "
             f"vocabulary {shape.vocab}{', tied embeddings' if shape.tied else ''}")
+
+
+def shape_from_config(config: dict) -> ModelShape:
+    """The shape a Hugging Face config.json gives (transformers' and mlx-lm's key names);
+    ValueError with one sentence when a size the arithmetic needs is missing."""
+    def size(*keys, default=None):
+        for key in keys:
+            value = config.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                return value
+        if default is not None:
+            return default
+        raise ValueError(f"config.json gives no {keys[0]}, which SiliconBench needs to size "
+                         "the model.")
+    hidden, heads = size("hidden_size", "n_embd", "d_model"), size("num_attention_heads")
+    # transformers 5 writes rope_parameters (rope_theta and the scaling in one); configs
+    # saved before it, and mlx-lm's, rope_theta and rope_scaling
+    rope = config.get("rope_parameters")
+    rope = dict(rope) if isinstance(rope, dict) else {}
+    theta = config.get("rope_theta") or rope.pop("rope_theta", None) or 10000.0
+    scaling = config.get("rope_scaling") if isinstance(config.get("rope_scaling"), dict) \
+        else rope if rope.get("rope_type", "default") != "default" else None
+    experts = size("num_experts", "num_local_experts", "n_routed_experts", default=0)
+    return ModelShape(
+        family=str(config.get("model_type") or "unknown"), layers=size("num_hidden_layers"),
+        hidden=hidden, heads=heads, kv_heads=size("num_key_value_heads", default=heads),
+        head_dim=size("head_dim", default=hidden // heads),
+        ffn=size("intermediate_size", default=4 * hidden), vocab=size("vocab_size"),
+        tied=bool(config.get("tie_word_embeddings", False)),
+        rope_theta=float(theta), rms_eps=float(config.get("rms_norm_eps") or 1e-6),
+        max_positions=size("max_position_embeddings", default=4096), rope_scaling=scaling,
+        experts=experts,
+        active_experts=size("num_experts_per_tok", "experts_per_token", default=0)
+        if experts else 0,
+        expert_ffn=size("moe_intermediate_size", "intermediate_size", default=0)
+        if experts else 0)
+
+
+GGUF_FAMILY = {"llama": "llama", "qwen3": "qwen3", "qwen3moe": "qwen3_moe"}
+
+
+def shape_from_gguf(fields: dict, tensor_names: set[str]) -> ModelShape:
+    """The shape a GGUF file's metadata gives (llama.cpp's key names, `{arch}.…`), tied
+    where the file has no output.weight; ValueError with one sentence when a size is
+    missing."""
+    arch = str(fields.get("general.architecture", ""))
+
+    def size(key, default=None):
+        value = fields.get(f"{arch}.{key}")
+        if isinstance(value, list):          # per-layer counts: the largest sizes the cache
+            value = max(value) if value else None
+        if isinstance(value, int) and value > 0:
+            return int(value)
+        if default is not None:
+            return default
+        raise ValueError(f"the GGUF file gives no {arch}.{key}, which SiliconBench needs to "
+                         "size the model.")
+    hidden, heads = size("embedding_length"), size("attention.head_count")
+    tokens = fields.get("tokenizer.ggml.tokens")
+    vocab = size("vocab_size", len(tokens) if isinstance(tokens, list) and tokens else 0)
+    if not vocab:
+        raise ValueError("the GGUF file gives no vocabulary size, which SiliconBench needs "
+                         "to size the model.")
+    experts = size("expert_count", 0)
+    return ModelShape(
+        family=GGUF_FAMILY.get(arch, arch), layers=size("block_count"), hidden=hidden,
+        heads=heads, kv_heads=size("attention.head_count_kv", heads),
+        head_dim=size("attention.key_length", hidden // heads),
+        ffn=size("feed_forward_length", 4 * hidden), vocab=vocab,
+        tied="output.weight" not in tensor_names,
+        rope_theta=_float32(fields.get(f"{arch}.rope.freq_base"), 10000.0),
+        rms_eps=_float32(fields.get(f"{arch}.attention.layer_norm_rms_epsilon"), 1e-6),
+        max_positions=size("context_length", 4096), experts=experts,
+        active_experts=size("expert_used_count", 0) if experts else 0,
+        expert_ffn=size("expert_feed_forward_length", 0) if experts else 0)
+
+
+def _float32(value, default: float) -> float:
+    """A GGUF float (stored as float32) at the 7 digits float32 holds: 1e-05, not
+    9.999999747378752e-06."""
+    return float(f"{float(value):.7g}") if isinstance(value, (int, float)) else default

@@ -27,7 +27,8 @@ def config(shape):
     from transformers import LlamaConfig, Qwen3Config, Qwen3MoeConfig
     cls = {"llama": LlamaConfig, "qwen3": Qwen3Config,
            "qwen3_moe": Qwen3MoeConfig}[shape.family]
-    extra = {"rope_scaling": shape.rope_scaling} if shape.rope_scaling else {}
+    # a copy: transformers writes rope_theta into the dict it is given (the preset's own)
+    extra = {"rope_scaling": dict(shape.rope_scaling)} if shape.rope_scaling else {}
     if shape.moe:    # every layer a mixture, as Qwen3-30B-A3B's (decoder_sparse_step 1)
         extra.update(num_experts=shape.experts, num_experts_per_tok=shape.active_experts,
                      moe_intermediate_size=shape.expert_ffn, decoder_sparse_step=1,
