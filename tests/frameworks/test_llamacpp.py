@@ -469,3 +469,29 @@ def test_a_gguf_file_s_metadata_gives_back_the_preset_s_shape(tmp_path, monkeypa
     reader = gguf.GGUFReader(models.model_file(shape, preset, "float16", 2))
     fields = {k: f.contents() for k, f in reader.fields.items()}
     assert shape_from_gguf(fields, {t.name for t in reader.tensors}) == shape
+
+
+@needs_llamacpp
+@pytest.mark.usefixtures("short_protocol")
+def test_a_users_gguf_file_runs_as_it_is_and_is_named_not_located(tmp_path, monkeypatch):
+    """A GGUF file of the user's (here the tiny mixture, quantised by llama.cpp, copied out
+    of the cache as a download would sit): loaded as it is, never rewritten, its own type the
+    run's precision, the record naming it by its name alone."""
+    monkeypatch.setenv("SILICONBENCH_HOME", str(tmp_path / "cache"))
+    made = models.model_file(llm.PRESETS["tiny-moe"], "tiny-moe", "q4_0", 2)
+    mine = tmp_path / "downloads" / "Tiny-MoE-Q4_0.gguf"
+    mine.parent.mkdir()
+    mine.write_bytes(made.read_bytes())
+    before = mine.stat().st_mtime_ns
+    r = sb("run", "llm", "--framework", "llamacpp", "--device", "cpu", "--model-path",
+           str(mine), "--prompts", "8", "--depths", "0", "--gen-tokens", "4", "--quick",
+           "--json", home=tmp_path)
+    assert r.returncode == 0, r.stderr
+    rec = json.loads(r.stdout)
+    assert rec["status"] == "ok", rec.get("reason")
+    assert (rec["params"]["dtype"], rec["settings"]["gguf_type"]) == ("q4_0", "Q4_0")
+    assert rec["settings"]["gguf_file"] == "Tiny-MoE-Q4_0.gguf"
+    assert rec["settings"]["model_file"]["parameters"] == llm.PRESETS["tiny-moe"].parameters
+    assert str(mine.parent) not in json.dumps(rec["settings"])
+    assert mine.stat().st_mtime_ns == before
+    assert not list((tmp_path / "models").glob("**/*.gguf"))    # nothing written for it

@@ -6,6 +6,7 @@ and the memory a run needs. Pure arithmetic on the shape: no framework, no proto
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -125,7 +126,9 @@ def _bytes(matrices: list[tuple[int, int]], shape: ModelShape, dtype: str) -> in
 
 
 def activation_dtype(dtype: str) -> str:
-    return "bfloat16" if dtype in QUANT_BITS else dtype
+    """The precision activations and the KV cache are in: a quantised model's (any type a
+    GGUF or MLX file stores) bfloat16."""
+    return dtype if dtype in ITEMSIZE else "bfloat16"
 
 
 def kv_bytes(shape: ModelShape, dtype: str, tokens: float) -> float:
@@ -164,6 +167,23 @@ def memory_needed(shape: ModelShape, dtype: str, batch: int, tokens: int) -> flo
         + batch * shape.heads * tokens * tokens * 4
     return weight_bytes(shape, dtype) + batch * kv_bytes(shape, dtype, tokens) + activations
 
+
+
+EMBEDDING = re.compile(r"(^|\.)(embed_tokens|token_embd|wte)\.")
+EXPERTS = re.compile(r"experts|_exps\.|switch_mlp")
+
+
+def tensors_step_bytes(shape: ModelShape, tensors: dict[str, int], kv_dtype: str,
+                       batch: int, depth: int, steps: int) -> float:
+    """bytes_per_decode_step for a model whose tensors are known by name and size (a GGUF
+    file's, a loaded model's): every tensor once but an untied embedding table (its token's
+    row only) and a mixture's experts (the share its batch's tokens chose), and each
+    sequence's keys and values in `kv_dtype`."""
+    share = experts_share(shape, batch)
+    weights = sum(0 if not shape.tied and EMBEDDING.search(name)
+                  else b * share if EXPERTS.search(name) else b
+                  for name, b in tensors.items())
+    return weights + batch * kv_bytes(shape, kv_dtype, depth + (steps + 1) / 2)
 
 
 def experts_share(shape: ModelShape, batch: int) -> float:
@@ -245,8 +265,8 @@ def shape_from_gguf(fields: dict, tensor_names: set[str]) -> ModelShape:
         raise ValueError(f"the GGUF file gives no {arch}.{key}, which SiliconBench needs to "
                          "size the model.")
     hidden, heads = size("embedding_length"), size("attention.head_count")
-    tokens = fields.get("tokenizer.ggml.tokens")
-    vocab = size("vocab_size", len(tokens) if isinstance(tokens, list) and tokens else 0)
+    tokens = fields.get("tokenizer.ggml.tokens.count") or 0
+    vocab = size("vocab_size", tokens if isinstance(tokens, int) else 0)
     if not vocab:
         raise ValueError("the GGUF file gives no vocabulary size, which SiliconBench needs "
                          "to size the model.")

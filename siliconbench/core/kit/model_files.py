@@ -21,6 +21,7 @@ Where the tools keep their files (each layout as its own documentation or code g
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -210,13 +211,7 @@ def describe_gguf(path: Path, source: str = "given", name: str | None = None) ->
         if problem:
             return _with(base, problem=problem)
     try:
-        import gguf
-        reader = gguf.GGUFReader(path, "r")
-        fields = {k: f.contents() for k, f in reader.fields.items()
-                  if not k.startswith("tokenizer.")}
-        params = sum(int(t.n_elements) for t in reader.tensors)
-        for part in parts[1:]:
-            params += sum(int(t.n_elements) for t in gguf.GGUFReader(part, "r").tensors)
+        fields, names, params = gguf_header(parts)
     except Exception as e:  # noqa: BLE001 - a damaged header: any reader error is that
         return _with(base, size=_size(path), problem=f"{path.name} is not a readable GGUF "
                      f"file ({_reason(e)}).")
@@ -230,6 +225,24 @@ def describe_gguf(path: Path, source: str = "given", name: str | None = None) ->
                  quantisation=quant, size=sum(_size(p) for p in parts),
                  experts=(int(experts), int(used or 0)) if experts else None,
                  context=int(ctx) if ctx else None, notes=notes)
+
+
+def gguf_header(parts: list[Path]) -> tuple[dict, set[str], int]:
+    """(the first file's metadata, its tensors' names, the elements of every part's
+    tensors) of a GGUF file or split set, read by gguf-py on a memory map. The tokenizer's
+    arrays are left out but for the vocabulary's length."""
+    import gguf
+    reader = gguf.GGUFReader(parts[0], "r")
+    fields = {k: f.contents() for k, f in reader.fields.items()
+              if not k.startswith("tokenizer.")}
+    tokens = reader.fields.get("tokenizer.ggml.tokens")
+    if tokens is not None:
+        fields["tokenizer.ggml.tokens.count"] = len(tokens.data)
+    names = {t.name for t in reader.tensors}
+    params = sum(int(t.n_elements) for t in reader.tensors)
+    for part in parts[1:]:
+        params += sum(int(t.n_elements) for t in gguf.GGUFReader(part, "r").tensors)
+    return fields, names, params
 
 
 def describe_folder(folder: Path, source: str = "given", name: str | None = None) -> ModelFile:
@@ -256,9 +269,10 @@ def describe_folder(folder: Path, source: str = "given", name: str | None = None
     if not tensors:
         return _with(base, problem=f"{folder.name} holds pickled weights only "
                      "(.bin/.pt); SiliconBench loads safetensors only, which run no code.")
-    if "auto_map" in config or config.get("trust_remote_code"):
+    if "auto_map" in config or "model_file" in config or config.get("trust_remote_code"):
         return _with(base, problem=f"{folder.name} asks for code from the model's own "
-                     "repository (auto_map), which SiliconBench never runs.")
+                     "folder or repository (auto_map, model_file), which SiliconBench never "
+                     "runs.")
     quant = config.get("quantization") or config.get("quantization_config")
     mlx_quant = isinstance(quant, dict) and "bits" in quant and "quant_method" not in quant
     params, dtype = _safetensors_count(tensors, quant.get("bits") if mlx_quant else None)
@@ -379,3 +393,106 @@ def _reason(e: BaseException) -> str:
 def _with(m: ModelFile, **changes) -> ModelFile:
     from dataclasses import replace
     return replace(m, **changes)
+
+
+# --- a model a run is given ------------------------------------------------------------
+
+GGUF_DTYPES = {0: "float32", 1: "float16", 32: "bfloat16", 7: "q8_0", 2: "q4_0",
+               15: "q4_k_m"}   # llama_ftype -> the llm workload's name, where it has one
+
+
+@dataclass(frozen=True)
+class OwnModel:
+    """A user's model file as a run takes it: what it is, its shape (from the file), the
+    precision it stores its weights in where the file decides it (a GGUF type, an MLX
+    quantisation; None: the run's --dtype casts it), and a fingerprint of its header."""
+    file: ModelFile
+    shape: object                 # llm_shapes.ModelShape
+    stored_dtype: str | None
+    fingerprint: str
+
+    def record(self) -> dict:
+        """What a record keeps of it: the name, never the folder it sits in."""
+        return {"name": Path(self.file.path).name, "format": self.file.format,
+                "architecture": self.file.architecture, "parameters": self.file.parameters,
+                "quantisation": self.file.quantisation, "bytes": self.file.size,
+                "header_sha256": self.fingerprint,
+                "tokens": "random token ids (the file's tokenizer is not used)"}
+
+
+def read_model(path: str) -> OwnModel:
+    """The model at `path`, checked: a GGUF file (the first of a split set) or a folder with
+    config.json and *.safetensors. ValueError with one sentence for anything else: a missing
+    file, pickled weights, remote code, a damaged header, an architecture no engine here
+    builds, a shape that cannot be read. Read once while the file is unchanged."""
+    p = Path(path).expanduser()
+    if not os.path.lexists(p):
+        raise ValueError(f"--model-path {path}: no such file or folder.")
+    st = os.stat(p) if os.path.exists(p) else None
+    return _read_model(str(p), st and (st.st_mtime_ns, st.st_size, st.st_ino))
+
+
+@functools.lru_cache(maxsize=16)
+def _read_model(path: str, _stamp) -> OwnModel:
+    from siliconbench.core.kit.llm_shapes import shape_from_config, shape_from_gguf
+    p = Path(path)
+    if _is_dir(p):
+        m = describe_folder(p, "given")
+        if m.problem:
+            raise ValueError(m.problem)
+        config = json.loads(read_small(p / "config.json", CONFIG_LIMIT, "config.json"))
+        shape = shape_from_config(config)
+        quant = config.get("quantization")
+        stored = {4: "q4", 8: "q8"}.get(quant.get("bits")) if isinstance(quant, dict) and \
+            quant.get("group_size", 64) == 64 else None
+        if isinstance(quant, dict) and stored is None:
+            stored = f"{quant.get('bits')}-bit, group {quant.get('group_size')}"
+        return OwnModel(m, shape, stored, _fingerprint_folder(p))
+    m = describe_gguf(p, "given")
+    if m.problem:
+        raise ValueError(m.problem)
+    import gguf
+    if m.architecture not in set(gguf.MODEL_ARCH_NAMES.values()):
+        raise ValueError(f"{p.name} is a GGUF file of architecture {m.architecture!r}, "
+                         "which llama.cpp does not know.")
+    fields, names, _ = gguf_header([p])
+    ftype = fields.get("general.file_type")
+    stored = GGUF_DTYPES.get(int(ftype)) if isinstance(ftype, int) else None
+    return OwnModel(m, shape_from_gguf(fields, names), stored or m.quantisation.lower(),
+                    _fingerprint_file(p, _gguf_data_offset(p)))
+
+
+def _gguf_data_offset(path: Path) -> int:
+    import gguf
+    return int(gguf.GGUFReader(path, "r").data_offset)
+
+
+HEADER_LIMIT = 64 << 20       # a fingerprint reads at most this much of a header
+
+
+def _fingerprint_file(path: Path, length: int) -> str:
+    """sha256 of the first `length` bytes (a GGUF file's metadata and tensor table)."""
+    import hashlib
+    return hashlib.sha256(read_head(path, length)).hexdigest()
+
+
+def _fingerprint_folder(folder: Path) -> str:
+    """sha256 of config.json and of each safetensors file's header (its length and JSON)."""
+    import hashlib
+    digest = hashlib.sha256(read_small(folder / "config.json", CONFIG_LIMIT, "config.json",
+                                       encoding=None))
+    for f in sorted(p for p in _listdir(folder) if p.name.endswith(".safetensors")):
+        head = read_head(f, 8)
+        digest.update(read_head(f, 8 + int.from_bytes(head, "little")))
+    return digest.hexdigest()
+
+
+def read_head(path: Path, length: int) -> bytes:
+    """The first `length` bytes of a regular file (at most HEADER_LIMIT)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError(f"{path.name} is not a regular file.")
+        return os.read(fd, min(length, HEADER_LIMIT))
+    finally:
+        os.close(fd)

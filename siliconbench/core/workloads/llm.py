@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 
 from siliconbench.core.catalogue import Workload
@@ -30,6 +31,7 @@ from siliconbench.core.kit.llm_shapes import (
     moe_note,
     prefill_flops,
 )
+from siliconbench.core.kit.model_files import OwnModel, read_model
 from siliconbench.core.params import Param, ParamError
 from siliconbench.core.results import Row
 from siliconbench.core.stats import summarize
@@ -204,12 +206,19 @@ WORKLOAD = Workload(
             "shapes with random weights, against the device's memory roofline.",
     order=70,
     metric="decode_tokens_per_s",
+    checks="check_params",
     x="depth",
     module=__name__,
     terminal_tables="llama_bench_table",
     params=(
         Param("preset", "choice", "llama-3.2-1b", "The architecture, from the model's "
               "published config.json (tiny: for tests).", choices=tuple(PRESETS)),
+        Param("model_path", "str", None, "Your own model instead of a preset: a GGUF file "
+              "for llama.cpp (the first of a split set), or a folder with config.json and "
+              "*.safetensors for MLX (mlx-community's format, quantised or not) or PyTorch "
+              "(a Hugging Face folder). Read, never written; nothing downloaded; token ids "
+              "random. siliconbench models lists the ones on this machine.", path=True,
+              auto="a preset", title="Model file"),
         Param("dtype", "choice", "bfloat16", "Weights and activations: float16, bfloat16, "
               "float32; MLX also q4 and q8 (weights quantised in groups of 64, as mlx-lm's "
               "converter does, bfloat16 activations); llama.cpp also q8_0, q4_0 and q4_k_m "
@@ -247,11 +256,42 @@ WORKLOAD = Workload(
 )
 
 
+def own_model(params: dict) -> OwnModel | None:
+    """The user's model file (--model-path), read and checked; None for a preset."""
+    path = params.get("model_path")
+    if not path:
+        return None
+    try:
+        return read_model(path)
+    except ValueError as e:
+        raise ParamError(str(e)) from None
+
+
+def model_label(params: dict) -> str:
+    """The model as rows and sentences name it: the preset, or the file's name."""
+    own = own_model(params)
+    return Path(own.file.path).name if own else params["preset"]
+
+
+def check_params(params: dict) -> None:
+    """Before the run starts: the model file is one an engine here reads (ParamError in one
+    sentence otherwise), and a file that stores its weights quantised sets the precision."""
+    own = own_model(params)
+    if own is not None and own.stored_dtype:
+        params["dtype"] = own.stored_dtype
+
+
 def shape_for(params: dict) -> ModelShape:
-    """The preset with the custom shape parameters applied; ParamError for a shape no model
-    can have."""
-    shape = PRESETS[params["preset"]]
+    """The preset with the custom shape parameters applied, or the shape the model file
+    gives; ParamError for a shape no model can have."""
     custom = {k: params[k] for k in CUSTOM if params.get(k) is not None}
+    own = own_model(params)
+    if own is not None:
+        if custom:
+            raise ParamError(f"--{next(iter(custom)).replace('_', '-')} changes a preset's "
+                             "shape; a model file has its own: leave it out.")
+        return own.shape
+    shape = PRESETS[params["preset"]]
     if not custom:
         return shape
     shape = replace(shape, **custom)
@@ -277,7 +317,7 @@ def base_point(params: dict) -> dict:
     adds its `prompt`, a decode row its `depth` and `gen_tokens`; a published reference
     (siliconbench/resources/reference) is comparable where its rows name the same points."""
     # A custom shape is part of the point: it is not the preset's model any more.
-    return {"preset": params["preset"], "dtype": params["dtype"], "batch": params["batch"],
+    return {"preset": model_label(params), "dtype": params["dtype"], "batch": params["batch"],
             **{k: params[k] for k in CUSTOM if params.get(k) is not None}}
 
 
@@ -296,20 +336,24 @@ def check_positions(params: dict, shape: ModelShape) -> None:
     gen = params["gen_tokens"]
     longest = max(params["prompts"] or [0])
     if longest > shape.max_positions:
-        raise ParamError(f"--prompts goes up to {longest} but {params['preset']} takes "
+        raise ParamError(f"--prompts goes up to {longest} but {model_label(params)} takes "
                          f"{shape.max_positions} positions.")
     deepest = max(params["depths"] or [0])
     if deepest + gen > shape.max_positions:
         raise ParamError(f"--depths goes up to {deepest}, and {gen} generated tokens beyond "
-                         f"it pass the {shape.max_positions} positions {params['preset']} "
+                         f"it pass the {shape.max_positions} positions {model_label(params)} "
                          "takes.")
 
 
 def check(ctx, engine: LLMEngine, params: dict, shape: ModelShape) -> str:
     """Refuses (ParamError) what the engine cannot run, before anything is built; the decode
     loop asked for ("auto" when none)."""
-    dtype = params["dtype"]
-    if dtype not in engine.DTYPES:
+    dtype, own = params["dtype"], own_model(params)
+    if own is not None and ctx.framework not in own.file.engines:
+        raise ParamError(f"{Path(own.file.path).name} is a {own.file.format} model, which "
+                         f"runs on {' and '.join(own.file.engines)}, not on "
+                         f"{ctx.framework}.")
+    if dtype not in engine.DTYPES and not (own and own.stored_dtype):
         raise ParamError(f"--dtype {dtype} does not run on {ctx.framework}"
                          f"{engine.DTYPE_HINTS.get(dtype, '')}; choose one of "
                          f"{', '.join(engine.DTYPES)}.")
@@ -340,7 +384,7 @@ def run(ctx, params: dict) -> None:
         return fits(engine.memory_needed(batch, tokens), free)
 
     if not room(1):
-        raise MemoryError(f"out of memory: {params['preset']} in {dtype} needs about "
+        raise MemoryError(f"out of memory: {model_label(params)} in {dtype} needs about "
                           f"{engine.memory_needed(batch, 1) / 1e9:.1f} GB and "
                           f"{ctx.device_id} has {free / 1e9:.1f} GB free")
     prompts = params["prompts"] or [p for p in DEFAULT_PROMPTS if room(p)]

@@ -47,6 +47,22 @@ def model_class(shape):
             "qwen3_moe": Qwen3MoeForCausalLM}[shape.family]
 
 
+def from_files(path: str, dtype, device):
+    """A Hugging Face folder's model as transformers loads it, from the folder alone:
+    safetensors only (a pickle runs code when loaded), no code from the model's repository,
+    nothing fetched."""
+    from transformers import AutoModelForCausalLM
+    return AutoModelForCausalLM.from_pretrained(
+        path, local_files_only=True, use_safetensors=True, trust_remote_code=False,
+        dtype=dtype).to(device).eval()
+
+
+def builds(family: str) -> bool:
+    """Whether transformers has a causal LM class of this model_type."""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+    return family in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+
 def cache_keyword(model_cls) -> str:
     """The name the model's forward takes its cache by: `cache` from transformers 5.24 (which
     still takes `past_key_values` with a deprecation warning), `past_key_values` before it. A
@@ -94,17 +110,25 @@ class Decoder:
 
 
 class TorchLM:
-    def __init__(self, shape, dtype: str, device) -> None:
+    def __init__(self, shape, dtype: str, device, path: str | None = None) -> None:
         import torch
         self.torch, self.shape, self.device = torch, shape, device
         self.dtype = getattr(torch, dtype)
-        self.config = config(shape)
         torch.manual_seed(0)
-        with torch.device(device):
-            self.model = model_class(shape)._from_config(self.config, dtype=self.dtype).eval()
+        if path is not None:
+            self.model = from_files(path, self.dtype, device)
+            self.config = self.model.config
+        else:
+            self.config = config(shape)
+            with torch.device(device):
+                self.model = model_class(shape)._from_config(self.config,
+                                                             dtype=self.dtype).eval()
         self.cache_kw = cache_keyword(type(self.model))
         self.parameters = sum(p.numel() for p in self.model.parameters())
         self.stored_bytes = sum(p.numel() * p.element_size() for p in self.model.parameters())
+
+    def tensor_bytes(self) -> dict[str, int]:
+        return {n: p.numel() * p.element_size() for n, p in self.model.named_parameters()}
 
     def default_loop(self) -> str:
         """The loop model.generate(cache_implementation="static") decodes with here, by
@@ -229,4 +253,8 @@ class Engine(BuiltEngine):
     DTYPES, LOOPS = DTYPES, LOOPS
 
     def build(self) -> TorchLM:
-        return TorchLM(self.shape, self.dtype, self.ctx.device)
+        return TorchLM(self.shape, self.dtype, self.ctx.device,
+                       self.own.file.path if self.own else None)
+
+    def builds(self, family: str) -> bool:
+        return builds(family)
