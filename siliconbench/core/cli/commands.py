@@ -14,6 +14,7 @@ from siliconbench.core.cli.printing import (
     ProgressBar,
     print_comparison,
     print_devices,
+    print_models,
     print_provenance,
     print_record,
     print_references,
@@ -308,6 +309,16 @@ def cmd_reference(args) -> int:
     return EXIT_OK
 
 
+def cmd_models(args) -> int:
+    from siliconbench.core.kit import model_files
+    found = model_files.find()
+    if args.json:
+        print(dumps([m.to_dict() for m in found], indent=1))
+        return EXIT_OK
+    print_models(found)
+    return EXIT_OK
+
+
 def cmd_gui(args) -> int:
     from siliconbench.core.display import has_display
     if not has_display():
@@ -325,4 +336,4 @@ def cmd_gui(args) -> int:
 COMMANDS = {"devices": cmd_devices, "workloads": cmd_workloads, "run": cmd_run,
             "quick": cmd_quick, "results": cmd_results, "export": cmd_export,
             "import": cmd_import, "compare": cmd_compare, "reference": cmd_reference,
-            "gui": cmd_gui}
+            "models": cmd_models, "gui": cmd_gui}

@@ -89,6 +89,10 @@ def build_parser() -> argparse.ArgumentParser:
     ref.add_argument("--json", action="store_true", help="the records, as an export file")
     ref.add_argument("--show", metavar="ID", help="one reference's rows and provenance")
 
+    m = sub.add_parser("models", help="the model files on this machine (Hugging Face cache, "
+                       "LM Studio, Ollama, llama.cpp's cache), read-only")
+    m.add_argument("--json", action="store_true", help="machine-readable output")
+
     sub.add_parser("gui", help="open the desktop app")
     return p
 

@@ -255,3 +255,27 @@ def print_references(records) -> None:
                   as_text(f"{r.framework}:{r.device}"), str(len(r.rows)),
                   as_text((r.provenance or {}).get("source", "")))
     console().print(t)
+
+
+def print_models(found) -> None:
+    from rich.table import Table
+
+    from siliconbench.core.numbers import number, size
+    if not found:
+        console().print("No model files found in the Hugging Face cache, LM Studio, Ollama "
+                        "or llama.cpp's cache.")
+        return
+    usable = [m for m in found if not m.problem]
+    t = Table("model", "engines", "architecture", "parameters", "quantisation", "size",
+              "found in", title=f"Model files on this machine ({len(usable)} usable; run "
+              "one with: siliconbench run llm --model-path PATH)")
+    for m in usable:
+        moe = f", MoE {m.experts[1]} of {m.experts[0]} experts" if m.experts else ""
+        t.add_row(as_text(m.name), as_text(", ".join(m.engines)),
+                  as_text(m.architecture + moe),
+                  number(m.parameters / 1e9) + "B" if m.parameters else "?",
+                  as_text(m.quantisation), size(m.size) if m.size else "?", as_text(m.source))
+    console().print(t)
+    for m in found:
+        if m.problem:
+            console().print(as_text(f"Not usable: {m.name} ({m.source}): {m.problem}"))
