@@ -232,22 +232,27 @@ def _llm(est: Estimate, params: dict, device, settings, fits) -> None:
         shape = llm.shape_for(params)
     except Exception:  # a custom shape no model has: the run refuses it in its own words
         return
-    dtype, batch, gen = params["dtype"], params["batch"], params["gen_tokens"]
+    own = llm.own_model(params)
+    dtype = own.stored_dtype if own and own.stored_dtype else params["dtype"]
+    batch, gen = params["batch"], params["gen_tokens"]
     compute = shapes.activation_dtype(dtype)
+    # a file stored quantised holds its weights in its own bytes, not the formula's
+    file_bytes = own.file.size - shapes.weight_bytes(shape, dtype) \
+        if own and own.stored_dtype else 0
     # A quantized model's products on a CPU run in the engine's own SIMD kernels (llama.cpp's
     # q4_0/q8_0 dot products) at about the float32 rate, not at a framework's emulated
     # bfloat16 rate: taking bfloat16's made a llama-2-7b Q4_0 run here read "about 11.4 h".
     flops, est.basis = _gflops(device, "float32" if device.kind == "cpu" and
-                               dtype in shapes.QUANT_BITS else compute, False)
+                               dtype not in shapes.ITEMSIZE else compute, False)
     gbs, memory = _memory_gbs(device)
-    name = params["preset"]
+    name = llm.model_label(params)
     prompts = params["prompts"] or list(llm.DEFAULT_PROMPTS)
     depths = params["depths"] or list(llm.DEFAULT_DEPTHS)
     total = 0.0
     runs: dict[str, list[int]] = {"prefill": [], "decode": []}
     for kind, tokens, at, what in [("prefill", p, p, f"a {p}-token prompt") for p in prompts] + \
             [("decode", d + gen, d, f"decode from depth {d}") for d in depths]:
-        need = shapes.memory_needed(shape, dtype, batch, tokens)
+        need = shapes.memory_needed(shape, dtype, batch, tokens) + file_bytes
         if not fits(need):
             est.too_big.append(f"{name} in {dtype} with {what} ({size(need)})")
             continue
