@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import csv
 import io
+from dataclasses import replace
+from pathlib import Path
 
 from siliconbench.core.columns import ROW_COLUMNS, point_headers, point_keys, without_empty
 from siliconbench.core.results import RunRecord, records_to_json
@@ -71,6 +73,12 @@ def to_csv(records: list[RunRecord]) -> str:
     return csv_text(*csv_table(records))
 
 
-def to_json(records: list[RunRecord]) -> str:
-    """The records with every raw value; an untrusted power's doubt in its row's flags."""
+def to_json(records: list[RunRecord], paths: bool = False) -> str:
+    """The records with every raw value; an untrusted power's doubt in its row's flags. A
+    user's model file (--model-path) by its name alone unless `paths`: an export leaves the
+    machine, and the folders a file sits in are the user's business."""
+    if not paths:
+        records = [replace(r, params={**r.params, "model_path": Path(r.params["model_path"])
+                                      .name}) if r.params.get("model_path") else r
+                   for r in records]
     return records_to_json(records, doubts=True)

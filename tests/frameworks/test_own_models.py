@@ -144,3 +144,19 @@ def test_a_file_s_shape_may_not_be_overridden(tmp_path):
     r = sb("run", "llm", "--framework", "torch", "--model-path", str(folder), "--layers", "4",
            *SHORT, home=tmp_path)
     assert r.returncode == 2 and "a model file has its own" in r.stderr
+
+
+def test_an_export_names_the_model_file_but_not_where_it_is(tmp_path):
+    folder = tmp_path / "private" / "my-model"
+    hf_folder(folder)
+    r = sb("run", "llm", "--framework", "torch", "--model-path", str(folder), "--dtype",
+           "float32", *SHORT, home=tmp_path)
+    assert r.returncode == 0, r.stderr
+    for extra, located in (([], False), (["--keep-paths"], True)):
+        out = tmp_path / f"out{len(extra)}.json"
+        e = sb("export", "-o", str(out), *extra, home=tmp_path)
+        assert e.returncode == 0, e.stderr
+        text = out.read_text()
+        assert ("private" in text) == located
+        assert json.loads(text)["runs"][0]["params"]["model_path"] == \
+            (str(folder) if located else "my-model")

@@ -210,7 +210,8 @@ def cmd_export(args) -> int:
     if not records:
         raise Usage("There are no runs to export yet.")
     try:
-        write_atomic(out, to_csv(records) if fmt == "csv" else to_json(records))
+        write_atomic(out, to_csv(records) if fmt == "csv"
+                     else to_json(records, paths=args.keep_paths))
     except OSError as e:
         raise Usage(f"Cannot write {out}: {e.strerror}; the file was left as it was.") from None
     print(f"Wrote {len(records)} run(s) to {out}.")

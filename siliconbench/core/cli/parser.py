@@ -70,6 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("-o", "--output", required=True, help="file to write")
     e.add_argument("--run", action="append", default=[], metavar="ID",
                    help="a run id (or its first characters); repeat; default all runs")
+    e.add_argument("--keep-paths", action="store_true",
+                   help="keep where your own model files (--model-path) are; by default an "
+                   "export names them only")
 
     i = sub.add_parser("import", help="add result files (JSON or .sbresults exports) to the "
                        "store")
