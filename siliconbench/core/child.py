@@ -70,6 +70,10 @@ def prepare(spec: RunSpec) -> RunSpec:
             raise UsageError(fw.missing_reason())
         resolved = params_mod.resolve(w.params, spec.params)
         w.check(resolved)
+        if (w.distributed or w.starts_runs) and "backend" in resolved:
+            from siliconbench.core.launch import backend_refused
+            if problem := backend_refused(fw.name, resolved["backend"], spec.device):
+                raise UsageError(problem)
         settings_for(spec.quick)    # SETTINGS_ENV, if set, must be readable
     except ValueError as e:
         raise UsageError(str(e)) from None

@@ -39,6 +39,12 @@ def launcher(framework: str):
     return implementation(framework, "launcher")
 
 
+def backend_refused(framework: str, backend: str, device: str) -> str | None:
+    """One sentence when the framework cannot use `backend` on `device` on this machine: a
+    distributed run (and the scaling workload's worlds) is refused before anything starts."""
+    return launcher(framework).refuse_backend(backend, device)
+
+
 def find_executable(name: str) -> str | None:
     """The launcher of this Python's installation first (a venv need not be on PATH)."""
     here = Path(sys.executable).with_name(name)
