@@ -251,6 +251,17 @@ def hostfile_json(hosts: list[Host]) -> str:
                                  for h in hosts]})
 
 
+HOSTS_FOLDER = "siliconbench-hosts-"    # the scaling workload's hostfiles of its worlds
+
+
+def owned_folder(prefix: str) -> str:
+    """A new private temporary folder whose name holds this process's pid, its owner: a
+    run started after the owner was killed (SIGKILL runs no clean-up) removes it
+    (siliconbench.core.launch.clean_stale)."""
+    import tempfile
+    return tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-")
+
+
 def first_hosts(hosts: str, count: int, folder) -> str:
     """The `hosts` parameter naming only the first `count` hosts: the list cut short, or a
     hostfile of the first entries written into `folder`."""

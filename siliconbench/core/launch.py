@@ -121,6 +121,56 @@ def lock_folder() -> Path:
     return folder
 
 
+RUN_FOLDER = "siliconbench-run-"        # a distributed run's own folder (its ranks' TMPDIR)
+_OWNED = re.compile(rf"(?:{RUN_FOLDER}|{hosts_mod.HOSTS_FOLDER})(\d+)-")
+
+
+def clean_stale() -> None:
+    """What killed runs left behind, removed: this user's run and hostfile folders whose
+    owner is no longer alive, and the port lock files that no run holds (a held lock is
+    its run alive; one taken here is unlinked while held, as release() does, so a run that
+    opened it meanwhile backs off)."""
+    import stat
+    import tempfile
+    for entry in _entries(tempfile.gettempdir()):
+        owner = _OWNED.match(entry.name)
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if owner and stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() \
+                and not _owner_alive(int(owner.group(1)), info.st_mtime):
+            shutil.rmtree(entry.path, ignore_errors=True)
+    try:
+        folder = lock_folder()
+    except LaunchError:
+        return      # reserve_ports says why
+    for entry in _entries(folder):
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                fd = _lock(Path(entry.path))
+                PortReservation(0, [(Path(entry.path), fd)]).release()
+
+
+def _entries(folder: str) -> list:
+    try:
+        with os.scandir(folder) as found:
+            return list(found)
+    except OSError:
+        return []
+
+
+def _owner_alive(pid: int, since: float) -> bool:
+    """Whether `pid` may still be the process that made a folder last changed at `since`:
+    one that started later only took its pid, and a zombie has ended."""
+    import psutil
+    try:
+        owner = psutil.Process(pid)
+        return owner.create_time() <= since + 1 and owner.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
 def reserve_ports(count: int, addresses: list[str] = ("127.0.0.1",)) -> PortReservation:
     """Ports for a run's ranks, chosen below the system's ephemeral range: ports in it are
     what every outgoing connection takes (gloo's, another test's, a browser's), so one free
@@ -261,6 +311,7 @@ def plan(framework: str, params: dict, worker: list[str], env: dict[str, str]) -
     The run's folder (its ranks' TMPDIR, and the hostfile SiliconBench writes for the
     launcher) is made last; Launch.close() removes it."""
     part = launcher(framework)
+    clean_stale()
     try:
         parsed = hosts_mod.parse(params["hosts"])
     except HostsError as e:
@@ -298,8 +349,7 @@ def plan(framework: str, params: dict, worker: list[str], env: dict[str, str]) -
     if not params["port"]:
         reservation = reserve_ports(count, binds)
         port, ports = reservation.first, part.ports(reservation.first, world)
-    import tempfile
-    folder = tempfile.mkdtemp(prefix="siliconbench-run-")
+    folder = hosts_mod.owned_folder(RUN_FOLDER)
     launch = Launch(framework, [], addresses, params["processes"], ports, reservation,
                     folder=folder)
     try:
