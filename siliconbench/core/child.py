@@ -179,6 +179,8 @@ class ChildRun:
             if self._launch is not None:
                 self._launch.close()
             raise
+        if self._launch is not None:
+            self._launch.watch(self._proc.pid)
         if self._launch is None:
             # The spec first: the child waits for it before importing its framework (seconds),
             # so the machine probe below overlaps that import instead of delaying it.
@@ -349,6 +351,8 @@ class ChildRun:
                 inside = event
             elif kind == "finished":
                 finished = True
+            if self._launch is not None:
+                self._launch.observe(event)
             self.telemetry.observe(event)
             self.on_event(event)
         code = self._proc.wait()

@@ -12,6 +12,7 @@ import shutil
 import signal
 import socket
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from siliconbench.core.text import clip
 
 LAUNCHED_ENV = "SILICONBENCH_LAUNCHED"   # set for every rank: it announces itself
 SSH_TIMEOUT_S = 5                        # a host that has not answered SSH by then is down
+WATCH_S = 1.0   # how often the run's ports are looked at until the ranks have formed a group
 _PORT_IN_USE = re.compile(r"EADDRINUSE|[Aa]ddress already in use|Couldn't bind socket "
                           r"\(error: 98\)")
 
@@ -208,9 +210,33 @@ class Launch:
     first_rank: dict | None = None      # the first rank's announcement, which others match
     folder: str | None = None           # the run's own folder: TMPDIR of the launcher and ranks
     env: dict = field(default_factory=dict)     # what the launcher's environment adds
+    strangers: list = field(default_factory=list)   # what watch() saw take a rank's place
+    _watching: threading.Event = field(default_factory=threading.Event)
+
+    def watch(self, launcher_pid: int) -> None:
+        """Until the ranks have formed their group (observe) or the run ends (close), look at
+        the run's ports every WATCH_S for a connection a rank accepted from a process that is
+        not the run's (`strangers`): the transports have no authentication, so it is taken
+        for a rank and the group never forms. One that leaves at once is gone by the
+        failure, but the rank's end of it stays, half closed, until the ring gives up (32 s):
+        that is what is seen. Each look reads every socket of the machine (psutil: 0.16 s on
+        a loaded 2-core VM), so it stops once the group is formed."""
+        def look() -> None:
+            while not self._watching.wait(WATCH_S):
+                if found := strangers(self.ports, launcher_pid):
+                    self.strangers = found
+                    return
+        threading.Thread(target=look, daemon=True, name="ports-watch").start()
+
+    def observe(self, event: dict) -> None:
+        """An event of rank 0: the settings it records once its group is joined end the
+        watch."""
+        if event.get("event") == "settings" and "world_size" in event.get("settings", {}):
+            self._watching.set()
 
     def close(self) -> None:
         """The run has ended: its ports go back, its folder goes."""
+        self._watching.set()
         self.release_ports()
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
@@ -245,10 +271,15 @@ class Launch:
         """One sentence on why the ranks failed, from the launcher's report; None when rank
         0's own error says it best (it failed first)."""
         if intruders := foreign_connections(self.ports):
-            pid, name, port = intruders[0]
-            return (f"Another program ({name}, pid {pid}) connected to port {port}, where the "
-                    "ranks were forming their group, and was taken for a rank; end it, or "
-                    "choose other ports with --port.")
+            return _taken_for_a_rank(*intruders[0])
+        if self.strangers:
+            pid, name, port, peer = self.strangers[0]
+            if pid is not None:
+                return _taken_for_a_rank(pid, name, port)
+            return (f"A program of this machine connected to port {port} (from port {peer}) "
+                    "while the ranks were forming their group, was taken for a rank and "
+                    "left, so the group never formed; run again, or choose other ports with "
+                    "--port.")
         if _PORT_IN_USE.search(stderr):
             return (f"A port the ranks need ({_ports_text(self.ports)}) is in use by another "
                     "program; choose another with --port (0 picks a free one).")
@@ -279,6 +310,41 @@ def foreign_connections(ports: list[int]) -> list[tuple[int, str, int]]:
             except psutil.Error:
                 continue
     return sorted(set(found), key=lambda f: (f[2], f[0]))
+
+
+def _taken_for_a_rank(pid: int, name: str, port: int) -> str:
+    return (f"Another program ({name}, pid {pid}) connected to port {port}, where the ranks "
+            "were forming their group, and was taken for a rank; end it, or choose other "
+            "ports with --port.")
+
+
+def strangers(ports: list[int], launcher_pid: int) -> list[tuple[int | None, str | None,
+                                                                  int, int]]:
+    """(pid, name, port, peer port) of each connection that a rank (a process under the
+    launcher) accepted on one of the run's ports from a process that is not the run's: its
+    pid and name while it is connected, None for both once it has left (the rank's end is
+    then half closed, and the peer's end belongs to no process)."""
+    import psutil
+    try:
+        connections = psutil.net_connections("tcp")
+        run = {launcher_pid, *(p.pid for p in psutil.Process(launcher_pid)
+                               .children(recursive=True))}
+    except (psutil.Error, OSError):
+        return []
+    owner = {(c.laddr, c.raddr): c.pid for c in connections if c.raddr}
+    found = []
+    for c in connections:
+        if c.pid not in run or c.laddr.port not in ports or not c.raddr:
+            continue
+        pid = owner.get((c.raddr, c.laddr))
+        if pid in run or (pid is None and c.status != psutil.CONN_CLOSE_WAIT):
+            continue        # a rank's; or a peer whose socket was not seen yet
+        try:
+            name = psutil.Process(pid).name() if pid is not None else None
+        except psutil.Error:
+            continue
+        found.append((pid, name, c.laddr.port, c.raddr.port))
+    return found
 
 
 def _versions(event: dict, framework: str) -> dict[str, str | None]:

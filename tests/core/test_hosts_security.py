@@ -451,8 +451,9 @@ def test_a_local_runs_collectives_are_put_on_the_loopback_interface(framework, m
     monkeypatch.setattr(psutil, "net_if_addrs", lambda: {
         "eth7": [addr(family=socket.AF_INET, address="10.1.2.3")],
         "lo9": [addr(family=socket.AF_INET, address="127.0.0.1")]})
-    child = ChildRun(spec(framework, processes=2, backend="nccl" if framework == "mlx" else
-                          "auto"))
+    import dataclasses
+    child = ChildRun(dataclasses.replace(spec(framework, processes=2, backend="auto"),
+                                         device="gpu" if framework == "mlx" else "cpu"))
     try:
         env = child._launch.env
         assert {k: env[k] for k in ("GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME")} == \
