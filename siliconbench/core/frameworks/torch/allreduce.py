@@ -4,6 +4,7 @@ tensors have no collective backend in PyTorch: such a run says so and offers glo
 
 from __future__ import annotations
 
+from siliconbench.core.frameworks.torch.launcher import refuse_backend
 from siliconbench.core.params import ParamError
 
 
@@ -12,13 +13,11 @@ class Group:
         import torch
         import torch.distributed as dist
         self.torch, self.dist, self.device = torch, dist, ctx.device
-        if ctx.device.type == "mps":
-            raise ParamError("PyTorch has no collective backend for MPS tensors; run it on "
-                             "the CPU (--device cpu), where gloo works.")
+        # The parent refused these before starting (child.prepare); a rank says it again.
+        if problem := refuse_backend(backend, str(ctx.device)):
+            raise ParamError(problem)
         if backend == "auto":
             backend = "nccl" if ctx.device.type == "cuda" else "gloo"
-        if backend not in ("gloo", "nccl", "mpi"):
-            raise ParamError(f"PyTorch has no {backend} backend; choose gloo, nccl or mpi.")
         if ctx.device.type == "cuda":
             torch.cuda.set_device(ctx.device)
         dist.init_process_group(backend, **_store(dist))
