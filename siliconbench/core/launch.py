@@ -222,8 +222,9 @@ class Launch:
         that is what is seen. Each look reads every socket of the machine (psutil: 0.16 s on
         a loaded 2-core VM), so it stops once the group is formed."""
         def look() -> None:
+            ours: set = set()
             while not self._watching.wait(WATCH_S):
-                if found := strangers(self.ports, launcher_pid):
+                if found := strangers(self.ports, launcher_pid, ours):
                     self.strangers = found
                     return
         threading.Thread(target=look, daemon=True, name="ports-watch").start()
@@ -318,12 +319,14 @@ def _taken_for_a_rank(pid: int, name: str, port: int) -> str:
             "ports with --port.")
 
 
-def strangers(ports: list[int], launcher_pid: int) -> list[tuple[int | None, str | None,
-                                                                  int, int]]:
+def strangers(ports: list[int], launcher_pid: int,
+              ours: set) -> list[tuple[int | None, str | None, int, int]]:
     """(pid, name, port, peer port) of each connection that a rank (a process under the
     launcher) accepted on one of the run's ports from a process that is not the run's: its
     pid and name while it is connected, None for both once it has left (the rank's end is
-    then half closed, and the peer's end belongs to no process)."""
+    then half closed, and the peer's end belongs to no process). `ours` keeps, from one look
+    to the next, the local end of every socket seen owned by the run: a rank that connected
+    and then died is not taken for a stranger."""
     import psutil
     try:
         connections = psutil.net_connections("tcp")
@@ -331,14 +334,15 @@ def strangers(ports: list[int], launcher_pid: int) -> list[tuple[int | None, str
                                .children(recursive=True))}
     except (psutil.Error, OSError):
         return []
+    ours |= {c.laddr for c in connections if c.pid in run}
     owner = {(c.laddr, c.raddr): c.pid for c in connections if c.raddr}
     found = []
     for c in connections:
-        if c.pid not in run or c.laddr.port not in ports or not c.raddr:
+        if c.pid not in run or c.laddr.port not in ports or not c.raddr or c.raddr in ours:
             continue
         pid = owner.get((c.raddr, c.laddr))
-        if pid in run or (pid is None and c.status != psutil.CONN_CLOSE_WAIT):
-            continue        # a rank's; or a peer whose socket was not seen yet
+        if pid is None and c.status != psutil.CONN_CLOSE_WAIT:
+            continue        # a peer whose socket was not seen yet
         try:
             name = psutil.Process(pid).name() if pid is not None else None
         except psutil.Error:
