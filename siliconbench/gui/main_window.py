@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 from siliconbench.core.catalogue import Workload
 from siliconbench.gui import menus, qt_values, singleton_refs
 from siliconbench.gui import settings as prefs
-from siliconbench.gui.device_list import DeviceList, device_key
+from siliconbench.gui.device_list import DeviceList
 from siliconbench.gui.machine_card import MachineCard
 from siliconbench.gui.param_form import ParamForm
 from siliconbench.gui.qt_values import set_value
@@ -276,6 +276,7 @@ class MainWindow(QMainWindow):
         self._live_runs = LiveRuns(self._queue, self._results, self.statusBar(),
                                    charts=lambda: self.charts, compare=lambda: self.compare,
                                    show_queue=self.show_queue,
+                                   select_new=lambda: prefs.selects_new_runs(self.settings),
                                    ask_before=self._starter.ask_before)
         self._files = ImportExport(self, self.settings, self.statusBar(), store, self._results,
                                    self.show_results, lambda: self.charts)
@@ -373,7 +374,16 @@ class MainWindow(QMainWindow):
                 "run": self.run_clicked, "cancel": self.cancel_current,
                 "cancel_all": lambda: self.queue.cancel_all(), "refresh": self.devices.start,
                 "queue_tab": self.show_queue, "results_tab": self.show_results,
-                "sidebar": self.toggle_sidebar}
+                "sidebar": self.toggle_sidebar, "preferences": self.show_preferences}
+
+    def show_preferences(self):
+        """Edit > Preferences…: one window, brought forward when open."""
+        from siliconbench.gui.preferences import Preferences
+        if getattr(self, "_preferences", None) is None:
+            self._preferences = Preferences(self.settings, self)
+        self._preferences.show()
+        self._preferences.raise_()
+        return self._preferences
 
     def _splits(self) -> dict[str, QSplitter]:
         """The panes' splitters, by the names their states are kept under."""
@@ -500,11 +510,9 @@ class MainWindow(QMainWindow):
         self._pick_first_device()
 
     def _pick_first_device(self) -> None:
-        """With nothing ticked (nor wished for from last time), tick the first usable device."""
-        from siliconbench.gui.device_list import default_device
-        best = default_device(self.devices.devices)
-        if best is not None and not self.devices.checked_keys() and not self.devices.wanted():
-            self.devices.set_checked([device_key(best)])
+        """With nothing ticked (nor wished for from last time), tick the registry's first
+        choice among the devices listed so far (DeviceList.tick_default)."""
+        self.devices.tick_default()
 
     # ------------------------------------------------------------------ results
 

@@ -109,6 +109,10 @@ class RunTableModel(QAbstractTableModel):
         self.records.insert(0, rec)
         self.endInsertRows()
 
+    def replace(self, row: int, rec: RunRecord) -> None:
+        self.records[row] = rec
+        self.dataChanged.emit(self.index(row, 0), self.index(row, len(COLUMNS) - 1))
+
     def rowCount(self, parent: QModelIndex | None = None) -> int:
         return 0 if parent is not None and parent.isValid() else len(self.records)
 
@@ -271,18 +275,26 @@ class ResultsBrowser(QWidget):
         self._fill_combos()
         self.select_ids(ids)
 
-    def add_record(self, rec: RunRecord, select: bool = True,
+    def add_record(self, rec: RunRecord, select: bool = False,
                    together: set[str] = frozenset()) -> None:
-        """A run that just ended: no need to reread the store. `select` draws it alone, with
-        the runs `together` (those queued with it), never added to an older selection."""
-        if any(r.id == rec.id for r in self.model.records):
-            self.model.records = [rec if r.id == rec.id else r for r in self.model.records]
-            self.model.set_records(self.model.records)
+        """A run that just ended (or was cancelled): no need to reread the store. The selection
+        is the user's and stays as it is; `select` (Preferences: select new runs when they
+        finish) draws the run instead, with the runs `together` (those queued with it) that
+        the filters show. Filtered out, a new run leaves the selection as it was."""
+        row = next((i for i, r in enumerate(self.model.records) if r.id == rec.id), None)
+        if row is not None:      # in place: a reset of the model would drop the selection
+            self.model.replace(row, rec)
         else:
             self.model.add(rec)
         self._fill_combos()
-        if select:
+        if select and self.shown_ids(set(together) | {rec.id}):
             self.select_ids(set(together) | {rec.id})
+
+    def shown_ids(self, ids: set[str]) -> set[str]:
+        """Those of these runs the filters show."""
+        return {rec.id for row in range(self.proxy.rowCount())
+                if (rec := self.proxy.data(self.proxy.index(row, 0),
+                                           Qt.ItemDataRole.UserRole)).id in ids}
 
     def _fill_combos(self) -> None:
         for column, _, anything in self.FILTERS:

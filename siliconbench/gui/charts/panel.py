@@ -86,15 +86,11 @@ class ChartPanel(QTabWidget):
         self._records = {r.id: r for r in records}
         self._refresh()
 
-    def update_record(self, rec: RunRecord, follow: bool = True) -> None:
-        """Add or redraw one run (a live run after each row); `follow` brings its chart up."""
+    def update_record(self, rec: RunRecord) -> None:
+        """Add or redraw one run (a live run after each row). The tab in front stays the one
+        the user chose: a run starting brought its own chart up over the one being read."""
         self._records[rec.id] = rec
-        kinds = {chart_of(rec.workload, r) for r in rec.rows} - {None}
-        self._refresh(kinds)
-        if follow and kinds:
-            current = self.currentWidget()
-            if not any(self.tab_of(k) is current and self.charts[k].has_data() for k in kinds):
-                self.setCurrentWidget(self.tab_of(sorted(kinds)[0]))
+        self._refresh({chart_of(rec.workload, r) for r in rec.rows} - {None})
 
     def tab_of(self, kind: str) -> QWidget:
         """The tab that shows this kind's chart (the chart itself, or the stack holding it)."""
