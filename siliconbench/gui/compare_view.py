@@ -148,6 +148,18 @@ def is_curve(rows: list[ComparedRow]) -> bool:
     return bool(x) and all(x in r.params for r in rows)
 
 
+def first_chart(groups: list[tuple], chosen: tuple | None) -> tuple:
+    """The chart Compare shows: the one the user chose while the comparison still has it,
+    else the first of a workload's headline metric (an LLM's decode tokens/s, not the
+    temperature or the peak memory its rows list first), else the first."""
+    from siliconbench.core.catalogue import catalogue
+    if chosen in groups:
+        return chosen
+    workloads = catalogue()
+    return next((g for g in groups if g[0] in workloads and workloads[g[0]].metric == g[1]),
+                groups[0])
+
+
 class CompareView(QWidget):
     """The verdict table first, then its chart; the warnings folded under one line; published
     references explained and repeatable here. Recomputed only while in view: a comparison
@@ -383,15 +395,39 @@ class CompareView(QWidget):
         self._fold_warnings(self.warnings_button.isChecked())
         self._fill_table()
         self._fit_table()
+        chosen = self.chart_combo.currentData()
         self.chart_combo.blockSignals(True)
         self.chart_combo.clear()
-        for workload, metric, unit in (chart_groups(cmp) if cmp else []):
+        groups = chart_groups(cmp) + self._curves_unmatched(cmp) if cmp else []
+        for workload, metric, unit in groups:
             self.chart_combo.addItem(f"{workload}: {metric_heading(metric, unit)}",
                                      (workload, metric, unit))
+        self.chart_combo.setCurrentIndex(groups.index(first_chart(groups, chosen))
+                                         if groups else -1)
         self.chart_combo.blockSignals(False)
         self._draw_chart()
         for button in (self.export_report_button, self.export_chart_button):
             button.setEnabled(cmp is not None and bool(cmp.rows))
+
+    def _curves_unmatched(self, cmp: Comparison) -> list[tuple[str, str, str]]:
+        """Curves the sides measured that the comparison matched no row of: two LLM runs
+        that generated different numbers of tokens share no decode point, yet their decode
+        curves read side by side (Compare opened them on the peak memory). Only of workloads
+        the comparison has rows of: runs that share nothing are not drawn as if they did."""
+        from siliconbench.gui.chart_series import chart_of
+        have = set(chart_groups(cmp))
+        compared = {workload for workload, _, _ in have}
+        out: list[tuple[str, str, str]] = []
+        for side in cmp.sides:
+            for rec in side.records:
+                for row in rec.rows:
+                    kind = chart_of(rec.workload, row)
+                    key = (rec.workload, kind, CURVE_METRICS[kind].unit) \
+                        if kind in CURVE_METRICS else None
+                    if key and rec.workload in compared and key not in have \
+                            and key not in out:
+                        out.append(key)
+        return out
 
     def _fold_warnings(self, shown: bool) -> None:
         shown = shown and not self.warnings_button.isHidden()
@@ -490,7 +526,11 @@ class CompareView(QWidget):
         key = self.chart_combo.currentData()
         rows = [r for r in cmp.rows if (r.workload, r.metric, r.unit) == key] if cmp and key \
             else []
-        if is_curve(rows):
+        if key and not rows and key[1] in CURVE_METRICS:    # a curve no row matched
+            chart = self.curves[key[1]]
+            chart.set_records([rec for s in cmp.sides for rec in s.records
+                               if rec.workload == key[0]])
+        elif is_curve(rows):
             chart = self.curves[rows[0].metric]
             # The curve chart draws every run's sweep: give it the runs this comparison used.
             used = {c.run_id for r in rows for c in r.cells if c is not None}
