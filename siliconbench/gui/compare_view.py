@@ -38,6 +38,7 @@ from siliconbench.core.comparison import (
     reference_line,
     reference_side,
     row_texts,
+    side_letter,
     sides_for,
     spec_params,
     summary_text,
@@ -62,6 +63,40 @@ MAX_VALUE_W = 130    # a side's value column's widest
 FIXED_W = (90, 140, 130)  # Workload, Metric, Point
 MAX_WARNINGS_H = 120  # unfolded warnings scroll here instead of squeezing the chart
 MIN_CONTENT = (600, 440)  # below this the Compare tab scrolls: the chart keeps MIN_CHART_H
+
+
+class ElidingCombo(QComboBox):
+    """A combo box whose current text ends in '…' where it does not fit (the style cut it
+    mid-letter: "build 8"); the whole text is its tooltip and in its list."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.setMinimumContentsLength(12)
+        self.currentTextChanged.connect(self.setToolTip)
+        self.view().setTextElideMode(Qt.TextElideMode.ElideNone)
+
+    def paintEvent(self, event) -> None:
+        from PySide6.QtWidgets import QStyle, QStyleOptionComboBox, QStylePainter
+        painter = QStylePainter(self)
+        opt = QStyleOptionComboBox()
+        self.initStyleOption(opt)
+        painter.drawComplexControl(QStyle.ComplexControl.CC_ComboBox, opt)
+        field = self.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, opt,
+                                            QStyle.SubControl.SC_ComboBoxEditField, self)
+        opt.currentText = self.fontMetrics().elidedText(
+            opt.currentText, Qt.TextElideMode.ElideRight, max(0, field.width() - 4))
+        painter.drawControl(QStyle.ControlElement.CE_ComboBoxLabel, opt)
+
+    def displayed_text(self) -> str:
+        """The current text as painted at the combo's width."""
+        from PySide6.QtWidgets import QStyle, QStyleOptionComboBox
+        opt = QStyleOptionComboBox()
+        self.initStyleOption(opt)
+        field = self.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, opt,
+                                            QStyle.SubControl.SC_ComboBoxEditField, self)
+        return self.fontMetrics().elidedText(self.currentText(), Qt.TextElideMode.ElideRight,
+                                             max(0, field.width() - 4))
 
 
 class ElidedLabel(QLabel):
@@ -176,28 +211,16 @@ class CompareView(QWidget):
         self.comparison: Comparison | None = None
         self._stale = False
 
-        self.reference_combo = QComboBox()
-        self.device_combo = QComboBox()
+        # Long titles are elided ('…'): the window must shrink below the longest title's width.
+        self.reference_combo = ElidingCombo()
+        self.device_combo = ElidingCombo()
         self.device_combo.setToolTip("The device to measure the reference's workload on")
-        # Long titles are elided: the window must shrink below the longest title's width.
-        self.reference_combo.setSizeAdjustPolicy(
-            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.reference_combo.setMinimumContentsLength(10)
         self.reference_combo.setToolTip("Published figures (siliconbench/resources/reference) to compare "
                                         "with; they carry no samples, so no verdict.")
         self._published = reference.references()
         for rec in self._published:
             self.reference_combo.addItem(reference_title(rec), rec.id)
         self.reference_combo.currentIndexChanged.connect(self._show_reference)
-        # Long reference titles must not widen the window: the combo elides them.
-        for combo in (self.reference_combo, self.device_combo):
-            combo.setSizeAdjustPolicy(
-                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-            combo.setMinimumContentsLength(16)
-        for combo in (self.reference_combo, self.device_combo):
-            # The combo elides a long title: the whole of it on hover, and in its list.
-            combo.currentTextChanged.connect(lambda text, c=combo: c.setToolTip(text))
-            combo.view().setTextElideMode(Qt.TextElideMode.ElideNone)
         self.reference_combo.setToolTip(self.reference_combo.currentText())
         self.add_reference_button = QPushButton("Add Reference")
         self.add_reference_button.clicked.connect(
@@ -262,9 +285,9 @@ class CompareView(QWidget):
         tools.addWidget(self.export_report_button)
         tools.addWidget(self.export_chart_button)
         repeat = QHBoxLayout()
-        repeat.addWidget(self.reference_info, 1)
+        repeat.addWidget(self.reference_info, 2)
         repeat.addWidget(QLabel("Run on:"))
-        repeat.addWidget(self.device_combo)
+        repeat.addWidget(self.device_combo, 1)
         repeat.addWidget(self.run_reference_button)
         head = QHBoxLayout()
         head.addWidget(self.summary, 1)
@@ -277,7 +300,7 @@ class CompareView(QWidget):
         chart_bar.addWidget(self.chart_combo, 1)
         chart_col.addLayout(chart_bar)
         chart_col.addWidget(self.chart_stack, 1)
-        # The verdicts come first, as tall as their rows up to half; the chart takes the rest
+        # The verdicts come first, as tall as their rows up to a third; the chart takes the rest
         # (a one-row comparison left it 60 px under a legend) and what the window grows by.
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.splitter.addWidget(self.table)
@@ -505,7 +528,7 @@ class CompareView(QWidget):
         total = sum(self.splitter.sizes())
         if total <= 0:           # not laid out yet: the stretch factors decide
             return
-        top = max(MIN_TABLE_H, min(self.table_height(), total // 2))
+        top = max(MIN_TABLE_H, min(self.table_height(), total // 3))
         self.splitter.setSizes([top, total - top])
 
     def resizeEvent(self, event) -> None:
@@ -547,6 +570,12 @@ class CompareView(QWidget):
     def current_chart(self) -> Chart:
         return self.chart_stack.currentWidget()
 
+    def chart_title(self) -> str:
+        """An exported chart's title: what it shows and the sides' letters."""
+        sides = self.comparison.sides if self.comparison else []
+        names = ", ".join(f"{side_letter(i)} = {s.label}" for i, s in enumerate(sides))
+        return f"{self.chart_combo.currentText()}" + (f" · {names}" if names else "")
+
     def apply_theme(self, theme: Theme) -> None:
         self.theme = theme
         for chart in (self.bars, *self.curves.values()):
@@ -584,7 +613,8 @@ class CompareView(QWidget):
             path = paths[0]
             if not Path(path).suffix:
                 path += ".svg" if "svg" in name_filter.lower() else ".png"
-            self._write(lambda: export_chart(path, self.current_chart()), path)
+            self._write(lambda: export_chart(path, self.current_chart(), self.chart_title()),
+                        path)
         return file_dialog(self, "Export Chart", str(Path.home() / "siliconbench-compare.png"),
                            "PNG image (*.png);;SVG image (*.svg)", chosen, save=True)
 

@@ -38,6 +38,9 @@ from siliconbench.gui.theme import LIGHT, Theme
 COLUMNS = ("When", "Status", "Workload", "Headline [p25–p75]", "Device", "Machine")
 WHEN, STATUS, WORKLOAD, BEST, DEVICE, MACHINE = range(len(COLUMNS))
 COLUMN_WIDTHS = (118, 60, 160, 235, 190)
+# The columns sized to their text (up to these widths) as runs are listed: Status and Device
+# were elided at fixed widths beside an empty Machine column.
+FITTED = {STATUS: 170, DEVICE: 280, MACHINE: 220}
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
@@ -144,7 +147,10 @@ class RunTableModel(QAbstractTableModel):
             return rec.created_at if index.column() == WHEN else self.cell(rec, index.column())
         if role == Qt.ItemDataRole.ForegroundRole and index.column() == STATUS \
                 and (rec.status != "ok" or rec.warnings):
-            return QColor(self.theme.error if rec.status == "failed" else self.theme.warning)
+            # A failure in the error colour, warnings in the warning colour; a cancel is no
+            # fault, in the muted one ('ok · ⚠' read like a cancel).
+            return QColor(self.theme.error if rec.status == "failed" else
+                          self.theme.muted if rec.status == "cancelled" else self.theme.warning)
         if role == Qt.ItemDataRole.UserRole:
             return rec
         return None
@@ -307,6 +313,16 @@ class ResultsBrowser(QWidget):
             combo.setCurrentText(current if current in values else anything)
             combo.blockSignals(False)
         self._filter()
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        """Status, Device and Machine as wide as their text up to FITTED; a Machine column
+        with no name in it hidden."""
+        self.view.setColumnHidden(MACHINE, not any(r.machine_label for r in self.model.records))
+        for column, cap in FITTED.items():
+            if not self.view.isColumnHidden(column):
+                self.view.resizeColumnToContents(column)
+                self.view.setColumnWidth(column, min(cap, self.view.columnWidth(column)))
 
     def _filter(self) -> None:
         # Entry 0 of each combo means "no filter" (None).

@@ -22,6 +22,8 @@ from siliconbench.gui.theme import series_color
 BOUND_ZOOM = 3
 # Bound labels drawn on the plot at most; every series' bound is in the legend besides.
 MAX_BOUND_LABELS = 4
+# A bound at one depth is drawn this share of the x axis either side of its point.
+SINGLE_BOUND_W = 0.05
 
 
 def bound_text(s: Series, unit: str, before: str = "") -> str:
@@ -125,6 +127,10 @@ class CurveChart(Chart):
                 self._ranges = ranges
                 plot.setXRange(ranges[0], ranges[1], padding=0)
                 plot.setYRange(y_lo, y_hi, padding=0)
+                for i, s in enumerate(self.series):     # a one-depth bound's width
+                    if len(s.bounds) == 1:
+                        self._draw(self._items[s.key], s, series_color(self.theme, i),
+                                   series_symbol(i))
             self._label_bounds()
             self._place_labels()
         caption = self._caption()
@@ -198,11 +204,13 @@ class CurveChart(Chart):
                               data=[point_tip(s.name, r) for r in s.rows])
         if "bound" in items:
             bxs, bys = [s.position(r) for r in s.bounds], [y(r.value) for r in s.bounds]
-            # One depth: a dash across the point's x, where a line of one point showed nothing.
+            if len(bxs) == 1 and self._ranges:
+                # One depth: a dashed stretch across the point's x (_redraw's ranges), where
+                # a line of one point showed nothing.
+                half = SINGLE_BOUND_W * (self._ranges[1] - self._ranges[0])
+                bxs, bys = [bxs[0] - half, bxs[0] + half], bys * 2
             items["bound"].setData(bxs, bys, pen=pg.mkPen(color, width=1.6,
-                                                          style=Qt.PenStyle.DashLine),
-                                   symbol="_" if len(bxs) == 1 else None, symbolSize=28,
-                                   symbolPen=pg.mkPen(color, width=2), symbolBrush=None)
+                                                          style=Qt.PenStyle.DashLine))
             items["bound_label"].setColor(color)
             items["bound_label"].fill = pg.mkBrush(self.theme.background + "E0")
 

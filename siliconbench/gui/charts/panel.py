@@ -153,7 +153,10 @@ class ChartPanel(QTabWidget):
 
     def export_chart(self, path: str, chart: Chart | None = None) -> None:
         """The chart (default: the one shown) to PNG or SVG, by the file's extension."""
+        shown = self.currentWidget()
+        title = shown.chart_title() if chart is None and hasattr(shown, "chart_title") \
+            else None     # Compare titles its chart with what it compares
         chart = chart or self.current_chart()
         if chart is None:
             raise ValueError("Show a chart (not the table) to export it.")
-        export_chart(path, chart)
+        export_chart(path, chart, title)
