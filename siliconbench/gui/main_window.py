@@ -287,6 +287,7 @@ class MainWindow(QMainWindow):
         results.rename_button.clicked.connect(edits.choose_machine_name)
         results.delete_button.clicked.connect(edits.confirm_delete)
         results.store_changed.connect(self._live_runs.update_status)
+        results.machine_named.connect(self._machine_named)
         from PySide6.QtCore import Qt  # after the first paint (siliconbench/gui/qt_values.py)
         view = results.view
         view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
@@ -500,6 +501,18 @@ class MainWindow(QMainWindow):
         live = self.live_runs.running_records({r.id for r in selected})
         self.charts.show_records(selected + live)
         self.compare.set_records(selected)
+
+    def _machine_named(self, keys: set[str], label: str) -> None:
+        """Name Machine: the queue's runs of those machines and the machine card (this
+        machine) take the name at once, as Results does."""
+        from siliconbench.gui.results_browser import machine_key
+        for job in self.queue.jobs:
+            if job.record.machine and machine_key(job.record) in keys:
+                job.record.label = label or None
+                self.queue.job_changed.emit(job)
+        info = self.machine_card.info
+        if info is not None and info.key() in keys:
+            self.machine_card.set_machine(info)
 
     def _on_devices_found(self) -> None:
         usable = [d for d in self.devices.devices if d.usable]

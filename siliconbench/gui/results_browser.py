@@ -180,6 +180,7 @@ class RunFilter(QSortFilterProxyModel):
 class ResultsBrowser(QWidget):
     selection_changed = Signal(list)   # list[RunRecord]
     store_changed = Signal()
+    machine_named = Signal(set, str)   # the machines' keys (machine_key), their name ("": none)
 
     # (column, filter name, the entry that means "no filter")
     FILTERS = ((WORKLOAD, "Workload", "All workloads"), (MACHINE, "Machine", "All machines"),
@@ -393,6 +394,7 @@ class ResultsBrowser(QWidget):
         self.store.set_label(ids, label.strip() or None)
         self.reload()
         self.store_changed.emit()
+        self.machine_named.emit(keys, label.strip())
         return len(ids)
 
     def delete(self, records: list[RunRecord]) -> int:

@@ -137,3 +137,33 @@ def test_a_long_reference_title_ends_in_an_ellipsis(qtbot):
     qtbot.waitUntil(lambda: combo.width() > 0)
     shown = combo.displayed_text()
     assert shown != combo.currentText() and shown.endswith("…")
+
+
+def test_a_peak_label_without_room_is_named_in_the_caption(panel):
+    from tests.gui.test_selection_is_the_users import h100_runs
+    gemm = [h200("h200-gemm")] + [r for r in h100_runs() if r.workload == "gemm"]
+    panel.show_records(gemm)
+    tflops = panel.curves["tflops"]
+    panel.setCurrentWidget(tflops)
+    tflops.resize(500, 260)         # little room: some labels cannot be placed
+    tflops._place_labels()
+    for line in tflops._peak_lines:
+        text = line.label.textItem.toPlainText()
+        assert line.label.isVisible() or text in tflops.caption.text()
+
+
+def test_name_machine_shows_the_name_on_the_card_and_the_queue(window):
+    from siliconbench.core.machine import MachineInfo
+    from siliconbench.core.runner import RunSpec
+    from siliconbench.gui.run_queue import RunJob
+    rec = h200("h200-gemm")
+    window.store.save(rec)
+    window.results.reload()
+    window.machine_card.set_machine(MachineInfo.from_dict(rec.machine))
+    job = RunJob(RunSpec("gemm", "torch", "cuda", {}), "gemm (test)")
+    job.record, job.state = h200("h200-bw"), "ok"
+    window.queue.jobs.append(job)
+    window.results.rename_machine("Lab H200", [rec])
+    assert window.machine_card.title.text() == "Lab H200"
+    assert job.record.machine_label == "Lab H200"
+    assert window.results.model.records[0].machine_label == "Lab H200"

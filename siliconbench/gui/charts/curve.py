@@ -59,6 +59,7 @@ class CurveChart(Chart):
         self._peak_keys: list[tuple] = []
         self._ranges: tuple | None = None
         self._bound_above = False
+        self._unlabelled: list[str] = []   # peak labels with no room on the plot
         # Labels are placed in pixels: again when the plot's size or range changes.
         self.plot_item.vb.sigResized.connect(self._place_labels)
 
@@ -254,13 +255,21 @@ class CurveChart(Chart):
         points = [(x, self.y(r.value)) for s in self.series
                   for x, r in zip(s.xs(), s.rows, strict=True)]
         place_labels(self.plot_item.vb, labels, points)
+        # A peak whose label found no room is named in the caption instead.
+        self._unlabelled = [line.label.textItem.toPlainText() for line in self._peak_lines
+                            if not line.label.isVisible()]
+        caption = self._caption()
+        if caption != self.caption.text():
+            self.caption.setText(caption)
 
     def _caption(self) -> str:
         parts = ["Error bars: p25–p75 of the timed blocks. Hover a point for its spread, "
                  "confidence interval and flags."]
         if self.curve.peak:
             if any(s.peak for s in self.series):
-                parts.append("Dashed: the device's physical peak.")
+                parts.append("Dashed: the device's physical peak"
+                             + (f" ({'; '.join(self._unlabelled)})."
+                                if self._unlabelled else "."))
             unknown = sorted({s.device for s in self.series if not s.peak and s.rows})
             if unknown:
                 parts.append(f"Peak unknown for {', '.join(unknown)}.")
