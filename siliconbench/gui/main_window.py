@@ -47,6 +47,10 @@ DEVICE_PANE_WIDTH = 290
 SETUP_PANE_WIDTH = 330
 MIN_PANE_WIDTH = 220       # the sidebars' narrowest, when the window is small
 MIN_WINDOW = (720, 520)    # with the sidebar hidden; the panes ask for more when shown
+MIN_CHARTS_W = 480         # the charts, Compare and Results: narrower, their controls clip
+# The window's narrowest with the sidebar shown: its two panes beside the charts (at 720 the
+# charts had 270 px and Compare's buttons and Results' filters were cut).
+MIN_WITH_SIDEBAR_W = 2 * MIN_PANE_WIDTH + MIN_CHARTS_W + 20
 
 
 class _BuiltLater:
@@ -187,9 +191,11 @@ class MainWindow(QMainWindow):
         set_value(self.right_split, "orientation", qt_values.VERTICAL)
         self.right_split.addWidget(self.chart_slot)
         self.right_split.addWidget(self.bottom)
+        # The charts first: Compare's chart under its table was 90 px tall.
         self.right_split.setStretchFactor(0, 3)
-        self.right_split.setStretchFactor(1, 2)
-        self.right_split.setSizes([520, 320])
+        self.right_split.setStretchFactor(1, 1)
+        self.right_split.setSizes([600, 260])
+        self.right_split.setMinimumWidth(MIN_CHARTS_W)
 
         self.main_split = QSplitter()           # horizontal
         for pane in (self.device_pane, self.setup_pane, self.right_split):
@@ -409,6 +415,7 @@ class MainWindow(QMainWindow):
         """View > Hide Sidebar: the devices and workload panes go, the charts take the room."""
         for pane in (self.device_pane, self.setup_pane):
             pane.setVisible(shown)
+        self.setMinimumSize(MIN_WITH_SIDEBAR_W if shown else MIN_WINDOW[0], MIN_WINDOW[1])
         self._name_sidebar_action()
 
     def _name_sidebar_action(self) -> None:
