@@ -76,27 +76,27 @@ class ElidingCombo(QComboBox):
         self.currentTextChanged.connect(self.setToolTip)
         self.view().setTextElideMode(Qt.TextElideMode.ElideNone)
 
-    def paintEvent(self, event) -> None:
-        from PySide6.QtWidgets import QStyle, QStyleOptionComboBox, QStylePainter
-        painter = QStylePainter(self)
-        opt = QStyleOptionComboBox()
-        self.initStyleOption(opt)
-        painter.drawComplexControl(QStyle.ComplexControl.CC_ComboBox, opt)
-        field = self.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, opt,
-                                            QStyle.SubControl.SC_ComboBoxEditField, self)
-        opt.currentText = self.fontMetrics().elidedText(
-            opt.currentText, Qt.TextElideMode.ElideRight, max(0, field.width() - 4))
-        painter.drawControl(QStyle.ControlElement.CE_ComboBoxLabel, opt)
-
-    def displayed_text(self) -> str:
-        """The current text as painted at the combo's width."""
+    def _option(self):
+        """The style's option for the combo, its current text elided to the text field."""
         from PySide6.QtWidgets import QStyle, QStyleOptionComboBox
         opt = QStyleOptionComboBox()
         self.initStyleOption(opt)
         field = self.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, opt,
                                             QStyle.SubControl.SC_ComboBoxEditField, self)
-        return self.fontMetrics().elidedText(self.currentText(), Qt.TextElideMode.ElideRight,
-                                             max(0, field.width() - 4))
+        opt.currentText = self.fontMetrics().elidedText(
+            opt.currentText, Qt.TextElideMode.ElideRight, max(0, field.width() - 4))
+        return opt
+
+    def paintEvent(self, event) -> None:
+        from PySide6.QtWidgets import QStyle, QStylePainter
+        painter = QStylePainter(self)
+        opt = self._option()
+        painter.drawComplexControl(QStyle.ComplexControl.CC_ComboBox, opt)
+        painter.drawControl(QStyle.ControlElement.CE_ComboBoxLabel, opt)
+
+    def displayed_text(self) -> str:
+        """The current text as painted at the combo's width."""
+        return self._option().currentText
 
 
 class ElidedLabel(QLabel):

@@ -13,6 +13,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 
+from tests.gui.test_selection_is_the_users import compare_view  # noqa: E402
 from tests.h200_records import gpu_and_cpu, h200  # noqa: E402
 from tests.recorded import recorded  # noqa: E402
 
@@ -52,11 +53,7 @@ def test_an_exported_svg_has_its_title_shapes_for_markers_and_no_check_boxes(pan
 
 
 def test_an_emptied_compare_forgets_the_last_charts_axis_titles(qtbot):
-    from siliconbench.gui.compare_view import CompareView
-    view = CompareView()
-    qtbot.addWidget(view)
-    view.resize(1200, 800)
-    view.show()
+    view = compare_view(qtbot, 1200, 800)
     view.set_records([recorded("scaling-mlx"), recorded("scaling-torch")])
     bars = view.bars
     assert view.current_chart() is bars and bars.plot.getAxis("left").labelText
@@ -68,12 +65,7 @@ def test_an_emptied_compare_forgets_the_last_charts_axis_titles(qtbot):
 
 def test_every_bar_group_is_labelled_within_its_width(qtbot):
     from PySide6.QtGui import QFontMetrics
-
-    from siliconbench.gui.compare_view import CompareView
-    view = CompareView()
-    qtbot.addWidget(view)
-    view.resize(900, 800)
-    view.show()
+    view = compare_view(qtbot, 900, 800)
     view.set_records([recorded("scaling-mlx"), recorded("scaling-torch")])
     axis = view.bars.axis
     assert len(axis.names) >= 2
@@ -128,11 +120,7 @@ def test_a_cancel_is_not_painted_like_a_warning():
 
 
 def test_a_long_reference_title_ends_in_an_ellipsis(qtbot):
-    from siliconbench.gui.compare_view import CompareView
-    view = CompareView()
-    qtbot.addWidget(view)
-    view.resize(720, 520)
-    view.show()
+    view = compare_view(qtbot, 720, 520)
     combo = view.reference_combo
     qtbot.waitUntil(lambda: combo.width() > 0)
     shown = combo.displayed_text()

@@ -19,6 +19,7 @@ from siliconbench.core.numbers import number  # noqa: E402
 from siliconbench.core.results import RunRecord, records_from_file  # noqa: E402
 from siliconbench.core.runner import RunSpec  # noqa: E402
 from siliconbench.gui.run_queue import RunJob  # noqa: E402
+from tests.gui.test_gpu_beside_cpu import panel  # noqa: E402,F401  (the chart panel, shown)
 from tests.h200_records import gpu_and_cpu, h200  # noqa: E402
 from tests.recorded import recorded  # noqa: E402
 
@@ -37,6 +38,16 @@ def every_real_run() -> list[RunRecord]:
 def fresh(rec: RunRecord, **changes) -> RunRecord:
     """A real run as a new run of the same kind would end: its own id."""
     return dataclasses.replace(rec, id=uuid.uuid4().hex, **changes)
+
+
+def compare_view(qtbot, width: int, height: int):
+    """Compare on its own, shown at this size."""
+    from siliconbench.gui.compare_view import CompareView
+    view = CompareView()
+    qtbot.addWidget(view)
+    view.resize(width, height)
+    view.show()
+    return view
 
 
 def end(window, rec: RunRecord, batch: int = 9999) -> RunJob:
@@ -151,11 +162,7 @@ def test_a_live_run_leaves_the_chart_tab_the_user_chose(window):
 
 
 def test_compare_opens_llm_runs_on_decode(qtbot):
-    from siliconbench.gui.compare_view import CompareView
-    view = CompareView()
-    qtbot.addWidget(view)
-    view.resize(1440, 800)
-    view.show()
+    view = compare_view(qtbot, 1440, 800)
     by_time = {r.created_at[11:16]: r for r in h100_runs() if r.workload == "llm"}
     one_b = [by_time["10:19"], by_time["10:25"]]        # llama-3.2-1b, twice
     eight_b = [by_time["10:26"], h200("h200-llm8b")]    # 8B: 32 and 128 tokens generated
@@ -183,16 +190,6 @@ def test_compare_opens_llm_runs_on_decode(qtbot):
 
 def gpu_llm_runs() -> list[RunRecord]:
     return [r for r in h100_runs() + [h200("h200-llm8b")] if r.workload == "llm"]
-
-
-@pytest.fixture
-def panel(qtbot):
-    from siliconbench.gui.charts.panel import ChartPanel
-    p = ChartPanel()
-    qtbot.addWidget(p)
-    p.resize(1100, 700)
-    p.show()
-    return p
 
 
 def label_rects(chart, labels):
