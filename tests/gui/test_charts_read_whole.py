@@ -155,3 +155,13 @@ def test_name_machine_shows_the_name_on_the_card_and_the_queue(window):
     assert window.machine_card.title.text() == "Lab H200"
     assert job.record.machine_label == "Lab H200"
     assert window.results.model.records[0].machine_label == "Lab H200"
+
+
+def test_with_the_sidebar_the_window_keeps_room_for_the_charts(window):
+    from siliconbench.gui.main_window import MIN_CHARTS_W, MIN_WINDOW
+    window.show_sidebar(True)
+    window.resize(*MIN_WINDOW)
+    assert window.right_split.width() >= MIN_CHARTS_W     # at 720 it had 270 px
+    window.show_sidebar(False)
+    window.resize(*MIN_WINDOW)
+    assert window.width() == MIN_WINDOW[0]
