@@ -187,6 +187,11 @@ class RunDetail(QDialog):
         for j in range(self.rows.columnCount()):
             if self.rows.horizontalHeaderItem(j).text() in ("Run", "Device"):
                 self.rows.setColumnHidden(j, True)
+        # A note is read whole: wrapped in its column (the last, which takes the room left)
+        # and the row as tall as it, never elided.
+        self.rows.setWordWrap(True)
+        self.rows.horizontalHeader().sectionResized.connect(
+            lambda *_: self.rows.resizeRowsToContents())
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         self.copy_button = buttons.addButton("Copy", QDialogButtonBox.ButtonRole.ActionRole)
         self.copy_button.clicked.connect(self.copy)
@@ -198,6 +203,10 @@ class RunDetail(QDialog):
         layout.addWidget(self.fields, 2)
         layout.addWidget(buttons)
         self.resize(1000, 680)
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        self.rows.resizeRowsToContents()   # the Note column has its width now
 
     def plain_text(self) -> str:
         """The run as text: what Copy puts on the clipboard."""

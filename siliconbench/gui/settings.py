@@ -159,6 +159,15 @@ def value_of(settings: QSettings, key: str, kind: type | tuple[type, ...]):
     return value
 
 
+# Preferences (siliconbench.gui.preferences): a run that ends joins Results selected (on), or
+# leaves the user's selection as it is (off, the default).
+SELECT_NEW_RUNS = "results/select_new_runs"
+
+
+def selects_new_runs(settings: QSettings) -> bool:
+    return is_true(settings, SELECT_NEW_RUNS, False)
+
+
 def is_true(settings: QSettings, key: str, default: bool) -> bool:
     # Ini files give "true"/"false" back as strings, plists as booleans.
     value = value_of(settings, key, (bool, str))

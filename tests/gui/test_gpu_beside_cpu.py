@@ -518,7 +518,7 @@ def test_png_and_svg_exports_carry_the_same_legend(panel, tmp_path):
     plot, legend and caption, so the legend's names are in both at the same place."""
     from PySide6.QtGui import QImage
 
-    from siliconbench.gui.charts.export import export_chart
+    from siliconbench.gui.charts.export import TITLE_H, export_chart
     panel.show_records(gpu_and_cpu())
     chart = panel.curves["tflops"]
     png, svg = tmp_path / "c.png", tmp_path / "c.svg"
@@ -529,9 +529,10 @@ def test_png_and_svg_exports_carry_the_same_legend(panel, tmp_path):
     for word in ("TF32", "H200", "tensorflow", "Peak"):
         assert word in text, word
     image = QImage(str(png))
-    assert (image.width(), image.height()) == (2 * chart.width(), 2 * chart.height())
+    tall = chart.height() + TITLE_H            # the chart under its title
+    assert (image.width(), image.height()) == (2 * chart.width(), 2 * tall)
     # The same page: the SVG's view box is the chart's size, the PNG twice it.
-    assert f'viewBox="0 0 {chart.width()} {chart.height()}"' in text
+    assert f'viewBox="0 0 {chart.width()} {tall}"' in text
 
 
 def test_a_run_done_with_warnings_reads_as_done_not_failed(qtbot):
