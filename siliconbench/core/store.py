@@ -71,7 +71,16 @@ def _was(n: int) -> str:
 
 class Store(StoreReads):
     """The results store: the file opened (store_schema.Database), its reads (StoreReads) and
-    the writes here."""
+    the writes here. Store() opens the shared store instead where SILICONBENCH_STORE names a
+    PostgreSQL server, as Store(address) does (siliconbench.core.store_sync.SharedStore: the
+    same reads and writes)."""
+
+    def __new__(cls, path=None, *args, **kwargs):
+        from siliconbench.core.store_sync import SharedStore, shared_url
+        url = shared_url(path) if cls is Store else None
+        if url is not None:
+            return SharedStore(url, *args, **kwargs)
+        return super().__new__(cls)
 
     def _tidy(self) -> None:
         self._sweep_vanished()

@@ -307,7 +307,38 @@ def cmd_gui(args) -> int:
     return gui_main([])
 
 
+def cmd_store(args) -> int:
+    """siliconbench store init|sync|push|check: the shared store (siliconbench.core.store_pg)."""
+    from siliconbench.core.store import Store
+    if args.store_command == "init":
+        from siliconbench.core.store_pg import init, is_url
+        if not is_url(args.url):
+            raise Usage(f"{clip(args.url)!r} is not a PostgreSQL address; give one such as "
+                        "postgresql://admin@host/siliconbench or service=NAME.")
+        for line in init(args.url, args.machine, args.admin):
+            print(line)
+        return EXIT_OK
+    if args.store_command is None:
+        raise Usage("Say what to do with the store: siliconbench store init URL, sync, push "
+                    "or check.")
+    store = Store()
+    if not hasattr(store, "sync"):
+        raise Usage("No shared store is set: give --store URL or set SILICONBENCH_STORE "
+                    "(postgresql://user@host/db or service=NAME).")
+    try:
+        if args.store_command == "check":
+            runs = store.listing()
+            print(f"The shared store {store.path} answers: {len(runs):,} runs of "
+                  f"{len({r.machine_label for r in runs}):,} machines.")
+            return EXIT_OK
+        done = store.sync() if args.store_command == "sync" else store.push()
+    finally:
+        store.close()
+    print(done.summary())
+    return EXIT_FAILED if done.left else EXIT_OK
+
+
 COMMANDS = {"devices": cmd_devices, "workloads": cmd_workloads, "run": cmd_run,
             "quick": cmd_quick, "results": cmd_results, "export": cmd_export,
             "import": cmd_import, "compare": cmd_compare, "reference": cmd_reference,
-            "gui": cmd_gui}
+            "gui": cmd_gui, "store": cmd_store}
