@@ -303,7 +303,13 @@ def migrate(db, upto: int = PG_SCHEMA_VERSION) -> int:
     opening at once do it once; the version it was at."""
     with db.transaction():
         db.execute("SELECT pg_advisory_xact_lock(hashtext('siliconbench schema'))")
-        db.execute(f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}")
+        if db.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (SCHEMA,)).fetchone() \
+                is None:
+            db.execute(f"CREATE SCHEMA {SCHEMA} AUTHORIZATION {ADMIN_ROLE}")
+        # What a migration makes belongs to the admin role, not to whoever ran it, so that
+        # any of the lab's admins can run the next one.
+        if db.execute("SELECT pg_has_role(%s, 'MEMBER')", (ADMIN_ROLE,)).fetchone()[0]:
+            db.execute(f"SET LOCAL ROLE {ADMIN_ROLE}")
         db.execute(f"CREATE TABLE IF NOT EXISTS {SCHEMA}.schema_version (version INTEGER)")
         row = db.execute(f"SELECT version FROM {SCHEMA}.schema_version").fetchone()
         if row is None:

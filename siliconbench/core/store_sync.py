@@ -66,6 +66,9 @@ class SharedStore:
         from siliconbench.core.store import Store
         self.url, self.path, self.notice = url, StoreURL(url), notice
         self.local = Store(local_path or default_path(), notice=notice)
+        if not self.local._has_table("unsent"):
+            with self.local._transaction() as db:
+                db.execute(_UNSENT)
         self._shared: SharedDatabase | None = None
         self.offline: str | None = None   # why the shared store could not be reached
         try:
@@ -155,15 +158,12 @@ class SharedStore:
         return Sent(len(added), len(records) - len(added), 0)
 
     def _unsent(self) -> list[str]:
-        if not self.local._has_table("unsent"):
-            return []
         under_way = self.local._under_way()
         return [r[0] for r in self.local.db.execute("SELECT id FROM unsent").fetchall()
                 if r[0] not in under_way]
 
     def _mark(self, ids: list[str]) -> None:
         with self.local._transaction() as db:
-            db.execute(_UNSENT)
             db.executemany("INSERT OR IGNORE INTO unsent VALUES (?)", [(i,) for i in ids])
 
     def _unmark(self, ids: list[str]) -> None:
