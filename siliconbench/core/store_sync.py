@@ -11,13 +11,11 @@ Preferences) naming a PostgreSQL server, else the local file, as before (shared_
 from __future__ import annotations
 
 import os
-import sys
-from collections.abc import Callable
 from typing import NamedTuple
 
 from siliconbench.core.results import RunRecord
 from siliconbench.core.store_pg import SharedDatabase, StoreURL, is_url
-from siliconbench.core.store_schema import StoreError, default_path
+from siliconbench.core.store_schema import Imported, StoreError
 
 ENV = "SILICONBENCH_STORE"
 _UNSENT = "CREATE TABLE IF NOT EXISTS unsent (id TEXT PRIMARY KEY)"
@@ -31,10 +29,6 @@ def shared_url(path=None) -> str | None:
     if path is None:
         path = os.environ.get(ENV) or None
     return path if is_url(path) else None
-
-
-def _say(message: str) -> None:
-    print(f"siliconbench: {message}", file=sys.stderr, flush=True)
 
 
 class Sent(NamedTuple):
@@ -61,11 +55,10 @@ class SharedStore:
 
     read_only = False
 
-    def __init__(self, url: str, notice: Callable[[str], None] = _say,
-                 local_path=None) -> None:
-        from siliconbench.core.store import Store
-        self.url, self.path, self.notice = url, StoreURL(url), notice
-        self.local = Store(local_path or default_path(), notice=notice)
+    def __init__(self, url: str, local) -> None:
+        """`local`: this machine's store (siliconbench.core.store.Store), where runs wait."""
+        self.url, self.path = url, StoreURL(url)
+        self.local, self.notice = local, local.notice
         if not self.local._has_table("unsent"):
             with self.local._transaction() as db:
                 db.execute(_UNSENT)
@@ -173,7 +166,6 @@ class SharedStore:
     # ------------------------------------------------------------ other writes: the shared store
 
     def import_records(self, records: list[RunRecord]):
-        from siliconbench.core.store import Imported
         added = self._connected().insert([(rec, True) for rec in records])
         return Imported(len(added), 0, len(records) - len(added))
 

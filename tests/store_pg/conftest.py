@@ -159,3 +159,11 @@ def new_database(server: Server, tmp_path: Path, monkeypatch, upto=None) -> Shar
 @pytest.fixture
 def shared(pg_server, tmp_path, monkeypatch) -> Shared:
     return new_database(pg_server, tmp_path, monkeypatch)
+
+
+@pytest.fixture(autouse=True)
+def no_store_left_set(monkeypatch):
+    """`--store URL` sets SILICONBENCH_STORE in the process (for the children a run starts):
+    put back as it was after each test, so no other test finds a shared store."""
+    monkeypatch.setenv("SILICONBENCH_STORE", "")
+    monkeypatch.delenv("SILICONBENCH_STORE")
