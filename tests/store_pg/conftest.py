@@ -1,7 +1,7 @@
-"""A real PostgreSQL server for the shared-store tests, started by the tests themselves: initdb
-into a temporary folder, listening on a Unix socket in that folder only (no TCP port), stopped
-and removed at the end whatever happened. As root (CI, this machine) the server runs as the
-`postgres` user, which PostgreSQL requires; otherwise as the user running the tests.
+"""A real PostgreSQL server for the shared-store tests, started by the tests themselves
+(tests/pg_server.py: initdb into a temporary folder, a Unix socket in that folder only, no TCP
+port), stopped and removed at the end whatever happened; the tests skip, saying why, only where
+PostgreSQL's binaries are missing.
 
 Every test gets a database of its own, set up by `siliconbench store init` with two machines'
 roles and an admin's; their passwords are in a ~/.pgpass-format file named by PGPASSFILE, as a
@@ -11,111 +11,42 @@ from __future__ import annotations
 
 import itertools
 import os
-import shutil
-import subprocess
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-BIN_DIRS = ["/usr/lib/postgresql/15/bin", "/usr/lib/postgresql/16/bin",
-            "/usr/lib/postgresql/17/bin", "/usr/lib/postgresql/14/bin"]
+from tests.pg_server import MISSING, Server, end_server, have_binaries, start_server
+
 ROLES = {"mach_a": "pass-a", "mach_b": "pass-b", "lab_admin": "pass-admin",
          "outsider": "pass-out"}
 _databases = itertools.count()
 
 
-def _binary(name: str) -> str | None:
-    found = shutil.which(name)
-    if found:
-        return found
-    for folder in BIN_DIRS:
-        if os.access(Path(folder) / name, os.X_OK):
-            return str(Path(folder) / name)
-    return None
-
-
-@dataclass
-class Server:
-    folder: Path
-    as_postgres: bool
-
-    def _run(self, *argv: str) -> None:
-        prefix = ["runuser", "-u", "postgres", "--"] if self.as_postgres else []
-        subprocess.run(prefix + list(argv), check=True, capture_output=True, timeout=120)
-
-    def start(self) -> None:
-        self._run(_binary("pg_ctl"), "-D", str(self.folder / "data"), "-w", "-t", "60",
-                  "-l", str(self.folder / "log"), "-o",
-                  f"-c listen_addresses='' -c unix_socket_directories={self.folder} "
-                  "-c fsync=off -c max_connections=60", "start")
-
-    def stop(self) -> None:
-        if (self.folder / "data" / "postmaster.pid").exists():
-            self._run(_binary("pg_ctl"), "-D", str(self.folder / "data"), "-w", "-m", "fast",
-                      "stop")
-
-    def url(self, user: str = "postgres", dbname: str = "postgres") -> str:
-        return f"host={self.folder} dbname={dbname} user={user}"
-
-
-def _start_server() -> Server:
-    if _binary("initdb") is None or _binary("pg_ctl") is None:
-        pytest.skip("PostgreSQL's initdb and pg_ctl are not installed (Debian: apt install "
-                    "postgresql; macOS: brew install postgresql); the shared-store tests need "
-                    "a real server")
-    as_postgres = os.geteuid() == 0
-    folder = Path(tempfile.mkdtemp(prefix="sbpg-"))   # short: a socket path has 107 bytes
-    if as_postgres:
-        shutil.chown(folder, "postgres")
-    server = Server(folder, as_postgres)
+def _server_with_roles():
+    if not have_binaries():
+        pytest.skip(f"{MISSING}; the shared-store tests need a real server")
+    server = start_server()
     try:
-        server._run(_binary("initdb"), "-D", str(folder / "data"), "-U", "postgres",
-                    "--auth=trust", "-E", "UTF8", "--no-sync")
-        # The superuser by trust (the test's set-up); every other role by its password.
-        (folder / "data" / "pg_hba.conf").write_text(
-            "local all postgres trust\nlocal all all scram-sha-256\n")
-        server.start()
-    except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)
-        raise
-    return server
-
-
-def _end_server(server: Server) -> None:
-    try:
-        server.stop()
+        import psycopg
+        with psycopg.connect(server.url(), autocommit=True) as db:
+            for role, password in ROLES.items():
+                db.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{password}'")
+        yield server
     finally:
-        shutil.rmtree(server.folder, ignore_errors=True)
+        end_server(server)
 
 
 @pytest.fixture(scope="session")
 def pg_server():
     """One server for the session (each xdist worker its own), with the machines' roles."""
-    server = _start_server()
-    try:
-        import psycopg
-        with psycopg.connect(server.url(), autocommit=True) as db:
-            for role, password in ROLES.items():
-                db.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{password}'")
-        yield server
-    finally:
-        _end_server(server)
+    yield from _server_with_roles()
 
 
 @pytest.fixture
 def own_server():
     """A server of the test's own, which the test may stop and start (the fault tests)."""
-    server = _start_server()
-    try:
-        import psycopg
-        with psycopg.connect(server.url(), autocommit=True) as db:
-            for role, password in ROLES.items():
-                db.execute(f"CREATE ROLE {role} LOGIN PASSWORD '{password}'")
-        yield server
-    finally:
-        _end_server(server)
+    yield from _server_with_roles()
 
 
 @dataclass
