@@ -374,3 +374,26 @@ def _role_exists(db, role: str) -> bool:
 
 def _first_line(e: Exception) -> str:
     return (str(e).strip().splitlines() or [type(e).__name__])[0]
+
+
+def check(url: str) -> tuple[bool, str]:
+    """Whether the shared store at `url` answers, and one sentence on it (Preferences' Test
+    Connection, `siliconbench store check`): how many runs of how many machines, or what to
+    fix."""
+    if not is_url(url):
+        return False, "Give a PostgreSQL address: postgresql://user@host/db or service=NAME."
+    try:
+        shared = SharedDatabase(url)
+    except StoreError as e:
+        return False, str(e)
+    try:
+        runs, machines = shared.execute(
+            f"SELECT count(*), count(DISTINCT coalesce(label, owner)) FROM {SCHEMA}.runs"
+        ).fetchone()
+        user = shared.execute("SELECT current_user").fetchone()[0]
+    except StoreError as e:
+        return False, str(e)
+    finally:
+        shared.close()
+    return True, (f"The shared store {without_password(url)} answers: {runs:,} runs of {machines:,} "
+            f"machines; this machine writes as {user}.")

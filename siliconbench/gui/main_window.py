@@ -373,7 +373,8 @@ class MainWindow(QMainWindow):
                 "run": self.run_clicked, "cancel": self.cancel_current,
                 "cancel_all": lambda: self.queue.cancel_all(), "refresh": self.devices.start,
                 "queue_tab": self.show_queue, "results_tab": self.show_results,
-                "sidebar": self.toggle_sidebar}
+                "sidebar": self.toggle_sidebar,
+                "preferences": lambda: prefs.store_preferences(self, self.settings).exec()}
 
     def _splits(self) -> dict[str, QSplitter]:
         """The panes' splitters, by the names their states are kept under."""

@@ -31,7 +31,7 @@ store.close()
 """
 
 
-def test_eight_processes_saving_at_once_keep_every_run_once(shared, tmp_path):
+def test_eight_processes_saving_at_once_keep_every_run_once(shared, tmp_path, qtbot):
     go = tmp_path / "go"
     procs = []
     for n in range(PROCESSES):
@@ -53,7 +53,12 @@ def test_eight_processes_saving_at_once_keep_every_run_once(shared, tmp_path):
     assert len(ids) == PROCESSES * RUNS and len(set(ids)) == len(ids)
     assert {i[:6] for i in ids} == {f"{n:02d}-{i:03d}" for n in range(PROCESSES)
                                     for i in range(RUNS)}
-    # What the app's Results reads (the store's listing) sees every one of them.
+    # The app open on the shared store: its Results lists every one of them.
+    from siliconbench.gui.results_browser import ResultsBrowser
     lab = Store(shared.url("mach_a"))
+    browser = ResultsBrowser(lab)
+    qtbot.addWidget(browser)
+    browser.reload()
+    assert browser.model.rowCount() == PROCESSES * RUNS
     assert len(lab.listing()) == PROCESSES * RUNS
     lab.close()

@@ -4,6 +4,7 @@ JSON). Each returns the exit code, or raises Usage with one sentence."""
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import time
@@ -321,16 +322,18 @@ def cmd_store(args) -> int:
     if args.store_command is None:
         raise Usage("Say what to do with the store: siliconbench store init URL, sync, push "
                     "or check.")
-    store = Store()
-    if not hasattr(store, "sync"):
+    url = os.environ.get("SILICONBENCH_STORE")
+    if not url:
         raise Usage("No shared store is set: give --store URL or set SILICONBENCH_STORE "
                     "(postgresql://user@host/db or service=NAME).")
+    if args.store_command == "check":
+        from siliconbench.core.store_pg import check
+        answers, sentence = check(url)
+        print(sentence if answers else f"siliconbench: {sentence}",
+              file=sys.stdout if answers else sys.stderr)
+        return EXIT_OK if answers else EXIT_FAILED
+    store = Store()
     try:
-        if args.store_command == "check":
-            runs = store.listing()
-            print(f"The shared store {store.path} answers: {len(runs):,} runs of "
-                  f"{len({r.machine_label for r in runs}):,} machines.")
-            return EXIT_OK
         done = store.sync() if args.store_command == "sync" else store.push()
     finally:
         store.close()
