@@ -17,9 +17,17 @@ import re
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from siliconbench.core.results import RunRecord
-from siliconbench.core.store_schema import COLUMNS, Listed, StoreError, home, listing_of
+from siliconbench.core.store_schema import (
+    COLUMNS,
+    MIGRATIONS,
+    Listed,
+    StoreError,
+    home,
+    listing_of,
+)
 
 SCHEMA = "siliconbench"
+_SQLITE_RUNS = MIGRATIONS[0][0]
 ADMIN_ROLE = "siliconbench_admin"
 WRITER_ROLE = "siliconbench_writer"
 CONNECT_TIMEOUT_S = 5     # an unreachable server: the run is kept here instead, soon
@@ -28,21 +36,11 @@ _ROLES = f"{WRITER_ROLE}, {ADMIN_ROLE}"
 # Each entry brings the shared store up by one version (siliconbench.schema_version says
 # where it is); run by `siliconbench store init` or by the admin's SiliconBench on opening.
 PG_MIGRATIONS: list[list[str]] = [
-    [f"""CREATE TABLE {SCHEMA}.runs (
-        id TEXT PRIMARY KEY,
-        created_at TEXT NOT NULL,
-        workload TEXT NOT NULL,
-        framework TEXT NOT NULL,
-        device TEXT NOT NULL,
-        status TEXT NOT NULL,
-        label TEXT,
-        source TEXT NOT NULL,
-        imported INTEGER NOT NULL DEFAULT 0,
-        record TEXT NOT NULL,
-        listing TEXT,
-        owner NAME NOT NULL DEFAULT current_user,
-        seq BIGINT GENERATED ALWAYS AS IDENTITY
-    )""",
+    # SQLite's table as its migrations left it (one definition), with who wrote each row
+    # and the order rows came in (SQLite's rowid).
+    [_SQLITE_RUNS.replace("CREATE TABLE runs (", f"CREATE TABLE {SCHEMA}.runs (", 1)
+     .rstrip().removesuffix(")") + ", listing TEXT, owner NAME NOT NULL DEFAULT current_user, "
+     "seq BIGINT GENERATED ALWAYS AS IDENTITY)",
      f"GRANT SELECT, INSERT, UPDATE, DELETE ON {SCHEMA}.runs TO {_ROLES}",
      f"ALTER TABLE {SCHEMA}.runs ENABLE ROW LEVEL SECURITY",
      f"CREATE POLICY read_all ON {SCHEMA}.runs FOR SELECT TO {_ROLES} USING (true)",
@@ -57,7 +55,7 @@ PG_MIGRATIONS: list[list[str]] = [
     # Listing newest first and a machine's runs (the machine filter, Compare's labels) read
     # an index, not the table, at 10,000 runs and at a million.
     [f"CREATE INDEX runs_newest ON {SCHEMA}.runs (created_at DESC, seq DESC)",
-     f"CREATE INDEX runs_by_label ON {SCHEMA}.runs (label, created_at DESC)",
+     f"CREATE INDEX runs_by_label ON {SCHEMA}.runs (lower(label), created_at DESC)",
      f"CREATE INDEX runs_by_owner ON {SCHEMA}.runs (owner)"],
 ]
 PG_SCHEMA_VERSION = len(PG_MIGRATIONS)
@@ -237,18 +235,13 @@ class SharedDatabase:
              status: str | None = None, column: str = "record",
              label: str | None = None) -> list[RunRecord]:
         """Newest first; `label` keeps one machine's runs (its label, any case)."""
-        sql, args = f"SELECT id, {{column}} FROM {SCHEMA}.runs WHERE true", []
-        for name, value in (("workload", workload), ("status", status)):
-            if value:
-                sql += f" AND {name} = %s"
-                args.append(value)
-        if label:
-            sql += " AND lower(label) = lower(%s)"
-            args.append(label)
-        sql += " ORDER BY created_at DESC, seq DESC"
-        if limit is not None:
-            sql += " LIMIT %s"
-            args.append(limit)
+        given = {test: value for test, value in (
+            ("workload = %s", workload), ("status = %s", status),
+            ("lower(label) = lower(%s)", label)) if value}
+        sql = (f"SELECT id, {{column}} FROM {SCHEMA}.runs WHERE "
+               + " AND ".join(["true", *given]) + " ORDER BY created_at DESC, seq DESC"
+               + (" LIMIT %s" if limit is not None else ""))
+        args = [*given.values(), *([limit] if limit is not None else [])]
         return self._read(sql, args, column)
 
     def listing(self, limit: int | None = None) -> list[Listed]:
