@@ -351,6 +351,10 @@ def init(url: str, machines: list[str] = (), admins: list[str] = (),
                                                                 sql.Identifier(name)))
                     done.append(f"{name} is a member of {group}.")
     except psycopg.Error as e:
+        if getattr(e, "sqlstate", None) == "42501":
+            raise StoreError(f"The shared store {without_password(url)} refused to be set up "
+                             f"({_first_line(e)}); run siliconbench store init as a superuser "
+                             "or the database's owner.") from None
         raise StoreError(sentence(e, url)) from None
     finally:
         db.close()

@@ -144,3 +144,14 @@ def test_a_newer_schema_is_refused_in_one_sentence(shared, capsys):
                    (PG_SCHEMA_VERSION + 1,))
     err = _one_sentence(capsys, ["results", "--store", shared.url("mach_a")])
     assert "newer SiliconBench" in err and "update SiliconBench" in err
+
+
+def test_store_init_sets_up_once_and_refuses_a_machine_s_role(pg_server, tmp_path, monkeypatch,
+                                                               capsys):
+    shared = new_database(pg_server, tmp_path, monkeypatch)
+    assert cli.main(["store", "init", shared.url("postgres"), "--machine", "mach_a"]) == 0
+    out = capsys.readouterr().out
+    assert "mach_a is a member of siliconbench_writer." in out
+    assert f"The schema is at version {PG_SCHEMA_VERSION} (already)." in out
+    err = _one_sentence(capsys, ["store", "init", shared.url("mach_a")])
+    assert "store init as a superuser or the database's owner" in err

@@ -138,7 +138,10 @@ def cmd_quick(args) -> int:
     # A short summary, not every row: `siliconbench results --show ID` has those.
     print("\nQuick suite: the best point of each workload (headline metric)")
     print("\n".join(summary_lines(records)))
-    kept = f"kept in the store {default_path()}" if all_stored else \
+    from siliconbench.core.store_pg import StoreURL
+    from siliconbench.core.store_sync import shared_url
+    url = shared_url()   # the shared store's address (without password), else the file
+    kept = f"kept in the store {StoreURL(url) if url else default_path()}" if all_stored else \
         "kept in the store or the files named above"
     print(f"\nAll rows are {kept}\nand written to {out}.\n"
           f"List the runs with: siliconbench results; one run's rows: siliconbench results "
