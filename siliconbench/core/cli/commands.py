@@ -4,6 +4,7 @@ JSON). Each returns the exit code, or raises Usage with one sentence."""
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import time
@@ -151,7 +152,10 @@ def cmd_quick(args) -> int:
     # A short summary, not every row: `siliconbench results --show ID` has those.
     print("\nQuick suite: the best point of each workload (headline metric)")
     print("\n".join(summary_lines(records)))
-    kept = f"kept in the store {default_path()}" if all_stored else \
+    from siliconbench.core.store_pg import StoreURL
+    from siliconbench.core.store_sync import shared_url
+    url = shared_url()   # the shared store's address (without password), else the file
+    kept = f"kept in the store {StoreURL(url) if url else default_path()}" if all_stored else \
         "kept in the store or the files named above"
     print(f"\nAll rows are {kept}\nand written to {out}.\n"
           f"List the runs with: siliconbench results; one run's rows: siliconbench results "
@@ -334,7 +338,40 @@ def cmd_gui(args) -> int:
     return gui_main([])
 
 
+def cmd_store(args) -> int:
+    """siliconbench store init|sync|push|check: the shared store (siliconbench.core.store_pg)."""
+    from siliconbench.core.store import Store
+    if args.store_command == "init":
+        from siliconbench.core.store_pg import init, is_url
+        if not is_url(args.url):
+            raise Usage(f"{clip(args.url)!r} is not a PostgreSQL address; give one such as "
+                        "postgresql://admin@host/siliconbench or service=NAME.")
+        for line in init(args.url, args.machine, args.admin):
+            print(line)
+        return EXIT_OK
+    if args.store_command is None:
+        raise Usage("Say what to do with the store: siliconbench store init URL, sync, push "
+                    "or check.")
+    url = os.environ.get("SILICONBENCH_STORE")
+    if not url:
+        raise Usage("No shared store is set: give --store URL or set SILICONBENCH_STORE "
+                    "(postgresql://user@host/db or service=NAME).")
+    if args.store_command == "check":
+        from siliconbench.core.store_pg import check
+        answers, sentence = check(url)
+        print(sentence if answers else f"siliconbench: {sentence}",
+              file=sys.stdout if answers else sys.stderr)
+        return EXIT_OK if answers else EXIT_FAILED
+    store = Store()
+    try:
+        done = store.sync() if args.store_command == "sync" else store.push()
+    finally:
+        store.close()
+    print(done.summary())
+    return EXIT_FAILED if done.left else EXIT_OK
+
+
 COMMANDS = {"devices": cmd_devices, "workloads": cmd_workloads, "run": cmd_run,
             "quick": cmd_quick, "results": cmd_results, "export": cmd_export,
             "import": cmd_import, "compare": cmd_compare, "reference": cmd_reference,
-            "models": cmd_models, "gui": cmd_gui}
+            "models": cmd_models, "gui": cmd_gui, "store": cmd_store}

@@ -97,7 +97,35 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--json", action="store_true", help="machine-readable output")
 
     sub.add_parser("gui", help="open the desktop app")
+
+    st = sub.add_parser("store", help="a lab's shared store on PostgreSQL: set it up, send "
+                        "the runs kept here")
+    ssub = st.add_subparsers(dest="store_command", parser_class=Parser, metavar="ACTION")
+    si = ssub.add_parser("init", help="(the admin) create or upgrade the shared store's tables "
+                         "and roles")
+    si.add_argument("url", metavar="URL", help="a libpq address: postgresql://admin@host/db, "
+                    "or service=NAME")
+    si.add_argument("--machine", action="append", default=[], metavar="ROLE",
+                    help="a login role that writes its own runs; repeat")
+    si.add_argument("--admin", action="append", default=[], metavar="ROLE",
+                    help="a login role that may change or delete any run; repeat")
+    ssub.add_parser("sync", help="send the runs kept here while the shared store could not be "
+                    "reached")
+    ssub.add_parser("push", help="send every run of this machine's own store to the shared one")
+    ssub.add_parser("check", help="connect to the shared store and say what it holds")
+    _store_flag(p, None)
     return p
+
+
+def _store_flag(p: argparse.ArgumentParser, default) -> None:
+    """--store URL on the command and on every subcommand (before or after its name)."""
+    p.add_argument("--store", metavar="URL", default=default,
+                   help="a shared store (postgresql://..., service=NAME) instead of this "
+                        "machine's; default: SILICONBENCH_STORE")
+    for action in p._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                _store_flag(child, argparse.SUPPRESS)
 
 
 TIME_LIMIT = Param("time_limit", "float", None, "Stop the run after this long.", min=0.001)
