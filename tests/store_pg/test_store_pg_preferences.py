@@ -74,3 +74,18 @@ def test_this_machine_only_forgets_the_shared_store(shared, qtbot, monkeypatch):
     assert shared_store(settings) is None
     use_store_preference(settings)
     assert not isinstance(Store(), SharedStore)
+
+
+def test_the_preferences_window_names_where_runs_are_kept(qtbot):
+    """Edit > Preferences is one window: the selection choice, and the store, whose Change…
+    opens the store's sheet; the line follows what the sheet kept."""
+    from siliconbench.gui.preferences import Preferences
+    from siliconbench.gui.settings import keep_shared_store
+    settings = app_settings()
+    window = Preferences(settings)
+    qtbot.addWidget(window)
+    assert window.store_text.text() == "Runs are kept on this machine only."
+    keep_shared_store(settings, "service=lab")
+    window._say_store()
+    assert window.store_text.text() == "Runs are kept in the shared store service=lab."
+    assert window.change_store.text() == "Change…"
