@@ -69,6 +69,10 @@ def prepare(spec: RunSpec) -> RunSpec:
         if not fw.installed():
             raise UsageError(fw.missing_reason())
         resolved = params_mod.resolve(w.params, spec.params)
+        models = fw.train_models
+        if models and w.name in ("train", "memory") and resolved.get("model") not in models:
+            raise UsageError(f"{resolved.get('model')} is not available on {fw.title}; "
+                             f"choose {' or '.join(models)}.")
         w.check(resolved)
         if (w.distributed or w.starts_runs) and "backend" in resolved:
             from siliconbench.core.launch import backend_refused

@@ -287,10 +287,13 @@ def live_rapl(tmp_path, monkeypatch):
     stop = threading.Event()
 
     def rise():
-        value = 99_000_000
+        # The counter is 10 W of the clock's time, not of the thread's wake-ups: a thread
+        # that wakes late on a loaded machine (CI's shared cores) writes a later value, never
+        # a lower power (counting 0.05 J a wake-up read 1.5 W there).
+        start = time.monotonic()
         while not stop.wait(0.005):
-            value = (value + 50_000) % 100_000_000
-            write_uj(path, value)
+            joules = 99 + 10 * (time.monotonic() - start)
+            write_uj(path, int(joules * 1e6) % 100_000_000)
     thread = threading.Thread(target=rise, daemon=True)
     thread.start()
     monkeypatch.setenv(telemetry.POWERCAP_ENV, str(root))

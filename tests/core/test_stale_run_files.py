@@ -40,7 +40,7 @@ def test_what_a_killed_run_left_is_removed_by_the_next(workload, siliconbench_ho
     tmp.mkdir()
     env = {**os.environ, "TMPDIR": str(tmp)}
     cli = start_cli("run", workload, "--framework", "mlx", "--processes", "2",
-                    *RUNS[workload], env=env)
+                    *RUNS[workload], "--yes", env=env)
     try:
         # The ranks' ports are locked and (scaling) the worlds' hostfile folder made.
         assert _wait_for(lambda: any(n.startswith("lock") for n in leftovers(tmp)) and (
@@ -53,7 +53,7 @@ def test_what_a_killed_run_left_is_removed_by_the_next(workload, siliconbench_ho
     left = leftovers(tmp)
     assert any(n.startswith("lock") for n in left), left     # what the kill left behind
     again = start_cli("run", "allreduce", "--framework", "mlx", "--processes", "1",
-                      "--sizes", "64", "--quick", env=env)
+                      "--sizes", "64", "--quick", "--yes", env=env)
     out, err = again.communicate(timeout=300)
     assert again.returncode == 0, err
     assert leftovers(tmp) == []

@@ -159,3 +159,11 @@ def test_a_probe_the_framework_refuses_is_one_sentence_and_exit_2(capsys):
     assert code == 2
     assert err.strip() == "siliconbench: resnet50 is not available on MLX; choose distilbert " \
                           "or bert-large."
+
+
+def test_mlx_declares_the_models_its_train_part_builds():
+    """child.prepare refuses other models from this list before any estimate: it must be
+    what MLX's train part builds."""
+    from siliconbench.core.frameworks import FRAMEWORKS
+    from siliconbench.core.kit.encoders import ENCODERS
+    assert FRAMEWORKS["mlx"].train_models == tuple(ENCODERS)

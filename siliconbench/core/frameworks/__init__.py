@@ -48,6 +48,9 @@ class FrameworkInfo:
     workloads: tuple[str, ...] = ()   # the workloads it runs (its part: <workload>.py or ops)
     rank: int = 100              # where lists show it, lowest first
     first_choice: int | None = None   # a first launch ticks a device of the lowest; None: never
+    # The models its train and memory parts build, where fewer than the workloads offer:
+    # refused before a run starts (child.prepare), not after the estimate has asked.
+    train_models: tuple[str, ...] | None = None
 
     def installed(self) -> bool:
         """Cheap: finds the package without importing it."""

@@ -6,4 +6,4 @@ FRAMEWORK = FrameworkInfo(
     "mlx", "MLX", "mlx", "siliconbench.core.frameworks.mlx.adapter", "mlx",
     workloads=("gemm", "bandwidth", "train", "mlp", "memory", "llm", "allreduce", "scaling",
                "scaling-world"),
-    rank=2, first_choice=1)
+    rank=2, first_choice=1, train_models=("distilbert", "bert-large"))
