@@ -275,7 +275,7 @@ def own_model(params: dict) -> OwnModel | None:
 def model_label(params: dict) -> str:
     """The model as rows and sentences name it: the preset, or the file's name."""
     own = own_model(params)
-    return Path(own.file.path).name if own else params["preset"]
+    return own.file.name if own else params["preset"]
 
 
 def check_params(params: dict) -> None:
