@@ -27,10 +27,18 @@ def find_models() -> list[ModelFile]:
     return model_files.find()
 
 
+def count_text(n: int) -> str:
+    """A parameter count as model names give it: '1.24B', '494M', '107K'."""
+    for div, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "K")):
+        if n >= div:
+            return number(n / div) + suffix
+    return number(n)
+
+
 def model_text(m: ModelFile) -> str:
-    """'someone/tiny-llama · 0.1B · Q4_0 · 770 MB', as the list reads."""
-    parts = [m.name, m.architecture,
-             number(m.parameters / 1e9) + "B" if m.parameters else "",
+    """'org/Llama-3.2-1B-Instruct-GGUF/…-Q4_0.gguf · llama · 1.24B · Q4_0 · 737 MB', as the
+    list reads."""
+    parts = [m.name, m.architecture, count_text(m.parameters) if m.parameters else "",
              m.quantisation, size(m.size) if m.size else ""]
     return " · ".join(p for p in parts if p)
 
