@@ -185,3 +185,21 @@ def test_a_run_of_a_listed_model_draws_beside_a_preset_run(qtbot, window, hub, s
     assert axis.labelText == "Context (tokens, log₂ scale)"
     assert decode.plot_item.getAxis("bottom").labelText == "Context (tokens, linear)"
     assert [r.params["depth"] for r in decode.series[0].rows] == [0, 512]
+
+
+def test_a_listed_model_is_sized_before_it_runs(qtbot, window, hub):
+    """Run with a listed model goes through the estimate as a preset does, sized from the
+    file and named by it: on a GPU smaller than its weights, refused before anything runs."""
+    from siliconbench.core.kit.model_files import read_model
+    from tests.dialogs import the_sheet
+    form = llm_form(qtbot, window)
+    weights = read_model(str(hub)).file.size
+    tiny_gpu = DeviceInfo("torch", "cuda:0", "Tiny GPU", "gpu", weights // 2)
+    window.devices.set_devices([tiny_gpu], {"torch": "test"})
+    window.devices.set_checked(["torch:cuda:0"])
+    choose(form, "someone/tiny-llama")
+    assert window.run_clicked() == [] and window.queue.jobs == []
+    sheet = the_sheet(window)
+    assert sheet.windowTitle() == "This run cannot start"
+    assert sheet.text().startswith("Nothing of this run fits in the 80% of Tiny GPU's")
+    assert "someone/tiny-llama in bfloat16 with a 128-token prompt" in sheet.text()
