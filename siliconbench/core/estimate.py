@@ -246,8 +246,9 @@ def _llm(est: Estimate, params: dict, device, settings, fits) -> None:
                                dtype not in shapes.ITEMSIZE else compute, False)
     gbs, memory = _memory_gbs(device)
     name = llm.model_label(params)
-    prompts = params["prompts"] or list(llm.DEFAULT_PROMPTS)
-    depths = params["depths"] or list(llm.DEFAULT_DEPTHS)
+    prompts, depths = llm.context_points(params, shape)
+    prompts = prompts or list(llm.DEFAULT_PROMPTS)
+    depths = depths or list(llm.DEFAULT_DEPTHS)
     total = 0.0
     runs: dict[str, list[int]] = {"prefill": [], "decode": []}
     for kind, tokens, at, what in [("prefill", p, p, f"a {p}-token prompt") for p in prompts] + \

@@ -31,6 +31,9 @@ class Curve:
     # the depth): drawn dashed under this name, per series, in the series' colour.
     bound: str = ""
     bound_name: str = ""
+    # The axis's title where every run drawn swept the context (an LLM's --context-sweep:
+    # its prompts and depths are the same lengths), so both charts read "against context".
+    sweep_label: str = ""
 
 
 CURVE_METRICS = {
@@ -40,13 +43,14 @@ CURVE_METRICS = {
     # Prompts are lengths of 1 and more, swept in powers of two (128, 512, 2048).
     "prefill_tokens_per_s": Curve("LLM", "Prefill", "tok/s",
                                   "Prompt length in tokens (log₂ scale)", x="prompt",
-                                  peak=False),
+                                  peak=False, sweep_label="Context (tokens, log₂ scale)"),
     # Depth 0 (an empty context) is the first point of every sweep, which a log axis cannot
     # place; and the bytes a step reads grow in step with the depth, so on a linear axis the
     # bound falls as a smooth 1/(a + b·depth) and a curve that falls faster stands out.
     "decode_tokens_per_s": Curve("LLM", "Decode", "tok/s", "Context depth in tokens (linear)",
                                  x="depth", log_x=False, peak=False, bound="decode_roofline",
-                                 bound_name="memory bound"),
+                                 bound_name="memory bound",
+                                 sweep_label="Context (tokens, linear)"),
     # nccl-tests' bus bandwidth over the message size; a link has no published peak here.
     "busbw": Curve("All-reduce", "Bus bandwidth", "GB/s", "Message size (log₂ scale)",
                    x_bytes=1, peak=False),
@@ -90,6 +94,16 @@ def chart_of(workload_name: str, row: Row) -> str | None:
     if row.metric == w.metric and "model" in row.params and row.metric.endswith("_per_s"):
         return BARS
     return None
+
+
+def x_title(records: list[RunRecord], metric: str) -> str:
+    """The curve's x axis title for these runs: Curve.sweep_label where every run with a
+    point on it is a context sweep (params["context_sweep"]), else Curve.x_label."""
+    curve = CURVE_METRICS[metric]
+    drawn = [r for r in records if any(chart_of(r.workload, row) == metric for row in r.rows)]
+    if curve.sweep_label and drawn and all(r.params.get("context_sweep") for r in drawn):
+        return curve.sweep_label
+    return curve.x_label
 
 
 def size_label(n: float) -> str:

@@ -427,6 +427,7 @@ class MainWindow(QMainWindow):
         self.catalogue.chosen.connect(self._on_workload)
         self.devices.checked_changed.connect(self._update_run_button)
         self.devices.checked_changed.connect(self._update_tab_order)
+        self.devices.checked_changed.connect(self._tell_form_frameworks)
         self.devices.discovered.connect(self._on_devices_found)
         # Kept answers arrive first: the first launch's sensible choice need not wait for them all.
         self.devices.partly_found.connect(lambda _: self._pick_first_device())
@@ -456,8 +457,14 @@ class MainWindow(QMainWindow):
         self.workload_summary.setText(w.summary)
         from siliconbench.core.frameworks import runs_on
         self.devices.restrict_to(runs_on(w))
+        self._tell_form_frameworks()
         self._update_run_button()
         self._update_tab_order()
+
+    def _tell_form_frameworks(self, *_) -> None:
+        """The form offers what the ticked devices' frameworks run (the LLM's model files)."""
+        if self.form is not None:
+            self.form.set_frameworks({d.framework for d in self.devices.checked()})
 
     @property
     def form(self) -> ParamForm | None:

@@ -127,6 +127,10 @@ class ParamField(QWidget):
                 combo.setCompleter(completer)
             if p.default in p.choices:
                 combo.setCurrentText(p.default)
+            # Entries past the choices carry data (the LLM form's model files: model_choice):
+            # choosing one keeps the choice before it as the field's value.
+            self.last_choice = combo.currentText()
+            combo.currentTextChanged.connect(self._remember_choice)
             combo.currentTextChanged.connect(self._on_change)
             return combo
         if p.kind == "choice_list":
@@ -154,6 +158,10 @@ class ParamField(QWidget):
         return file_dialog(self, f"Choose {self.param.label}", self.editor.text(), "All files (*)",
                     lambda paths, _: paths and self.editor.setText(paths[0]))
 
+    def _remember_choice(self, text: str) -> None:
+        if self.editor.currentData() is None:
+            self.last_choice = text
+
     def _on_change(self, *_: Any) -> None:
         self.validate()
         self.changed.emit()
@@ -164,7 +172,8 @@ class ParamField(QWidget):
         if p.kind == "bool":
             return p.format(self.editor.isChecked())
         if p.kind == "choice":
-            return self.editor.currentText()
+            return self.editor.currentText() if self.editor.currentData() is None \
+                else self.last_choice
         if p.kind == "choice_list":
             return ",".join(c for c, box in self.choice_boxes.items() if box.isChecked())
         return self.editor.text()
@@ -235,6 +244,17 @@ class ParamForm(QWidget):
             label.setToolTip(p.help)
             layout.addRow(label, f)
             self.fields[p.name] = f
+        # The LLM form: the model files found on this machine after the presets.
+        self.models = None
+        if {"preset", "model_path"} <= self.fields.keys():
+            from siliconbench.gui.model_choice import ModelChoice
+            self.models = ModelChoice(self.fields["preset"], self.fields["model_path"])
+
+    def set_frameworks(self, frameworks: set[str]) -> None:
+        """The frameworks of the devices ticked: the model files none of them runs are
+        greyed."""
+        if self.models is not None:
+            self.models.set_frameworks(frameworks)
 
     def apply_theme(self, theme: Theme) -> None:
         for f in self.fields.values():

@@ -16,6 +16,7 @@ TEXT_SELECTABLE_BY_MOUSE = 1   # Qt.TextInteractionFlag.TextSelectableByMouse
 CASE_INSENSITIVE = 0           # Qt.CaseSensitivity.CaseInsensitive
 MATCH_CONTAINS = 1             # Qt.MatchFlag.MatchContains
 USER_ROLE = 256                # Qt.ItemDataRole.UserRole (roles are plain ints in PySide6)
+TOOL_TIP_ROLE = 3              # Qt.ItemDataRole.ToolTipRole
 
 
 def set_value(obj: QObject, prop: str, value: int) -> None:

@@ -105,11 +105,16 @@ def _hub(cache: Path) -> list[ModelFile]:
     for repo in sorted(_listdir(cache)):
         if not repo.name.startswith("models--") or not _is_dir(repo):
             continue
-        name = repo.name[len("models--"):].replace("--", "/")
+        name = _repo_name(repo.name)
         snapshot = _current_snapshot(repo)
         if snapshot is not None:
             out += _folder_models(snapshot, name, "Hugging Face cache")
     return out
+
+
+def _repo_name(folder: str) -> str:
+    """'org/model' of the hub cache's models--org--model folder."""
+    return folder[len("models--"):].replace("--", "/")
 
 
 def _current_snapshot(repo: Path) -> Path | None:
@@ -250,7 +255,10 @@ def describe_folder(folder: Path, source: str = "given", name: str | None = None
     (mlx-community's format: a "quantization" entry in config.json) run on MLX only; plain
     ones on MLX and PyTorch. Pickled weights, remote code and an unreadable config are
     problems, said in one sentence."""
-    name = name or folder.name
+    # A hub cache snapshot (models--org--model/snapshots/<commit>) is named by its repository,
+    # not by its commit, wherever it is given from.
+    hub = folder.parent.name == "snapshots" and folder.parent.parent.name.startswith("models--")
+    name = name or (_repo_name(folder.parent.parent.name) if hub else folder.name)
     base = ModelFile(str(folder), name, source, "safetensors", ())
     files = [p for p in _listdir(folder)]
     tensors = sorted(p for p in files if p.name.endswith(".safetensors"))
@@ -413,7 +421,7 @@ class OwnModel:
 
     def record(self) -> dict:
         """What a record keeps of it: the name, never the folder it sits in."""
-        return {"name": Path(self.file.path).name, "format": self.file.format,
+        return {"name": self.file.name, "format": self.file.format,
                 "architecture": self.file.architecture, "parameters": self.file.parameters,
                 "quantisation": self.file.quantisation, "bytes": self.file.size,
                 "header_sha256": self.fingerprint,

@@ -105,6 +105,7 @@ DEFAULT_PROMPTS = [128, 512, 2048]
 CUSTOM = ("layers", "hidden", "heads", "kv_heads", "vocab")    # parameters that change a shape
 DEFAULT_DEPTHS = [0, 512, 2048]
 LOOPS = ("auto", "eager", "compiled")
+SWEEP_FROM = 512      # a context sweep's first prompt and depth (after an empty context)
 
 
 class DecodeCall(Protocol):
@@ -230,6 +231,10 @@ WORKLOAD = Workload(
         Param("depths", "int_list", None, "Context depths decode starts from (llama-bench's "
               "-d).", min=0, max=1_000_000, auto="0, 512 and 2048, those that fit",
               title="Context depths"),
+        Param("context_sweep", "int", None, "Sweep the context: prompts and depths doubling "
+              "from 512 up to N tokens (at most the model's context length), in place of "
+              "the prompt lengths and context depths.", min=SWEEP_FROM, max=1_000_000,
+              auto="no sweep", title="Context sweep"),
         Param("gen_tokens", "int", 128, "Tokens generated per decode measurement.", min=1,
               max=100_000, title="Generated tokens"),
         Param("batch", "int", 1, "Sequences decoded (and prefilled) together.", min=1,
@@ -270,15 +275,41 @@ def own_model(params: dict) -> OwnModel | None:
 def model_label(params: dict) -> str:
     """The model as rows and sentences name it: the preset, or the file's name."""
     own = own_model(params)
-    return Path(own.file.path).name if own else params["preset"]
+    return own.file.name if own else params["preset"]
 
 
 def check_params(params: dict) -> None:
     """Before the run starts: the model file is one an engine here reads (ParamError in one
-    sentence otherwise), and a file that stores its weights quantised sets the precision."""
+    sentence otherwise), and a file that stores its weights quantised sets the precision; a
+    context sweep goes with neither --prompts nor --depths, nor past the model's positions."""
     own = own_model(params)
     if own is not None and own.stored_dtype:
         params["dtype"] = own.stored_dtype
+    top = params.get("context_sweep")
+    if top:
+        given = [f"--{k}" for k in ("prompts", "depths") if params.get(k)]
+        if given:
+            raise ParamError(f"--context-sweep sets the prompt lengths and context depths "
+                             f"itself; leave out {' and '.join(given)}.")
+        positions = shape_for(params).max_positions
+        if top > positions:
+            raise ParamError(f"--context-sweep goes up to {top} but {model_label(params)} "
+                             f"takes {positions} positions.")
+
+
+def context_points(params: dict, shape: ModelShape) -> tuple[list[int] | None,
+                                                              list[int] | None]:
+    """The prompt lengths and context depths asked for (None: the defaults, those that fit):
+    --prompts and --depths, or --context-sweep N's lengths doubling from SWEEP_FROM up to N
+    (N itself the last), depths the same after an empty context, the deepest held to the
+    model's positions less the tokens generated after it."""
+    top = params.get("context_sweep")
+    if not top:
+        return params["prompts"], params["depths"]
+    lengths = [SWEEP_FROM << i for i in range((top // SWEEP_FROM).bit_length())]
+    lengths += [top] if lengths[-1] != top else []
+    room = max(0, shape.max_positions - params["gen_tokens"])
+    return lengths, sorted({min(d, room) for d in [0, *lengths]})
 
 
 def shape_for(params: dict) -> ModelShape:
@@ -334,11 +365,12 @@ def check_positions(params: dict, shape: ModelShape) -> None:
     """The longest prompt, and the deepest context plus the tokens generated, fit the
     model's positions."""
     gen = params["gen_tokens"]
-    longest = max(params["prompts"] or [0])
+    prompts, depths = context_points(params, shape)
+    longest = max(prompts or [0])
     if longest > shape.max_positions:
         raise ParamError(f"--prompts goes up to {longest} but {model_label(params)} takes "
                          f"{shape.max_positions} positions.")
-    deepest = max(params["depths"] or [0])
+    deepest = max(depths or [0])
     if deepest + gen > shape.max_positions:
         raise ParamError(f"--depths goes up to {deepest}, and {gen} generated tokens beyond "
                          f"it pass the {shape.max_positions} positions {model_label(params)} "
@@ -387,8 +419,9 @@ def run(ctx, params: dict) -> None:
         raise MemoryError(f"out of memory: {model_label(params)} in {dtype} needs about "
                           f"{engine.memory_needed(batch, 1) / 1e9:.1f} GB and "
                           f"{ctx.device_id} has {free / 1e9:.1f} GB free")
-    prompts = params["prompts"] or [p for p in DEFAULT_PROMPTS if room(p)]
-    depths = params["depths"] or [d for d in DEFAULT_DEPTHS if room(d + gen)]
+    prompts, depths = context_points(params, shape)
+    prompts = prompts or [p for p in DEFAULT_PROMPTS if room(p)]
+    depths = depths or [d for d in DEFAULT_DEPTHS if room(d + gen)]
     base = base_point(params)
     gemm_dtype = engine.gemm_dtype()
     flop_ceiling = measured_ceiling(ctx, "gemm", gemm_dtype) if gemm_dtype else None

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QWidget
 from siliconbench.core.numbers import interval, number
 from siliconbench.core.results import RunRecord, missing_why
 from siliconbench.core.text import clip
-from siliconbench.gui.chart_series import CURVE_METRICS, Series, curve_series
+from siliconbench.gui.chart_series import CURVE_METRICS, Series, curve_series, x_title
 from siliconbench.gui.charts.axes import SizeAxis, plot_widget, series_symbol
 from siliconbench.gui.charts.chart import Chart
 from siliconbench.gui.charts.labels import Placed, along_line, beside_point, place_labels
@@ -66,6 +66,9 @@ class CurveChart(Chart):
 
     def set_records(self, records: list[RunRecord]) -> None:
         self.series = curve_series(records, self.metric_name)
+        title = x_title(records, self.metric_name)    # a context sweep: "Context (tokens…)"
+        if title != self.plot_item.getAxis("bottom").labelText:
+            self.plot_item.setLabel("bottom", title)
         self._redraw()
 
     def _redraw(self) -> None:
