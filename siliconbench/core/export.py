@@ -78,7 +78,14 @@ def to_json(records: list[RunRecord], paths: bool = False) -> str:
     user's model file (--model-path) by its name alone unless `paths`: an export leaves the
     machine, and the folders a file sits in are the user's business."""
     if not paths:
-        records = [replace(r, params={**r.params, "model_path": Path(r.params["model_path"])
-                                      .name}) if r.params.get("model_path") else r
-                   for r in records]
+        records = [replace(r, params={**r.params, "model_path": _model_name(r)})
+                   if r.params.get("model_path") else r for r in records]
     return records_to_json(records, doubts=True)
+
+
+def _model_name(rec: RunRecord) -> str:
+    """A model file as its run's record names it (a hub snapshot by its repository, not its
+    commit), else the path's last part."""
+    own = (rec.settings or {}).get("model_file")
+    name = own.get("name") if isinstance(own, dict) else None
+    return name if isinstance(name, str) and name else Path(rec.params["model_path"]).name
