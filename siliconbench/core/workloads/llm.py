@@ -111,6 +111,7 @@ class LLMEngine(Protocol):
     DTYPE_HINTS: Mapping[str, str]   # what another engine's precision is called here
     LOAD_STEPS: int                  # progress steps load() takes
     TTFT_NOTE: str | None            # the time-to-first-token rows' note
+    PREFILL_DEPTHS: bool             # prefill at every depth as well (llama-bench's -d)
 
     def check(self) -> None:
         """Refuses (ParamError) what only this engine cannot run, before anything is built."""
@@ -143,9 +144,13 @@ class LLMEngine(Protocol):
         and one decode step (the cache is real); a warning where they disagree: beyond
         `tolerance` (relative), or on the next token where the engine compares that."""
 
-    def prefill(self, batch: int, prompt: int) -> Callable[[], object]:
-        """A call: an empty cache, the prompt, the first token (or its logits) on the host
-        (one call is the time to first token)."""
+    def prefill(self, batch: int, prompt: int, depth: int) -> Callable[[], object]:
+        """A call: a cache holding `depth` positions (0 but where PREFILL_DEPTHS), the prompt,
+        the first token (or its logits) on the host (one call is the time to first token)."""
+
+    def placement(self) -> str | None:
+        """What every row says of where the model ran (llama.cpp: its layers offloaded and
+        whether its operations may be), or None."""
 
     def decoder(self, batch: int, depth: int, steps: int, loop: str) -> DecodeCall:
         """A call of `steps` greedy tokens after a context of `depth`, run by `loop`."""
@@ -332,7 +337,9 @@ def run(ctx, params: dict) -> None:
     ctx.record_settings(**engine.settings(), **bound_setting(bandwidth))
     # Decode measurements whose rows wait for the run's own triad (see below).
     waiting: list[tuple[dict, Decoded]] = []
-    total = len(prompts) + len(depths) + engine.LOAD_STEPS + (bandwidth is None)
+    prefills = [(p, d) for p in prompts
+                for d in ([0] + [d for d in depths if d] if engine.PREFILL_DEPTHS else [0])]
+    total = len(prefills) + len(depths) + engine.LOAD_STEPS + (bandwidth is None)
     ctx.adapter.reset_peak_memory(ctx.device)
     engine.load(lambda step, text: ctx.progress(step, total, text))
     try:
@@ -347,11 +354,13 @@ def run(ctx, params: dict) -> None:
         if wrong is not None:
             ctx.warn(wrong)
         done = engine.LOAD_STEPS
-        for prompt in prompts:
-            ctx.progress(done, total, engine.prefill_label(prompt))
-            point = {**base, "prompt": prompt}
-            if not room(prompt):
-                ctx.row(too_big_row("prefill_tokens_per_s", "tok/s", point, prompt))
+        for prompt, depth in prefills:
+            ctx.progress(done, total, engine.prefill_label(prompt) +
+                         (f" @ d{depth}" if depth else ""))
+            # A prefill past an empty cache names its depth; one from empty, as ever, none.
+            point = {**base, "prompt": prompt, **({"depth": depth} if depth else {})}
+            if not room(prompt + depth):
+                ctx.row(too_big_row("prefill_tokens_per_s", "tok/s", point, prompt + depth))
             else:
                 for row in _prefill_rows(ctx, engine, shape, point, flags, flop_ceiling):
                     ctx.row(row)
@@ -419,7 +428,7 @@ def too_big_row(metric: str, unit: str, point: dict, tokens: int) -> Row:
 def _prefill_rows(ctx, engine: LLMEngine, shape, point: dict, flags: list[str],
                   ceiling) -> list[Row]:
     batch, prompt = point["batch"], point["prompt"]
-    m = ctx.measure(engine.prefill(batch, prompt))
+    m = ctx.measure(engine.prefill(batch, prompt, point.get("depth", 0)))
     flags = (["noisy"] if m.noisy else []) + flags
     rates = m.rates(batch * prompt)
     stats = summarize(rates)
@@ -427,9 +436,14 @@ def _prefill_rows(ctx, engine: LLMEngine, shape, point: dict, flags: list[str],
     pct, row_flags, note = against_ceiling(ceiling, tflops, "TFLOPS", flags)
     ms = [t * 1e3 for t in m.per_call_s]
     return [Row("prefill_tokens_per_s", stats.median, "tok/s", point, stats, row_flags,
-                note, pct, rates),
+                _joined(note, engine.placement()), pct, rates),
             Row("ttft_ms", summarize(ms).median, "ms", point, summarize(ms), list(flags),
-                engine.TTFT_NOTE, None, ms)]
+                _joined(engine.TTFT_NOTE, engine.placement()), None, ms)]
+
+
+def _joined(*notes: str | None) -> str | None:
+    """A row's note of the parts that say something."""
+    return "; ".join(n for n in notes if n) or None
 
 
 class Decoded(NamedTuple):
@@ -466,7 +480,7 @@ def _decode_rows(engine: LLMEngine, point: dict, flags: list[str], ceiling,
     bound = None if ceiling is None else batch * ceiling[0] * 1e9 / step_bytes
     roof = None if ceiling is None else (bound, ceiling[1])
     pct, row_flags, note = against_ceiling(roof, stats.median, "tok/s", flags)
-    said = engine.decode_note(loop)
+    said = _joined(engine.decode_note(loop), engine.placement())
     rows = [Row("decode_tokens_per_s", stats.median, "tok/s", point, stats, row_flags,
                 f"{said}; {note}" if note else said, pct, rates)]
     if bound is not None:
@@ -552,10 +566,10 @@ def llama_bench_table(rec) -> list[tuple[str, list[str], list[list[str]]]]:
         if row.metric not in ("prefill_tokens_per_s", "decode_tokens_per_s") or not row.samples:
             continue
         p = row.params
-        if row.metric == "prefill_tokens_per_s":
-            test = f"pp{p['prompt']}"
-        else:
-            test = f"tg{p['gen_tokens']}" + (f" @ d{p['depth']}" if p["depth"] else "")
+        test = f"pp{p['prompt']}" if row.metric == "prefill_tokens_per_s" else \
+            f"tg{p['gen_tokens']}"
+        if p.get("depth"):
+            test += f" @ d{p['depth']}"
         sd = statistics.stdev(row.samples) if len(row.samples) > 1 else 0.0
         size, params = s.get("weight_bytes"), s.get("parameters")
         cells = {"size": _scaled(size, 1024, ("B", "KiB", "MiB", "GiB")) if size else "",
