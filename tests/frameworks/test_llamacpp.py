@@ -424,14 +424,14 @@ def test_the_own_triad_runs_on_every_core_and_computes_the_triad(monkeypatch):
         seen.append((x.size, threading.get_ident()))
         return multiply(x, y, out=out)
     monkeypatch.setattr(llamacpp_ops.np, "multiply", spy)
-    result = ops.triad(a, b, c)()
+    result = ops.triad(b, c, 3.0)()
     monkeypatch.setattr(llamacpp_ops.np, "multiply", multiply)
     threads = {t for _, t in seen}
     assert threading.get_ident() not in threads
     # every element once, in three slices of a whole chunk and a partial one each
     assert sorted(n for n, _ in seen) == [4115] * 3 + [llamacpp_ops.CHUNK] * 3
     assert sum(n for n, _ in seen) == size
-    assert result == pytest.approx(a * b + c)
+    assert result == pytest.approx(b + 3 * c)          # STREAM's triad
     assert (ops.copy(a)() == a).all()
     ops.release()
     assert ops._pool is None

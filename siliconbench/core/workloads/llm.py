@@ -22,6 +22,7 @@ from siliconbench.core.kit.ceilings import (
     Ceiling,
     against_ceiling,
     stored_ceiling,
+    triad_name,
 )
 from siliconbench.core.kit.headroom import fits
 from siliconbench.core.kit.llm_shapes import ModelShape, activation_dtype, prefill_flops
@@ -518,9 +519,9 @@ def measured_ceiling(ctx, workload: str, dtype: str) -> Ceiling | None:
 
 
 def own_triad(ctx) -> Ceiling | None:
-    """The triad (d = a * b + c, siliconbench.core.workloads.bandwidth's) measured now on the
-    run's device, briefly; None where it cannot run (the run then warns: its decode has no
-    bound)."""
+    """STREAM's triad (a = b + s*c, siliconbench.core.workloads.bandwidth's) measured now on
+    the run's device, briefly; None where it cannot run (the run then warns: its decode has
+    no bound)."""
     from dataclasses import replace as changed
 
     from siliconbench.core.frameworks.ops import for_run
@@ -536,18 +537,18 @@ def own_triad(ctx) -> Ceiling | None:
                  f"published, and one cannot run now ({why}).")
         return None
     count = size * bw.MB // ops.itemsize(bw.DTYPE)
-    arrays = [ops.random((count,), bw.DTYPE) for _ in range(3)]
+    arrays = [ops.random((count,), bw.DTYPE) for _ in range(bw.INPUTS["triad"])]
     try:
         settings = changed(ctx.settings, **{k: min(v, getattr(ctx.settings, k))
                                             for k, v in OWN_TRIAD_SECONDS.items()})
-        m = measure(*ops.timed(ops.triad(*arrays)), settings)
+        m = measure(*ops.timed(ops.triad(*arrays, bw.SCALAR)), settings)
         gb_s = summarize(m.rates(bw.MOVED["triad"] * count * ops.itemsize(bw.DTYPE))).median \
             / 1e9
     finally:
         del arrays
         ops.release()
-    return Ceiling(gb_s, f"the triad {gb_s:.4g} GB/s measured by this run ({ctx.framework}, "
-                         f"{size} MB arrays)", MEASURED_TRIAD)
+    return Ceiling(gb_s, f"{triad_name({'stream_kernels': True})} {gb_s:.4g} GB/s measured "
+                         f"by this run ({ctx.framework}, {size} MB arrays)", MEASURED_TRIAD)
 
 
 # ---------------------------------------------------------------- the terminal
