@@ -339,11 +339,15 @@ def test_a_tiny_run_on_the_cpu_makes_the_llm_rows(tmp_path, dtype, triad_stored)
             bound["detail"]
     assert rec["status"] == "ok", rec.get("reason")
     rows = rows_of(rec)
+    base = {"preset": "tiny", "dtype": dtype, "batch": 1}
+    # Two depths: the fixed cost of a step beside the bytes it streams (or why not)
+    fixed = rows.pop(("decode_fixed_ms", None))
+    assert fixed["unit"] == "ms" and fixed["params"] == {**base, "gen_tokens": 4}
+    assert (fixed["value"] or 0) > 0 or fixed["flags"] == ["unsupported"]
     assert set(rows) == {("prefill_tokens_per_s", 8), ("ttft_ms", 8),
                          ("prefill_tokens_per_s", (8, 8)), ("ttft_ms", (8, 8)),
                          ("decode_tokens_per_s", 0), ("decode_tokens_per_s", 8),
                          ("decode_roofline", 0), ("decode_roofline", 8), ("peak_memory", None)}
-    base = {"preset": "tiny", "dtype": dtype, "batch": 1}
     assert rows[("prefill_tokens_per_s", 8)]["params"] == {**base, "prompt": 8}
     # llama-bench's -d applies to pp too: pp8 @ d8
     assert rows[("prefill_tokens_per_s", (8, 8))]["params"] == {**base, "prompt": 8, "depth": 8}

@@ -83,7 +83,7 @@ DTYPES = ("bfloat16", "float16", "float32", "q4", "q8",
 DEFAULT_PROMPTS = [128, 512, 2048]
 CUSTOM = ("layers", "hidden", "heads", "kv_heads", "vocab")    # parameters that change a shape
 DEFAULT_DEPTHS = [0, 512, 2048]
-LOOPS = ("auto", "eager", "compiled")
+LOOPS = ("auto", "eager", "compiled", "fast")
 
 
 class DecodeCall(Protocol):
@@ -214,7 +214,9 @@ WORKLOAD = Workload(
         Param("decode_loop", "choice", "auto", "The decode loop: eager, or compiled "
               "(torch.compile of the one-token forward with a static cache, CUDA graphs on "
               "CUDA); auto runs what the framework's own generate runs on the device "
-              "(transformers compiles on CUDA, not on a CPU or MPS; mlx-lm never).",
+              "(transformers compiles on CUDA, not on a CPU or MPS; mlx-lm never); fast "
+              "(PyTorch: gpt-fast's method, one compiled step choosing the next token, no "
+              "host read until the end) shows what the device can do.",
               choices=LOOPS, title="Decode loop"),
         Param("gpu_layers", "int", None, "llama.cpp: layers offloaded to the GPU "
               "(llama-bench's -ngl); the CPU device runs none.", min=0, max=1000,
@@ -366,6 +368,7 @@ def run(ctx, params: dict) -> None:
                 for row in _prefill_rows(ctx, engine, shape, point, flags, flop_ceiling):
                     ctx.row(row)
             done += 1
+        steps: list[tuple[float, float]] = []     # (bytes, seconds) of each decode step
         for depth in depths:
             ctx.progress(done, total, engine.decode_label(depth, gen))
             point = {**base, "depth": depth, "gen_tokens": gen}
@@ -373,18 +376,48 @@ def run(ctx, params: dict) -> None:
                 ctx.row(too_big_row("decode_tokens_per_s", "tok/s", point, depth + gen))
             else:
                 decoded = _decode(ctx, engine, point, loop)
+                steps.append((engine.step_bytes(batch, depth, gen),
+                              batch / summarize(decoded.m.rates(batch * gen)).median))
                 if bandwidth is None:
                     waiting.append((point, decoded))
                 else:
                     for row in _decode_rows(engine, point, flags, bandwidth, decoded):
                         ctx.row(row)
             done += 1
+        if len({b for b, _ in steps}) > 1:
+            ctx.row(fixed_cost_row({**base, "gen_tokens": gen}, steps,
+                                   engine.decode_note(loop)))
         ctx.row(memory_row(ctx, base, flags))
     finally:
         engine.release()
     rows_after_own_triad(ctx, waiting, total, lambda point, decoded, bandwidth:
                          _decode_rows(engine, point, flags, bandwidth, decoded))
     ctx.progress(total, total, "done")
+
+
+def fixed_cost_row(point: dict, steps: list[tuple[float, float]], loop_note: str) -> Row:
+    """The fixed cost of a decode step, apart from the bytes it streams: the least-squares
+    line through each depth's (bytes read, seconds) per step, whose intercept is what a step
+    costs whatever it reads (launches, host reads, Python) and whose slope is the rate it
+    streams at. A decode whose fixed cost is a large share of its step time is bound by
+    overhead, not by memory. None where the step times do not rise with the bytes (the
+    depths too close for the noise)."""
+    n = len(steps)
+    mean_b = sum(b for b, _ in steps) / n
+    mean_t = sum(t for _, t in steps) / n
+    slope = sum((b - mean_b) * (t - mean_t) for b, t in steps) / \
+        sum((b - mean_b) ** 2 for b, _ in steps)
+    fixed = mean_t - slope * mean_b
+    depths = f"{n} depths"
+    if slope <= 0 or fixed < 0:
+        return Row("decode_fixed_ms", None, "ms", point, flags=["unsupported"],
+                   note=f"the {depths}' step times do not rise with the bytes they read: "
+                        f"no fixed cost can be told apart ({loop_note})")
+    share = fixed / mean_t
+    return Row("decode_fixed_ms", fixed * 1e3, "ms", point, None, [],
+               f"a line through the {depths}' seconds per step against the bytes each reads: "
+               f"{fixed * 1e3:.3g} ms a step whatever it reads ({share:.0%} of the mean "
+               f"step), beside {1 / slope / 1e9:.4g} GB/s streamed ({loop_note})")
 
 
 def rows_after_own_triad(ctx, waiting: list, total: int, rows_for) -> None:
