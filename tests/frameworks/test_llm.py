@@ -217,7 +217,8 @@ def test_a_compiled_run_names_its_loop_and_its_compile_time_on_its_rows(monkeypa
         settings |= e.get("settings") or {}
     assert settings["decode_loop"] == "compiled"
     decode, bound = rows["decode_tokens_per_s"], rows["decode_roofline"]
-    assert decode["note"].startswith("compiled decode loop; % of ")
+    assert decode["note"].startswith("compiled decode loop (generate's: ")
+    assert "; % of " in decode["note"]
     assert "compiled decode loop" in bound["note"]
     # Tokens/s across the batch, against a bound that reads each sequence's cache.
     step = shapes.bytes_per_decode_step(TINY, "float32", 2, 8, 6)
@@ -336,7 +337,8 @@ def test_a_custom_shape_is_part_of_every_point(monkeypatch):
     assert "measured by this run (torch, 4 MB arrays)" in settings["memory_bound"]["detail"]
     step = shapes.bytes_per_decode_step(replace(TINY, layers=1), "float32", 1, 0, 2)
     assert bound["value"] == pytest.approx(settings["memory_bound"]["gb_per_s"] * 1e9 / step)
-    assert decode["note"].startswith("eager decode loop; % of ")
+    assert decode["note"].startswith("eager decode loop (generate's: ")
+    assert "; % of " in decode["note"]
     assert decode["pct_of_peak"] == pytest.approx(100 * decode["value"] / bound["value"])
 
 
