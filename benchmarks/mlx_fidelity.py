@@ -18,14 +18,13 @@ so.
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("SILICONBENCH_HOME", tempfile.mkdtemp(prefix="sb-bench-"))
 
-from benchmarks.machine_load import warn_if_busy  # noqa: E402
+from benchmarks.sides import child_json, sides, verdict  # noqa: E402
 
 LOW, HIGH = 0.97, 1.03
 TRIALS = 5      # generations per reference process after a warm-up; their median
@@ -77,14 +76,10 @@ def reference_child(args) -> None:
 
 
 def reference(args) -> dict[int, tuple[float, float]]:
-    import json
-    cmd = [sys.executable, os.path.abspath(__file__), "--reference",
-           f"--prompts={','.join(map(str, args.prompts))}", f"--layers={args.layers}",
-           f"--hidden={args.hidden}", f"--dtype={args.dtype}", f"--device={args.device}"]
-    done = subprocess.run(cmd, capture_output=True, text=True, start_new_session=True)
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed:\n{done.stderr[-2000:]}")
-    return {int(k): tuple(v) for k, v in json.loads(done.stdout.splitlines()[-1]).items()}
+    found = child_json(os.path.abspath(__file__), [
+        f"--prompts={','.join(map(str, args.prompts))}", f"--layers={args.layers}",
+        f"--hidden={args.hidden}", f"--dtype={args.dtype}", f"--device={args.device}"])
+    return {int(k): tuple(v) for k, v in found.items()}
 
 
 def main() -> int:
@@ -95,18 +90,10 @@ def main() -> int:
     p.add_argument("--hidden", type=int, default=256)
     p.add_argument("--dtype", default="float32")
     p.add_argument("--device", default="cpu", help="cpu, or gpu (MLX's GPU)")
-    p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--reference", action="store_true", help=argparse.SUPPRESS)
-    args = p.parse_args()
-    if args.reference:
-        reference_child(args)
+    args, ours, theirs = sides(p, reference_child, siliconbench, reference, lambda a: (
+        f"tiny preset with {a.layers} layers of {a.hidden}, {a.dtype}, device {a.device}"))
+    if ours is None:
         return 0
-    print(f"tiny preset with {args.layers} layers of {args.hidden}, {args.dtype}, device "
-          f"{args.device}, load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    ours, theirs = [], []
-    for _ in range(args.rounds):
-        ours.append(siliconbench(args))
-        theirs.append(reference(args))
     ok = True
     for length in args.prompts:
         for i, (what, unit) in enumerate((("prefill", "tok/s"), ("TTFT", "ms"))):
@@ -119,8 +106,7 @@ def main() -> int:
                   f"{', '.join(f'{r[length][i]:.4g}' for r in ours)}), mlx_lm stream_generate "
                   f"{b:.4g} {unit} (rounds {', '.join(f'{r[length][i]:.4g}' for r in theirs)})"
                   f": ratio {ratio:.3f} (target {LOW}-{HIGH}) {'PASS' if good else 'FAIL'}")
-    warn_if_busy()
-    return 0 if ok else 1
+    return verdict(ok)
 
 
 if __name__ == "__main__":

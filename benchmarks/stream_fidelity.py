@@ -21,14 +21,13 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("SILICONBENCH_HOME", tempfile.mkdtemp(prefix="sb-bench-"))
 
-from benchmarks.machine_load import warn_if_busy  # noqa: E402
+from benchmarks.sides import child_json, sides, verdict  # noqa: E402
 from siliconbench.core.workloads import bandwidth  # noqa: E402
 
 TARGET = 0.97
@@ -75,30 +74,18 @@ def stream_child(args) -> None:
 
 
 def reference(args) -> dict[str, list[float]]:
-    cmd = [sys.executable, os.path.abspath(__file__), "--reference",
-           f"--size-mb={args.size_mb}", f"--device={args.device}"]
-    done = subprocess.run(cmd, capture_output=True, text=True, start_new_session=True)
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd)} failed:\n{done.stderr[-2000:]}")
-    return json.loads(done.stdout.splitlines()[-1])
+    return child_json(os.path.abspath(__file__),
+                      [f"--size-mb={args.size_mb}", f"--device={args.device}"])
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--size-mb", type=int, default=256, help="each array's size (2^20 bytes)")
     p.add_argument("--device", default="cpu", help="torch's device: cpu, cuda, mps")
-    p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--reference", action="store_true", help=argparse.SUPPRESS)
-    args = p.parse_args()
-    if args.reference:
-        stream_child(args)
+    args, ours, theirs = sides(p, stream_child, siliconbench, reference,
+                               lambda a: f"torch, {a.size_mb} MB arrays, device {a.device}")
+    if ours is None:
         return 0
-    print(f"torch, {args.size_mb} MB arrays, device {args.device}, load "
-          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    ours, theirs = [], []
-    for _ in range(args.rounds):
-        ours.append(siliconbench(args))
-        theirs.append(reference(args))
     ok = True
     for op in bandwidth.OPS:
         a = statistics.median(r[op] for r in ours)
@@ -111,8 +98,7 @@ def main() -> int:
               f"STREAM loop best {best:.4g} average {avg:.4g} GB/s: ratio to the average "
               f"{ratio:.3f}, to the best {a / best:.3f} (target >= {TARGET} of the average) "
               f"{'PASS' if ratio >= TARGET else 'FAIL'}")
-    warn_if_busy()
-    return 0 if ok else 1
+    return verdict(ok)
 
 
 if __name__ == "__main__":

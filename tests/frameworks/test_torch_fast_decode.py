@@ -8,21 +8,9 @@ import torch
 
 from siliconbench.core.frameworks.torch import llm as torch_llm
 from siliconbench.core.workloads import llm
+from tests.frameworks.test_llm import spread_model  # noqa: F401  (a fixture)
 
 TINY = llm.PRESETS["tiny"]
-
-
-@pytest.fixture
-def spread_model():
-    """The tiny model with weights large enough that greedy decode changes token at every
-    step (at its init's 0.02 it repeats one token, which any broken loop would too)."""
-    lm = torch_llm.TorchLM(TINY, "float32", torch.device("cpu"))
-    torch.manual_seed(1)
-    with torch.no_grad():
-        for p in lm.model.parameters():
-            if p.dim() == 2:
-                p.normal_(0, 3 / p.shape[1] ** 0.5)
-    return lm
 
 
 def test_the_fast_loop_gives_eager_s_tokens_from_one_graph_read_once(spread_model,
