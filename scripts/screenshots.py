@@ -95,10 +95,8 @@ def main() -> int:
         window.grab().save(str(out / f"{name}.png"))
         print(f"wrote {out / f'{name}.png'}", flush=True)
 
-    # The queue as the app leaves it when the runs are done: the chart in front is the one the
-    # last run's rows brought up (ChartPanel.update_record follows them), drawing the runs
-    # queued with it. Forcing the first tab here showed an empty TFLOPS chart beside a queue
-    # of ten finished runs.
+    # The queue as the app leaves it when the runs are done: the chart in front is the one
+    # the window opened on (a run never changes the tab; the user does).
     window.bottom.setCurrentWidget(window.queue_view)
     shot("run-queue")
     window.bottom.setCurrentWidget(window.results)

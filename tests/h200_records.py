@@ -1,6 +1,7 @@
 """Run records an NVIDIA H200 wrote (tests/data/h200, its
 README says which command made each), replayed beside this machine's CPU runs
-(tests/recorded.py) so the views are tested on runs 1,000x apart."""
+(tests/recorded.py) so the views are tested on runs 1,000x apart; and those an NVIDIA H100
+host wrote (tests/data/h100), its GPU's and its own Xeon CPU's."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from siliconbench.core.results import RunRecord, records_from_file
 from tests.recorded import every_run
 
 FOLDER = Path(__file__).resolve().parent / "data" / "h200"
+H100 = FOLDER.parent / "h100"
 
 
 def h200_stems() -> list[str]:
@@ -29,3 +31,8 @@ def h200_runs() -> list[RunRecord]:
 def gpu_and_cpu() -> list[RunRecord]:
     """Every H200 run and every CPU run recorded here, together: what a person selects."""
     return h200_runs() + every_run()
+
+
+def h100(stem: str) -> list[RunRecord]:
+    """The runs of one H100 file (h100-quick-suite.json holds nine, CPU and GPU)."""
+    return records_from_file(H100 / f"{stem}.json")

@@ -70,6 +70,10 @@ def prepare(spec: RunSpec) -> RunSpec:
             raise UsageError(fw.missing_reason())
         resolved = params_mod.resolve(w.params, spec.params)
         w.check(resolved)
+        if (w.distributed or w.starts_runs) and "backend" in resolved:
+            from siliconbench.core.launch import backend_refused
+            if problem := backend_refused(fw.name, resolved["backend"], spec.device):
+                raise UsageError(problem)
         settings_for(spec.quick)    # SETTINGS_ENV, if set, must be readable
     except ValueError as e:
         raise UsageError(str(e)) from None
@@ -175,6 +179,8 @@ class ChildRun:
             if self._launch is not None:
                 self._launch.close()
             raise
+        if self._launch is not None:
+            self._launch.watch(self._proc.pid)
         if self._launch is None:
             # The spec first: the child waits for it before importing its framework (seconds),
             # so the machine probe below overlaps that import instead of delaying it.
@@ -345,6 +351,8 @@ class ChildRun:
                 inside = event
             elif kind == "finished":
                 finished = True
+            if self._launch is not None:
+                self._launch.observe(event)
             self.telemetry.observe(event)
             self.on_event(event)
         code = self._proc.wait()

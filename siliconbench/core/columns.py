@@ -14,8 +14,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from siliconbench.core.numbers import ci_text, metric_title, peak_text, spread_text, value_text
-from siliconbench.core.results import Row
+from siliconbench.core.numbers import (
+    NOT_MEASURED,
+    ci_text,
+    metric_title,
+    peak_text,
+    spread_text,
+    value_text,
+)
+from siliconbench.core.results import Row, power_doubt, shown_flags
 
 
 @dataclass(frozen=True)
@@ -36,6 +43,12 @@ def n_text(row: Row) -> str:
     return str(row.stats.n) if row.stats and row.value is not None else ""
 
 
+def shown_value(row: Row) -> str:
+    """The value with its unit; an em dash for a power no energy counter measured
+    (siliconbench.core.results.power_doubt: its flag says why), as the app's table shows it."""
+    return NOT_MEASURED if power_doubt(row) else value_text(row)
+
+
 def peak_cell(row: Row) -> str:
     """'87% of peak', 'peak unknown'; nothing for a row without statistics: a published
     figure, or one derived or read once (peak memory, power, a loss difference) has no peak."""
@@ -45,7 +58,8 @@ def peak_cell(row: Row) -> str:
 ROW_COLUMNS: tuple[Column, ...] = (
     # A sustained run mixes metrics with the same unit (samples/s overall and per minute).
     Column("metric", lambda row: row.metric, "metric", lambda row: metric_title(row.metric)),
-    Column("value", lambda row: row.value, "value", value_text, figure=True),
+    # CSV keeps an untrusted power's raw figure, its flag beside it; a person sees a dash.
+    Column("value", lambda row: row.value, "value", shown_value, figure=True),
     Column("unit", lambda row: row.unit),
     Column("median", _stat("median")),
     Column("p25", _stat("p25"), "p25–p75", spread_text, figure=True),
@@ -54,16 +68,22 @@ ROW_COLUMNS: tuple[Column, ...] = (
     Column("ci_high", _stat("ci_high")),
     Column("n", _stat("n"), "n", n_text, figure=True),
     Column("pct_of_peak", lambda row: row.pct_of_peak, "% of peak", peak_cell, figure=True),
-    # Flags by their ids, as README's table and the JSON name them (the app says them in words).
-    Column("flags", lambda row: csv_flags(row.flags), "flags", lambda row: ", ".join(row.flags)),
+    # Flags by their ids, as README's table and the JSON name them (the app says them in words),
+    # and a power's doubt in words (siliconbench.core.results.shown_flags).
+    Column("flags", lambda row: csv_flags(shown_flags(row)), "flags",
+           lambda row: ", ".join(shown_flags(row))),
     Column("note", lambda row: row.note, "note", lambda row: row.note or ""),
 )
 SHOWN: tuple[Column, ...] = tuple(c for c in ROW_COLUMNS if c.heading)   # the app's table
 
 
 def flags_and_note(row: Row) -> str:
-    """'noisy: the note': flags and note in one cell."""
-    return ": ".join(x for x in (", ".join(row.flags), row.note) if x)
+    """'noisy: the note': flags and note in one cell; a power's doubt first, on its own
+    ('power not trusted: why — board (NVML) power, mean of 1 sample ...')."""
+    doubt = power_doubt(row)
+    flags = [f for f in shown_flags(row) if f != doubt]
+    return " — ".join(x for x in (doubt, ": ".join(x for x in (", ".join(flags), row.note)
+                                                   if x)) if x)
 
 
 # The terminal's: flags and note share a cell, which keeps its table from wrapping a long note.
@@ -95,3 +115,13 @@ def point_headers(keys: list[str], taken: Iterable[str]) -> list[str]:
     already in the file."""
     taken = set(taken)
     return [k if k not in taken else f"param_{k}" for k in keys]
+
+
+def without_empty(header: list[str], lines: list[list], keep: Iterable[str] = ()
+                  ) -> tuple[list[str], list[list]]:
+    """The table without the columns no line fills (a parameter or statistic none of these
+    runs has), but those named in `keep`."""
+    keep = set(keep)
+    used = [j for j, name in enumerate(header)
+            if name in keep or any(line[j] not in (None, "") for line in lines)]
+    return [header[j] for j in used], [[line[j] for j in used] for line in lines]

@@ -89,12 +89,34 @@ class ComparedRow:
 
 
 @dataclass
+class BestRow:
+    """Each side's best point of a workload's headline metric (the catalogue's), for one
+    kind of point, side by side: the answer Compare gives where the sides share no point (a
+    CPU's sweep that stops at N=2048 beside a GPU's from N=4096), and beside the
+    point-by-point rows where they do. A ratio of values only: the points differ, so no
+    test. siliconbench.core.comparison.best_of_sides makes them."""
+    workload: str
+    metric: str
+    unit: str
+    cells: list[Cell | None]            # one per side; None where it has no such headline
+    points: list[dict[str, Any] | None]  # the point each side's best was measured at
+    baseline: int                       # the first side that has one
+
+    def to_dict(self) -> dict:
+        return {**_fields(self, "cells"),
+                "cells": [None if c is None else _fields(c, "samples") for c in self.cells]}
+
+
+@dataclass
 class Comparison:
     """Runs put side by side: the sides, their compared rows, and what could not be compared."""
     sides: list[Side]
     rows: list[ComparedRow]
     warnings: list[str]
-    left_out: int = 0                   # rows only one side has
+    left_out: int = 0                   # results only one side measured (not compared)
+    # Filled by siliconbench.core.comparison.compared (it reads the workloads' headlines).
+    best: list[BestRow] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)   # why a side has nothing drawn, ...
 
     def to_dict(self) -> dict:
         return {"sides": [{"label": s.label, "published": s.published,
@@ -102,7 +124,8 @@ class Comparison:
                 "rows": [{**_fields(r, "cells"),
                           "cells": [None if c is None else _fields(c, "samples")
                                     for c in r.cells]} for r in self.rows],
-                "warnings": self.warnings, "left_out": self.left_out}
+                "best": [b.to_dict() for b in self.best],
+                "warnings": self.warnings, "notes": self.notes, "left_out": self.left_out}
 
 
 def _fields(obj, left_out: str) -> dict:
@@ -196,7 +219,9 @@ def far_apart(base: list[float], other: list[float]) -> bool:
     return min(hi) >= FAR_FACTOR * max(lo) > 0
 
 
-def _cell(rec: RunRecord, row: Row) -> Cell:
+def cell_for(rec: RunRecord, row: Row) -> Cell:
+    """One side's cell for a row of one of its runs: the median of its samples with its
+    interval."""
     published = rec.source == "published"
     # Samples stand for a row's value where it is their median (the row has statistics); a
     # whole fit's time carries its epochs' times, which are not samples of that time.
@@ -262,17 +287,17 @@ def _traits_text(a: tuple, b: tuple) -> str:
 
 
 def _pick(side: Side) -> dict[tuple, tuple[RunRecord, Row]]:
-    """Each (key, traits)'s row on one side: the newest run's, preferring rows that have a
-    value."""
+    """Each (key, traits)'s row on one side: the newest run's. A row without a value (a
+    dtype the device does not support) is no measurement: a side with only such a row has
+    not measured that point, and a point no side measured is not counted at all."""
     from siliconbench.core.telemetry import power_trusted
     picked: dict[tuple, tuple[RunRecord, Row]] = {}
     for rec in sorted(side.records, key=lambda r: r.created_at):
         for row in rec.rows:
-            if not power_trusted(row):     # a power no energy counter measured: not compared
+            # A power no energy counter measured is not compared either.
+            if row.value is None or not power_trusted(row):
                 continue
-            key = (*row_key(rec.workload, row), traits(rec, row))
-            if row.value is not None or key not in picked or picked[key][1].value is None:
-                picked[key] = (rec, row)
+            picked[(*row_key(rec.workload, row), traits(rec, row))] = (rec, row)
     return picked
 
 
@@ -321,7 +346,21 @@ def compare(sides: list[Side]) -> Comparison:
     # In the order the points came in, whether paired like with like or not.
     rows.sort(key=lambda r: order[row_key(r.workload, _Point(r.metric, r.params))])
     warnings = comparability_warnings(sides, picks, rows) + _untrusted_power(sides)
-    return Comparison(sides, rows, list(dict.fromkeys(warnings)), left_out)
+    return Comparison(sides, rows, list(dict.fromkeys(warnings)), left_out,
+                      notes=one_rank_notes(sides))
+
+
+def one_rank_notes(sides: list[Side]) -> list[str]:
+    """A sentence per side whose all-reduce ran on one rank: its bus bandwidth is 0 by
+    definition (nothing crosses between ranks), which no log axis can draw."""
+    out = []
+    for side in sides:
+        if any(row.metric == "busbw" and row.params.get("ranks") == 1
+               for rec in side.records if rec.workload == "allreduce" for row in rec.rows):
+            out.append(f"{side.label} ran all-reduce on one rank: its bus bandwidth is 0 by "
+                       "definition (nothing crosses between ranks), so no bus-bandwidth bar "
+                       "or point is drawn for it")
+    return out
 
 
 def _untrusted_power(sides: list[Side]) -> list[str]:
@@ -349,7 +388,7 @@ def _row(key: tuple, picked: list[tuple[RunRecord, Row] | None]) -> ComparedRow:
     """One compared row from each side's (run, row) or None; judged against the first."""
     present = [i for i, p in enumerate(picked) if p is not None]
     _, base_row = picked[present[0]]
-    cells = [_cell(*p) if p is not None else None for p in picked]
+    cells = [cell_for(*p) if p is not None else None for p in picked]
     better = direction(base_row.metric, base_row.unit)
     for i in present[1:]:
         _judge(cells[present[0]], cells[i], better)

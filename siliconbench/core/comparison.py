@@ -1,41 +1,273 @@
-"""A comparison as the app's Compare tab builds and words it, without Qt: its sides (one per
-device, or one per run), lettered A, B, ...; the published references described and matched
-with runs; the verdict table's headers, cells and tooltips, and the summary line over it.
-siliconbench.core.compare holds the statistics."""
+"""A comparison as the app, the command and the report build and word it, without Qt: its
+sides (one per run identity: machine, device, framework and measurement settings; repeats
+together), lettered A, B, ... and named apart; each workload's best vs best; the published
+references described and matched with runs; the verdict table's headers, cells and
+tooltips, and the summary line over it. siliconbench.core.compare holds the statistics."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from siliconbench.core import reference
 from siliconbench.core.compare import (
     CONFIDENCE,
+    BestRow,
     ComparedRow,
     Comparison,
     Side,
+    cell_for,
     cell_words,
+    compare,
     direction,
+    ratio_words,
     row_key,
+    unique_labels,
 )
 from siliconbench.core.numbers import metric_heading, p_value, quantity, ratio
-from siliconbench.core.report import cell_text, point_label
-from siliconbench.core.results import RunRecord
+from siliconbench.core.report import (
+    best_point,
+    best_title,
+    cell_text,
+    compared_sentence,
+    point_label,
+)
+from siliconbench.core.results import Row, RunRecord
 
 FIXED = ["Workload", "Metric", "Point"]   # the verdict table's columns before the sides'
 
 
 # ---------------------------------------------------------------- sides
 
-def sides_for(records: list[RunRecord]) -> list[Side]:
-    """One side per device (a host's GPU and its CPU are two sides, each named by its device:
-    'NVIDIA H200' beside 'AMD EPYC'); runs of a single device are compared run by run, each
-    under its identity (device · framework device · time)."""
-    machines: dict[str, list[RunRecord]] = {}
+# A run's parameters that choose which points it measures or how long it runs, not what a
+# point measures: runs that differ only in these are repeats of one another.
+NOT_SETTINGS = frozenset({
+    "budget_s", "grow", "duration", "images", "samples", "epochs", "check", "check_steps",
+    "download", "cifar", "port", "hosts", "processes", "probe_time_limit", "max_batch",
+    "start_batch", "bisect_steps"})
+
+
+def machine_identity(rec: RunRecord) -> tuple:
+    """The machine a run was made on: its name where it was given one, else its hardware's
+    fingerprint (siliconbench.core.machine.MachineInfo.key) with its core count. Two hosts
+    whose CPUs report one name ('Intel(R) Xeon(R) Processor': a 2-core VM, a GPU server's
+    16 cores) are two machines."""
+    if rec.label:
+        return ("name", rec.label)
+    from siliconbench.core.machine import MachineInfo
+    info = MachineInfo.from_dict(rec.machine or {})
+    return ("hardware", info.key(), info.cpu_cores)
+
+
+def run_identity(rec: RunRecord) -> tuple:
+    """Machine, device and framework: what a run is a run of ('cuda' and 'cuda:0' alike)."""
+    device = rec.device[:-2] if rec.device.endswith(":0") else rec.device
+    return machine_identity(rec), rec.device_label, rec.framework, device
+
+
+def measurement_settings(rec: RunRecord) -> dict:
+    """The run's parameters that change what a point measures (TF32, precision, channels
+    last, image size, compile, ...): its scalar parameters that are not a point's own (a
+    row's model, batch size, dtype) nor NOT_SETTINGS."""
+    points = {k for row in rec.rows for k in row.params}
+    return {k: v for k, v in rec.params.items()
+            if k not in points and k not in NOT_SETTINGS and v is not None
+            and not isinstance(v, (list, dict))}
+
+
+def _agree(a: dict, b: dict) -> bool:
+    """Settings agree where both runs name them (an older record may lack a parameter)."""
+    return all(a[k] == b[k] for k in a.keys() & b.keys())
+
+
+def group_runs(records: list[RunRecord]) -> list[list[RunRecord]]:
+    """The runs in groups of one run identity each (machine, device, framework) whose runs of
+    one workload share their measurement settings: repeats, and the identity's other
+    workloads beside them. In the order the runs come."""
+    groups: list[tuple[tuple, dict[str, dict], list[RunRecord]]] = []
     for rec in records:
-        machines.setdefault(rec.device_label, []).append(rec)
-    if len(machines) >= 2:
-        sides = [Side(label, recs) for label, recs in machines.items()]
-    else:
-        sides = [Side(rec.identity, [rec]) for rec in records]
-    return sides
+        who, mine = run_identity(rec), measurement_settings(rec)
+        for ident, settings, recs in groups:
+            if ident == who and _agree(settings.get(rec.workload, {}), mine):
+                settings.setdefault(rec.workload, {}).update(mine)
+                recs.append(rec)
+                break
+        else:
+            groups.append((who, {rec.workload: dict(mine)}, [rec]))
+    return [recs for _, _, recs in groups]
+
+
+def sides_for(records: list[RunRecord]) -> list[Side]:
+    """One side per run identity and measurement settings (group_runs), named apart
+    (name_sides). Where every run is a repeat of one, the runs are compared run by run, each
+    under its identity (device · framework device · time)."""
+    groups = group_runs(records)
+    if len(groups) == 1 and len(records) > 1:
+        return [Side(rec.identity, [rec]) for rec in records]
+    return name_sides([Side("", recs) for recs in groups])
+
+
+def split_sides(sides: list[Side]) -> list[Side]:
+    """The command's sides (one per argument) split by run identity (group_runs): a machine
+    label or a result file holding torch and MLX runs is two sides, never one whose points
+    mix them. Named apart (name_sides)."""
+    out: list[Side] = []
+    for side in sides:
+        out += [side] if side.published else [Side("", recs)
+                                              for recs in group_runs(side.records)]
+    return name_sides(out)
+
+
+def _settings_of(side: Side) -> dict:
+    """{(workload, setting): value} of a side's runs."""
+    return {(rec.workload, k): v for rec in side.records
+            for k, v in measurement_settings(rec).items()}
+
+
+def _setting_text(key: tuple, value) -> str:
+    key = key[1]
+    if isinstance(value, bool):
+        value = "on" if value else "off"
+    return f"{key.replace('_', ' ')} {value}"
+
+
+def _machine_facts(rec: RunRecord) -> dict[str, str]:
+    """What tells machines of one name apart, in words."""
+    from siliconbench.core.machine import MachineInfo
+    from siliconbench.core.numbers import size
+    m = rec.machine or {}
+    info = MachineInfo.from_dict(m)
+    # A binned chip's cores by tier ('14-core CPU: 10 performance + 4 efficiency').
+    cores = info.cpu_summary() or (f"{info.cpu_cores} cores" if info.cpu_cores else "")
+    return {"cores": cores,
+            "memory": size(info.memory_bytes) if info.memory_bytes else "",
+            "gpu": info.gpu_name or "no GPU",
+            "os": " ".join(str(x) for x in (info.os_name, info.os_version) if x),
+            "host": "host " + info.key()[:6]}
+
+
+def machine_details(records: list[RunRecord]) -> dict[tuple, str]:
+    """{machine identity: what tells it apart from the other machines of these runs that
+    bear its name ('16 cores, 126 GB, NVIDIA H100 80GB HBM3'), '' where its name is its own}."""
+    named: dict[str, dict[tuple, RunRecord]] = {}
+    for rec in records:
+        named.setdefault(rec.machine_label, {}).setdefault(machine_identity(rec), rec)
+    out: dict[tuple, str] = {}
+    for machines in named.values():
+        facts = {who: _machine_facts(rec) for who, rec in machines.items()}
+        telling = [k for k in ("cores", "memory", "gpu", "os")
+                   if len({f[k] for f in facts.values()}) > 1] or ["host"]
+        for who, f in facts.items():
+            out[who] = ", ".join(f[k] for k in telling if f[k]) if len(machines) > 1 else ""
+    return out
+
+
+def machine_names(records: list[RunRecord]) -> dict[str, str]:
+    """{run id: its machine's name, told apart from other machines of that name}: 'Intel(R)
+    Xeon(R) Processor [2 cores, 24 GB, no GPU]' beside '... [16 cores, 126 GB, NVIDIA H100
+    80GB HBM3]'. What the Results' Machine filter lists."""
+    details = machine_details(records)
+    out = {}
+    for rec in records:
+        detail = details[machine_identity(rec)]
+        out[rec.id] = rec.machine_label + (f" [{detail}]" if detail else "")
+    return out
+
+
+def name_sides(sides: list[Side]) -> list[Side]:
+    """Name measured sides by their device, and only where two sides would read alike by
+    what sets them apart: the machine ('[2 cores, ...]'), the framework and device, the
+    measurement settings ('tf32 on'); then how many runs a side holds ('· 3 runs').
+    Published sides keep their names. Relabels in place and returns the sides."""
+    for s in sides:
+        if s.published and not s.label:
+            s.label = s.records[0].identity
+    measured = [s for s in sides if s.records and not s.published]
+    details = machine_details([r for s in measured for r in s.records])
+    names = {id(s): s.records[0].device_label for s in measured}
+
+    def refine(part) -> None:
+        alike: dict[str, list[Side]] = {}
+        for s in measured:
+            alike.setdefault(names[id(s)], []).append(s)
+        for group in alike.values():
+            texts = [part(s, group) for s in group]
+            if len(set(texts)) > 1:
+                for s, text in zip(group, texts):
+                    names[id(s)] += text
+
+    def machine(s: Side, _) -> str:
+        detail = details[machine_identity(s.records[0])]
+        return f" [{detail}]" if detail else ""
+
+    def settings(s: Side, group: list[Side]) -> str:
+        mine = _settings_of(s)
+        others = [_settings_of(o) for o in group if o is not s]
+        differ = [k for k in mine if any(k in o and o[k] != mine[k] for o in others)]
+        return "".join(dict.fromkeys(f" · {_setting_text(k, mine[k])}" for k in differ))
+
+    refine(machine)
+    refine(lambda s, _: f" · {s.records[0].framework} {run_identity(s.records[0])[3]}")
+    refine(settings)
+    for s in measured:
+        runs = len(s.records)
+        s.label = names[id(s)] + (f" · {runs} runs" if runs > 1 else "")
+    return unique_labels(sides)
+
+
+# ---------------------------------------------------------------- comparing
+
+def compared(sides: list[Side]) -> Comparison:
+    """The sides compared point by point (siliconbench.core.compare.compare), with each
+    workload's best vs best beside (best_of_sides): what the app, the command and the
+    report show."""
+    cmp = compare(sides)
+    cmp.best = best_of_sides(sides)
+    return cmp
+
+
+def _kind(params: dict[str, Any]) -> tuple:
+    """What a point measures beyond its sizes: its parameters that are not numbers (dtype,
+    model, preset, op, data). A best vs best compares like kinds only: a CPU's float32
+    product with a GPU's float32 one, never a tiny LLM with an 8B one."""
+    return tuple(sorted((k, str(v)) for k, v in params.items()
+                        if isinstance(v, bool) or not isinstance(v, (int, float))))
+
+
+def best_of_sides(sides: list[Side]) -> list[BestRow]:
+    """Per workload and kind of point (_kind) that two or more sides measured: each side's
+    best point of the workload's headline metric (siliconbench.core.catalogue), with its
+    ratio to the first side's best. A best of 0 (one rank's bus bandwidth) is none."""
+    from siliconbench.core.catalogue import catalogue
+    from siliconbench.core.telemetry import power_trusted
+    declared = catalogue()
+    best: dict[tuple, list[tuple[RunRecord, Row] | None]] = {}
+    for i, side in enumerate(sides):
+        for rec in side.records:
+            w = declared.get(rec.workload)
+            for row in rec.rows:
+                if w is None or row.metric != w.metric or not row.value \
+                        or not power_trusted(row):
+                    continue
+                found = best.setdefault((rec.workload, _kind(row.params)), [None] * len(sides))
+                lower = direction(row.metric, row.unit) == "lower"
+                held = found[i]
+                if held is None or (row.value < held[1].value if lower
+                                    else row.value > held[1].value):
+                    found[i] = (rec, row)
+    out = []
+    for (workload, _), picked in best.items():
+        present = [i for i, p in enumerate(picked) if p is not None]
+        if len(present) < 2:
+            continue
+        cells = [cell_for(*p) if p is not None else None for p in picked]
+        base = cells[present[0]]
+        for i in present[1:]:
+            cells[i].ratio = cells[i].value / base.value if base.value else None
+        row = picked[present[0]][1]
+        out.append(BestRow(workload, row.metric, row.unit, cells,
+                           [dict(p[1].params) if p is not None else None for p in picked],
+                           present[0]))
+    return out
 
 
 def reference_side(rec: RunRecord) -> Side:
@@ -116,14 +348,68 @@ def matching_references(records: list[RunRecord]) -> list[RunRecord]:
 
 # ---------------------------------------------------------------- what the tab says
 
+def hidden_sides(cmp: Comparison) -> list[int]:
+    """The sides that share no compared result with another: the verdict table gives them
+    no column."""
+    return [i for i in range(len(cmp.sides)) if not any(r.cells[i] for r in cmp.rows)]
+
+
+def letters(indices: list[int]) -> str:
+    names = [side_letter(i) for i in indices]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def hidden_sentence(cmp: Comparison) -> str:
+    """Which sides the table leaves out and why, '' where none."""
+    hidden = hidden_sides(cmp)
+    if not hidden or not cmp.rows:
+        return ""
+    verb = "shares" if len(hidden) == 1 else "share"
+    best = {i for b in cmp.best for i, c in enumerate(b.cells) if c is not None}
+    tail = " (best vs best below)" if any(i in best for i in hidden) else ""
+    return (f"{letters(hidden)} {verb} no result with another side and "
+            f"{'is' if len(hidden) == 1 else 'are'} not in the table{tail}.")
+
+
+def best_lines(cmp: Comparison, only_unshared: bool = False) -> list[str]:
+    """A line per side's best vs best: 'gemm dtype=float32, best vs best: B 595× slower
+    than A (B 0.0896 TFLOPS at size=128, A 53.3 TFLOPS at size=16384)'. With only_unshared,
+    only pairs of sides that share no compared row of that metric: where the point-by-point
+    rows say nothing of them."""
+    out = []
+    for b in cmp.best:
+        present = [i for i, c in enumerate(b.cells) if c is not None]
+        if only_unshared:
+            shared = {i for r in cmp.rows if (r.workload, r.metric) == (b.workload, b.metric)
+                      for i, c in enumerate(r.cells) if c is not None}
+        else:
+            shared = set()
+        base = b.baseline
+
+        def said(i: int) -> str:
+            return (f"{side_letter(i)} {quantity(b.cells[i].value, b.unit)} at "
+                    f"{best_point(b, i)}")
+        for k in present:
+            if k != base and not {k, base} <= shared:
+                words = ratio_words(b.cells[k].ratio, direction(b.metric, b.unit))
+                out.append(f"{best_title(b)}, best vs best: {side_letter(k)} "
+                           f"{words + ' than' if words else 'beside'} {side_letter(base)} "
+                           f"({said(k)}, {said(base)})")
+    return out
+
+
 def summary_text(cmp: Comparison | None, records: list[RunRecord],
                  references: list[RunRecord]) -> str:
-    """The line over the table: how many rows were compared and the sides' letters, or why
-    there is nothing to compare (with a reference no selected run matches: how to match it)."""
+    """The line over the table: how many results were compared, what the table leaves out,
+    each workload's best vs best where the sides share no point, and the sides' letters; or
+    why there is nothing to compare (with a reference no selected run matches: how to match
+    it)."""
     if cmp is None:
         return ("Select two or more runs under Results (from one machine or several), or "
                 "one run and a published reference.")
     sides = "   ".join(f"{side_letter(i)} = {s.label}" for i, s in enumerate(cmp.sides))
+    notes = "".join(f" {n[:1].upper()}{n[1:]}." for n in cmp.notes)
+    best = "".join(f"\n{line}." for line in best_lines(cmp, only_unshared=True))
     if not cmp.rows:
         missing = [r for r in references if not any(matches(x, r) for x in records)]
         if missing:
@@ -132,47 +418,63 @@ def summary_text(cmp: Comparison | None, records: list[RunRecord],
                     f"did ({ref.workload} with {point_label(spec_params(ref))}). Choose a "
                     "device under “Run on” and press Run It Here, then select that run."
                     f"\n{sides}")
+        if best:
+            return f"No point both sides measured.{notes}{best}\n{sides}"
         return f"Nothing to compare: the selected runs share no workload and point.\n{sides}"
-    left = f" · {cmp.left_out} row(s) only one side has left out" if cmp.left_out else ""
-    return f"{len(cmp.rows)} row(s) compared{left}. {sides}"
+    hidden = hidden_sentence(cmp)
+    return (f"{compared_sentence(cmp)}{' ' + hidden if hidden else ''}{notes} {sides}"
+            f"{best}")
 
 
-def headers(sides: list[Side]) -> list[str]:
-    """The verdict table's columns: FIXED, a letter per side, then 'B vs A' per other side."""
+def column_baseline(rows: list[ComparedRow], k: int) -> int:
+    """The side that side k's verdict column is measured against: the baseline of most of
+    its verdicts (the first side where none)."""
+    bases = [r.baseline for r in rows if r.cells[k] is not None and r.baseline != k]
+    return max(sorted(set(bases)), key=bases.count) if bases else 0
+
+
+def headers(sides: list[Side], rows: list[ComparedRow] = ()) -> list[str]:
+    """The verdict table's columns: FIXED, a letter per side, then 'B vs A' per other side,
+    headed by the side its verdicts are against ('E vs D' where D is their baseline)."""
     return FIXED + [side_letter(i) for i in range(len(sides))] + [
-        f"{side_letter(i)} vs A" for i in range(1, len(sides))]
+        f"{side_letter(i)} vs {side_letter(column_baseline(list(rows), i))}"
+        for i in range(1, len(sides))]
 
 
-def verdict_header_tip(sides: list[Side], i: int) -> str:
+def verdict_header_tip(sides: list[Side], i: int, rows: list[ComparedRow] = ()) -> str:
     """The tooltip of side i's verdict column."""
-    return (f"{side_letter(i)} ({sides[i].label}) against A ({sides[0].label}), or the "
-            "side named in brackets: how many times faster or slower, and what the "
-            "statistics say")
+    b = column_baseline(list(rows), i)
+    return (f"{side_letter(i)} ({sides[i].label}) against {side_letter(b)} "
+            f"({sides[b].label}), or the side named in brackets: how many times faster or "
+            "slower, and what the statistics say")
 
 
-def row_texts(row: ComparedRow) -> list[str]:
+def row_texts(row: ComparedRow, bases: list[int] | None = None) -> list[str]:
     """A row of the verdict table: FIXED's texts, each side's median (its interval is in the
     tooltip and the chart's whiskers, so the verdicts fit beside it without scrolling), then
-    each other side's verdict in words."""
+    each other side's verdict in words. `bases`: each side's column baseline
+    (column_baseline), the first side where not given."""
     cells = [row.workload, metric_heading(row.metric, row.unit), point_label(row.params)]
     cells += [quantity(c.value, row.unit) if c else "" for c in row.cells]
-    return cells + [verdict_text(row, k) for k in range(1, len(row.cells))]
+    return cells + [verdict_text(row, k, bases[k] if bases else 0)
+                    for k in range(1, len(row.cells))]
 
 
-def verdict_text(row: ComparedRow, k: int) -> str:
+def verdict_text(row: ComparedRow, k: int, column_base: int = 0) -> str:
     """Side k's verdict on a row ('1.23× faster'), '' where it has none."""
     c = row.cells[k]
     if c is None or not c.verdict:
         return ""
-    # A row another side is the baseline of says so.
-    vs = f" (vs {side_letter(row.baseline)})" if row.baseline != 0 else ""
+    # A row whose baseline is not the one its column is headed by says so.
+    vs = f" (vs {side_letter(row.baseline)})" if row.baseline != column_base else ""
     return cell_words(c, direction(row.metric, row.unit)) + vs
 
 
-def verdict_tip(row: ComparedRow, k: int) -> str:
+def verdict_tip(row: ComparedRow, k: int, column_base: int = 0) -> str:
     """Side k's verdict with the ratio of medians and the test's p-value."""
     cell = row.cells[k]
-    tip = [f"{side_letter(k)} vs {side_letter(row.baseline)}: {verdict_text(row, k)}",
+    tip = [f"{side_letter(k)} vs {side_letter(row.baseline)}: "
+           f"{verdict_text(row, k, column_base)}",
            f"Ratio of medians: {ratio(cell.ratio)}"]
     if cell.p_value is not None:
         tip.append(f"Mann-Whitney p = {p_value(cell.p_value)}, {cell.n or 0} blocks")

@@ -3,12 +3,16 @@ refused and a long one is questioned instead of accepted silently (the CLI's war
 question before Run, Run It Here and the quick suite). Where the work is known from the
 parameters: GEMM and bandwidth (sizes named or the defaults), the all-reduce (its buffers on
 every local rank), the LLM (weights + KV cache + a prefill's activations; prefill FLOPs and
-the bytes decode reads), the inference and training sweeps' --grow budget. The rates are the
+the bytes decode reads), the inference and training sweeps' --grow budget, and train, memory,
+infer and scaling from the models' own sizes (ModelSize, read from
+siliconbench/resources/model_sizes.json: no framework is imported here). The rates are the
 device's published peak where SiliconBench has one, else deliberately rough CPU figures.
+verdict() turns an estimate into a refusal or the questions to ask first.
 It sits above the workloads (pyproject's layers) to read their own size arithmetic."""
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from dataclasses import dataclass, field
@@ -37,26 +41,39 @@ class Estimate:
     basis: str = ""                      # where the rate came from, for the message
     too_big: list[str] = field(default_factory=list)   # points that will not fit
     points: int = 0                      # points that fit
+    questions: list[str] = field(default_factory=list)  # other reasons to ask first
 
-    def refusal(self, device_name: str, memory_bytes: int | None) -> str | None:
-        """One sentence when no point of the run fits in the device's memory: the run would
-        start only to end with nothing measured."""
+    def refusal(self, device_name: str, memory_bytes: int | None, free: bool = False
+                ) -> str | None:
+        """One sentence when no point of the run fits in MEMORY_SHARE of the device's
+        memory (`free`: the memory free now, as a CPU's is read): the run would start only
+        to run out of memory or end with nothing measured."""
         if not self.too_big or self.points or not memory_bytes:
             return None
-        return (f"Nothing of this run fits in {device_name}'s {size(memory_bytes)} of memory: "
-                f"{', '.join(self.too_big)}.")
+        return (f"Nothing of this run fits in {_memory_words(device_name, memory_bytes, free)}:"
+                f" {', '.join(self.too_big)}.")
 
-    def warnings(self, device_name: str, memory_bytes: int | None) -> list[str]:
-        """One sentence per reason to think twice (more memory than the device has, or a run
-        of more than LONG_RUN_S)."""
+    def warnings(self, device_name: str, memory_bytes: int | None, free: bool = False
+                 ) -> list[str]:
+        """One sentence per reason to think twice (points that need more memory than the
+        device has, ranks that share cores, a run of more than LONG_RUN_S)."""
         out = []
         if self.too_big and memory_bytes and self.points:
-            out.append(f"{', '.join(self.too_big)} need more than {device_name}'s "
-                       f"{size(memory_bytes)} of memory: those points will be skipped.")
+            out.append(f"{', '.join(self.too_big)} need more than "
+                       f"{_memory_words(device_name, memory_bytes, free)}: those points will "
+                       f"be skipped.")
+        out += self.questions
         if self.seconds is not None and self.seconds > LONG_RUN_S:
             out.append(f"This run may take about {duration(self.seconds)} on "
                        f"{device_name} ({self.basis}).")
         return out
+
+
+def _memory_words(device_name: str, memory_bytes: int, free: bool) -> str:
+    """'the 80% of Test CPU's 23.5 GB of memory that a run may fill' (free: '... of free
+    memory ...')."""
+    return (f"the {MEMORY_SHARE:.0%} of {device_name}'s {size(memory_bytes)} of "
+            f"{'free ' if free else ''}memory that a run may fill")
 
 
 def _gflops(device, dtype: str, tf32: bool) -> tuple[float | None, str]:
@@ -215,22 +232,27 @@ def _llm(est: Estimate, params: dict, device, settings, fits) -> None:
         shape = llm.shape_for(params)
     except Exception:  # a custom shape no model has: the run refuses it in its own words
         return
-    dtype, batch, gen = params["dtype"], params["batch"], params["gen_tokens"]
+    own = llm.own_model(params)
+    dtype = own.stored_dtype if own and own.stored_dtype else params["dtype"]
+    batch, gen = params["batch"], params["gen_tokens"]
     compute = shapes.activation_dtype(dtype)
+    # a file stored quantised holds its weights in its own bytes, not the formula's
+    file_bytes = own.file.size - shapes.weight_bytes(shape, dtype) \
+        if own and own.stored_dtype else 0
     # A quantized model's products on a CPU run in the engine's own SIMD kernels (llama.cpp's
     # q4_0/q8_0 dot products) at about the float32 rate, not at a framework's emulated
     # bfloat16 rate: taking bfloat16's made a llama-2-7b Q4_0 run here read "about 11.4 h".
     flops, est.basis = _gflops(device, "float32" if device.kind == "cpu" and
-                               dtype in shapes.QUANT_BITS else compute, False)
+                               dtype not in shapes.ITEMSIZE else compute, False)
     gbs, memory = _memory_gbs(device)
-    name = params["preset"]
+    name = llm.model_label(params)
     prompts = params["prompts"] or list(llm.DEFAULT_PROMPTS)
     depths = params["depths"] or list(llm.DEFAULT_DEPTHS)
     total = 0.0
     runs: dict[str, list[int]] = {"prefill": [], "decode": []}
     for kind, tokens, at, what in [("prefill", p, p, f"a {p}-token prompt") for p in prompts] + \
             [("decode", d + gen, d, f"decode from depth {d}") for d in depths]:
-        need = shapes.memory_needed(shape, dtype, batch, tokens)
+        need = shapes.memory_needed(shape, dtype, batch, tokens) + file_bytes
         if not fits(need):
             est.too_big.append(f"{name} in {dtype} with {what} ({size(need)})")
             continue
@@ -249,20 +271,287 @@ def _llm(est: Estimate, params: dict, device, settings, fits) -> None:
     est.basis = f"{est.basis} and {memory}"
 
 
-ESTIMATORS = {"gemm": _gemm, "bandwidth": _bandwidth, "allreduce": _allreduce, "llm": _llm}
+# ---------------------------------------------------------------- models: train, memory, scaling, infer
+
+# A process with its framework imported holds this much before it builds anything: a Python
+# with torch imported read 509 MB of peak RSS here (Linux x86-64, torch 2.x), 749 MB with
+# transformers' BERT too. A CPU run's memory is its process's, so a CPU estimate adds it per
+# process (a GPU's peak allocation does not include it).
+PROCESS_BYTES = 512 * 2**20
+# Under mixed precision most saved activations are float16 or bfloat16 (convolutions, matmuls
+# and what follows them), so about half their float32 size: the H200's resnet50 at batch 128,
+# mixed, peaked at 6.13 GB allocated (tests/data/h200/h200-train.json) where this gives 5.7.
+MIXED_ACTIVATION_SHARE = 0.5
+# Inference holds a few module outputs per sample at a time (a block's input, its output and
+# a residual branch), about this many of the largest.
+LIVE_OUTPUTS = 3
+OPTIMIZER_SLOTS = {"sgd": 0, "adam": 2}      # state tensors per weight (SGD without momentum)
+MLP_INPUTS, MLP_CLASSES = 32 * 32 * 3, 10    # the scaling workload's CIFAR-10 MLP
 
 
-def spec_warnings(specs: list, devices: list) -> list[str]:
-    """What the app asks about before it queues runs (Run, Run It Here, the quick suite): for
-    each run, the device it runs on (siliconbench.core.frameworks.DeviceInfo, matched on framework and id)
-    and its estimate's refusal and warnings, one sentence each."""
-    out: list[str] = []
+@dataclass(frozen=True)
+class ModelSize:
+    """What one sample costs a model, counted from the model itself
+    (siliconbench/resources/model_sizes.json, scripts/model_sizes.py): its parameters, the
+    float32 bytes a training forward keeps for the backward and the largest module output of
+    an inference forward, per sample, its forward FLOPs per sample, and its input's bytes."""
+    params: int
+    saved_bytes: float | None
+    output_bytes: float
+    forward_flops: float
+    input_bytes: float
+    optimizer: str
+
+    def train_bytes(self, batch: int, mixed: bool) -> float:
+        """A training step's peak: weights, their gradients and the optimizer's state
+        (float32, 4 bytes each: params x 4 x (2 + slots)), plus per sample the activations
+        kept for the backward (half under mixed precision) and the ROTATING_BATCHES inputs
+        the step cycles through."""
+        from siliconbench.core.kit.training import ROTATING_BATCHES
+        weights = self.params * 4 * (2 + OPTIMIZER_SLOTS[self.optimizer])
+        kept = (self.saved_bytes or 0) * (MIXED_ACTIVATION_SHARE if mixed else 1)
+        return weights + batch * (kept + ROTATING_BATCHES * self.input_bytes)
+
+    def infer_bytes(self, batch: int, mixed: bool) -> float:
+        """An inference batch's peak: the weights, and per sample the inputs made on the
+        device and LIVE_OUTPUTS of the largest module output."""
+        from siliconbench.core.kit.training import ROTATING_BATCHES
+        live = LIVE_OUTPUTS * self.output_bytes * (MIXED_ACTIVATION_SHARE if mixed else 1)
+        return self.params * 4 + batch * (live + ROTATING_BATCHES * self.input_bytes)
+
+
+@functools.cache
+def _sizes_table() -> dict:
+    import json
+
+    from siliconbench import resources
+    return json.loads(resources.read_text("model_sizes.json"))
+
+
+def model_size(params: dict) -> ModelSize | None:
+    """The model of a train, memory, scaling or infer run at its image size, sequence length
+    and layers; None for a model the table does not have. A CNN's activations and FLOPs grow
+    with its pixels; an encoder's from its four measured points (see scripts/model_sizes.py):
+    per layer a*L + c*L^2, the rest e*L + k, in L tokens."""
+    from siliconbench.core.kit.encoders import ENCODERS
+    table = _sizes_table()
+    name = params["model"]
+    if name == "mlp":
+        # Linear layers: weights and biases; per sample the input and each hidden layer's
+        # output before and after its ReLU kept for the backward.
+        widths = [MLP_INPUTS] + list(params.get("widths") or [3000, 1000]) + [MLP_CLASSES]
+        weights = sum(a * b + b for a, b in zip(widths, widths[1:]))
+        hidden = sum(widths[1:-1]) * 4
+        return ModelSize(weights, 2 * hidden + MLP_INPUTS * 4, hidden, 2 * weights,
+                         MLP_INPUTS * 4, "sgd")
+    if name in ENCODERS:
+        return _encoder_size(table["encoders"][name]["points"],
+                             params.get("layers") or ENCODERS[name].layers,
+                             params.get("seq_len") or 128)
+    found = table["vision"].get(name)
+    if found is None:
+        return None
+    pixels = (params.get("image_size") or table["image_size"]) ** 2
+    scale = pixels / table["image_size"] ** 2
+    saved = found["saved_bytes"]
+    return ModelSize(found["params"], None if saved is None else saved * scale,
+                     found["output_bytes"] * scale, found["forward_flops"] * scale,
+                     3 * pixels * 4, "sgd")
+
+
+def _encoder_size(measured: list[dict], layers: int, tokens: int) -> ModelSize:
+    """An encoder of `layers` layers on `tokens` tokens from its figures measured at two
+    depths (l, l+1) and two lengths (t1, t2): a layer's share is the difference between the
+    depths, a*L + c*L^2 through the two lengths; the rest (embeddings, head) e*L + k. Its
+    parameters do not depend on the length: the first depth's and a layer's per layer."""
+    points = {(p["layers"], p["tokens"]): p for p in measured}
+    (depth, t1), (_, t2) = sorted(points)[:2]
+
+    def at(key: str) -> float:
+        def layer(t: int) -> float:
+            return points[(depth + 1, t)][key] - points[(depth, t)][key]
+
+        def rest(t: int) -> float:
+            return points[(depth, t)][key] - depth * layer(t)
+        c = (layer(t2) / t2 - layer(t1) / t1) / (t2 - t1)
+        a = layer(t1) / t1 - c * t1
+        e = (rest(t2) - rest(t1)) / (t2 - t1)
+        return layers * (a * tokens + c * tokens**2) + e * tokens + rest(t1) - e * t1
+    first, deeper = points[(depth, t1)]["params"], points[(depth + 1, t1)]["params"]
+    return ModelSize(first + (layers - depth) * (deeper - first), at("saved_bytes"),
+                     at("output_bytes"), at("forward_flops"), tokens * 8, "adam")
+
+
+def physical_cores() -> int:
+    """The cores ranks share (physical ones: a hyperthread is not a core to a training step)."""
+    import psutil
+    return psutil.cpu_count(logical=False) or os.cpu_count() or 1
+
+
+def _process(device) -> float:
+    return PROCESS_BYTES if device.kind == "cpu" else 0
+
+
+def _step_seconds(model: ModelSize, batch: int, device, mixed: bool, est: Estimate,
+                  backward: bool = True) -> float | None:
+    """One step's time at the device's rate: a training step is three forwards (the
+    backward two), an inference batch one."""
+    dtype = "float16" if mixed and device.kind != "cpu" else "float32"
+    rate, est.basis = _gflops(device, dtype, False)
+    if rate is None:
+        return None
+    return (3 if backward else 1) * model.forward_flops * batch / (rate * 1e9)
+
+
+def _train(est: Estimate, params: dict, device, settings, fits) -> None:
+    from siliconbench.core.workloads.train import PUBLISHED_BATCH
+    model = model_size(params)
+    if model is None or model.saved_bytes is None:
+        return
+    batch = params["batch_size"] or PUBLISHED_BATCH[params["model"]]
+    mixed = params["precision"] == "mixed"
+    need = model.train_bytes(batch, mixed) + _process(device)
+    if not fits(need):
+        est.too_big.append(f"{params['model']} at batch size {batch} ({size(need)})")
+        return
+    est.points, est.peak_bytes = 1, int(need)
+    step = _step_seconds(model, batch, device, mixed, est)
+    if params["duration"]:
+        est.seconds = params["duration"] * 60
+    elif step is not None:
+        est.seconds = point_seconds(step, settings)
+
+
+def _memory(est: Estimate, params: dict, device, settings, fits) -> None:
+    """The probes memory.search makes when each batch fits as the estimate says, every probe
+    a quick train run (capped at --probe-time-limit); refused only when the first batch does
+    not fit, since running out of memory is how the search ends."""
+    from siliconbench.core.measure import QUICK
+    from siliconbench.core.workloads.memory import Probe, search
+    model = model_size(params)
+    if model is None or model.saved_bytes is None:
+        return
+    mixed = params["precision"] == "mixed"
+
+    def need(batch: int) -> float:
+        return model.train_bytes(batch, mixed) + _process(device)
+    start = params["start_batch"]
+    if not fits(need(start)):
+        est.too_big.append(f"{params['model']} at batch size {start}, the first probe "
+                           f"({size(need(start))})")
+        return
+    tried: list[int] = []
+
+    def probe(batch: int) -> Probe:
+        tried.append(batch)
+        return Probe(batch, fits(need(batch)), out_of_memory=not fits(need(batch)))
+    largest, _ = search(probe, start, max(start, params["max_batch"]), params["bisect_steps"])
+    est.points, est.peak_bytes = 1, int(need(largest))
+    total = 0.0
+    for batch in tried:
+        step = _step_seconds(model, batch, device, mixed, est)
+        if step is None:
+            return
+        total += min(point_seconds(step, QUICK), params["probe_time_limit"])
+    est.seconds = total
+    if largest < params["max_batch"]:
+        est.basis = f"probes up to about batch size {largest}, where memory runs out; " \
+                    f"{est.basis}"
+
+
+def _infer(est: Estimate, params: dict, device, settings, fits) -> None:
+    model = model_size(params)
+    if model is None:
+        return
+    batch, mixed = params["batch_size"], params["precision"] == "mixed"
+    need = model.infer_bytes(batch, mixed) + _process(device)
+    if not fits(need):
+        est.too_big.append(f"{params['model']} at batch size {batch} ({size(need)})")
+        return
+    est.points, est.peak_bytes = 1, int(need)
+    call = _step_seconds(model, batch, device, mixed, est, backward=False)
+    if call is None or params.get("grow"):
+        return                            # --grow: its budget (estimate())
+    paths = 2 if params["data"] == "both" else 1
+    measured = params["duration"] * 60 if params["duration"] else point_seconds(call, settings)
+    est.seconds = paths * (measured + math.ceil(params["images"] / batch) * call)
+
+
+def _scaling(est: Estimate, params: dict, device, settings, fits) -> None:
+    """Every world size's ranks on this machine at once (at most --processes), each a
+    process training the model at its batch; on a CPU they share its cores, so a step of n
+    ranks takes n / cores times a lone rank's where n is more than the cores."""
+    from siliconbench.core.workloads.scaling import MLP_BATCH, world_sizes
+    from siliconbench.core.workloads.train import PUBLISHED_BATCH
+    try:
+        worlds = world_sizes(params)
+    except ValueError:                    # the run says it in its own words
+        return
+    model = model_size(params)
+    if model is None or model.saved_bytes is None:
+        return
+    batch = params["batch_size"] or (MLP_BATCH if params["model"] == "mlp"
+                                     else PUBLISHED_BATCH[params["model"]])
+    ranks = min(max(worlds), params["processes"])
+    need = ranks * (model.train_bytes(batch, False) + _process(device))
+    if not fits(need):
+        est.too_big.append(f"{ranks} ranks of {params['model']} at batch size {batch} "
+                           f"({size(need)})")
+        return
+    est.points, est.peak_bytes = 1, int(need)
+    cores = physical_cores()
+    if device.kind == "cpu" and ranks > cores:
+        est.questions.append(
+            f"{ranks} processes on {cores} core{'s' * (cores != 1)}: each rank gets "
+            f"1/{math.ceil(ranks / cores)} of a core, so the larger worlds measure the cores' "
+            f"time-sharing, not data-parallel scaling; --processes {cores} gives each its own.")
+    step = _step_seconds(model, batch, device, False, est)
+    if step is None:
+        return
+    est.seconds = sum(point_seconds(step * max(1.0, min(n, ranks) / cores)
+                                    if device.kind == "cpu" else step, settings)
+                      for n in worlds)
+
+
+ESTIMATORS = {"gemm": _gemm, "bandwidth": _bandwidth, "allreduce": _allreduce, "llm": _llm,
+              "train": _train, "memory": _memory, "infer": _infer, "scaling": _scaling}
+
+
+def free_now(device):
+    """The device as the estimate should hold a run to it, and whether its memory is the
+    free memory: a CPU's memory is what the system has available now (what the run's own
+    process will find); a GPU's, its size (its free memory needs its framework)."""
+    if device.kind != "cpu":
+        return device, False
+    import dataclasses
+
+    import psutil
+    return dataclasses.replace(device, memory_bytes=psutil.virtual_memory().available), True
+
+
+def verdict(spec, device) -> tuple[str | None, list[str]]:
+    """(the sentence refusing the run, or None; the sentences to ask about first) for one
+    run on one device (siliconbench.core.frameworks.DeviceInfo): the command line and the
+    app's Run, Run It Here and the quick suite alike."""
+    device, free = free_now(device)
+    est = estimate(spec.workload, spec.params, device, spec.quick)
+    refusal = est.refusal(device.name, device.memory_bytes, free)
+    if refusal:
+        return refusal, []
+    return None, est.warnings(device.name, device.memory_bytes, free)
+
+
+def spec_verdicts(specs: list, devices: list) -> tuple[list[str], list[str]]:
+    """What the app says before it queues runs: (refusals, questions) over every run, each
+    run on its device (matched on framework and id), one sentence each."""
+    refusals: list[str] = []
+    questions: list[str] = []
     for spec in specs:
         device = next((d for d in devices if (d.framework, d.id) == (spec.framework, spec.device)),
                       None)
         if device is None:
             continue
-        est = estimate(spec.workload, spec.params, device, spec.quick)
-        refusal = est.refusal(device.name, device.memory_bytes)
-        out += ([refusal] if refusal else []) + est.warnings(device.name, device.memory_bytes)
-    return list(dict.fromkeys(out))
+        refusal, asked = verdict(spec, device)
+        refusals += [refusal] if refusal else []
+        questions += asked
+    return list(dict.fromkeys(refusals)), list(dict.fromkeys(questions))

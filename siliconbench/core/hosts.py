@@ -106,6 +106,8 @@ def _read_hostfile(path: Path) -> Hosts:
         raise HostsError(f"{name} cannot be read ({e.strerror or e}).") from None
     except ValueError:
         raise HostsError(f"{what} (it is not JSON).") from None
+    except RecursionError:      # a hostfile is two levels deep; Python's parser stops at ~1000
+        raise HostsError(f"{what} (its JSON nests lists or objects too deep to read).") from None
     backend = ""
     if isinstance(data, dict):      # newer mlx.distributed_config: {"backend", "envs", "hosts"}
         unknown = sorted(set(data) - _FILE_KEYS)
@@ -149,7 +151,15 @@ def _entry(entry, i: int, what: str) -> Host:
     if not isinstance(rdma, list) or not all(d is None or (isinstance(d, str) and
                                                            _SCOPE.fullmatch(d)) for d in rdma):
         raise HostsError(f'{what}: the "rdma" of host {i + 1} is not a list of device names.')
-    return Host(ssh, ips[0] if ips else name.rpartition("@")[2], tuple(rdma))
+    host = name.rpartition("@")[2]
+    address_ = ips[0] if ips else host
+    if (host in LOOPBACK) != (address_ in LOOPBACK):
+        raise HostsError(f"Host {i + 1} of the hostfile is reached over SSH as "
+                         f"{clip(ssh, HOST_SHOWN)} and its ranks connect over "
+                         f"{clip(address_, HOST_SHOWN)}: only one of them is this machine's "
+                         "loopback; name this machine 127.0.0.1 in both \"ssh\" and \"ips\", "
+                         "or another host in both.")
+    return Host(ssh, address_, tuple(rdma))
 
 
 def destination(text: str) -> str:
@@ -239,6 +249,17 @@ def hostfile_json(hosts: list[Host]) -> str:
     return json.dumps({"hosts": [{"ssh": h.ssh, "ips": [h.address],
                                   **({"rdma": list(h.rdma)} if h.rdma else {})}
                                  for h in hosts]})
+
+
+HOSTS_FOLDER = "siliconbench-hosts-"    # the scaling workload's hostfiles of its worlds
+
+
+def owned_folder(prefix: str) -> str:
+    """A new private temporary folder whose name holds this process's pid, its owner: a
+    run started after the owner was killed (SIGKILL runs no clean-up) removes it
+    (siliconbench.core.launch.clean_stale)."""
+    import tempfile
+    return tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-")
 
 
 def first_hosts(hosts: str, count: int, folder) -> str:

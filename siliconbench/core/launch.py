@@ -12,6 +12,7 @@ import shutil
 import signal
 import socket
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from siliconbench.core.text import clip
 
 LAUNCHED_ENV = "SILICONBENCH_LAUNCHED"   # set for every rank: it announces itself
 SSH_TIMEOUT_S = 5                        # a host that has not answered SSH by then is down
+WATCH_S = 1.0   # how often the run's ports are looked at until the ranks have formed a group
 _PORT_IN_USE = re.compile(r"EADDRINUSE|[Aa]ddress already in use|Couldn't bind socket "
                           r"\(error: 98\)")
 
@@ -37,6 +39,12 @@ def rank_error_line(rank: int, message: str) -> str:
 def launcher(framework: str):
     from siliconbench.core.frameworks import implementation
     return implementation(framework, "launcher")
+
+
+def backend_refused(framework: str, backend: str, device: str) -> str | None:
+    """One sentence when the framework cannot use `backend` on `device` on this machine: a
+    distributed run (and the scaling workload's worlds) is refused before anything starts."""
+    return launcher(framework).refuse_backend(backend, device)
 
 
 def find_executable(name: str) -> str | None:
@@ -115,6 +123,56 @@ def lock_folder() -> Path:
     return folder
 
 
+RUN_FOLDER = "siliconbench-run-"        # a distributed run's own folder (its ranks' TMPDIR)
+_OWNED = re.compile(rf"(?:{RUN_FOLDER}|{hosts_mod.HOSTS_FOLDER})(\d+)-")
+
+
+def clean_stale() -> None:
+    """What killed runs left behind, removed: this user's run and hostfile folders whose
+    owner is no longer alive, and the port lock files that no run holds (a held lock is
+    its run alive; one taken here is unlinked while held, as release() does, so a run that
+    opened it meanwhile backs off)."""
+    import stat
+    import tempfile
+    for entry in _entries(tempfile.gettempdir()):
+        owner = _OWNED.match(entry.name)
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if owner and stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() \
+                and not _owner_alive(int(owner.group(1)), info.st_mtime):
+            shutil.rmtree(entry.path, ignore_errors=True)
+    try:
+        folder = lock_folder()
+    except LaunchError:
+        return      # reserve_ports says why
+    for entry in _entries(folder):
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                fd = _lock(Path(entry.path))
+                PortReservation(0, [(Path(entry.path), fd)]).release()
+
+
+def _entries(folder: str) -> list:
+    try:
+        with os.scandir(folder) as found:
+            return list(found)
+    except OSError:
+        return []
+
+
+def _owner_alive(pid: int, since: float) -> bool:
+    """Whether `pid` may still be the process that made a folder last changed at `since`:
+    one that started later only took its pid, and a zombie has ended."""
+    import psutil
+    try:
+        owner = psutil.Process(pid)
+        return owner.create_time() <= since + 1 and owner.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
 def reserve_ports(count: int, addresses: list[str] = ("127.0.0.1",)) -> PortReservation:
     """Ports for a run's ranks, chosen below the system's ephemeral range: ports in it are
     what every outgoing connection takes (gloo's, another test's, a browser's), so one free
@@ -152,9 +210,34 @@ class Launch:
     first_rank: dict | None = None      # the first rank's announcement, which others match
     folder: str | None = None           # the run's own folder: TMPDIR of the launcher and ranks
     env: dict = field(default_factory=dict)     # what the launcher's environment adds
+    strangers: list = field(default_factory=list)   # what watch() saw take a rank's place
+    _watching: threading.Event = field(default_factory=threading.Event)
+
+    def watch(self, launcher_pid: int) -> None:
+        """Until the ranks have formed their group (observe) or the run ends (close), look at
+        the run's ports every WATCH_S for a connection a rank accepted from a process that is
+        not the run's (`strangers`): the transports have no authentication, so it is taken
+        for a rank and the group never forms. One that leaves at once is gone by the
+        failure, but the rank's end of it stays, half closed, until the ring gives up (32 s):
+        that is what is seen. Each look reads every socket of the machine (psutil: 0.16 s on
+        a loaded 2-core VM), so it stops once the group is formed."""
+        def look() -> None:
+            ours: set = set()
+            while not self._watching.wait(WATCH_S):
+                if found := strangers(self.ports, launcher_pid, ours):
+                    self.strangers = found
+                    return
+        threading.Thread(target=look, daemon=True, name="ports-watch").start()
+
+    def observe(self, event: dict) -> None:
+        """An event of rank 0: the settings it records once its group is joined end the
+        watch."""
+        if event.get("event") == "settings" and "world_size" in event.get("settings", {}):
+            self._watching.set()
 
     def close(self) -> None:
         """The run has ended: its ports go back, its folder goes."""
+        self._watching.set()
         self.release_ports()
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
@@ -189,10 +272,15 @@ class Launch:
         """One sentence on why the ranks failed, from the launcher's report; None when rank
         0's own error says it best (it failed first)."""
         if intruders := foreign_connections(self.ports):
-            pid, name, port = intruders[0]
-            return (f"Another program ({name}, pid {pid}) connected to port {port}, where the "
-                    "ranks were forming their group, and was taken for a rank; end it, or "
-                    "choose other ports with --port.")
+            return _taken_for_a_rank(*intruders[0])
+        if self.strangers:
+            pid, name, port, peer = self.strangers[0]
+            if pid is not None:
+                return _taken_for_a_rank(pid, name, port)
+            return (f"A program of this machine connected to port {port} (from port {peer}) "
+                    "while the ranks were forming their group, was taken for a rank and "
+                    "left, so the group never formed; run again, or choose other ports with "
+                    "--port.")
         if _PORT_IN_USE.search(stderr):
             return (f"A port the ranks need ({_ports_text(self.ports)}) is in use by another "
                     "program; choose another with --port (0 picks a free one).")
@@ -225,6 +313,44 @@ def foreign_connections(ports: list[int]) -> list[tuple[int, str, int]]:
     return sorted(set(found), key=lambda f: (f[2], f[0]))
 
 
+def _taken_for_a_rank(pid: int, name: str, port: int) -> str:
+    return (f"Another program ({name}, pid {pid}) connected to port {port}, where the ranks "
+            "were forming their group, and was taken for a rank; end it, or choose other "
+            "ports with --port.")
+
+
+def strangers(ports: list[int], launcher_pid: int,
+              ours: set) -> list[tuple[int | None, str | None, int, int]]:
+    """(pid, name, port, peer port) of each connection that a rank (a process under the
+    launcher) accepted on one of the run's ports from a process that is not the run's: its
+    pid and name while it is connected, None for both once it has left (the rank's end is
+    then half closed, and the peer's end belongs to no process). `ours` keeps, from one look
+    to the next, the local end of every socket seen owned by the run: a rank that connected
+    and then died is not taken for a stranger."""
+    import psutil
+    try:
+        connections = psutil.net_connections("tcp")
+        run = {launcher_pid, *(p.pid for p in psutil.Process(launcher_pid)
+                               .children(recursive=True))}
+    except (psutil.Error, OSError):
+        return []
+    ours |= {c.laddr for c in connections if c.pid in run}
+    owner = {(c.laddr, c.raddr): c.pid for c in connections if c.raddr}
+    found = []
+    for c in connections:
+        if c.pid not in run or c.laddr.port not in ports or not c.raddr or c.raddr in ours:
+            continue
+        pid = owner.get((c.raddr, c.laddr))
+        if pid is None and c.status != psutil.CONN_CLOSE_WAIT:
+            continue        # a peer whose socket was not seen yet
+        try:
+            name = psutil.Process(pid).name() if pid is not None else None
+        except psutil.Error:
+            continue
+        found.append((pid, name, c.laddr.port, c.raddr.port))
+    return found
+
+
 def _versions(event: dict, framework: str) -> dict[str, str | None]:
     machine = event.get("machine") or {}
     return {"Python": machine.get("python_version"),
@@ -255,6 +381,7 @@ def plan(framework: str, params: dict, worker: list[str], env: dict[str, str]) -
     The run's folder (its ranks' TMPDIR, and the hostfile SiliconBench writes for the
     launcher) is made last; Launch.close() removes it."""
     part = launcher(framework)
+    clean_stale()
     try:
         parsed = hosts_mod.parse(params["hosts"])
     except HostsError as e:
@@ -292,8 +419,7 @@ def plan(framework: str, params: dict, worker: list[str], env: dict[str, str]) -
     if not params["port"]:
         reservation = reserve_ports(count, binds)
         port, ports = reservation.first, part.ports(reservation.first, world)
-    import tempfile
-    folder = tempfile.mkdtemp(prefix="siliconbench-run-")
+    folder = hosts_mod.owned_folder(RUN_FOLDER)
     launch = Launch(framework, [], addresses, params["processes"], ports, reservation,
                     folder=folder)
     try:

@@ -16,6 +16,7 @@ METRIC_TITLES = {
     "max_batch_size": "Largest batch", "host_device_ratio": "Host/device ratio",
     "loss_rel_diff": "Loss difference vs CPU", "samples_per_watt": "Samples per watt",
     "max_temperature": "Highest temperature", "power": "Power",
+    "tflops_per_watt": "TFLOPS per watt",
     # nccl-tests' busbw and algbw, spelled out (README: All-reduce says how they differ)
     "busbw": "Bus bandwidth", "algbw": "Algorithm bandwidth",
     # data-parallel scaling (README: Scaling)
@@ -28,7 +29,9 @@ METRIC_TITLES = {
 }
 
 # What a row's % of peak is a share of where that is not the device's physical peak (an
-# LLM's decode against its memory roofline), or None for a metric that has no ceiling.
+# LLM's decode against its memory roofline), or None for a metric that has no ceiling. Only
+# a throughput (has_ceiling: TFLOPS, GB/s, img/s, tokens/s) has one at all: never a power,
+# a temperature or an efficiency.
 CEILINGS = {"decode_tokens_per_s": "memory bound", "prefill_tokens_per_s": "compute bound",
             "ttft_ms": None, "decode_roofline": None, "decode_compile_s": None,
             "decode_fixed_ms": None}
@@ -211,12 +214,19 @@ def row_with_spread(row) -> str:
     return with_spread(row.value, row.stats.p25, row.stats.p75, row.unit)
 
 
+def has_ceiling(unit: str) -> bool:
+    """Whether a figure in this unit is a throughput, which a device's peak bounds: TFLOPS,
+    GB/s, img/s, tokens/s; not TFLOPS/W, img/s/W, W, °C, ms."""
+    return unit == "TFLOPS" or unit.endswith("/s")
+
+
 def peak_text(row) -> str:
     """'87% of peak' ('41% of memory bound' for an LLM's decode), 'peak unknown' where the
     device has no tabulated peak, or nothing for a point not measured or a metric without a
-    ceiling (a time to first token)."""
-    ceiling = CEILINGS.get(row.metric, "peak")
-    if row.value is None or ceiling is None:
+    ceiling (not a throughput, has_ceiling; a time to first token, CEILINGS)."""
+    ceiling = CEILINGS.get(row.metric, "peak") if has_ceiling(row.unit) else None
+    if row.value is None:
         return ""
-    return f"{ceiling} unknown" if row.pct_of_peak is None else \
-        f"{percent(row.pct_of_peak)} of {ceiling}"
+    if row.pct_of_peak is not None:
+        return f"{percent(row.pct_of_peak)} of {ceiling or 'peak'}"
+    return f"{ceiling} unknown" if ceiling else ""

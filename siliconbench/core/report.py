@@ -15,6 +15,7 @@ from siliconbench.core.compare import (
     FAR_APART,
     INCONCLUSIVE,
     MIN_EFFECT,
+    BestRow,
     Cell,
     ComparedRow,
     Comparison,
@@ -35,7 +36,7 @@ from siliconbench.core.numbers import (
     with_spread,
 )
 from siliconbench.core.palette import LIGHT
-from siliconbench.core.results import now_iso
+from siliconbench.core.results import now_iso, run_power_doubt
 from siliconbench.core.text import clip
 
 # The app's light palette: a machine has the colour here that it has in the app.
@@ -57,6 +58,61 @@ def cell_text(cell: Cell | None, unit: str) -> str:
 
 def point_label(params: dict[str, Any]) -> str:
     return " ".join(f"{k}={v}" for k, v in params.items()) or "whole run"
+
+
+def compared_sentence(cmp: Comparison) -> str:
+    """How many results were compared (both sides measured them) and how many only one side
+    measured, which are not."""
+    n = len(cmp.rows)
+    text = f"{n} result{'s' * (n != 1)} compared"
+    if cmp.left_out:
+        k = cmp.left_out
+        text += (f"; {k} measured by one side only {'are' if k != 1 else 'is'} not "
+                 "compared")
+    return text + "."
+
+
+def point_text(point: dict | None, order: dict | None = None) -> str:
+    """A point in the order of another's keys, so two points read alike: 'size=4096
+    dtype=bfloat16' beside 'size=128 dtype=float32'."""
+    if point is None:
+        return ""
+    keys = [k for k in (order or {}) if k in point] + [k for k in point if k not in (order or {})]
+    return point_label({k: point[k] for k in keys})
+
+
+def _numeric(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def best_title(best: BestRow) -> str:
+    """'gemm dtype=float32': the workload and the kind of point its bests share."""
+    kind = {k: v for k, v in (best.points[best.baseline] or {}).items() if not _numeric(v)}
+    return best.workload + (f" {point_label(kind)}" if kind else "")
+
+
+def best_point(best: BestRow, k: int) -> str:
+    """Where side k's best was measured, its sizes only ('size=16384'; the kind of point
+    the bests share is in best_title), in the baseline's order of keys."""
+    def sizes(point: dict | None) -> dict:
+        return {key: v for key, v in (point or {}).items() if _numeric(v)}
+    return point_text(sizes(best.points[k]), best.points[best.baseline]) or "its run"
+
+
+def best_label(best: BestRow, k: int) -> str:
+    """'best vs best: size=16384 vs size=128': the points whose values side k's ratio to
+    the baseline divides."""
+    return f"best vs best: {best_point(best, k)} vs {best_point(best, best.baseline)}"
+
+
+def best_words(best: BestRow, k: int) -> str:
+    """Side k's best against the baseline's, in words with the points it divides:
+    '≈7,670× slower (best vs best: size=128 vs size=16384)'."""
+    cell = best.cells[k]
+    if cell is None or k == best.baseline:
+        return ""
+    words = ratio_words(cell.ratio, direction(best.metric, best.unit)) or "no ratio"
+    return f"{words} ({best_label(best, k)})"
 
 
 def by_workload(cmp: Comparison) -> dict[str, list[ComparedRow]]:
@@ -152,8 +208,14 @@ def _machines_table(cmp: Comparison) -> str:
            + ("<th>mean power</th><th>highest temperature</th>" if telemetry else "")
            + '<th class="l">source</th></tr></thead><tbody>']
     for i, (side, rec, summary) in enumerate(zip(cmp.sides, newest, summaries)):
-        power = (f"{quantity(summary['power_w'], 'W')} ({_e(summary.get('power_source'))})"
-                 if summary.get("power_w") is not None else "")
+        power = ""
+        if summary.get("power_w") is not None:
+            # '425 W · board (NVML)', and the doubt the app's table shows on the run's power
+            # (siliconbench.core.results.power_doubt), never a bare figure.
+            power = " · ".join(_e(x) for x in (quantity(summary["power_w"], "W"),
+                                                summary.get("power_source")) if x)
+            if doubt := run_power_doubt(rec):
+                power += f'<br><span class="flag">{_e(doubt)}</span>'
         temp = (quantity(summary["max_temperature_c"], "°C")
                 if summary.get("max_temperature_c") is not None else "")
         frameworks = sorted({f"{r.framework} {r.software.get(r.framework, '')}".strip()
@@ -205,6 +267,27 @@ def _comparison_table(cmp: Comparison, workload: str, rows: list[ComparedRow]) -
     return "".join(out)
 
 
+def _best_table(cmp: Comparison, best: BestRow) -> str:
+    """Each side's best point of the workload's headline metric and its ratio to the first
+    side's: the answer where the sides share no point, a summary where they do."""
+    head = "".join(f'<th class="l">{name}</th>' for name in (
+        "side", "best", "at", f"vs {_e(cmp.sides[best.baseline].label)}"))
+    out = [f'<table class="best" data-workload="{_e(best.workload)}"><caption class="meta">'
+           f"{_e(best_title(best))}, best vs best: each side's best "
+           f"{_e(metric_heading(best.metric, best.unit))}, at its own point</caption>"
+           f"<thead><tr>{head}</tr></thead><tbody>"]
+    for k, (side, cell) in enumerate(zip(cmp.sides, best.cells)):
+        if cell is None:
+            continue
+        tip = ratio(cell.ratio) if k != best.baseline else ""
+        out.append(f'<tr><td class="l">{_e(side.label)}</td>'
+                   f"<td>{_e(cell_text(cell, best.unit))}</td>"
+                   f'<td class="l">{_e(best_point(best, k))}</td>'
+                   f'<td class="l" title="{_e(tip)}">{_e(best_words(best, k))}</td></tr>')
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
 def _nice_ticks(top: float, count: int = 5) -> list[float]:
     if top <= 0:
         return [0.0]
@@ -229,16 +312,34 @@ def _decades(values: list[float]) -> tuple[int, int]:
     return lo, max(lo + 1, math.ceil(math.log10(max(positive))))
 
 
+# A bar group's label: slanted this many degrees, at most this many characters, each about
+# this wide at the charts' 11 px (Helvetica's widest lower case and digits).
+LABEL_SLANT, LABEL_CHARS, CHAR_W = 35, 40, 6.5
+
+
+def charted(unit: str) -> bool:
+    """Whether a metric gets a bar chart beside its table: a temperature is a reading, not an
+    amount that bars add up to; its table row says it."""
+    return unit != "°C"
+
+
 def bar_chart(cmp: Comparison, rows: list[ComparedRow], chart_id: str) -> str:
     """Grouped bars, one group per point and one bar per machine, with 99% interval whiskers;
     published figures hatched; a log axis where the bars span more than LOG_SPAN times.
     Plain SVG: opens anywhere, prints, needs no script."""
     n = len(cmp.sides)
-    bar, gap, left, top, plot_h, bottom, legend_w = 16, 18, 64, 34, 220, 90, 180
+    bar, gap, top, plot_h, legend_w = 16, 18, 34, 220, 180
     group_w = n * bar + gap
-    width = max(left + n * legend_w + 20, left + len(rows) * group_w + 20)
     # Parameters that are the same for every bar say nothing under a bar.
     varying = [k for k in point_keys(rows) if len({str(r.params.get(k)) for r in rows}) > 1]
+    labels = [clip(point_label({k: r.params.get(k) for k in varying}), LABEL_CHARS)
+              if varying else "" for r in rows]
+    # Room for the longest label, slanted down to the left of its group: none is cut off.
+    reach = CHAR_W * max(map(len, labels), default=0)
+    bottom = 24 + math.ceil(reach * math.sin(math.radians(LABEL_SLANT)))
+    left = max(64, math.ceil(reach * math.cos(math.radians(LABEL_SLANT))
+                             - gap / 2 - n * bar / 2 + 4))
+    width = max(left + n * legend_w + 20, left + len(rows) * group_w + 20)
     height = top + plot_h + bottom
     values = [v for r in rows for c in r.cells if c for v in (c.value, c.ci_low, c.ci_high)
               if v is not None]
@@ -299,10 +400,9 @@ def bar_chart(cmp: Comparison, rows: list[ComparedRow], chart_id: str) -> str:
                 parts.append(f'<path d="M{cx:.1f} {y(c.ci_low):.1f}V{y(c.ci_high):.1f}'
                              f'M{cx - 3:.1f} {y(c.ci_low):.1f}h6M{cx - 3:.1f} '
                              f'{y(c.ci_high):.1f}h6" stroke="{PALETTE.foreground}" fill="none"/>')
-        label = point_label({k: r.params.get(k) for k in varying}) if varying else ""
         lx, ly = gx + n * bar / 2, top + plot_h + 12
         parts.append(f'<text x="{lx:.1f}" y="{ly}" text-anchor="end" '
-                     f'transform="rotate(-35 {lx:.1f} {ly})">{_e(clip(label, 40))}</text>')
+                     f'transform="rotate(-{LABEL_SLANT} {lx:.1f} {ly})">{_e(labels[g])}</text>')
     parts.append(f'<line x1="{left}" x2="{width - 10}" y1="{foot:.1f}" y2="{foot:.1f}" '
                  f'stroke="{PALETTE.foreground}"/></svg>')
     return "".join(parts)
@@ -323,17 +423,22 @@ def to_html(cmp: Comparison, title: str | None = None) -> str:
     if cmp.warnings:
         body.append('<h2>Not quite comparable</h2><ul class="warnings">'
                     + "".join(f"<li>{_e(w)}</li>" for w in cmp.warnings) + "</ul>")
-    if cmp.left_out:
-        body.append(f'<p class="meta">{cmp.left_out} result row(s) that only one machine has '
-                    "are left out.</p>")
+    body += [f'<p class="meta">{_e(n[:1].upper() + n[1:])}.</p>' for n in cmp.notes]
+    body.append(f'<p class="meta" id="compared">{_e(compared_sentence(cmp))}</p>')
+    best: dict[str, list[BestRow]] = {}
+    for b in cmp.best:
+        best.setdefault(b.workload, []).append(b)
     chart = 0
     for workload, rows in by_workload(cmp).items():
         body.append(f'<section id="workload-{_e(workload)}"><h2>{_e(workload)}</h2>')
+        body += [_best_table(cmp, b) for b in best.pop(workload, [])]
         body.append(_comparison_table(cmp, workload, rows))
         metrics: dict[tuple[str, str], list[ComparedRow]] = {}
         for r in rows:
             metrics.setdefault((r.metric, r.unit), []).append(r)
         for (metric, unit), mrows in metrics.items():
+            if not charted(unit):
+                continue
             chart += 1
             body.append(f"<figure>{bar_chart(cmp, mrows, str(chart))}<figcaption>"
                         f"{_e(workload)}: {_e(metric_heading(metric, unit))}, "
@@ -342,6 +447,9 @@ def to_html(cmp: Comparison, title: str | None = None) -> str:
                         + (f" Log scale: the bars span more than {LOG_SPAN:g}×."
                            if log_scale(mrows) else "") + "</figcaption></figure>")
         body.append("</section>")
+    for workload, bests in best.items():   # no point both sides measured: the bests answer
+        body.append(f'<section id="workload-{_e(workload)}"><h2>{_e(workload)}</h2>'
+                    + "".join(_best_table(cmp, b) for b in bests) + "</section>")
     return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f"<title>{_e(title)}</title><style>{CSS}</style></head><body>"
             + "\n".join(body) + "</body></html>\n")

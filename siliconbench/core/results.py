@@ -44,6 +44,57 @@ FLAGS = {
 
 # Flags that mean the number itself cannot be trusted, as opposed to "read with care" (noisy).
 SERIOUS_FLAGS = ("above_peak", "wrong_result", "fallback")
+# Flags that say how a power was measured well: marks of trust, never shown as a warning.
+TRUST_FLAGS = ("energy_counter", "power_samples")
+
+# Power and efficiency rows: shown only where TRUST_FLAGS say how the power was measured.
+POWER_METRICS = ("power", "joules_per_sample", "samples_per_watt", "tflops_per_watt")
+UNTRUSTED_POWER = "power not trusted"
+# Short enough to be a flag of a record (the schema's 100 characters): JSON carries it.
+_UNTRUSTED_WHY = "measured neither by an energy counter nor by 5+ samples over the point"
+
+
+def power_doubt(row: Row) -> str | None:
+    """'power not trusted: why' for a power or efficiency row whose power came neither from
+    an energy counter over the point's timed blocks ("energy_counter") nor from 5 or more
+    samples inside them ("power_samples"): the H200 records' 4.59 TFLOPS/W at 78.5 W was one
+    1 s sample taken while the GPU idled. None for every other row. The one test of trust
+    that the app's table, the terminal, the CSV and JSON exports, the HTML report and Compare
+    (siliconbench.core.telemetry.power_trusted) all read."""
+    if row.metric not in POWER_METRICS or set(TRUST_FLAGS) & set(row.flags):
+        return None
+    why = "no power was measured over the point" if row.value is None else _UNTRUSTED_WHY
+    return f"{UNTRUSTED_POWER}: {why}"
+
+
+def run_power_doubt(rec: RunRecord) -> str | None:
+    """power_doubt for a run's mean power (its telemetry summary's, over the whole run): that
+    of its points' power rows, the first one doubted; a run with no power row of its own
+    (its power never measured over a point) is doubted as a row without marks of trust."""
+    rows = [r for r in rec.rows if r.metric == "power"] or [Row("power", 0.0, "W", {})]
+    return next((d for d in map(power_doubt, rows) if d), None)
+
+
+def missing_why(row: Row) -> str:
+    """Why a point has no value, in its flag's word and its note: 'skipped: N=16384 would
+    take about 29 s here, ...', 'unsupported: ...', 'too short: ...'."""
+    flag = next((f for f in ("skipped", "unsupported", "too_short") if f in row.flags), None)
+    words = flag.replace("_", " ") if flag else "not measured"
+    return f"{words}: {row.note}" if row.note else words
+
+
+def shown_flags(row: Row) -> list[str]:
+    """The row's flags with its power doubt (power_doubt) after them: what an export's flags
+    column and the terminal say. A doubt an earlier export wrote into the flags is said once."""
+    flags = [f for f in row.flags if not f.startswith(UNTRUSTED_POWER)]
+    doubt = power_doubt(row)
+    return flags + [doubt] if doubt else flags
+
+
+def doubtful_flags(row: Row) -> list[str]:
+    """The flags that call for care (every flag but the marks of trust): what a surface
+    paints in a warning colour."""
+    return [f for f in shown_flags(row) if f not in TRUST_FLAGS]
 
 
 class NotAResultFile(ValueError):
@@ -137,6 +188,12 @@ class RunRecord:
         else:
             name = self.device_name or m.get("gpu_name")
         return name or m.get("chip") or self.machine_label
+
+    @property
+    def device_text(self) -> str:
+        """The device that ran it and how it was addressed: 'NVIDIA H200 (torch cuda)'; what
+        a listing of runs (the command's, the app's) heads its device column with."""
+        return f"{self.device_name or self.device} ({self.framework} {self.device})"
 
     @property
     def identity(self) -> str:
@@ -468,7 +525,18 @@ def _finite(obj: Any) -> Any:
     return obj
 
 
-def records_to_json(records: list[RunRecord]) -> str:
+def exported(rec: RunRecord) -> dict:
+    """The record as JSON written for others (an export, --json): every raw value kept, each
+    row's flags with its power doubt after them (shown_flags), so an untrusted power carries
+    its flag wherever the file goes. Import reads it back as it was, the doubt in its flags."""
+    d = rec.to_dict()
+    d["rows"] = [r.to_dict() | {"flags": shown_flags(r)} for r in rec.rows]
+    return d
+
+
+def records_to_json(records: list[RunRecord], doubts: bool = False) -> str:
+    """A result file of the records: as they are (a run the store could not keep comes back
+    the same), or with doubts=True as others read them (exported: untrusted powers flagged)."""
     doc = {"format": FILE_FORMAT, "schema": SCHEMA_VERSION, "exported_at": now_iso(),
-           "runs": [r.to_dict() for r in records]}
+           "runs": [exported(r) if doubts else r.to_dict() for r in records]}
     return dumps(doc, indent=1, sort_keys=True)

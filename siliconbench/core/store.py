@@ -16,7 +16,6 @@ import json
 import os
 import socket
 from pathlib import Path
-from typing import NamedTuple
 
 from siliconbench.core.results import RunRecord, records_to_json
 from siliconbench.core.store_reads import StoreReads
@@ -24,6 +23,7 @@ from siliconbench.core.store_schema import (
     COLUMNS,
     MIGRATIONS,
     SCHEMA_VERSION,
+    Imported,
     Listed,
     StoreError,
     default_path,
@@ -40,38 +40,18 @@ INTERRUPTED = ("interrupted: SiliconBench ended before the run did (it was kille
                "machine stopped); the rows measured until then are kept")
 
 
-class Imported(NamedTuple):
-    """What an import did: runs added, runs here as interrupted that the file completed, and
-    runs already here (the same run, or a finished one that a partial copy does not replace)."""
-    added: int
-    completed: int
-    skipped: int
-
-    def summary(self, refused: int = 0) -> str:
-        """One line: what the import added, completed and found here, and how many files it
-        refused (each named in a sentence of its own before)."""
-        line = f"Imported {_count(self.added, 'run')}"
-        if self.completed:
-            line += (f"; completed {_count(self.completed, 'run')} kept here as interrupted "
-                     "(the file's record got further)")
-        if self.skipped:
-            line += f"; {self.skipped} {_was(self.skipped)} already in the store"
-        if refused:
-            line += f"; {_count(refused, 'file')} {_was(refused)} refused (named above)"
-        return line + "."
-
-
-def _count(n: int, word: str) -> str:
-    return f"{n:,} {word}{'s' * (n != 1)}"
-
-
-def _was(n: int) -> str:
-    return "was" if n == 1 else "were"
-
-
 class Store(StoreReads):
     """The results store: the file opened (store_schema.Database), its reads (StoreReads) and
-    the writes here."""
+    the writes here. Store() opens the shared store instead where SILICONBENCH_STORE names a
+    PostgreSQL server, as Store(address) does (siliconbench.core.store_sync.SharedStore: the
+    same reads and writes)."""
+
+    def __new__(cls, path=None, *args, **kwargs):
+        from siliconbench.core.store_sync import SharedStore, shared_url
+        url = shared_url(path) if cls is Store else None
+        if url is not None:   # runs are kept here first: this machine's store goes with it
+            return SharedStore(url, Store(default_path(), *args, **kwargs))
+        return super().__new__(cls)
 
     def _tidy(self) -> None:
         self._sweep_vanished()

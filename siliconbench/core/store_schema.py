@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import quote
 
 from siliconbench.core.results import RunRecord
@@ -74,6 +75,35 @@ def home() -> Path:
 
 def default_path() -> Path:
     return home() / "results.sqlite3"
+
+
+class Imported(NamedTuple):
+    """What an import did: runs added, runs here as interrupted that the file completed, and
+    runs already here (the same run, or a finished one that a partial copy does not replace)."""
+    added: int
+    completed: int
+    skipped: int
+
+    def summary(self, refused: int = 0) -> str:
+        """One line: what the import added, completed and found here, and how many files it
+        refused (each named in a sentence of its own before)."""
+        line = f"Imported {_count(self.added, 'run')}"
+        if self.completed:
+            line += (f"; completed {_count(self.completed, 'run')} kept here as interrupted "
+                     "(the file's record got further)")
+        if self.skipped:
+            line += f"; {self.skipped} {_was(self.skipped)} already in the store"
+        if refused:
+            line += f"; {_count(refused, 'file')} {_was(refused)} refused (named above)"
+        return line + "."
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n:,} {word}{'s' * (n != 1)}"
+
+
+def _was(n: int) -> str:
+    return "was" if n == 1 else "were"
 
 
 def _say(message: str) -> None:

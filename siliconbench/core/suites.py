@@ -79,7 +79,7 @@ def summary_lines(records: list[RunRecord]) -> list[str]:
                 text = "nothing measured"
             else:
                 point = ", ".join(f"{k} {v}" for k, v in row.params.items())
-                text = f"{value_text(row)} ({point}; {peak_text(row)})"
+                text = f"{value_text(row)} ({'; '.join(x for x in (point, peak_text(row)) if x)})"
                 # A headline that cannot be trusted, or is to be read with care, says so
                 # where it is read.
                 doubts = [FLAGS[f] for f in SERIOUS_FLAGS if f in row.flags]

@@ -200,8 +200,12 @@ def main(argv: list[str]) -> int:
         # A settings file moved aside (a FIFO, a link to a device).
         say_notice(window.statusBar())
         from siliconbench.core.store import Store, StoreError
+        from siliconbench.gui.settings import use_store_preference
+        use_store_preference(window.settings)   # Preferences' shared store, if one
         try:
             store = Store()
+            if getattr(store, "offline", True) is None:
+                store.sync()   # the runs kept here while the shared store was away
         except StoreError as e:
             from PySide6.QtWidgets import QMessageBox
             QMessageBox.critical(window, "SiliconBench cannot start", str(e))

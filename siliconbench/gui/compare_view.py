@@ -29,15 +29,18 @@ from PySide6.QtWidgets import (
 )
 
 from siliconbench.core import reference
-from siliconbench.core.compare import ComparedRow, Comparison, Side, compare, unique_labels
+from siliconbench.core.compare import ComparedRow, Comparison, Side, unique_labels
 from siliconbench.core.comparison import (
     FIXED,
     chart_groups,
+    column_baseline,
+    compared,
     headers,
     reference_details,
     reference_line,
     reference_side,
     row_texts,
+    side_letter,
     sides_for,
     spec_params,
     summary_text,
@@ -62,6 +65,40 @@ MAX_VALUE_W = 130    # a side's value column's widest
 FIXED_W = (90, 140, 130)  # Workload, Metric, Point
 MAX_WARNINGS_H = 120  # unfolded warnings scroll here instead of squeezing the chart
 MIN_CONTENT = (600, 440)  # below this the Compare tab scrolls: the chart keeps MIN_CHART_H
+
+
+class ElidingCombo(QComboBox):
+    """A combo box whose current text ends in '…' where it does not fit (the style cut it
+    mid-letter: "build 8"); the whole text is its tooltip and in its list."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.setMinimumContentsLength(12)
+        self.currentTextChanged.connect(self.setToolTip)
+        self.view().setTextElideMode(Qt.TextElideMode.ElideNone)
+
+    def _option(self):
+        """The style's option for the combo, its current text elided to the text field."""
+        from PySide6.QtWidgets import QStyle, QStyleOptionComboBox
+        opt = QStyleOptionComboBox()
+        self.initStyleOption(opt)
+        field = self.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, opt,
+                                            QStyle.SubControl.SC_ComboBoxEditField, self)
+        opt.currentText = self.fontMetrics().elidedText(
+            opt.currentText, Qt.TextElideMode.ElideRight, max(0, field.width() - 4))
+        return opt
+
+    def paintEvent(self, event) -> None:
+        from PySide6.QtWidgets import QStyle, QStylePainter
+        painter = QStylePainter(self)
+        opt = self._option()
+        painter.drawComplexControl(QStyle.ComplexControl.CC_ComboBox, opt)
+        painter.drawControl(QStyle.ControlElement.CE_ComboBoxLabel, opt)
+
+    def displayed_text(self) -> str:
+        """The current text as painted at the combo's width."""
+        return self._option().currentText
 
 
 class ElidedLabel(QLabel):
@@ -148,6 +185,18 @@ def is_curve(rows: list[ComparedRow]) -> bool:
     return bool(x) and all(x in r.params for r in rows)
 
 
+def first_chart(groups: list[tuple], chosen: tuple | None) -> tuple:
+    """The chart Compare shows: the one the user chose while the comparison still has it,
+    else the first of a workload's headline metric (an LLM's decode tokens/s, not the
+    temperature or the peak memory its rows list first), else the first."""
+    from siliconbench.core.catalogue import catalogue
+    if chosen in groups:
+        return chosen
+    workloads = catalogue()
+    return next((g for g in groups if g[0] in workloads and workloads[g[0]].metric == g[1]),
+                groups[0])
+
+
 class CompareView(QWidget):
     """The verdict table first, then its chart; the warnings folded under one line; published
     references explained and repeatable here. Recomputed only while in view: a comparison
@@ -164,28 +213,16 @@ class CompareView(QWidget):
         self.comparison: Comparison | None = None
         self._stale = False
 
-        self.reference_combo = QComboBox()
-        self.device_combo = QComboBox()
+        # Long titles are elided ('…'): the window must shrink below the longest title's width.
+        self.reference_combo = ElidingCombo()
+        self.device_combo = ElidingCombo()
         self.device_combo.setToolTip("The device to measure the reference's workload on")
-        # Long titles are elided: the window must shrink below the longest title's width.
-        self.reference_combo.setSizeAdjustPolicy(
-            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.reference_combo.setMinimumContentsLength(10)
         self.reference_combo.setToolTip("Published figures (siliconbench/resources/reference) to compare "
                                         "with; they carry no samples, so no verdict.")
         self._published = reference.references()
         for rec in self._published:
             self.reference_combo.addItem(reference_title(rec), rec.id)
         self.reference_combo.currentIndexChanged.connect(self._show_reference)
-        # Long reference titles must not widen the window: the combo elides them.
-        for combo in (self.reference_combo, self.device_combo):
-            combo.setSizeAdjustPolicy(
-                QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-            combo.setMinimumContentsLength(16)
-        for combo in (self.reference_combo, self.device_combo):
-            # The combo elides a long title: the whole of it on hover, and in its list.
-            combo.currentTextChanged.connect(lambda text, c=combo: c.setToolTip(text))
-            combo.view().setTextElideMode(Qt.TextElideMode.ElideNone)
         self.reference_combo.setToolTip(self.reference_combo.currentText())
         self.add_reference_button = QPushButton("Add Reference")
         self.add_reference_button.clicked.connect(
@@ -250,9 +287,9 @@ class CompareView(QWidget):
         tools.addWidget(self.export_report_button)
         tools.addWidget(self.export_chart_button)
         repeat = QHBoxLayout()
-        repeat.addWidget(self.reference_info, 1)
+        repeat.addWidget(self.reference_info, 2)
         repeat.addWidget(QLabel("Run on:"))
-        repeat.addWidget(self.device_combo)
+        repeat.addWidget(self.device_combo, 1)
         repeat.addWidget(self.run_reference_button)
         head = QHBoxLayout()
         head.addWidget(self.summary, 1)
@@ -265,7 +302,7 @@ class CompareView(QWidget):
         chart_bar.addWidget(self.chart_combo, 1)
         chart_col.addLayout(chart_bar)
         chart_col.addWidget(self.chart_stack, 1)
-        # The verdicts come first, as tall as their rows up to half; the chart takes the rest
+        # The verdicts come first, as tall as their rows up to a third; the chart takes the rest
         # (a one-row comparison left it 60 px under a legend) and what the window grows by.
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.splitter.addWidget(self.table)
@@ -373,7 +410,7 @@ class CompareView(QWidget):
 
     def _refresh(self) -> None:
         sides = self.sides()
-        self.comparison = compare(sides) if len(sides) >= 2 else None
+        self.comparison = compared(sides) if len(sides) >= 2 else None
         cmp = self.comparison
         self.summary.setText(summary_text(cmp, self.records, self.references))
         warnings = cmp.warnings if cmp else []
@@ -383,15 +420,39 @@ class CompareView(QWidget):
         self._fold_warnings(self.warnings_button.isChecked())
         self._fill_table()
         self._fit_table()
+        chosen = self.chart_combo.currentData()
         self.chart_combo.blockSignals(True)
         self.chart_combo.clear()
-        for workload, metric, unit in (chart_groups(cmp) if cmp else []):
+        groups = chart_groups(cmp) + self._curves_unmatched(cmp) if cmp else []
+        for workload, metric, unit in groups:
             self.chart_combo.addItem(f"{workload}: {metric_heading(metric, unit)}",
                                      (workload, metric, unit))
+        self.chart_combo.setCurrentIndex(groups.index(first_chart(groups, chosen))
+                                         if groups else -1)
         self.chart_combo.blockSignals(False)
         self._draw_chart()
         for button in (self.export_report_button, self.export_chart_button):
-            button.setEnabled(cmp is not None and bool(cmp.rows))
+            button.setEnabled(cmp is not None and bool(cmp.rows or cmp.best))
+
+    def _curves_unmatched(self, cmp: Comparison) -> list[tuple[str, str, str]]:
+        """Curves the sides measured that the comparison matched no row of: two LLM runs
+        that generated different numbers of tokens share no decode point, yet their decode
+        curves read side by side (Compare opened them on the peak memory). Only of workloads
+        the comparison has rows of: runs that share nothing are not drawn as if they did."""
+        from siliconbench.gui.chart_series import chart_of
+        have = set(chart_groups(cmp))
+        compared = {workload for workload, _, _ in have}
+        out: list[tuple[str, str, str]] = []
+        for side in cmp.sides:
+            for rec in side.records:
+                for row in rec.rows:
+                    kind = chart_of(rec.workload, row)
+                    key = (rec.workload, kind, CURVE_METRICS[kind].unit) \
+                        if kind in CURVE_METRICS else None
+                    if key and rec.workload in compared and key not in have \
+                            and key not in out:
+                        out.append(key)
+        return out
 
     def _fold_warnings(self, shown: bool) -> None:
         shown = shown and not self.warnings_button.isHidden()
@@ -403,7 +464,8 @@ class CompareView(QWidget):
                                                   self.warnings.sizeHint().height() + 4))
 
     def headers(self) -> list[str]:
-        return headers(self.comparison.sides if self.comparison else [])
+        cmp = self.comparison
+        return headers(cmp.sides, cmp.rows) if cmp else headers([])
 
     def _fill_table(self) -> None:
         cmp = self.comparison
@@ -415,12 +477,14 @@ class CompareView(QWidget):
             self.table.horizontalHeaderItem(len(FIXED) + i).setToolTip(side.label)
             if i:
                 self.table.horizontalHeaderItem(len(FIXED) + len(cmp.sides) + i - 1).setToolTip(
-                    verdict_header_tip(cmp.sides, i))
+                    verdict_header_tip(cmp.sides, i, cmp.rows))
         rows = cmp.rows if cmp else []
+        # Each verdict column's baseline, as its header names it.
+        bases = [column_baseline(rows, k) for k in range(len(cmp.sides))] if cmp else []
         self.table.setRowCount(len(rows))
         for i, r in enumerate(rows):
             values = len(FIXED) + len(r.cells)   # the first verdict's column
-            for j, text in enumerate(row_texts(r)):
+            for j, text in enumerate(row_texts(r, bases)):
                 item = QTableWidgetItem(text)
                 item.setToolTip(text)   # the whole text where the column elides it
                 if j >= values:
@@ -428,7 +492,7 @@ class CompareView(QWidget):
                     cell = r.cells[k]
                     self._style_verdict(item, cell.verdict if cell else None)
                     if cell is not None:
-                        item.setToolTip(verdict_tip(r, k))
+                        item.setToolTip(verdict_tip(r, k, bases[k]))
                 elif j >= len(FIXED) and r.cells[j - len(FIXED)] is not None:
                     item.setToolTip(value_tip(cmp.sides[j - len(FIXED)], r, j - len(FIXED)))
                 self.table.setItem(i, j, item)
@@ -469,7 +533,7 @@ class CompareView(QWidget):
         total = sum(self.splitter.sizes())
         if total <= 0:           # not laid out yet: the stretch factors decide
             return
-        top = max(MIN_TABLE_H, min(self.table_height(), total // 2))
+        top = max(MIN_TABLE_H, min(self.table_height(), total // 3))
         self.splitter.setSizes([top, total - top])
 
     def resizeEvent(self, event) -> None:
@@ -490,7 +554,11 @@ class CompareView(QWidget):
         key = self.chart_combo.currentData()
         rows = [r for r in cmp.rows if (r.workload, r.metric, r.unit) == key] if cmp and key \
             else []
-        if is_curve(rows):
+        if key and not rows and key[1] in CURVE_METRICS:    # a curve no row matched
+            chart = self.curves[key[1]]
+            chart.set_records([rec for s in cmp.sides for rec in s.records
+                               if rec.workload == key[0]])
+        elif is_curve(rows):
             chart = self.curves[rows[0].metric]
             # The curve chart draws every run's sweep: give it the runs this comparison used.
             used = {c.run_id for r in rows for c in r.cells if c is not None}
@@ -506,6 +574,12 @@ class CompareView(QWidget):
 
     def current_chart(self) -> Chart:
         return self.chart_stack.currentWidget()
+
+    def chart_title(self) -> str:
+        """An exported chart's title: what it shows and the sides' letters."""
+        sides = self.comparison.sides if self.comparison else []
+        names = ", ".join(f"{side_letter(i)} = {s.label}" for i, s in enumerate(sides))
+        return f"{self.chart_combo.currentText()}" + (f" · {names}" if names else "")
 
     def apply_theme(self, theme: Theme) -> None:
         self.theme = theme
@@ -544,7 +618,8 @@ class CompareView(QWidget):
             path = paths[0]
             if not Path(path).suffix:
                 path += ".svg" if "svg" in name_filter.lower() else ".png"
-            self._write(lambda: export_chart(path, self.current_chart()), path)
+            self._write(lambda: export_chart(path, self.current_chart(), self.chart_title()),
+                        path)
         return file_dialog(self, "Export Chart", str(Path.home() / "siliconbench-compare.png"),
                            "PNG image (*.png);;SVG image (*.svg)", chosen, save=True)
 

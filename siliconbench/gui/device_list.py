@@ -67,6 +67,7 @@ class DeviceList(QWidget):
         self.boxes: dict[str, QCheckBox] = {}
         self._status_labels: list[tuple[QLabel, str]] = []
         self._wanted: set[str] = set()       # ticks to restore once discovery ends
+        self._default: str | None = None     # tick_default's, until the user ticks a box
         self._allowed: tuple[str, ...] | None = None
         self._call: BackgroundCall | None = None
         outer = QVBoxLayout(self)
@@ -204,7 +205,20 @@ class DeviceList(QWidget):
 
     # ------------------------------------------------------------ picking
 
+    def tick_default(self) -> None:
+        """A first launch's tick (default_device): made with nothing ticked or wished for,
+        and moved to a better device as slower frameworks answer, until the user ticks a box
+        themselves. MLX answers first and its CPU stayed ticked beside PyTorch's GPU."""
+        best = default_device(self.devices)
+        if best is None or (self.checked_keys() or self._wanted) and \
+                (self._default is None or self._wanted != {self._default}):
+            return
+        if device_key(best) != self._default:
+            self.set_checked([device_key(best)])
+            self._default = device_key(best)
+
     def _on_toggled(self) -> None:
+        self._default = None         # the user's ticks from now on
         # Keep the wishes for devices not listed yet (a framework still loading).
         self._wanted = (self._wanted - set(self.boxes)) | set(self.checked_keys())
         self.checked_changed.emit()
@@ -223,6 +237,7 @@ class DeviceList(QWidget):
 
     def set_checked(self, keys) -> None:
         """Tick these devices (now, or when discovery finds them)."""
+        self._default = None
         wanted = set(keys)
         self._wanted = wanted
         for k, box in self.boxes.items():

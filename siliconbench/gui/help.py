@@ -15,13 +15,26 @@ from siliconbench import resources
 from siliconbench.core.params import LIST_ALL_UP_TO
 from siliconbench.gui.sheets import message_sheet
 
-SEND_RESULTS_TEXT = (
-    "1. Under Results, select the runs to send.\n"
-    "2. File > Export Selected Runs as JSON…, and name the file with the .sbresults "
-    "extension (JSON inside, all the measurements and the machine they ran on).\n"
-    "3. Send that file, by mail or chat.\n\n"
-    "The other side double-clicks it (SiliconBench opens and imports it), drops it on the "
-    "window, uses File > Import Results…, or runs: siliconbench import FILE")
+
+def send_results_text() -> str:
+    """How to Send Results, in the help page too. The entries as the menus name them
+    (siliconbench.gui.menus.ENTRIES; a test holds every 'Menu > Entry' the help names to
+    them, as SHORTCUT_WORDS are: the menus load this module, so it does not load them)."""
+    from siliconbench.core.export import RESULT_SUFFIX
+    return (
+        "1. Under Results, select the runs to send.\n"
+        "2. File > Export Selected Runs to Send… (also on the runs' right-click menu) writes "
+        f"them to one {RESULT_SUFFIX} file: JSON with all the measurements and the machine "
+        "they ran on.\n"
+        "3. Send that file, by mail or chat.\n\n"
+        "The other side double-clicks it (SiliconBench opens and imports it), drops it on the "
+        "window, uses File > Import Results…, or runs: siliconbench import FILE")
+
+
+def send_results_html() -> str:
+    """send_results_text for the help page: the same words."""
+    return "<p>" + escape(send_results_text()).replace("\n\n", "</p><p>").replace(
+        "\n", "<br>") + "</p>"
 
 
 def help_template() -> str:
@@ -97,6 +110,7 @@ def help_page() -> Path:
     text = help_template().replace("<!-- PARAMETERS -->", parameters_html())
     text = text.replace("<!-- FLAGS -->", flags_html())
     text = text.replace("<!-- SHORTCUTS -->", shortcuts_html())
+    text = text.replace("<!-- SEND RESULTS -->", send_results_html())
     page = home() / "help.html"
     page.parent.mkdir(parents=True, exist_ok=True)
     page.write_text(text, encoding="utf-8")
@@ -120,7 +134,7 @@ def show_data_folder() -> bool:
 
 
 def show_how_to_send(parent: QWidget) -> QMessageBox:
-    return message_sheet(parent, "How to Send Results", SEND_RESULTS_TEXT,
+    return message_sheet(parent, "How to Send Results", send_results_text(),
                          QMessageBox.Icon.Information)
 
 

@@ -25,7 +25,7 @@ RESULT_FILTER = "SiliconBench results (*.sbresults *.json);;All files (*)"
 
 
 class ImportExport:
-    """Imports go into `store` and are shown selected in `results` (`show_results` brings its
+    """Imports go into `store` and are shown in `results` (`show_results` brings its
     tab forward); exports write the runs selected there or the chart `charts()` shows (built
     on first use). Dialogs and messages are sheets over `parent`, what was done is said in
     `status`, and `settings` keeps the folder last used."""
@@ -68,8 +68,10 @@ class ImportExport:
         if not records and not refused:
             return self._refuse_import("The files hold no runs.")
         done = self.store.import_records(records)
-        self.results.reload(keep_selection=False)
-        self.results.select_ids({r.id for r in records})
+        # The selection is the user's, unless Preferences says to select new runs.
+        self.results.reload()
+        if prefs.selects_new_runs(self.settings):
+            self.results.select_ids({r.id for r in records})
         self.show_results()
         note = done.summary(len(refused))
         self.status.showMessage(note, 8000)

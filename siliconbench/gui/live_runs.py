@@ -1,6 +1,6 @@
 """The run queue wired into the window: each measured row goes onto the charts as it arrives,
-the running run's telemetry is redrawn each second, a finished run joins Results (selected with
-the runs queued with it), batches asked to be compared are compared once they end, and the
+the running run's telemetry is redrawn each second, a finished run joins Results (the selection
+stays the user's; Preferences can have new runs selected), batches asked to be compared are compared once they end, and the
 status line counts the queue down."""
 
 from __future__ import annotations
@@ -32,13 +32,14 @@ class LiveRuns(QObject):
 
     def __init__(self, queue: RunQueue, results: ResultsBrowser, status: QStatusBar, *,
                  charts: Callable[[], ChartPanel], compare: Callable[[], CompareView],
-                 show_queue: Callable[[], None],
+                 show_queue: Callable[[], None], select_new: Callable[[], bool] = lambda: False,
                  ask_before: Callable[[list[RunSpec], Callable[[], object]], bool]) -> None:
         super().__init__(queue)
         self.queue, self.results, self.status = queue, results, status
         self.charts, self.compare, self.ask_before = charts, compare, ask_before
+        self.select_new = select_new      # Preferences: select new runs when they finish
         self.compare_batches: set[int] = set()   # RunQueue batches to compare when done
-        queue.row_arrived.connect(lambda job: charts().update_record(job.record))
+        queue.row_arrived.connect(self._on_row)
         queue.job_ended.connect(self._on_job_ended)
         queue.changed.connect(self.update_status)
         queue.job_added.connect(lambda _: show_queue())
@@ -58,15 +59,24 @@ class LiveRuns(QObject):
             job.record.telemetry = telemetry
             self.charts().update_telemetry(job.record)
 
+    def _on_row(self, job: RunJob) -> None:
+        """A live run's new row, drawn beside the selection; the tab in front stays the
+        user's."""
+        self.charts().update_record(job.record)
+
     def _on_job_ended(self, job: RunJob) -> None:
         batch = [j for j in self.queue.jobs if j.batch == job.batch]
         if job.saved:
-            # Drawn with the runs queued with it, never added to an older selection.
+            # The selection is the user's: the run joins Results unselected, unless
+            # Preferences says to draw new runs (with the runs queued with it, then).
             together = {j.record.id for j in batch if j.saved}
-            self.results.add_record(job.record, select=True, together=together)
+            self.results.add_record(job.record, select=self.select_new(), together=together)
         if job.batch in self.compare_batches and all(j.ended for j in batch):
             self.compare_batches.discard(job.batch)
-            self.show_comparison([j.record for j in batch if j.saved])
+            # Only runs that finished: a cancelled Run It Here compared as an empty side and
+            # took the selection with it.
+            self.show_comparison([j.record for j in batch
+                                  if j.saved and j.record.status == "ok"])
         self.update_status()
 
     def compare_when_done(self, jobs: list[RunJob]) -> None:

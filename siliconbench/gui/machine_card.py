@@ -97,6 +97,12 @@ class MachineCard(QFrame):
     def set_machine(self, info) -> None:
         self.info = info
         title, lines, warnings = describe(info)
+        # The name given under Name Machine (siliconbench.core.machine_names) first, its
+        # model under it.
+        from siliconbench.core.machine_names import name_for
+        name = name_for(info.to_dict())
+        if name and name != title:
+            title, lines = name, [title, *lines]
         self.title.setText(title)
         self.details.setText("\n".join(lines))
         self.warnings.setText("\n".join(warnings))

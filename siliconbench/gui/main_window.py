@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 from siliconbench.core.catalogue import Workload
 from siliconbench.gui import menus, qt_values, singleton_refs
 from siliconbench.gui import settings as prefs
-from siliconbench.gui.device_list import DeviceList, device_key
+from siliconbench.gui.device_list import DeviceList
 from siliconbench.gui.machine_card import MachineCard
 from siliconbench.gui.param_form import ParamForm
 from siliconbench.gui.qt_values import set_value
@@ -47,6 +47,10 @@ DEVICE_PANE_WIDTH = 290
 SETUP_PANE_WIDTH = 330
 MIN_PANE_WIDTH = 220       # the sidebars' narrowest, when the window is small
 MIN_WINDOW = (720, 520)    # with the sidebar hidden; the panes ask for more when shown
+MIN_CHARTS_W = 480         # the charts, Compare and Results: narrower, their controls clip
+# The window's narrowest with the sidebar shown: its two panes beside the charts (at 720 the
+# charts had 270 px and Compare's buttons and Results' filters were cut).
+MIN_WITH_SIDEBAR_W = 2 * MIN_PANE_WIDTH + MIN_CHARTS_W + 20
 
 
 class _BuiltLater:
@@ -187,9 +191,11 @@ class MainWindow(QMainWindow):
         set_value(self.right_split, "orientation", qt_values.VERTICAL)
         self.right_split.addWidget(self.chart_slot)
         self.right_split.addWidget(self.bottom)
+        # The charts first: Compare's chart under its table was 90 px tall.
         self.right_split.setStretchFactor(0, 3)
-        self.right_split.setStretchFactor(1, 2)
-        self.right_split.setSizes([520, 320])
+        self.right_split.setStretchFactor(1, 1)
+        self.right_split.setSizes([600, 260])
+        self.right_split.setMinimumWidth(MIN_CHARTS_W)
 
         self.main_split = QSplitter()           # horizontal
         for pane in (self.device_pane, self.setup_pane, self.right_split):
@@ -276,6 +282,7 @@ class MainWindow(QMainWindow):
         self._live_runs = LiveRuns(self._queue, self._results, self.statusBar(),
                                    charts=lambda: self.charts, compare=lambda: self.compare,
                                    show_queue=self.show_queue,
+                                   select_new=lambda: prefs.selects_new_runs(self.settings),
                                    ask_before=self._starter.ask_before)
         self._files = ImportExport(self, self.settings, self.statusBar(), store, self._results,
                                    self.show_results, lambda: self.charts)
@@ -286,6 +293,7 @@ class MainWindow(QMainWindow):
         results.rename_button.clicked.connect(edits.choose_machine_name)
         results.delete_button.clicked.connect(edits.confirm_delete)
         results.store_changed.connect(self._live_runs.update_status)
+        results.machine_named.connect(self._machine_named)
         from PySide6.QtCore import Qt  # after the first paint (siliconbench/gui/qt_values.py)
         view = results.view
         view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
@@ -373,7 +381,16 @@ class MainWindow(QMainWindow):
                 "run": self.run_clicked, "cancel": self.cancel_current,
                 "cancel_all": lambda: self.queue.cancel_all(), "refresh": self.devices.start,
                 "queue_tab": self.show_queue, "results_tab": self.show_results,
-                "sidebar": self.toggle_sidebar}
+                "sidebar": self.toggle_sidebar, "preferences": self.show_preferences}
+
+    def show_preferences(self):
+        """Edit > Preferences…: one window, brought forward when open."""
+        from siliconbench.gui.preferences import Preferences
+        if getattr(self, "_preferences", None) is None:
+            self._preferences = Preferences(self.settings, self)
+        self._preferences.show()
+        self._preferences.raise_()
+        return self._preferences
 
     def _splits(self) -> dict[str, QSplitter]:
         """The panes' splitters, by the names their states are kept under."""
@@ -398,6 +415,7 @@ class MainWindow(QMainWindow):
         """View > Hide Sidebar: the devices and workload panes go, the charts take the room."""
         for pane in (self.device_pane, self.setup_pane):
             pane.setVisible(shown)
+        self.setMinimumSize(MIN_WITH_SIDEBAR_W if shown else MIN_WINDOW[0], MIN_WINDOW[1])
         self._name_sidebar_action()
 
     def _name_sidebar_action(self) -> None:
@@ -491,6 +509,18 @@ class MainWindow(QMainWindow):
         self.charts.show_records(selected + live)
         self.compare.set_records(selected)
 
+    def _machine_named(self, keys: set[str], label: str) -> None:
+        """Name Machine: the queue's runs of those machines and the machine card (this
+        machine) take the name at once, as Results does."""
+        from siliconbench.gui.results_browser import machine_key
+        for job in self.queue.jobs:
+            if job.record.machine and machine_key(job.record) in keys:
+                job.record.label = label or None
+                self.queue.job_changed.emit(job)
+        info = self.machine_card.info
+        if info is not None and info.key() in keys:
+            self.machine_card.set_machine(info)
+
     def _on_devices_found(self) -> None:
         usable = [d for d in self.devices.devices if d.usable]
         if self.compare is not None:
@@ -500,11 +530,9 @@ class MainWindow(QMainWindow):
         self._pick_first_device()
 
     def _pick_first_device(self) -> None:
-        """With nothing ticked (nor wished for from last time), tick the first usable device."""
-        from siliconbench.gui.device_list import default_device
-        best = default_device(self.devices.devices)
-        if best is not None and not self.devices.checked_keys() and not self.devices.wanted():
-            self.devices.set_checked([device_key(best)])
+        """With nothing ticked (nor wished for from last time), tick the registry's first
+        choice among the devices listed so far (DeviceList.tick_default)."""
+        self.devices.tick_default()
 
     # ------------------------------------------------------------------ results
 

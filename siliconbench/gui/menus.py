@@ -30,7 +30,7 @@ ENTRIES = {
              ("close", "Close Window"), ("quit", "Quit SiliconBench")),
     "Edit": (("copy", "Copy"), ("select_all", "Select All Runs"), None,
              ("details", "Show Run Details…"), ("rename", "Name Machine…"),
-             ("delete", "Delete Selected Runs…")),
+             ("delete", "Delete Selected Runs…"), None, ("preferences", "Preferences…")),
     "Run": (("run", "Run"), ("cancel", "Cancel Current Run"),
             ("cancel_all", "Cancel All Runs"), None, ("refresh", "Refresh Devices")),
     # The chart entries go before View's first separator once the charts exist
@@ -46,7 +46,8 @@ ENTRIES = {
 }
 
 # The entries a Mac moves into the application menu: their QAction.MenuRole.
-ROLES = {"quit": "QuitRole", "about": "AboutRole", "about_qt": "AboutQtRole"}
+ROLES = {"quit": "QuitRole", "about": "AboutRole", "about_qt": "AboutQtRole",
+         "preferences": "PreferencesRole"}
 
 # Right-click on Results: what the Edit and File menus do with the selected runs.
 CONTEXT = ("details", "copy", "export_json", "export_send", "rename", "delete")

@@ -38,6 +38,9 @@ from siliconbench.gui.theme import LIGHT, Theme
 COLUMNS = ("When", "Status", "Workload", "Headline [p25–p75]", "Device", "Machine")
 WHEN, STATUS, WORKLOAD, BEST, DEVICE, MACHINE = range(len(COLUMNS))
 COLUMN_WIDTHS = (118, 60, 160, 235, 190)
+# The columns sized to their text (up to these widths) as runs are listed: Status and Device
+# were elided at fixed widths beside an empty Machine column.
+FITTED = {STATUS: 170, DEVICE: 280, MACHINE: 220}
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
@@ -49,7 +52,7 @@ def local_time(iso: str) -> str:
 
 
 def device_text(rec: RunRecord) -> str:
-    return f"{rec.device_name or rec.device} ({rec.framework} {rec.device})"
+    return rec.device_text     # as the command lists it (siliconbench.core.results)
 
 
 def workload_title(name: str) -> str:
@@ -109,6 +112,10 @@ class RunTableModel(QAbstractTableModel):
         self.records.insert(0, rec)
         self.endInsertRows()
 
+    def replace(self, row: int, rec: RunRecord) -> None:
+        self.records[row] = rec
+        self.dataChanged.emit(self.index(row, 0), self.index(row, len(COLUMNS) - 1))
+
     def rowCount(self, parent: QModelIndex | None = None) -> int:
         return 0 if parent is not None and parent.isValid() else len(self.records)
 
@@ -140,7 +147,10 @@ class RunTableModel(QAbstractTableModel):
             return rec.created_at if index.column() == WHEN else self.cell(rec, index.column())
         if role == Qt.ItemDataRole.ForegroundRole and index.column() == STATUS \
                 and (rec.status != "ok" or rec.warnings):
-            return QColor(self.theme.error if rec.status == "failed" else self.theme.warning)
+            # A failure in the error colour, warnings in the warning colour; a cancel is no
+            # fault, in the muted one ('ok · ⚠' read like a cancel).
+            return QColor(self.theme.error if rec.status == "failed" else
+                          self.theme.muted if rec.status == "cancelled" else self.theme.warning)
         if role == Qt.ItemDataRole.UserRole:
             return rec
         return None
@@ -170,6 +180,7 @@ class RunFilter(QSortFilterProxyModel):
 class ResultsBrowser(QWidget):
     selection_changed = Signal(list)   # list[RunRecord]
     store_changed = Signal()
+    machine_named = Signal(set, str)   # the machines' keys (machine_key), their name ("": none)
 
     # (column, filter name, the entry that means "no filter")
     FILTERS = ((WORKLOAD, "Workload", "All workloads"), (MACHINE, "Machine", "All machines"),
@@ -271,18 +282,26 @@ class ResultsBrowser(QWidget):
         self._fill_combos()
         self.select_ids(ids)
 
-    def add_record(self, rec: RunRecord, select: bool = True,
+    def add_record(self, rec: RunRecord, select: bool = False,
                    together: set[str] = frozenset()) -> None:
-        """A run that just ended: no need to reread the store. `select` draws it alone, with
-        the runs `together` (those queued with it), never added to an older selection."""
-        if any(r.id == rec.id for r in self.model.records):
-            self.model.records = [rec if r.id == rec.id else r for r in self.model.records]
-            self.model.set_records(self.model.records)
+        """A run that just ended (or was cancelled): no need to reread the store. The selection
+        is the user's and stays as it is; `select` (Preferences: select new runs when they
+        finish) draws the run instead, with the runs `together` (those queued with it) that
+        the filters show. Filtered out, a new run leaves the selection as it was."""
+        row = next((i for i, r in enumerate(self.model.records) if r.id == rec.id), None)
+        if row is not None:      # in place: a reset of the model would drop the selection
+            self.model.replace(row, rec)
         else:
             self.model.add(rec)
         self._fill_combos()
-        if select:
+        if select and self.shown_ids(set(together) | {rec.id}):
             self.select_ids(set(together) | {rec.id})
+
+    def shown_ids(self, ids: set[str]) -> set[str]:
+        """Those of these runs the filters show."""
+        return {rec.id for row in range(self.proxy.rowCount())
+                if (rec := self.proxy.data(self.proxy.index(row, 0),
+                                           Qt.ItemDataRole.UserRole)).id in ids}
 
     def _fill_combos(self) -> None:
         for column, _, anything in self.FILTERS:
@@ -295,6 +314,16 @@ class ResultsBrowser(QWidget):
             combo.setCurrentText(current if current in values else anything)
             combo.blockSignals(False)
         self._filter()
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        """Status, Device and Machine as wide as their text up to FITTED; a Machine column
+        with no name in it hidden."""
+        self.view.setColumnHidden(MACHINE, not any(r.machine_label for r in self.model.records))
+        for column, cap in FITTED.items():
+            if not self.view.isColumnHidden(column):
+                self.view.resizeColumnToContents(column)
+                self.view.setColumnWidth(column, min(cap, self.view.columnWidth(column)))
 
     def _filter(self) -> None:
         # Entry 0 of each combo means "no filter" (None).
@@ -365,6 +394,7 @@ class ResultsBrowser(QWidget):
         self.store.set_label(ids, label.strip() or None)
         self.reload()
         self.store_changed.emit()
+        self.machine_named.emit(keys, label.strip())
         return len(ids)
 
     def delete(self, records: list[RunRecord]) -> int:

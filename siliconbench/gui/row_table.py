@@ -9,16 +9,12 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
 from siliconbench.core.columns import SHOWN, app_heading, point_keys
-from siliconbench.core.numbers import NOT_MEASURED, value_text
-from siliconbench.core.results import RunRecord
+from siliconbench.core.numbers import value_text
+from siliconbench.core.results import UNTRUSTED_POWER, RunRecord, doubtful_flags, power_doubt
 from siliconbench.gui.row_text import flags_explained, flags_text, is_serious
 from siliconbench.gui.theme import LIGHT, Theme
 
 FIXED = ["Run", "Device"]
-UNTRUSTED = "power not trusted"
-UNTRUSTED_WHY = ("Not shown: this power was not measured over the point by the device's energy "
-                 "counter (or enough samples inside it); an older run's was one sample, often "
-                 "taken while the device idled.")
 
 
 class RowTable(QTableWidget):
@@ -41,27 +37,27 @@ class RowTable(QTableWidget):
         self.setRowCount(len(lines))
         self.setColumnCount(len(header))
         self.setHorizontalHeaderLabels(header)
-        from siliconbench.core.telemetry import power_trusted
         for i, (rec, row) in enumerate(lines):
-            trusted = power_trusted(row)
+            # siliconbench.core.results.power_doubt: the value a dash (columns.shown_value),
+            # the flag as the CSV and the terminal say it, why on hover.
+            doubt = power_doubt(row)
             texts = {c.key: c.text(row) for c in SHOWN}
-            texts["flags"] = flags_text(row)                 # in words, explained on hover
-            if not trusted:
-                texts.update(value=NOT_MEASURED, flags=UNTRUSTED)
-            cells = [rec.identity, f"{rec.device_name or rec.device} ({rec.framework} "
-                                   f"{rec.device})"]
+            texts["flags"] = UNTRUSTED_POWER if doubt else flags_text(row)  # explained on hover
+            cells = [rec.identity, rec.device_text]
             cells += [str(row.params.get(k, "")) for k in keys] + list(texts.values())
             for j, (text, key) in enumerate(zip(cells, shown)):
                 item = QTableWidgetItem(text)
-                if not trusted and key in ("value", "flags"):
-                    item.setToolTip(UNTRUSTED_WHY + (f" It read {value_text(row)}."
-                                                     if row.value is not None else ""))
+                if doubt and key in ("value", "flags"):
+                    item.setToolTip(doubt[:1].upper() + doubt[1:] + "." + (
+                        f" It read {value_text(row)}." if row.value is not None else ""))
                     item.setForeground(QColor(self.theme.warning))
                 elif key in ("flags", "note") and row.flags:
                     item.setToolTip(flags_explained(row) + (f"\n{row.note}" if row.note
                                                             else ""))
-                    item.setForeground(QColor(self.theme.error if is_serious(row)
-                                              else self.theme.warning))
+                    # Marks of trust (energy counter) are no warning: only doubts are painted.
+                    if doubtful_flags(row):
+                        item.setForeground(QColor(self.theme.error if is_serious(row)
+                                                  else self.theme.warning))
                 self.setItem(i, j, item)
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.horizontalHeader().setStretchLastSection(True)

@@ -73,13 +73,24 @@ def _sections(rec: RunRecord) -> list[tuple[str, dict]]:
                 "summary") or {}), ("Provenance", rec.provenance or {})]
 
 
+# A telemetry series' summary ({"unit": "bytes", "mean": ..., "min", "max", "n"}): the
+# fields that read in its unit ('619 MB', never 649,461,760); n stays a count.
+_IN_ITS_UNIT = ("mean", "min", "max")
+
+
 def _add_fields(parent: QTreeWidgetItem, d: dict) -> None:
+    unit = d.get("unit") if isinstance(d.get("unit"), str) else None
     for key, value in d.items():
         if value is None or value == {} or value == []:
             continue
-        item = QTreeWidgetItem(parent, [str(key).replace("_", " "),
-                                        "" if isinstance(value, dict) else
-                                        field_value(str(key), value)])
+        if isinstance(value, dict):
+            text = ""
+        elif unit and key in _IN_ITS_UNIT and isinstance(value, (int, float)) \
+                and not isinstance(value, bool):
+            text = quantity(value, unit)
+        else:
+            text = field_value(str(key), value)
+        item = QTreeWidgetItem(parent, [str(key).replace("_", " "), text])
         item.setToolTip(1, item.text(1))
         if isinstance(value, dict):
             _add_fields(item, value)
@@ -176,6 +187,11 @@ class RunDetail(QDialog):
         for j in range(self.rows.columnCount()):
             if self.rows.horizontalHeaderItem(j).text() in ("Run", "Device"):
                 self.rows.setColumnHidden(j, True)
+        # A note is read whole: wrapped in its column (the last, which takes the room left)
+        # and the row as tall as it, never elided.
+        self.rows.setWordWrap(True)
+        self.rows.horizontalHeader().sectionResized.connect(
+            lambda *_: self.rows.resizeRowsToContents())
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         self.copy_button = buttons.addButton("Copy", QDialogButtonBox.ButtonRole.ActionRole)
         self.copy_button.clicked.connect(self.copy)
@@ -187,6 +203,10 @@ class RunDetail(QDialog):
         layout.addWidget(self.fields, 2)
         layout.addWidget(buttons)
         self.resize(1000, 680)
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        self.rows.resizeRowsToContents()   # the Note column has its width now
 
     def plain_text(self) -> str:
         """The run as text: what Copy puts on the clipboard."""

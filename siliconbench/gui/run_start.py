@@ -50,29 +50,24 @@ class RunStarter:
         return specs, titles
 
     def run(self) -> list[RunJob]:
-        """Run: the runs queued now; none when a field is wrong (said in a sheet) or when the
-        runs are asked about first."""
+        """Run: the runs queued now; none when a field is wrong (said in a sheet), when a run
+        cannot fit (said in a sheet) or when the runs are asked about first."""
         try:
             specs, titles = self.build_specs()
         except ParamError as e:  # the form marks it too; a run is never sent with it
             message_sheet(self.parent, "Check the parameters", str(e))
             return []
         self.save_choices()
-        warnings = self.run_warnings(specs)
-        if warnings:
-            self.confirm_big_run(warnings, lambda: self.queue.enqueue(specs, titles))
-            return []
-        return self.queue.enqueue(specs, titles)
+        jobs: list[RunJob] = []
+        self.ask_before(specs, lambda: jobs.extend(self.queue.enqueue(specs, titles)))
+        return jobs
 
     def run_warnings(self, specs: list[RunSpec]) -> list[str]:
         """Why these runs deserve a second thought (siliconbench.core.estimate), one sentence
-        each."""
-        from siliconbench.core.estimate import estimate
-        out = []
-        for spec, device in zip(specs, self.devices.checked(), strict=True):
-            est = estimate(spec.workload, spec.params, device, spec.quick)
-            out += est.warnings(device.name, device.memory_bytes)
-        return out
+        each: a refusal or a question."""
+        from siliconbench.core.estimate import spec_verdicts
+        refusals, questions = spec_verdicts(specs, self.devices.devices)
+        return refusals + questions
 
     def confirm_big_run(self, warnings: list[str], go: Callable[[], object]) -> QMessageBox:
         return question_sheet(self.parent, "Run Anyway?", "This is a big run.",
@@ -80,13 +75,17 @@ class RunStarter:
                               "give a first look sooner.", "Run Anyway", go)
 
     def ask_before(self, specs: list[RunSpec], go: Callable[[], object]) -> bool:
-        """Run It Here and the quick suite: `go()` now, or after the same question as Run when
-        siliconbench.core.estimate finds a run that does not fit or takes long. True when it
-        went now."""
-        from siliconbench.core.estimate import spec_warnings
-        warnings = spec_warnings(specs, self.devices.devices)
-        if warnings:
-            self.confirm_big_run(warnings, go)
+        """Run, Run It Here and the quick suite: siliconbench.core.estimate's verdict first.
+        A run that cannot fit in memory is refused in a sheet and nothing is queued; one that
+        takes long (or shares cores, or skips points) waits for Run Anyway; otherwise `go()`
+        now. True when it went now."""
+        from siliconbench.core.estimate import spec_verdicts
+        refusals, questions = spec_verdicts(specs, self.devices.devices)
+        if refusals:
+            message_sheet(self.parent, "This run cannot start", "\n\n".join(refusals))
+            return False
+        if questions:
+            self.confirm_big_run(questions, go)
             return False
         go()
         return True

@@ -159,6 +159,15 @@ def value_of(settings: QSettings, key: str, kind: type | tuple[type, ...]):
     return value
 
 
+# Preferences (siliconbench.gui.preferences): a run that ends joins Results selected (on), or
+# leaves the user's selection as it is (off, the default).
+SELECT_NEW_RUNS = "results/select_new_runs"
+
+
+def selects_new_runs(settings: QSettings) -> bool:
+    return is_true(settings, SELECT_NEW_RUNS, False)
+
+
 def is_true(settings: QSettings, key: str, default: bool) -> bool:
     # Ini files give "true"/"false" back as strings, plists as booleans.
     value = value_of(settings, key, (bool, str))
@@ -273,3 +282,98 @@ def last_dir(settings: QSettings) -> str:
 
 def remember_dir(settings: QSettings, path: str) -> None:
     settings.setValue("files/last_dir", str(Path(path).parent))
+
+
+# ---------------------------------------------------------------- the store (Preferences)
+
+STORE_KEY = "store/shared"   # the shared store's address, without its password; absent: local
+
+
+def shared_store(settings: QSettings) -> str | None:
+    """The shared store Preferences chose, or None for "This machine only"."""
+    from siliconbench.core.store_pg import is_url
+    url = value_of(settings, STORE_KEY, str)
+    return url if is_url(url) else None
+
+
+def keep_shared_store(settings: QSettings, url: str | None) -> None:
+    """Remember the store chosen: its address with any password taken out (libpq finds the
+    password in ~/.pgpass, a service file or PGPASSWORD), or none for this machine only."""
+    from siliconbench.core.store_pg import without_password
+    if url:
+        settings.setValue(STORE_KEY, without_password(url))
+    else:
+        settings.remove(STORE_KEY)
+    settings.sync()
+
+
+def use_store_preference(settings: QSettings) -> None:
+    """Before the app opens its store: the shared store Preferences chose, unless
+    SILICONBENCH_STORE already names one (the environment wins, as on the command line)."""
+    url = shared_store(settings)
+    if url and not os.environ.get("SILICONBENCH_STORE"):
+        os.environ["SILICONBENCH_STORE"] = url
+
+
+def store_preferences(parent, settings: QSettings):
+    """Preferences: "This machine only" or "Shared store: <address>", with a button that tries
+    the address and says in one sentence what it found. OK keeps the choice (without password);
+    it applies from the app's next start. The dialog, for tests to drive; exec() it to show."""
+    from PySide6.QtWidgets import (
+        QButtonGroup,
+        QDialog,
+        QDialogButtonBox,
+        QLabel,
+        QLineEdit,
+        QPushButton,
+        QRadioButton,
+        QVBoxLayout,
+    )
+
+    from siliconbench.core.store_pg import check
+    dialog = QDialog(parent)
+    dialog.setWindowTitle("Preferences")
+    layout = QVBoxLayout(dialog)
+    layout.addWidget(QLabel("Where runs are kept:"))
+    local = QRadioButton("This machine only")
+    shared = QRadioButton("Shared store:")
+    group = QButtonGroup(dialog)
+    for button in (local, shared):
+        group.addButton(button)
+        layout.addWidget(button)
+    address = QLineEdit(shared_store(settings) or "")
+    address.setPlaceholderText("postgresql://machine@db.lab.example/siliconbench?"
+                               "sslmode=verify-full  or  service=lab")
+    layout.addWidget(address)
+    (shared if shared_store(settings) else local).setChecked(True)
+    test = QPushButton("Test Connection")
+    answer = QLabel("")
+    answer.setWordWrap(True)
+    layout.addWidget(test)
+    layout.addWidget(answer)
+    layout.addWidget(QLabel("Passwords stay in ~/.pgpass, a service file or PGPASSWORD; "
+                            "SiliconBench keeps none. The choice applies from the next start."))
+    buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok |
+                               QDialogButtonBox.StandardButton.Cancel)
+    layout.addWidget(buttons)
+
+    def try_it() -> None:
+        answer.setText(check(address.text().strip())[1])
+
+    def keep() -> None:
+        url = address.text().strip() if shared.isChecked() else None
+        from siliconbench.core.store_pg import is_url
+        if url is not None and not is_url(url):
+            answer.setText("Give a PostgreSQL address: postgresql://user@host/db or "
+                           "service=NAME.")
+            return
+        keep_shared_store(settings, url)
+        dialog.accept()
+
+    address.textEdited.connect(lambda _: shared.setChecked(True))
+    test.clicked.connect(try_it)
+    buttons.accepted.connect(keep)
+    buttons.rejected.connect(dialog.reject)
+    dialog.address, dialog.shared, dialog.local, dialog.test, dialog.answer = (
+        address, shared, local, test, answer)
+    return dialog

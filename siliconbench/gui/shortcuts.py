@@ -28,6 +28,7 @@ COMMON = {
     "queue_tab": "Ctrl+Alt+1",
     "results_tab": "Ctrl+Alt+2",
     "minimize": "Ctrl+M",
+    "preferences": "Ctrl+,",      # ⌘, on a Mac
 }
 
 MAC = {

@@ -26,6 +26,7 @@ from siliconbench.core.compare import (
 from siliconbench.core.comparison import (
     FIXED,
     chart_groups,
+    compared,
     headers,
     row_texts,
     side_name,
@@ -162,16 +163,22 @@ def test_the_compare_tabs_sides_table_and_summary_need_no_display():
     again = gemm_run("Laptop", 8.5, sizes=(4096,))
     # Runs of one device are compared run by run, under their identities.
     assert [s.label for s in sides_for([laptop, again])] == [laptop.identity, again.identity]
-    cmp = compare(sides_for([studio, laptop, server]))
+    cmp = compared(sides_for([studio, laptop, server]))
+    # C's verdicts are against B (A never measured 4096): the column says so.
     assert headers(cmp.sides) == FIXED + ["A", "B", "C", "B vs A", "C vs A"]
+    assert headers(cmp.sides, cmp.rows) == FIXED + ["A", "B", "C", "B vs A", "C vs B"]
     [r] = cmp.rows                                   # 4096: Laptop (B) is its baseline
     assert row_texts(r) == ["gemm", "Throughput (TFLOPS)", "size=4096 dtype=float32", "",
                             "16 TFLOPS", "18 TFLOPS", "", "1.12× faster (vs B)"]
+    assert row_texts(r, [0, 0, 1])[-1] == "1.12× faster"
     assert verdict_tip(r, 2).startswith("C vs B: 1.12× faster (vs B)\nRatio of medians: ")
     assert value_tip(cmp.sides[1], r, 1).endswith("\n20 blocks; [ ]: 99% interval of the median")
-    assert summary_text(cmp, [studio, laptop, server], []) == (
-        "1 row(s) compared · 1 row(s) only one side has left out. "
-        "A = Studio   B = Laptop   C = Server")
+    summary = summary_text(cmp, [studio, laptop, server], [])
+    assert summary.startswith(
+        "1 result compared; 1 measured by one side only is not compared. A shares no result "
+        "with another side and is not in the table (best vs best below). "
+        "A = Studio   B = Laptop   C = Server\ngemm dtype=float32, best vs best: B 3.56× "
+        "faster than A (B 16 TFLOPS at size=4096, A 4.50 TFLOPS at size=1024).")
     assert summary_text(None, [], []).startswith("Select two or more runs under Results")
     assert chart_groups(cmp) == [("gemm", "tflops", "TFLOPS")]
     pub = infer_run("Published", 263.1, source="published")

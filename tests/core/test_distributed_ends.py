@@ -25,7 +25,7 @@ def long_run(framework: str, *extra: str):
     """Two ranks on this machine over a sweep long enough to be ended mid-way."""
     return start_cli("run", "allreduce", "--framework", framework, "--processes", "2",
                      "--sizes", ",".join(str(2**k) for k in range(4, 24)),
-                     "--dtypes", "float32,bfloat16", *extra)
+                     "--dtypes", "float32,bfloat16", "--yes", *extra)   # long: asked first
 
 
 def run_folders(home) -> set[str]:

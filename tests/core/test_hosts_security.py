@@ -10,6 +10,7 @@ the attack), and answers as each test asks. No name is ever resolved."""
 import json
 import os
 import random
+import re
 import socket
 import sys
 import time
@@ -379,15 +380,15 @@ def test_a_port_in_use_on_another_address_does_not_stop_a_local_run(short_protoc
     assert out.returncode == 0, out.stderr
 
 
-def test_a_foreign_connection_to_a_ranks_port_is_named():
-    """A process of this machine that connects to MLX rank 0's port first is taken for rank 1
-    and the ring never forms (MLX then says only "[ring] Couldn't connect (error: 111)");
-    the run's sentence names the process."""
+def intruded_run(leave: bool):
+    """An MLX run of two ranks whose port a process of this machine (this test) connects to
+    as soon as it listens, before rank 1 does; it stays connected, or leaves at once.
+    (The run's output on one line, the port, the intruder's own port.)"""
     import threading
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    held, stop = [], threading.Event()
+    held, came_from, stop = [], [], threading.Event()
 
     def connect_first():
         while not stop.is_set():
@@ -395,6 +396,9 @@ def test_a_foreign_connection_to_a_ranks_port_is_named():
             try:
                 s.connect(("127.0.0.1", port))
                 held.append(s)
+                came_from.append(s.getsockname()[1])
+                if leave:
+                    s.close()
                 return
             except OSError:
                 s.close()
@@ -411,11 +415,32 @@ def test_a_foreign_connection_to_a_ranks_port_is_named():
             s.close()
     assert held, "the stand-in intruder never connected"
     assert out.returncode == 1
+    return " ".join(out.stdout.split()), port, came_from[0]
+
+
+def test_a_foreign_connection_to_a_ranks_port_is_named():
+    """A process of this machine that connects to MLX rank 0's port first is taken for rank 1
+    and the ring never forms (MLX then says only "[ring] Couldn't connect (error: 111)");
+    the run's sentence names the process."""
+    said, port, _ = intruded_run(leave=False)
     name = psutil.Process().name()
     assert (f"The run failed: Another program ({name}, pid {os.getpid()}) connected to port "
             f"{port}, where the ranks were forming their group, and was taken for a rank; end "
-            "it, or choose other ports with --port. 0 result rows were kept.") in \
-        " ".join(out.stdout.split())
+            "it, or choose other ports with --port. 0 result rows were kept.") in said
+
+
+def test_a_foreign_connection_that_left_at_once_is_named():
+    """One that connects and leaves at once was gone by the end, and the run failed after
+    32 s with MLX's words alone; the launch watches the ports while the group forms, and the
+    rank's half-closed end of the connection names its port."""
+    said, port, came_from = intruded_run(leave=True)
+    why = re.search(r"The run failed: (A program of this machine connected to port "
+                    rf"{port} \(from port {came_from}\) while the ranks were forming their group, was "
+                    "taken for a rank and left, so the group never formed; run again, or "
+                    r"choose other ports with --port\.) 0 result rows were kept\.", said)
+    assert why, said
+    [rec] = Store().runs()
+    assert rec.reason == why.group(1)
 
 
 def test_a_fuzz_of_host_strings_through_the_real_command(ssh, tmp_path):
@@ -451,10 +476,13 @@ def test_a_local_runs_collectives_are_put_on_the_loopback_interface(framework, m
     monkeypatch.setattr(psutil, "net_if_addrs", lambda: {
         "eth7": [addr(family=socket.AF_INET, address="10.1.2.3")],
         "lo9": [addr(family=socket.AF_INET, address="127.0.0.1")]})
-    child = ChildRun(spec(framework, processes=2, backend="nccl" if framework == "mlx" else
-                          "auto"))
+    import dataclasses
+    child = ChildRun(dataclasses.replace(spec(framework, processes=2, backend="auto"),
+                                         device="gpu" if framework == "mlx" else "cpu"))
     try:
-        assert child._launch.env == {"GLOO_SOCKET_IFNAME": "lo9", "NCCL_SOCKET_IFNAME": "lo9"}
+        env = child._launch.env
+        assert {k: env[k] for k in ("GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME")} == \
+            {"GLOO_SOCKET_IFNAME": "lo9", "NCCL_SOCKET_IFNAME": "lo9"}
     finally:
         child._launch.close()
     from siliconbench.core.hosts import loopback_env

@@ -47,7 +47,10 @@ def test_html_is_self_contained_and_escaped():
     assert "&lt;14&gt;" in page and "<14>" not in page
     assert page.count('<table class="comparison"') == 1 and 'id="machines"' in page
     assert page.count("<svg") == 1 and "hatch-1" in page        # the published bar
-    assert "41.5 W (GPU (powermetrics))" in page and "ran on battery" in page
+    # A run's mean power and its source, no brackets inside brackets; with no power row measured
+    # over a point, the app's doubt beside it.
+    assert "41.5 W · GPU (powermetrics)<br><span class=\"flag\">power not trusted: " in page
+    assert "ran on battery" in page
 
 
 def test_chart_labels_only_what_varies():

@@ -13,7 +13,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import pytest  # noqa: E402
 
-from siliconbench.core.estimate import estimate, spec_warnings  # noqa: E402
+from siliconbench.core.estimate import estimate, spec_verdicts  # noqa: E402
 from siliconbench.core.frameworks import DeviceInfo  # noqa: E402
 from siliconbench.core.measure import QUICK  # noqa: E402
 from siliconbench.core.runner import RunSpec, execute  # noqa: E402
@@ -150,7 +150,8 @@ def test_the_64_gb_allreduce_is_refused_before_it_starts(monkeypatch, capsys):
 
     from siliconbench.core import cli, runner
     monkeypatch.setattr(psutil, "virtual_memory",
-                        lambda: types.SimpleNamespace(total=int(23.5 * GB)))
+                        lambda: types.SimpleNamespace(total=int(23.5 * GB),
+                                                      available=int(23.5 * GB)))
 
     def no_run(*args, **kwargs):
         raise AssertionError("a run was started")
@@ -160,11 +161,14 @@ def test_the_64_gb_allreduce_is_refused_before_it_starts(monkeypatch, capsys):
     err = capsys.readouterr().err.strip()
     assert code == 2
     assert err.startswith("siliconbench: Nothing of this run fits in ") and "\n" not in err
-    assert "23.5 GB of memory: an all-reduce of 64 GB float32 messages on 2 ranks (384 GB)" in err
+    assert ("'s 23.5 GB of free memory that a run may fill: an all-reduce of 64 GB float32 "
+            "messages on 2 ranks (384 GB)") in err
 
 
 def test_the_qwen3_4b_reference_on_a_cpu_is_questioned(two_cores):
-    [sentence] = spec_warnings([RunSpec("llm", "torch", "cpu", QWEN_REFERENCE)], [LAPTOP])
+    refusals, [sentence] = spec_verdicts([RunSpec("llm", "torch", "cpu", QWEN_REFERENCE)],
+                                         [LAPTOP])
+    assert refusals == []
     assert sentence.startswith("This run may take about ") and " h on Test CPU (" in sentence
 
 

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from siliconbench.core.frameworks import FRAMEWORKS, runs_on
+from siliconbench.core.frameworks.llamacpp import models
+from siliconbench.core.kit.llm_shapes import kv_bytes
 from siliconbench.core.reference import references
 from siliconbench.core.workloads import llm
 from tests.cli.test_cli import ROOT, sb
@@ -522,3 +524,68 @@ def test_a_run_gives_pp_at_each_depth_and_says_the_cpu_alone_on_every_row(tmp_pa
     [(_, columns, lines)] = catalogue()["llm"].more_tables(RunRecord.from_dict(rec))
     assert columns[-3:] == ["nopo", "test", "t/s"]
     assert [line[-2] for line in lines] == ["pp8", "pp8 @ d16", "tg2", "tg2 @ d16"]
+
+
+@needs_llamacpp
+@pytest.mark.usefixtures("short_protocol")
+def test_a_mixture_of_experts_file_loads_whole_and_its_bound_reads_k_of_e(tmp_path):
+    """The tiny mixture as llama.cpp's converter writes Qwen3-MoE (stacked ffn_*_exps, the
+    router in float32), quantised by llama.cpp: it loads with the shape's parameters, and the
+    bound counts the stacked experts at 2 of 8 and every other tensor whole."""
+    store_a_triad(tmp_path)
+    r = sb("run", "llm", "--framework", "llamacpp", "--device", "cpu", "--preset", "tiny-moe",
+           "--dtype", "q8_0", "--prompts", "8", "--depths", "0", "--gen-tokens", "4",
+           "--quick", "--json", home=tmp_path)
+    assert r.returncode == 0, r.stderr
+    rec = json.loads(r.stdout)
+    assert rec["status"] == "ok", rec.get("reason")
+    shape = llm.PRESETS["tiny-moe"]
+    assert rec["settings"]["parameters"] == shape.parameters
+    gguf_file = next((tmp_path / "models" / "gguf").glob("tiny-moe-*-Q8_0.gguf"))
+    stored = models.tensor_bytes(gguf_file)
+    assert models.tensor_types(gguf_file)["blk.0.ffn_gate_inp.weight"] == "F32"
+    experts = sum(b for n, b in stored.items() if "_exps." in n)
+    rest = sum(stored.values()) - experts - stored["token_embd.weight"]
+    (bound,) = [row for row in rec["rows"] if row["metric"] == "decode_roofline"]
+    mb = rest + experts * 2 / 8 + kv_bytes(shape, "float16", 2.5)
+    assert f"over {mb / 1e6:.1f} MB read per step" in bound["note"]
+    assert "of the 8 experts a layer holds" in bound["note"]
+
+
+@needs_llamacpp
+@pytest.mark.parametrize("preset", ["tiny", "tiny-moe"])
+def test_a_gguf_file_s_metadata_gives_back_the_preset_s_shape(tmp_path, monkeypatch, preset):
+    import gguf
+
+    from siliconbench.core.kit.llm_shapes import shape_from_gguf
+    monkeypatch.setenv("SILICONBENCH_HOME", str(tmp_path))
+    shape = llm.PRESETS[preset]
+    reader = gguf.GGUFReader(models.model_file(shape, preset, "float16", 2))
+    fields = {k: f.contents() for k, f in reader.fields.items()}
+    assert shape_from_gguf(fields, {t.name for t in reader.tensors}) == shape
+
+
+@needs_llamacpp
+@pytest.mark.usefixtures("short_protocol")
+def test_a_users_gguf_file_runs_as_it_is_and_is_named_not_located(tmp_path, monkeypatch):
+    """A GGUF file of the user's (here the tiny mixture, quantised by llama.cpp, copied out
+    of the cache as a download would sit): loaded as it is, never rewritten, its own type the
+    run's precision, the record naming it by its name alone."""
+    monkeypatch.setenv("SILICONBENCH_HOME", str(tmp_path / "cache"))
+    made = models.model_file(llm.PRESETS["tiny-moe"], "tiny-moe", "q4_0", 2)
+    mine = tmp_path / "downloads" / "Tiny-MoE-Q4_0.gguf"
+    mine.parent.mkdir()
+    mine.write_bytes(made.read_bytes())
+    before = mine.stat().st_mtime_ns
+    r = sb("run", "llm", "--framework", "llamacpp", "--device", "cpu", "--model-path",
+           str(mine), "--prompts", "8", "--depths", "0", "--gen-tokens", "4", "--quick",
+           "--json", home=tmp_path)
+    assert r.returncode == 0, r.stderr
+    rec = json.loads(r.stdout)
+    assert rec["status"] == "ok", rec.get("reason")
+    assert (rec["params"]["dtype"], rec["settings"]["gguf_type"]) == ("q4_0", "Q4_0")
+    assert rec["settings"]["gguf_file"] == "Tiny-MoE-Q4_0.gguf"
+    assert rec["settings"]["model_file"]["parameters"] == llm.PRESETS["tiny-moe"].parameters
+    assert str(mine.parent) not in json.dumps(rec["settings"])
+    assert mine.stat().st_mtime_ns == before
+    assert not list((tmp_path / "models").glob("**/*.gguf"))    # nothing written for it

@@ -39,37 +39,44 @@ def table(view: CompareView) -> list[dict[str, str]]:
             for i in range(view.table.rowCount())]
 
 
-def test_runs_of_one_machine_side_by_side_under_their_identities(view):
+def test_runs_of_one_machine_side_by_side_by_framework(view):
+    """The two torch runs are repeats (one machine, device, framework and settings): one
+    side that says it holds two runs; the MLX run is a side of its own."""
     recs = runs()
     view.set_records(recs)
     rows = table(view)
     assert [(r["Metric"], r["Point"]) for r in rows] == [
         ("Throughput (TFLOPS)", "dtype=float32 size=64"),
         ("Throughput (TFLOPS)", "dtype=float32 size=128")]
-    assert view.headers()[3:] == ["A", "B", "C", "B vs A", "C vs A"]
-    # The sides are named by identity (machine · framework device · time), never a hash.
-    for letter, rec in zip("ABC", recs, strict=True):
-        assert f"{letter} = {rec.identity}" in view.summary.text()
+    assert view.headers()[3:] == ["A", "B", "B vs A"]
+    # The sides are named by device and what sets them apart, never a hash.
+    device = recs[0].device_label
+    assert f"A = {device} · torch cpu · 2 runs" in view.summary.text()
+    assert f"B = {device} · mlx cpu" in view.summary.text()
     for i, r in enumerate(rows):
         # The median in view, its interval and block count on hover.
         assert "[" not in r["A"] and r["A"].endswith(" TFLOPS") and float(r["A"].split()[0]) > 0
         assert "[" in view.table.item(i, 3).toolTip() and "blocks" in \
             view.table.item(i, 3).toolTip()
-        for col in ("B vs A", "C vs A"):
+        for col in ("B vs A",):
             assert "×" in r[col] and not r[col].startswith("no significant")
             # Which side is ahead, in words: never a bare "0.000×".
             assert any(w in r[col] for w in ("faster", "slower")) and "0.00" not in r[col]
     # The table fits: no sideways scrolling at 1440 wide.
     assert view.table.horizontalScrollBar().maximum() == 0
-    # A reference of another workload adds a side that shares no row: it takes no column.
+    # A reference of another workload adds a side that shares no row: it takes no column,
+    # and the line over the table says so.
     view.add_reference(infer_reference().id)
-    assert view.headers()[6] == "D" and view.table.isColumnHidden(6)
-    assert view.table.isColumnHidden(9) and not view.table.isColumnHidden(5)
+    assert view.headers()[5] == "C" and view.table.isColumnHidden(5)
+    assert view.table.isColumnHidden(7) and not view.table.isColumnHidden(4)
+    assert "C shares no result with another side and is not in the table" in \
+        view.summary.text()
     view.clear_references()
-    # A size sweep is drawn as overlaid curves, one per run, named apart.
+    # A size sweep is drawn as overlaid curves, one per run the comparison used (the torch
+    # side's newer run), named apart.
     chart = view.current_chart()
     assert chart is view.curves["tflops"] and chart.has_data()
-    assert len({s.name for s in chart.series}) == 3
+    assert len({s.name for s in chart.series}) == 2
 
 
 def test_warnings_fold_away_under_one_line(view):

@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 
 from siliconbench.gui.charts.panel import ChartPanel
 from siliconbench.gui.compare_view import CompareView
-from tests.h200_records import gpu_and_cpu, h200, h200_runs
+from tests.h200_records import gpu_and_cpu, h100, h200, h200_runs
 from tests.recorded import recorded
 
 
@@ -192,7 +192,9 @@ def test_like_is_paired_with_like_tf32_included(view):
     rows = [r for r in view.comparison.rows
             if r.workload == "gemm" and r.params == {"size": 8192, "dtype": "float32"}]
     assert len(rows) == 1 and rows[0].cells[0].run_id == plain.id
-    assert rows[0].cells[1].unlike is None
+    paired = [c for c in rows[0].cells[1:] if c is not None]
+    assert [c.run_id for c in paired] == [recorded("gemm-torch-quick-8192").id]
+    assert paired[0].unlike is None
     # The TF32 run alone beside the CPU: compared, and the cell says they are unlike.
     view.set_records([tf32, recorded("gemm-torch-quick-8192")])
     [row] = table(view)
@@ -214,11 +216,16 @@ def test_a_published_figure_says_which_side_is_faster_and_its_peak_is_known(view
 # ---------------------------------------------------------------- Compare with many sides
 
 def ten_sides() -> list:
-    """Ten runs of this machine's CPU: Compare puts each on a side of its own (A to J)."""
-    stems = ["gemm-torch", "gemm-torch-second", "gemm-tensorflow", "gemm-mlx",
-             "gemm-torch-quick-8192", "bandwidth-torch", "bandwidth-mlx", "bandwidth-tensorflow",
-             "memory-torch", "memory-mlx"]
-    return [recorded(s) for s in stems]
+    """Runs of ten identities (machine, device, framework, settings), so Compare puts them on
+    ten sides (A to J): the H200 with TF32 off and on, the H100 and its host's Xeon CPU, this
+    machine's CPU with torch (two image sizes), TensorFlow, MLX and llama.cpp, and a run of
+    it named "Lab Mac"."""
+    stems = ["gemm-torch", "infer-torch", "infer-torch-reference", "gemm-tensorflow",
+             "gemm-mlx", "gemm_cpu_tiny", "llm-llamacpp"]
+    xeon = next(r for r in h100("h100-quick-suite")
+                if r.workload == "gemm" and r.device == "cpu")
+    return ([h200("h200-gemm"), h200("h200-gemmtf32")] + [recorded(s) for s in stems]
+            + [xeon] + h100("h100-gemm"))
 
 
 @pytest.mark.parametrize("size", [(820, 520), (300, 300)], ids=["at 1440x900", "at minimum"])
@@ -334,7 +341,7 @@ def test_power_without_an_energy_counter_is_flagged_not_shown_nor_compared(panel
     header = [table.horizontalHeaderItem(j).text() for j in range(table.columnCount())]
     rows = [{h: table.item(i, j).text() for j, h in enumerate(header)}
             for i in range(table.rowCount())]
-    power = [r for r in rows if r["Metric"] in ("Power", "Tflops per watt")]
+    power = [r for r in rows if r["Metric"] in ("Power", "TFLOPS per watt")]
     assert power and all(r["Value"] == "—" and r["Flags"] == "power not trusted"
                          for r in power)
     assert not any("4.59" in r["Value"] or "78.5" in r["Value"] for r in rows)
@@ -511,7 +518,7 @@ def test_png_and_svg_exports_carry_the_same_legend(panel, tmp_path):
     plot, legend and caption, so the legend's names are in both at the same place."""
     from PySide6.QtGui import QImage
 
-    from siliconbench.gui.charts.export import export_chart
+    from siliconbench.gui.charts.export import TITLE_H, export_chart
     panel.show_records(gpu_and_cpu())
     chart = panel.curves["tflops"]
     png, svg = tmp_path / "c.png", tmp_path / "c.svg"
@@ -522,9 +529,10 @@ def test_png_and_svg_exports_carry_the_same_legend(panel, tmp_path):
     for word in ("TF32", "H200", "tensorflow", "Peak"):
         assert word in text, word
     image = QImage(str(png))
-    assert (image.width(), image.height()) == (2 * chart.width(), 2 * chart.height())
+    tall = chart.height() + TITLE_H            # the chart under its title
+    assert (image.width(), image.height()) == (2 * chart.width(), 2 * tall)
     # The same page: the SVG's view box is the chart's size, the PNG twice it.
-    assert f'viewBox="0 0 {chart.width()} {chart.height()}"' in text
+    assert f'viewBox="0 0 {chart.width()} {tall}"' in text
 
 
 def test_a_run_done_with_warnings_reads_as_done_not_failed(qtbot):
@@ -551,3 +559,40 @@ def test_the_exported_report_says_the_ratio_in_words_too(view, tmp_path):
     view.export_report(str(page))
     text = page.read_text(encoding="utf-8")
     assert f">{row['B vs A']}</td>" in text      # '714× slower', as the app says it
+
+
+def test_run_details_give_telemetry_sizes_in_units(qtbot):
+    """The H200 GEMM's GPU memory read 649,461,760 in Run Details: a size reads as one."""
+    from siliconbench.core.numbers import size
+    from siliconbench.gui.run_detail import FieldTree
+    rec = h200("h200-gemmtf32")
+    tree = FieldTree(rec)
+    qtbot.addWidget(tree)
+    mean = rec.telemetry["summary"]["series"]["gpu_memory_used_bytes"]["mean"]
+    found = tree.findItems("mean", Qt.MatchFlag.MatchExactly | Qt.MatchFlag.MatchRecursive, 0)
+    memory = [i for i in found if i.parent().text(0) == "gpu memory used bytes"]
+    assert [i.text(1) for i in memory] == [size(mean)] and "649,461,760" not in size(mean)
+    counts = [i for i in tree.findItems("n", Qt.MatchFlag.MatchExactly |
+                                        Qt.MatchFlag.MatchRecursive, 0)
+              if i.parent().text(0) == "gpu memory used bytes"]
+    assert [i.text(1) for i in counts] == ["5"]          # a count stays a count
+
+
+def test_help_names_only_menu_entries_there_are(tmp_path, monkeypatch):
+    """How to Send Results described File > Export Selected Runs as JSON and a file named by
+    hand; the menu has Export Selected Runs to Send…. Every 'Menu > Entry' the help names is
+    an entry of the menus (siliconbench.gui.menus.ENTRIES), as written there."""
+    import re
+
+    from siliconbench.gui.help import help_page, send_results_text
+    from siliconbench.gui.menus import ENTRIES
+    monkeypatch.setenv("SILICONBENCH_HOME", str(tmp_path))
+    entries = {f"{menu} > {e[1]}" for menu, items in ENTRIES.items() for e in items if e}
+    submenus = {"View > Y Axis"}
+    text = help_page().read_text(encoding="utf-8").replace("&gt;", ">") + send_results_text()
+    named = re.findall(r"\b(?:File|Edit|Run|View|Window|Help) > [A-Z][\w ]*?(?:…|(?=[,.;:)<]))",
+                       text)
+    assert named
+    for path in named:
+        assert path in entries or path in submenus, path
+    assert "File > Export Selected Runs to Send…" in send_results_text()

@@ -159,6 +159,9 @@ def test_tiny_gemm_run_from_the_controls_plots_and_exports(qtbot, window, store,
     # checked by tests/cli/test_cli.py's devices test; TensorFlow's import alone is 5 CPU-s.
     from siliconbench.core.frameworks import FRAMEWORKS
     monkeypatch.setattr("siliconbench.core.devices.FRAMEWORKS", {"torch": FRAMEWORKS["torch"]})
+    # Preferences: select new runs when they finish (off by default: test_selection_is_the_users).
+    from siliconbench.gui.settings import SELECT_NEW_RUNS
+    window.settings.setValue(SELECT_NEW_RUNS, "true")
     window.start_background()
     qtbot.waitUntil(lambda: "torch:cpu" in window.devices.boxes, timeout=120_000)
     window.devices.set_checked(["torch:cpu"])
@@ -408,7 +411,8 @@ def test_drop_a_result_file_onto_the_window(window, store, tmp_path):
                        Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
     window.dropEvent(event)
     assert len(store.runs()) == 2
-    assert len(window.results.selected_records()) == 2   # imported runs are drawn at once
+    assert window.results.selected_records() == []       # the selection is the user's
+    window.select_all_runs()
     assert window.charts.curves["tflops"].point_count() == 4
 
 

@@ -137,3 +137,35 @@ def test_the_quick_suite_on_the_h100_reads_the_gpu_at_its_size():
     assert "preset llama-3.1-8b" in gpu[4]
     gemm = next(r for r in runs if r.workload == "gemm" and r.device == "cuda:0")
     assert "sizes doubled up to" in gemm.settings["grow_bfloat16"]
+
+
+def test_a_trusted_powers_mark_is_not_painted_as_a_warning(panel):
+    """'energy counter' says the power is right: it was painted in the warning colour of
+    'power not trusted'. Only doubts are painted now."""
+    from PySide6.QtGui import QColor
+    (rec,) = h100("h100-gemm")
+    from tests.h200_records import h200
+    panel.show_records([rec, h200("h200-gemmtf32")])
+    table = panel.table
+    alarm = {QColor(table.theme.warning).name(), QColor(table.theme.error).name()}
+    rows = table_rows(panel)
+    flags = [table.horizontalHeaderItem(j).text()
+             for j in range(table.columnCount())].index("Flags")
+    painted = {i: table.item(i, flags).foreground().color().name() in alarm
+               for i in range(len(rows))}
+    trusted = [i for i, r in enumerate(rows) if r["Flags"] == "energy counter"]
+    doubted = [i for i, r in enumerate(rows) if r["Flags"] == "power not trusted"]
+    assert trusted and not any(painted[i] for i in trusted)
+    assert doubted and all(painted[i] for i in doubted)
+
+
+def test_a_skipped_point_is_captioned_skipped_with_its_reason(panel):
+    """The quick suite skipped N=16384 for time: the caption said 'Not measured
+    (unsupported)'."""
+    gemm = next(r for r in h100("h100-quick-suite") if r.workload == "gemm"
+                and any("skipped" in row.flags for row in r.rows))
+    skipped = next(row for row in gemm.rows if "skipped" in row.flags)
+    panel.show_records([gemm])
+    caption = panel.curves["tflops"].caption.text()
+    assert "unsupported" not in caption
+    assert f"size=16384 (skipped: {skipped.note[:40]}" in caption

@@ -20,10 +20,18 @@ from siliconbench.core.compare import (
     compare,
     smallest_p,
 )
-from siliconbench.core.numbers import interval, metric_title, percent, spread_text, value_text
+from siliconbench.core.numbers import (
+    interval,
+    metric_title,
+    number,
+    percent,
+    spread_text,
+    value_text,
+)
 from siliconbench.core.results import FLAGS
 from siliconbench.core.suites import summary_lines
 from siliconbench.gui.chart_series import BARS, SCALING, chart_of
+from siliconbench.gui.charts.curve import bound_text
 from siliconbench.gui.charts.panel import ChartPanel
 from siliconbench.gui.row_text import headline_text
 from tests.recorded import every_run, recorded, stems
@@ -106,11 +114,11 @@ def test_decode_at_one_depth_draws_depths_from_zero_on(qtbot):
     # labelled at its point; on a linear axis it stays above the scale, and its label ends at
     # the right edge, inside the plot (it ran off the left when it ended at depth 0).
     label = decode._items[decode.series[0].key]["bound_label"]
+    bound = decode.series[0].bounds[-1].value
     assert decode.axis_mode() == "log"
-    assert label.textItem.toPlainText() == "memory bound (measured triad)"
+    assert label.textItem.toPlainText() == f"bound {number(bound)} tok/s"
     decode.set_y_mode("linear")
-    assert "above the scale" in label.textItem.toPlainText()
-    assert label.pos().x() == pytest.approx(hi) and label.anchor.x() == 1
+    assert label.textItem.toPlainText() == f"bound {number(bound)} tok/s ↑ above the scale"
 
 
 def test_bandwidth_draws_one_curve_per_op_over_the_array_size(qtbot):
@@ -146,7 +154,9 @@ def test_the_llm_tab_draws_prefill_and_decode_with_each_runs_memory_bound(qtbot,
     for chart, metric in ((prefill, "prefill_tokens_per_s"), (decode, "decode_tokens_per_s")):
         assert chart.isVisible() and chart.has_data() and len(chart.series) == 2
         legend = chart.legend_names()
-        assert legend == [s.name for s in chart.series] and len(set(legend)) == 2
+        # Each decode series' memory bound is in its legend line too.
+        assert legend == [s.name + bound_text(s, "tok/s", " · ") for s in chart.series]
+        assert len(set(legend)) == 2
         # The legend lies beside the plot, not over it.
         assert chart.legend.geometry().left() >= chart.plot.geometry().right()
         chart.set_y_mode("linear")   # the values themselves (a log axis holds their log10)
@@ -174,8 +184,7 @@ def test_the_llm_tab_draws_prefill_and_decode_with_each_runs_memory_bound(qtbot,
         # Both runs divide the one triad measured on this CPU: one label for the two lines.
         assert items["bound_label"].isVisible() == (s is decode.series[0])
         assert items["bound_label"].textItem.toPlainText() == (
-            f"memory bound (measured triad) ↑\n{interval(values[0], values[-1])} tok/s, above "
-            "the scale")
+            f"bound {interval(values[0], values[-1])} tok/s ↑ above the scale")
         tip = items["dots"].data["data"][0]
         row = s.rows[0]
         assert f"p25–p75: {spread_text(row)}" in tip
@@ -192,7 +201,7 @@ def test_the_llm_tab_draws_prefill_and_decode_with_each_runs_memory_bound(qtbot,
     for s in decode.series:
         label = decode._items[s.key]["bound_label"]
         assert label.isVisible() and label.textItem.toPlainText() == \
-            "memory bound (measured triad)"
+            f"bound {number(s.bounds[-1].value)} tok/s"
         assert (label.pos().x(), label.pos().y()) == pytest.approx(
             (s.bounds[-1].params["depth"], s.bounds[-1].value))
         assert decode.plot_item.viewRange()[1][1] >= s.bounds[0].value
@@ -349,9 +358,10 @@ def test_a_real_run_end_to_end_through_the_real_window(qtbot, tmp_path):
     try:
         assert gemm.state == bandwidth.state == "ok"
         assert live_names and not any("unknown machine" in n for n in live_names)
-        qtbot.waitUntil(lambda: len(w.results.selected_records()) == 2, timeout=10_000)
-        assert {r.id for r in w.results.selected_records()} == {gemm.record.id,
-                                                                  bandwidth.record.id}
+        # The runs join Results; the selection stays the user's (Preferences can change it).
+        qtbot.waitUntil(lambda: w.results.model.rowCount() == 3, timeout=10_000)
+        assert [r.id for r in w.results.selected_records()] == [older.id]
+        w.results.select_ids({gemm.record.id, bandwidth.record.id})
         for job, metric, unit in ((gemm, "tflops", "TFLOPS"), (bandwidth, "gb_per_s", "GB/s")):
             chart = w.charts.curves[metric]
             assert chart.has_data() and chart.point_count() == 2

@@ -62,6 +62,12 @@ def _main(argv: list[str]) -> int:
     log_path = setup_logging()
     try:
         args = build_parser().parse_args(argv)
+        if args.store:   # the store every Store() of this command (and its children) opens
+            from siliconbench.core.store_pg import is_url
+            if not is_url(args.store):
+                raise Usage("--store takes a PostgreSQL address (postgresql://user@host/db or "
+                            "service=NAME); without it runs stay in this machine's store.")
+            os.environ["SILICONBENCH_STORE"] = args.store
         if args.command is None:
             from siliconbench.core.display import has_display
             if has_display():

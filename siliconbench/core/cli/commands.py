@@ -4,6 +4,7 @@ JSON). Each returns the exit code, or raises Usage with one sentence."""
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import time
@@ -14,6 +15,7 @@ from siliconbench.core.cli.printing import (
     ProgressBar,
     print_comparison,
     print_devices,
+    print_models,
     print_provenance,
     print_record,
     print_references,
@@ -80,8 +82,7 @@ def cmd_run(args) -> int:
     time_limit = TIME_LIMIT.parse(args.time_limit) if args.time_limit is not None else None
     spec = RunSpec(w.name, args.framework, args.device, given, args.label, args.quick,
                    time_limit)
-    for line in _estimate_warnings(spec):
-        print(f"siliconbench: warning: {line}", file=sys.stderr)
+    _ask_first(spec, args.yes)
     rec, not_stored = _run_one(spec)
     if args.json:
         print(dumps(rec.to_dict(), indent=1))
@@ -93,22 +94,36 @@ def cmd_run(args) -> int:
     return EXIT_OK if rec.status == "ok" else EXIT_FAILED
 
 
-def _estimate_warnings(spec) -> list[str]:
-    """siliconbench.core.estimate's warnings for a run on the CPU (a GPU's memory and peak need
-    the device list, which the run itself asks for); a run of which nothing fits is refused
-    (Usage, one sentence) before it starts."""
+def _ask_first(spec, yes: bool) -> None:
+    """Before a run starts: what the framework-free checks refuse (child.prepare), then
+    siliconbench.core.estimate's verdict for a run on the CPU (a GPU's memory and peak need
+    the device list, which the run itself asks for). A run that cannot fit is refused (Usage,
+    one sentence, nothing printed before it); one the estimate questions (long, ranks sharing
+    cores, points too big) runs with --yes (its sentences printed as warnings), or when the
+    person at the terminal says so; without a terminal to ask, it is refused with the
+    sentences and the flag that runs it."""
+    from siliconbench.core.runner import prepare
+    spec = prepare(spec)
     if spec.device != "cpu":
-        return []
-    import psutil
-
-    from siliconbench.core.estimate import estimate
-    from siliconbench.core.frameworks import DeviceInfo, cpu_name
-    cpu = DeviceInfo(spec.framework, "cpu", cpu_name(), "cpu", psutil.virtual_memory().total)
-    est = estimate(spec.workload, spec.params, cpu, spec.quick)
-    refusal = est.refusal(cpu.name, cpu.memory_bytes)
+        return
+    from siliconbench.core.estimate import verdict
+    from siliconbench.core.frameworks import DeviceInfo, cpu_name, host_memory
+    refusal, questions = verdict(spec, DeviceInfo(spec.framework, "cpu", cpu_name(), "cpu",
+                                                  host_memory()))
     if refusal:
         raise Usage(refusal)
-    return est.warnings(cpu.name, cpu.memory_bytes)
+    if not questions:
+        return
+    if not yes and not sys.stdin.isatty():
+        raise Usage(f"{' '.join(questions)} Add --yes to run it anyway.")
+    for line in questions:
+        print(f"siliconbench: warning: {line}", file=sys.stderr)
+    if yes:
+        return
+    # The question on stderr, as the warnings: stdout may be a --json record's.
+    print("Run anyway? [y/N] ", end="", file=sys.stderr, flush=True)
+    if sys.stdin.readline().strip().lower() not in ("y", "yes"):   # "" at the end of input
+        raise Usage("Not run.")
 
 
 def cmd_quick(args) -> int:
@@ -137,7 +152,10 @@ def cmd_quick(args) -> int:
     # A short summary, not every row: `siliconbench results --show ID` has those.
     print("\nQuick suite: the best point of each workload (headline metric)")
     print("\n".join(summary_lines(records)))
-    kept = f"kept in the store {default_path()}" if all_stored else \
+    from siliconbench.core.store_pg import StoreURL
+    from siliconbench.core.store_sync import shared_url
+    url = shared_url()   # the shared store's address (without password), else the file
+    kept = f"kept in the store {StoreURL(url) if url else default_path()}" if all_stored else \
         "kept in the store or the files named above"
     print(f"\nAll rows are {kept}\nand written to {out}.\n"
           f"List the runs with: siliconbench results; one run's rows: siliconbench results "
@@ -154,9 +172,10 @@ def cmd_results(args) -> int:
     if args.limit is not None and not 1 <= args.limit <= MAX_LIMIT:
         raise Usage(f"--limit must be between 1 and {MAX_LIMIT:,}.")
     if args.json:
+        from siliconbench.core.results import exported
         runs = store.runs(limit=args.limit)
         _say_unreadable(store)
-        print(dumps([r.to_dict() for r in runs], indent=1))
+        print(dumps([exported(r) for r in runs], indent=1))   # untrusted powers flagged
         return EXIT_OK
     runs = store.listing(limit=args.limit)    # the same cost whatever a record holds
     _say_unreadable(store)
@@ -195,7 +214,8 @@ def cmd_export(args) -> int:
     if not records:
         raise Usage("There are no runs to export yet.")
     try:
-        write_atomic(out, to_csv(records) if fmt == "csv" else to_json(records))
+        write_atomic(out, to_csv(records) if fmt == "csv"
+                     else to_json(records, paths=args.keep_paths))
     except OSError as e:
         raise Usage(f"Cannot write {out}: {e.strerror}; the file was left as it was.") from None
     print(f"Wrote {len(records)} run(s) to {out}.")
@@ -240,7 +260,8 @@ def cmd_import(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from siliconbench.core.compare import UnknownSide, compare, resolve_sides
+    from siliconbench.core.compare import UnknownSide, resolve_sides
+    from siliconbench.core.comparison import compared, split_sides
     from siliconbench.core.store import Store
     if len(args.sides) < 2:
         raise Usage("Name at least two things to compare: run ids, machine labels, result files "
@@ -254,10 +275,10 @@ def cmd_compare(args) -> int:
             side.records = [r for r in side.records if r.workload == args.workload]
             if not side.records:
                 raise Usage(f"{side.label} has no {args.workload} run.")
-    cmp = compare(sides)
-    if not cmp.rows:
+    cmp = compared(split_sides(sides))
+    if not cmp.rows and not cmp.best:
         raise Usage("These have no result in common (the same workload, metric and point "
-                    "parameters); there is nothing to compare.")
+                    "parameters) nor a workload in common; there is nothing to compare.")
     from siliconbench.core.report import to_csv, to_html
     for name, render in ((args.html, to_html), (args.csv, to_csv)):
         if name:
@@ -293,6 +314,16 @@ def cmd_reference(args) -> int:
     return EXIT_OK
 
 
+def cmd_models(args) -> int:
+    from siliconbench.core.kit import model_files
+    found = model_files.find()
+    if args.json:
+        print(dumps([m.to_dict() for m in found], indent=1))
+        return EXIT_OK
+    print_models(found)
+    return EXIT_OK
+
+
 def cmd_gui(args) -> int:
     from siliconbench.core.display import has_display
     if not has_display():
@@ -307,7 +338,40 @@ def cmd_gui(args) -> int:
     return gui_main([])
 
 
+def cmd_store(args) -> int:
+    """siliconbench store init|sync|push|check: the shared store (siliconbench.core.store_pg)."""
+    from siliconbench.core.store import Store
+    if args.store_command == "init":
+        from siliconbench.core.store_pg import init, is_url
+        if not is_url(args.url):
+            raise Usage(f"{clip(args.url)!r} is not a PostgreSQL address; give one such as "
+                        "postgresql://admin@host/siliconbench or service=NAME.")
+        for line in init(args.url, args.machine, args.admin):
+            print(line)
+        return EXIT_OK
+    if args.store_command is None:
+        raise Usage("Say what to do with the store: siliconbench store init URL, sync, push "
+                    "or check.")
+    url = os.environ.get("SILICONBENCH_STORE")
+    if not url:
+        raise Usage("No shared store is set: give --store URL or set SILICONBENCH_STORE "
+                    "(postgresql://user@host/db or service=NAME).")
+    if args.store_command == "check":
+        from siliconbench.core.store_pg import check
+        answers, sentence = check(url)
+        print(sentence if answers else f"siliconbench: {sentence}",
+              file=sys.stdout if answers else sys.stderr)
+        return EXIT_OK if answers else EXIT_FAILED
+    store = Store()
+    try:
+        done = store.sync() if args.store_command == "sync" else store.push()
+    finally:
+        store.close()
+    print(done.summary())
+    return EXIT_FAILED if done.left else EXIT_OK
+
+
 COMMANDS = {"devices": cmd_devices, "workloads": cmd_workloads, "run": cmd_run,
             "quick": cmd_quick, "results": cmd_results, "export": cmd_export,
             "import": cmd_import, "compare": cmd_compare, "reference": cmd_reference,
-            "gui": cmd_gui}
+            "models": cmd_models, "gui": cmd_gui, "store": cmd_store}

@@ -70,6 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("-o", "--output", required=True, help="file to write")
     e.add_argument("--run", action="append", default=[], metavar="ID",
                    help="a run id (or its first characters); repeat; default all runs")
+    e.add_argument("--keep-paths", action="store_true",
+                   help="keep where your own model files (--model-path) are; by default an "
+                   "export names them only")
 
     i = sub.add_parser("import", help="add result files (JSON or .sbresults exports) to the "
                        "store")
@@ -89,8 +92,40 @@ def build_parser() -> argparse.ArgumentParser:
     ref.add_argument("--json", action="store_true", help="the records, as an export file")
     ref.add_argument("--show", metavar="ID", help="one reference's rows and provenance")
 
+    m = sub.add_parser("models", help="the model files on this machine (Hugging Face cache, "
+                       "LM Studio, Ollama, llama.cpp's cache), read-only")
+    m.add_argument("--json", action="store_true", help="machine-readable output")
+
     sub.add_parser("gui", help="open the desktop app")
+
+    st = sub.add_parser("store", help="a lab's shared store on PostgreSQL: set it up, send "
+                        "the runs kept here")
+    ssub = st.add_subparsers(dest="store_command", parser_class=Parser, metavar="ACTION")
+    si = ssub.add_parser("init", help="(the admin) create or upgrade the shared store's tables "
+                         "and roles")
+    si.add_argument("url", metavar="URL", help="a libpq address: postgresql://admin@host/db, "
+                    "or service=NAME")
+    si.add_argument("--machine", action="append", default=[], metavar="ROLE",
+                    help="a login role that writes its own runs; repeat")
+    si.add_argument("--admin", action="append", default=[], metavar="ROLE",
+                    help="a login role that may change or delete any run; repeat")
+    ssub.add_parser("sync", help="send the runs kept here while the shared store could not be "
+                    "reached")
+    ssub.add_parser("push", help="send every run of this machine's own store to the shared one")
+    ssub.add_parser("check", help="connect to the shared store and say what it holds")
+    _store_flag(p, None)
     return p
+
+
+def _store_flag(p: argparse.ArgumentParser, default) -> None:
+    """--store URL on the command and on every subcommand (before or after its name)."""
+    p.add_argument("--store", metavar="URL", default=default,
+                   help="a shared store (postgresql://..., service=NAME) instead of this "
+                        "machine's; default: SILICONBENCH_STORE")
+    for action in p._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                _store_flag(child, argparse.SUPPRESS)
 
 
 TIME_LIMIT = Param("time_limit", "float", None, "Stop the run after this long.", min=0.001)
@@ -114,3 +149,7 @@ def _common_run_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the run record as JSON")
     p.add_argument("--quick", action="store_true", help="shorter measurements (less precise)")
     p.add_argument("--time-limit", default=None, metavar="SECONDS", help=TIME_LIMIT.help)
+    p.add_argument("-y", "--yes", action="store_true",
+                   help="run even where the estimate asks first (a long run, ranks sharing "
+                        "cores, points too big for memory); a run that cannot fit is still "
+                        "refused")

@@ -100,18 +100,20 @@ def print_record(rec) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from siliconbench.core.columns import TERMINAL, point_keys
+    from siliconbench.core.columns import TERMINAL, point_keys, without_empty
     from siliconbench.core.numbers import peak_text
     c = console()
     keys = point_keys(rec.rows)
     t = Table(title=as_text(f"{rec.workload} on {rec.device_name or rec.device} "
                             f"({rec.framework}:{rec.device}) · run {rec.id[:8]}"))
-    for k in keys:
-        t.add_column(as_text(k), justify="right")
-    for col in TERMINAL:
-        t.add_column(col.heading, justify="right" if col.figure else "left")
-    for row in rec.rows:
-        cells = [str(row.params.get(k, "")) for k in keys] + [col.text(row) for col in TERMINAL]
+    header = keys + [col.heading for col in TERMINAL]
+    lines = [[str(row.params.get(k, "")) for k in keys] + [col.text(row) for col in TERMINAL]
+             for row in rec.rows]
+    right = set(keys) | {col.heading for col in TERMINAL if col.figure}
+    header, lines = without_empty(header, lines, ("metric", "value"))
+    for name in header:
+        t.add_column(as_text(name), justify="right" if name in right else "left")
+    for cells in lines:
         t.add_row(*(as_text(cell) for cell in cells))  # notes quote framework errors: "[matmul]"
     c.print(t)
     from siliconbench.core.catalogue import catalogue
@@ -150,6 +152,8 @@ def print_runs(runs) -> None:
 
     from siliconbench.core.catalogue import headline
     from siliconbench.core.numbers import row_with_spread
+    # A run is listed under the device that ran it: an H200 run on a Xeon host is the H200's
+    # ('NVIDIA H200 (torch cuda)'), its host in the machine column.
     t = Table("id", "when (UTC)", "workload", "device", "machine", "status", "rows")
     t.add_column(as_text("headline [p25–p75]"))   # text: rich would read [p25–p75] as markup
     for r in runs:
@@ -157,7 +161,7 @@ def print_runs(runs) -> None:
         status = as_text(r.status) if r.status == "ok" else \
             Text.assemble((r.status, "red"), ": ", as_text(r.reason))
         t.add_row(as_text(r.id[:8]), as_text(r.created_at[:19].replace("T", " ")),
-                  as_text(r.workload), as_text(f"{r.framework}:{r.device}"),
+                  as_text(r.workload), as_text(r.device_text),
                   as_text(r.machine_label), status, str(r.row_count),
                   as_text(row_with_spread(best) if best else ""))
     console().print(t)
@@ -169,7 +173,7 @@ def print_comparison(cmp) -> None:
 
     from siliconbench.core.columns import point_keys
     from siliconbench.core.compare import direction, ratio_words
-    from siliconbench.core.comparison import side_name
+    from siliconbench.core.comparison import column_baseline, compared_sentence, side_name
     from siliconbench.core.numbers import metric_heading
     from siliconbench.core.report import by_workload, cell_text, legend
     c = console()
@@ -183,28 +187,56 @@ def print_comparison(cmp) -> None:
         t.add_column("metric")
         for s in cmp.sides:
             t.add_column(as_text(side_name(s)), justify="right")
-        for s in cmp.sides[1:]:
-            t.add_column("ratio", justify="right")
+        # Each side's ratios are against the side its column names (column_baseline); a
+        # row measured against another says so.
+        bases = [column_baseline(rows, k) for k in range(len(cmp.sides))]
+        for k in range(1, len(cmp.sides)):
+            t.add_column(as_text(f"{side_name(cmp.sides[k])} vs "
+                                 f"{side_name(cmp.sides[bases[k]])}"), justify="right")
             t.add_column("verdict")
         for r in rows:
             cells = [str(r.params.get(k, "")) for k in keys] + [metric_heading(r.metric, r.unit)]
             cells += [cell_text(cell, r.unit) for cell in r.cells]
             cells = [as_text(cell) for cell in cells]
-            for cell in r.cells[1:]:
+            for k, cell in enumerate(r.cells[1:], 1):
                 word = (cell.verdict or "") if cell else ""
                 if cell and cell.unlike:     # as the app's cell says it: no like run to pair
                     word += f" · unlike: {cell.unlike}"
+                if word and r.baseline != bases[k]:
+                    word += f" (vs {side_name(cmp.sides[r.baseline])})"
                 # Times apart with the direction, as the app and the HTML report say it
                 # ('≈5,080× slower'): a raw ratio read '0.001×' for a CPU beside an H200.
                 cells += [ratio_words(cell.ratio, direction(r.metric, r.unit)) if cell else "",
                           as_text(word, verdict_style.get(word.split(" ")[0]))]
             t.add_row(*cells)
         c.print(t)
+    for best in cmp.best:
+        print_best(best, cmp.sides)
     for w in cmp.warnings:
         c.print(Text.assemble(("not comparable:", "yellow"), " ", as_text(w)), soft_wrap=True)
-    if cmp.left_out:
-        c.print(f"{cmp.left_out} result row(s) that only one of them has are left out.")
+    for note in cmp.notes:
+        c.print(as_text(f"{note[:1].upper()}{note[1:]}."), soft_wrap=True)
+    c.print(compared_sentence(cmp), soft_wrap=True)
     c.print(legend(), soft_wrap=True)
+
+
+def print_best(best, sides) -> None:
+    """A workload's best vs best: each side's best point of its headline metric, and its
+    ratio to the first side's, with the points it divides."""
+    from rich.table import Table
+
+    from siliconbench.core.comparison import side_name
+    from siliconbench.core.numbers import metric_heading
+    from siliconbench.core.report import best_point, best_title, best_words, cell_text
+    t = Table(title=as_text(f"{best_title(best)}: best vs best, "
+                            f"{metric_heading(best.metric, best.unit)}"))
+    for name in ("side", "best", "at", f"vs {side_name(sides[best.baseline])}"):
+        t.add_column(as_text(name))
+    for k, (side, cell) in enumerate(zip(sides, best.cells)):
+        if cell is not None:
+            t.add_row(as_text(side_name(side)), as_text(cell_text(cell, best.unit)),
+                      as_text(best_point(best, k)), as_text(best_words(best, k)))
+    console().print(t)
 
 
 def print_provenance(rec) -> None:
@@ -223,3 +255,27 @@ def print_references(records) -> None:
                   as_text(f"{r.framework}:{r.device}"), str(len(r.rows)),
                   as_text((r.provenance or {}).get("source", "")))
     console().print(t)
+
+
+def print_models(found) -> None:
+    from rich.table import Table
+
+    from siliconbench.core.numbers import number, size
+    if not found:
+        console().print("No model files found in the Hugging Face cache, LM Studio, Ollama "
+                        "or llama.cpp's cache.")
+        return
+    usable = [m for m in found if not m.problem]
+    t = Table("model", "engines", "architecture", "parameters", "quantisation", "size",
+              "found in", title=f"Model files on this machine ({len(usable)} usable; run "
+              "one with: siliconbench run llm --model-path PATH)")
+    for m in usable:
+        moe = f", MoE {m.experts[1]} of {m.experts[0]} experts" if m.experts else ""
+        t.add_row(as_text(m.name), as_text(", ".join(m.engines)),
+                  as_text(m.architecture + moe),
+                  number(m.parameters / 1e9) + "B" if m.parameters else "?",
+                  as_text(m.quantisation), size(m.size) if m.size else "?", as_text(m.source))
+    console().print(t)
+    for m in found:
+        if m.problem:
+            console().print(as_text(f"Not usable: {m.name} ({m.source}): {m.problem}"))

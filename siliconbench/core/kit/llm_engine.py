@@ -7,16 +7,22 @@ is siliconbench.core.workloads.llm.LLMEngine."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from pathlib import Path
 
 from siliconbench.core.kit.llm_shapes import (
+    ITEMSIZE,
     ModelShape,
     activation_dtype,
     bytes_per_decode_step,
     describe_shape,
     memory_needed,
+    tensors_step_bytes,
     weight_bytes,
 )
+from siliconbench.core.kit.model_files import read_model
+from siliconbench.core.params import ParamError
 
 
 def plain_decoder(call: Callable[[], object]) -> Callable[[], object]:
@@ -37,14 +43,25 @@ class BuiltEngine:
 
     def __init__(self, ctx, shape: ModelShape, params: dict) -> None:
         self.ctx, self.shape, self.dtype = ctx, shape, params["dtype"]
-        self.lm = None
+        path = params.get("model_path")
+        self.own = read_model(path) if path else None    # the user's model file, if given
+        self.lm, self.tensors = None, None
 
     def build(self):
-        """The model on ctx.device with random weights."""
+        """The model on ctx.device: the shape with random weights, or the user's file."""
+        raise NotImplementedError
+
+    def builds(self, family: str) -> bool:
+        """Whether the framework has a model class of this architecture."""
         raise NotImplementedError
 
     def check(self) -> None:
-        """Nothing beyond the workload's own checks."""
+        """A model file's architecture is one the framework builds."""
+        family = self.shape.family
+        if self.own is not None and not (re.fullmatch(r"[a-z0-9_]+", family)
+                                         and self.builds(family)):
+            raise ParamError(f"{Path(self.own.file.path).name} is a {family!r} model, which "
+                             f"{self.ctx.framework} has no model class for here.")
 
     def products_dtype(self) -> str | None:
         return activation_dtype(self.dtype)
@@ -52,20 +69,42 @@ class BuiltEngine:
     def gemm_dtype(self) -> str | None:
         return activation_dtype(self.dtype)
 
+    def _weight_bytes(self) -> float:
+        """The weights as stored: the shape's, or a file's (quantised as it is, else cast to
+        the run's precision)."""
+        own = self.own
+        if own is None:
+            return weight_bytes(self.shape, self.dtype)
+        if self.tensors is not None:
+            return sum(self.tensors.values())
+        return own.file.size if own.stored_dtype else \
+            own.file.parameters * ITEMSIZE[activation_dtype(self.dtype)]
+
     def memory_needed(self, batch: int, tokens: int) -> float:
-        return memory_needed(self.shape, self.dtype, batch, tokens)
+        return memory_needed(self.shape, self.dtype, batch, tokens) \
+            - weight_bytes(self.shape, self.dtype) + self._weight_bytes()
 
     def settings(self) -> dict:
-        """From the shape alone: the same before the model is built and after."""
+        """From the shape alone (the same before the model is built and after), or from the
+        user's file."""
+        if self.own is not None:
+            return {"model": describe_shape(self.shape), "model_file": self.own.record(),
+                    "parameters": self.own.file.parameters,
+                    "weight_bytes": self._weight_bytes()}
         return {"model": describe_shape(self.shape), "parameters": self.shape.parameters,
                 "weight_bytes": weight_bytes(self.shape, self.dtype)}
 
     def load(self, say: Callable[[int, str], None]) -> None:
         say(0, "building the model")
         self.lm = self.build()
+        # a file's model is counted from its tensors, kept for rows made after release()
+        self.tensors = self.lm.tensor_bytes() if self.own is not None else None
 
     def mismatch(self) -> str | None:
-        """The roofline counts bytes from the shape: the built model must be that shape."""
+        """The roofline counts bytes from the shape: the built model must be that shape (a
+        file's model is counted from its own tensors)."""
+        if self.own is not None:
+            return None
         lm, shape, stored = self.lm, self.shape, weight_bytes(self.shape, self.dtype)
         if (lm.parameters, lm.stored_bytes) == (shape.parameters, stored):
             return None
@@ -95,6 +134,9 @@ class BuiltEngine:
         return self.lm.decoder(batch, depth, steps, loop)
 
     def step_bytes(self, batch: int, depth: int, steps: int) -> float:
+        if self.own is not None:
+            return tensors_step_bytes(self.shape, self.tensors,
+                                      activation_dtype(self.dtype), batch, depth, steps)
         return bytes_per_decode_step(self.shape, self.dtype, batch, depth, steps)
 
     def prefill_label(self, prompt: int) -> str:

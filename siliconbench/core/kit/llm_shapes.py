@@ -6,6 +6,7 @@ and the memory a run needs. Pure arithmetic on the shape: no framework, no proto
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -25,32 +26,73 @@ class ModelShape:
     rms_eps: float
     max_positions: int           # max_position_embeddings
     rope_scaling: dict | None = None
+    # A mixture of experts (Qwen3-MoE's config.json: num_experts, num_experts_per_tok,
+    # moe_intermediate_size): every layer's feed-forward is `experts` gated MLPs of width
+    # `expert_ffn` and a router choosing `active_experts` of them per token; 0 for dense.
+    experts: int = 0
+    active_experts: int = 0
+    expert_ffn: int = 0
 
     @property
     def qk_norm(self) -> bool:
-        return self.family == "qwen3"   # Qwen3 RMS-normalises queries and keys per head
+        return self.family in ("qwen3", "qwen3_moe")   # queries and keys RMS-normalised per head
 
-    def matrices(self) -> list[tuple[int, int]]:
+    @property
+    def moe(self) -> bool:
+        return self.experts > 0
+
+    def matrices(self, experts: float | None = None) -> list[tuple[int, int]]:
         """(out, in) of every weight matrix a token passes through, once per layer, then the
-        output head (which is the embedding table when tied)."""
+        output head (which is the embedding table when tied). For a mixture of experts: the
+        router and the `experts` a token reads (the active ones unless told; all of them for
+        what is stored) — fractional when a batch's tokens share some."""
         q, kv = self.heads * self.head_dim, self.kv_heads * self.head_dim
-        layer = [(q, self.hidden), (kv, self.hidden), (kv, self.hidden), (self.hidden, q),
-                 (self.ffn, self.hidden), (self.ffn, self.hidden), (self.hidden, self.ffn)]
+        layer = [(q, self.hidden), (kv, self.hidden), (kv, self.hidden), (self.hidden, q)]
+        if self.moe:
+            n = self.active_experts if experts is None else experts
+            width = self.expert_ffn
+            # n experts' gate and up stacked along their outputs, their down projections
+            # likewise (inputs kept, so quantisation groups stay whole)
+            layer += [(self.experts, self.hidden)] + [(round(n * width), self.hidden)] * 2 \
+                + [(round(n * self.hidden), width)]
+        else:
+            layer += [(self.ffn, self.hidden), (self.ffn, self.hidden), (self.hidden, self.ffn)]
         return layer * self.layers + [(self.vocab, self.hidden)]
+
+    def experts_read(self, batch: int) -> float:
+        """How many distinct experts a layer reads for one decode step of `batch` sequences,
+        on average, when the router picks `active_experts` of `experts` uniformly and
+        independently per sequence: E x (1 - (1 - k/E)^batch). A trained router is not
+        uniform, so this is the bound's assumption, said on the row."""
+        if not self.moe:
+            return 0.0
+        e, k = self.experts, self.active_experts
+        return e * (1 - (1 - k / e) ** batch)
 
     def norm_weights(self) -> int:
         per_layer = 2 * self.hidden + (2 * self.head_dim if self.qk_norm else 0)
         return self.layers * per_layer + self.hidden
 
+    def stored_matrices(self) -> list[tuple[int, int]]:
+        """Every matrix stored: all the experts of a mixture."""
+        return self.matrices(self.experts if self.moe else None)
+
     @property
     def parameters(self) -> int:
         embedding = self.vocab * self.hidden
-        matrices = sum(o * i for o, i in self.matrices())
+        matrices = sum(o * i for o, i in self.stored_matrices())
         return matrices + (0 if self.tied else embedding) + self.norm_weights()
 
     @property
+    def active_parameters(self) -> int:
+        """The weights one token computes with (a mixture's active experts only)."""
+        return self.parameters - sum(o * i for o, i in self.stored_matrices()) \
+            + sum(o * i for o, i in self.matrices())
+
+    @property
     def matmul_parameters(self) -> int:
-        """Weights of the per-layer matrix products (no embedding, no head)."""
+        """Weights of the per-layer matrix products one token computes with (no embedding,
+        no head)."""
         return sum(o * i for o, i in self.matrices()[:-1])
 
 
@@ -66,7 +108,7 @@ def weight_bytes(shape: ModelShape, dtype: str) -> int:
     """Bytes of the weights as stored: the layers' matrices, the embedding table, the head
     when untied, the norms."""
     tables = [(shape.vocab, shape.hidden)] * (1 if shape.tied else 2)
-    return _bytes(shape.matrices()[:-1] + tables, shape, dtype)
+    return _bytes(shape.stored_matrices()[:-1] + tables, shape, dtype)
 
 
 def _bytes(matrices: list[tuple[int, int]], shape: ModelShape, dtype: str) -> int:
@@ -84,7 +126,9 @@ def _bytes(matrices: list[tuple[int, int]], shape: ModelShape, dtype: str) -> in
 
 
 def activation_dtype(dtype: str) -> str:
-    return "bfloat16" if dtype in QUANT_BITS else dtype
+    """The precision activations and the KV cache are in: a quantised model's (any type a
+    GGUF or MLX file stores) bfloat16."""
+    return dtype if dtype in ITEMSIZE else "bfloat16"
 
 
 def kv_bytes(shape: ModelShape, dtype: str, tokens: float) -> float:
@@ -98,8 +142,10 @@ def bytes_per_decode_step(shape: ModelShape, dtype: str, batch: int, depth: int,
     """Bytes read from memory per decode step, averaged over `steps` steps from `depth`:
     every matrix a token passes through and the norms once (of the embedding table only the
     token's row, left out), and each sequence's keys and values, which grow by one position
-    per step."""
-    return _bytes(shape.matrices(), shape, dtype) \
+    per step. A mixture of experts reads its router and the experts its batch's tokens
+    chose (experts_read), not the ones no token chose."""
+    read = shape.matrices(shape.experts_read(batch)) if shape.moe else shape.matrices()
+    return _bytes(read, shape, dtype) \
         + batch * kv_bytes(shape, dtype, depth + (steps + 1) / 2)
 
 
@@ -116,13 +162,129 @@ def memory_needed(shape: ModelShape, dtype: str, batch: int, tokens: int) -> flo
     """Weights, the cache of `tokens` positions, and a prefill's largest activations (the
     feed-forward's, and attention scores where no fused kernel avoids them)."""
     act = ITEMSIZE[activation_dtype(dtype)]
-    activations = batch * tokens * (3 * shape.ffn + 4 * shape.hidden) * act \
+    ffn = shape.active_experts * shape.expert_ffn if shape.moe else shape.ffn
+    activations = batch * tokens * (3 * ffn + 4 * shape.hidden) * act \
         + batch * shape.heads * tokens * tokens * 4
     return weight_bytes(shape, dtype) + batch * kv_bytes(shape, dtype, tokens) + activations
 
 
 
+EMBEDDING = re.compile(r"(^|\.)(embed_tokens|token_embd|wte)\.")
+EXPERTS = re.compile(r"experts|_exps\.|switch_mlp")
+
+
+def tensors_step_bytes(shape: ModelShape, tensors: dict[str, int], kv_dtype: str,
+                       batch: int, depth: int, steps: int) -> float:
+    """bytes_per_decode_step for a model whose tensors are known by name and size (a GGUF
+    file's, a loaded model's): every tensor once but an untied embedding table (its token's
+    row only) and a mixture's experts (the share its batch's tokens chose), and each
+    sequence's keys and values in `kv_dtype`."""
+    share = experts_share(shape, batch)
+    weights = sum(0 if not shape.tied and EMBEDDING.search(name)
+                  else b * share if EXPERTS.search(name) else b
+                  for name, b in tensors.items())
+    return weights + batch * kv_bytes(shape, kv_dtype, depth + (steps + 1) / 2)
+
+
+def experts_share(shape: ModelShape, batch: int) -> float:
+    """The part of a mixture's expert weights one decode step of `batch` reads (1 for a
+    dense model)."""
+    return shape.experts_read(batch) / shape.experts if shape.moe else 1.0
+
+
+def moe_note(shape: ModelShape, batch: int) -> str:
+    """What a mixture's decode bound counts, for its row; '' for a dense model."""
+    if not shape.moe:
+        return ""
+    return (f"; of the {shape.experts} experts a layer holds, the router and the "
+            f"{shape.experts_read(batch):.3g} that {batch} token(s) choosing "
+            f"{shape.active_experts} each read, routing taken as uniform")
+
+
 def describe_shape(shape: ModelShape) -> str:
+    ffn = (f"{shape.experts} experts of {shape.expert_ffn}, {shape.active_experts} a token"
+           if shape.moe else f"feed-forward {shape.ffn}")
     return (f"{shape.family}: {shape.layers} layers, hidden {shape.hidden}, {shape.heads} "
-            f"heads ({shape.kv_heads} KV) of {shape.head_dim}, feed-forward {shape.ffn}, "
+            f"heads ({shape.kv_heads} KV) of {shape.head_dim}, {ffn}, "
             f"vocabulary {shape.vocab}{', tied embeddings' if shape.tied else ''}")
+
+
+def shape_from_config(config: dict) -> ModelShape:
+    """The shape a Hugging Face config.json gives (transformers' and mlx-lm's key names);
+    ValueError with one sentence when a size the arithmetic needs is missing."""
+    def size(*keys, default=None):
+        for key in keys:
+            value = config.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                return value
+        if default is not None:
+            return default
+        raise ValueError(f"config.json gives no {keys[0]}, which SiliconBench needs to size "
+                         "the model.")
+    hidden, heads = size("hidden_size", "n_embd", "d_model"), size("num_attention_heads")
+    # transformers 5 writes rope_parameters (rope_theta and the scaling in one); configs
+    # saved before it, and mlx-lm's, rope_theta and rope_scaling
+    rope = config.get("rope_parameters")
+    rope = dict(rope) if isinstance(rope, dict) else {}
+    theta = config.get("rope_theta") or rope.pop("rope_theta", None) or 10000.0
+    scaling = config.get("rope_scaling") if isinstance(config.get("rope_scaling"), dict) \
+        else rope if rope.get("rope_type", "default") != "default" else None
+    experts = size("num_experts", "num_local_experts", "n_routed_experts", default=0)
+    return ModelShape(
+        family=str(config.get("model_type") or "unknown"), layers=size("num_hidden_layers"),
+        hidden=hidden, heads=heads, kv_heads=size("num_key_value_heads", default=heads),
+        head_dim=size("head_dim", default=hidden // heads),
+        ffn=size("intermediate_size", default=4 * hidden), vocab=size("vocab_size"),
+        tied=bool(config.get("tie_word_embeddings", False)),
+        rope_theta=float(theta), rms_eps=float(config.get("rms_norm_eps") or 1e-6),
+        max_positions=size("max_position_embeddings", default=4096), rope_scaling=scaling,
+        experts=experts,
+        active_experts=size("num_experts_per_tok", "experts_per_token", default=0)
+        if experts else 0,
+        expert_ffn=size("moe_intermediate_size", "intermediate_size", default=0)
+        if experts else 0)
+
+
+GGUF_FAMILY = {"llama": "llama", "qwen3": "qwen3", "qwen3moe": "qwen3_moe"}
+
+
+def shape_from_gguf(fields: dict, tensor_names: set[str]) -> ModelShape:
+    """The shape a GGUF file's metadata gives (llama.cpp's key names, `{arch}.…`), tied
+    where the file has no output.weight; ValueError with one sentence when a size is
+    missing."""
+    arch = str(fields.get("general.architecture", ""))
+
+    def size(key, default=None):
+        value = fields.get(f"{arch}.{key}")
+        if isinstance(value, list):          # per-layer counts: the largest sizes the cache
+            value = max(value) if value else None
+        if isinstance(value, int) and value > 0:
+            return int(value)
+        if default is not None:
+            return default
+        raise ValueError(f"the GGUF file gives no {arch}.{key}, which SiliconBench needs to "
+                         "size the model.")
+    hidden, heads = size("embedding_length"), size("attention.head_count")
+    tokens = fields.get("tokenizer.ggml.tokens.count") or 0
+    vocab = size("vocab_size", tokens if isinstance(tokens, int) else 0)
+    if not vocab:
+        raise ValueError("the GGUF file gives no vocabulary size, which SiliconBench needs "
+                         "to size the model.")
+    experts = size("expert_count", 0)
+    return ModelShape(
+        family=GGUF_FAMILY.get(arch, arch), layers=size("block_count"), hidden=hidden,
+        heads=heads, kv_heads=size("attention.head_count_kv", heads),
+        head_dim=size("attention.key_length", hidden // heads),
+        ffn=size("feed_forward_length", 4 * hidden), vocab=vocab,
+        tied="output.weight" not in tensor_names,
+        rope_theta=_float32(fields.get(f"{arch}.rope.freq_base"), 10000.0),
+        rms_eps=_float32(fields.get(f"{arch}.attention.layer_norm_rms_epsilon"), 1e-6),
+        max_positions=size("context_length", 4096), experts=experts,
+        active_experts=size("expert_used_count", 0) if experts else 0,
+        expert_ffn=size("expert_feed_forward_length", 0) if experts else 0)
+
+
+def _float32(value, default: float) -> float:
+    """A GGUF float (stored as float32) at the 7 digits float32 holds: 1e-05, not
+    9.999999747378752e-06."""
+    return float(f"{float(value):.7g}") if isinstance(value, (int, float)) else default

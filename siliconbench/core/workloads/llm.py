@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 
 from siliconbench.core.catalogue import Workload
@@ -25,7 +26,13 @@ from siliconbench.core.kit.ceilings import (
     triad_name,
 )
 from siliconbench.core.kit.headroom import fits
-from siliconbench.core.kit.llm_shapes import ModelShape, activation_dtype, prefill_flops
+from siliconbench.core.kit.llm_shapes import (
+    ModelShape,
+    activation_dtype,
+    moe_note,
+    prefill_flops,
+)
+from siliconbench.core.kit.model_files import OwnModel, read_model
 from siliconbench.core.params import Param, ParamError
 from siliconbench.core.results import Row
 from siliconbench.core.stats import summarize
@@ -41,6 +48,11 @@ PRESETS: dict[str, ModelShape] = {
     "tiny": ModelShape("llama", layers=2, hidden=64, heads=4, kv_heads=2, head_dim=16, ffn=128,
                        vocab=256, tied=True, rope_theta=10000.0, rms_eps=1e-5,
                        max_positions=4096),
+    # For tests: the tiny shape as a mixture of 8 experts, 2 a token.
+    "tiny-moe": ModelShape("qwen3_moe", layers=2, hidden=64, heads=4, kv_heads=2, head_dim=16,
+                           ffn=128, vocab=256, tied=False, rope_theta=1000000.0,
+                           rms_eps=1e-6, max_positions=4096, experts=8, active_experts=2,
+                           expert_ffn=64),
     # meta-llama/Llama-3.2-1B config.json (transformers 4.45.0.dev0).
     "llama-3.2-1b": ModelShape(
         "llama", layers=16, hidden=2048, heads=32, kv_heads=8, head_dim=64, ffn=8192,
@@ -57,6 +69,13 @@ PRESETS: dict[str, ModelShape] = {
         vocab=128256, tied=False, rope_theta=500000.0, rms_eps=1e-5, max_positions=131072,
         rope_scaling={"rope_type": "llama3", "factor": 8.0, "high_freq_factor": 4.0,
                       "low_freq_factor": 1.0, "original_max_position_embeddings": 8192}),
+    # Qwen/Qwen3-30B-A3B config.json: a mixture of 128 experts, 8 a token, in all 48
+    # layers (decoder_sparse_step 1, no mlp_only_layers); intermediate_size (6144) is the
+    # dense width no layer uses.
+    "qwen3-30b-a3b": ModelShape(
+        "qwen3_moe", layers=48, hidden=2048, heads=32, kv_heads=4, head_dim=128, ffn=6144,
+        vocab=151936, tied=False, rope_theta=1000000.0, rms_eps=1e-6, max_positions=40960,
+        experts=128, active_experts=8, expert_ffn=768),
     # meta-llama/Llama-2-7b-hf config.json: the model of llama.cpp's Apple Silicon table
     # (discussion #4167), whose rows
     # siliconbench/resources/reference/llamacpp-apple-silicon.json holds.
@@ -74,6 +93,9 @@ PUBLISHED_PARAMETERS = {
     "qwen3-4b": (4.0e9, 0.1e9),
     # meta-llama/Llama-3.1-8B on the Hugging Face hub: "8.03B params" (safetensors).
     "llama-3.1-8b": (8.03e9, 0.01e9),
+    # Qwen/Qwen3-30B-A3B model card: "Number of Parameters: 30.5B in total and 3.3B
+    # activated".
+    "qwen3-30b-a3b": (30.5e9, 0.1e9),
     # meta-llama/Llama-2-7b-hf on the Hugging Face hub: "6.74B params" (safetensors).
     "llama-2-7b": (6.74e9, 0.01e9),
 }
@@ -190,12 +212,19 @@ WORKLOAD = Workload(
             "shapes with random weights, against the device's memory roofline.",
     order=70,
     metric="decode_tokens_per_s",
+    checks="check_params",
     x="depth",
     module=__name__,
     terminal_tables="llama_bench_table",
     params=(
         Param("preset", "choice", "llama-3.2-1b", "The architecture, from the model's "
               "published config.json (tiny: for tests).", choices=tuple(PRESETS)),
+        Param("model_path", "str", None, "Your own model instead of a preset: a GGUF file "
+              "for llama.cpp (the first of a split set), or a folder with config.json and "
+              "*.safetensors for MLX (mlx-community's format, quantised or not) or PyTorch "
+              "(a Hugging Face folder). Read, never written; nothing downloaded; token ids "
+              "random. siliconbench models lists the ones on this machine.", path=True,
+              auto="a preset", title="Model file"),
         Param("dtype", "choice", "bfloat16", "Weights and activations: float16, bfloat16, "
               "float32; MLX also q4 and q8 (weights quantised in groups of 64, as mlx-lm's "
               "converter does, bfloat16 activations); llama.cpp also q8_0, q4_0 and q4_k_m "
@@ -235,11 +264,42 @@ WORKLOAD = Workload(
 )
 
 
+def own_model(params: dict) -> OwnModel | None:
+    """The user's model file (--model-path), read and checked; None for a preset."""
+    path = params.get("model_path")
+    if not path:
+        return None
+    try:
+        return read_model(path)
+    except ValueError as e:
+        raise ParamError(str(e)) from None
+
+
+def model_label(params: dict) -> str:
+    """The model as rows and sentences name it: the preset, or the file's name."""
+    own = own_model(params)
+    return Path(own.file.path).name if own else params["preset"]
+
+
+def check_params(params: dict) -> None:
+    """Before the run starts: the model file is one an engine here reads (ParamError in one
+    sentence otherwise), and a file that stores its weights quantised sets the precision."""
+    own = own_model(params)
+    if own is not None and own.stored_dtype:
+        params["dtype"] = own.stored_dtype
+
+
 def shape_for(params: dict) -> ModelShape:
-    """The preset with the custom shape parameters applied; ParamError for a shape no model
-    can have."""
-    shape = PRESETS[params["preset"]]
+    """The preset with the custom shape parameters applied, or the shape the model file
+    gives; ParamError for a shape no model can have."""
     custom = {k: params[k] for k in CUSTOM if params.get(k) is not None}
+    own = own_model(params)
+    if own is not None:
+        if custom:
+            raise ParamError(f"--{next(iter(custom)).replace('_', '-')} changes a preset's "
+                             "shape; a model file has its own: leave it out.")
+        return own.shape
+    shape = PRESETS[params["preset"]]
     if not custom:
         return shape
     shape = replace(shape, **custom)
@@ -265,7 +325,7 @@ def base_point(params: dict) -> dict:
     adds its `prompt`, a decode row its `depth` and `gen_tokens`; a published reference
     (siliconbench/resources/reference) is comparable where its rows name the same points."""
     # A custom shape is part of the point: it is not the preset's model any more.
-    return {"preset": params["preset"], "dtype": params["dtype"], "batch": params["batch"],
+    return {"preset": model_label(params), "dtype": params["dtype"], "batch": params["batch"],
             **{k: params[k] for k in CUSTOM if params.get(k) is not None}}
 
 
@@ -284,20 +344,24 @@ def check_positions(params: dict, shape: ModelShape) -> None:
     gen = params["gen_tokens"]
     longest = max(params["prompts"] or [0])
     if longest > shape.max_positions:
-        raise ParamError(f"--prompts goes up to {longest} but {params['preset']} takes "
+        raise ParamError(f"--prompts goes up to {longest} but {model_label(params)} takes "
                          f"{shape.max_positions} positions.")
     deepest = max(params["depths"] or [0])
     if deepest + gen > shape.max_positions:
         raise ParamError(f"--depths goes up to {deepest}, and {gen} generated tokens beyond "
-                         f"it pass the {shape.max_positions} positions {params['preset']} "
+                         f"it pass the {shape.max_positions} positions {model_label(params)} "
                          "takes.")
 
 
 def check(ctx, engine: LLMEngine, params: dict, shape: ModelShape) -> str:
     """Refuses (ParamError) what the engine cannot run, before anything is built; the decode
     loop asked for ("auto" when none)."""
-    dtype = params["dtype"]
-    if dtype not in engine.DTYPES:
+    dtype, own = params["dtype"], own_model(params)
+    if own is not None and ctx.framework not in own.file.engines:
+        raise ParamError(f"{Path(own.file.path).name} is a {own.file.format} model, which "
+                         f"runs on {' and '.join(own.file.engines)}, not on "
+                         f"{ctx.framework}.")
+    if dtype not in engine.DTYPES and not (own and own.stored_dtype):
         raise ParamError(f"--dtype {dtype} does not run on {ctx.framework}"
                          f"{engine.DTYPE_HINTS.get(dtype, '')}; choose one of "
                          f"{', '.join(engine.DTYPES)}.")
@@ -328,7 +392,7 @@ def run(ctx, params: dict) -> None:
         return fits(engine.memory_needed(batch, tokens), free)
 
     if not room(1):
-        raise MemoryError(f"out of memory: {params['preset']} in {dtype} needs about "
+        raise MemoryError(f"out of memory: {model_label(params)} in {dtype} needs about "
                           f"{engine.memory_needed(batch, 1) / 1e9:.1f} GB and "
                           f"{ctx.device_id} has {free / 1e9:.1f} GB free")
     prompts = params["prompts"] or [p for p in DEFAULT_PROMPTS if room(p)]
@@ -381,7 +445,8 @@ def run(ctx, params: dict) -> None:
                 if bandwidth is None:
                     waiting.append((point, decoded))
                 else:
-                    for row in _decode_rows(engine, point, flags, bandwidth, decoded):
+                    for row in _decode_rows(engine, shape, point, flags, bandwidth,
+                                            decoded):
                         ctx.row(row)
             done += 1
         if len({b for b, _ in steps}) > 1:
@@ -391,7 +456,7 @@ def run(ctx, params: dict) -> None:
     finally:
         engine.release()
     rows_after_own_triad(ctx, waiting, total, lambda point, decoded, bandwidth:
-                         _decode_rows(engine, point, flags, bandwidth, decoded))
+                         _decode_rows(engine, shape, point, flags, bandwidth, decoded))
     ctx.progress(total, total, "done")
 
 
@@ -500,8 +565,8 @@ def _decode(ctx, engine: LLMEngine, point: dict, loop: str) -> Decoded:
     return Decoded(m, loop, decoder.compile_s)
 
 
-def _decode_rows(engine: LLMEngine, point: dict, flags: list[str], ceiling,
-                 decoded: Decoded) -> list[Row]:
+def _decode_rows(engine: LLMEngine, shape: ModelShape, point: dict, flags: list[str],
+                 ceiling, decoded: Decoded) -> list[Row]:
     """Decode tokens/s across the batch, its roofline (the weights once and each sequence's
     cache per step), and for a compiled loop the seconds its first call took, compilation
     included, which the decode timing leaves out."""
@@ -520,7 +585,7 @@ def _decode_rows(engine: LLMEngine, point: dict, flags: list[str], ceiling,
     if bound is not None:
         rows.append(Row("decode_roofline", bound, "tok/s", point, None, [],
                         f"{ceiling[1]} over {step_bytes / 1e6:.1f} MB read per step "
-                        f"({engine.bound_note(loop)})"))
+                        f"({engine.bound_note(loop)}{moe_note(shape, batch)})"))
     if decoded.compile_s is not None:
         rows.append(Row("decode_compile_s", decoded.compile_s, "s", point, None, [],
                         f"the {loop} loop's first call of {gen} tokens: compilation, warm-up "

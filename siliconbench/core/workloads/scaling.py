@@ -150,9 +150,10 @@ def layout(params: dict, n: int, folder) -> dict:
 
 def run(ctx, params: dict) -> None:
     """Each world size in turn, one launch each; their rows, then speedup and efficiency."""
+    import shutil
     import signal  # here, not at the top: the catalogue loads this module for the app's window
-    import tempfile
 
+    from siliconbench.core.hosts import HOSTS_FOLDER, owned_folder
     from siliconbench.core.kit.errors import ChildRunFailed
     sizes = world_sizes(params)
     ctx.record_settings(world_sizes=sizes, threads_per_rank=_share_cores(ctx, params))
@@ -168,25 +169,26 @@ def run(ctx, params: dict) -> None:
             child.cancel()
 
     previous = signal.signal(signal.SIGTERM, on_terminate)
+    folder = owned_folder(HOSTS_FOLDER)     # removed below; by the next run if killed
     try:
-        with tempfile.TemporaryDirectory(prefix="siliconbench-hosts-") as folder:
-            for i, n in enumerate(sizes):
-                rec = _run_world(ctx, layout(params, n, folder), i, len(sizes), n, current,
-                                 said)
-                if terminated:
-                    raise SystemExit(128 + signal.SIGTERM)
-                for row in rec.rows:
-                    ctx.row(row)
-                    if row.metric == "samples_per_s":
-                        totals[n] = row
-                ctx.record_settings(backend=rec.settings.get("backend"),
-                                    all_reduce_timed=rec.settings.get("all_reduce_timed"),
-                                    **({"hosts": rec.settings["hosts"]}
-                                       if "hosts" in rec.settings else {}))
-                if rec.status != "ok":
-                    raise ChildRunFailed(rec.reason or rec.status)
+        for i, n in enumerate(sizes):
+            rec = _run_world(ctx, layout(params, n, folder), i, len(sizes), n, current,
+                             said)
+            if terminated:
+                raise SystemExit(128 + signal.SIGTERM)
+            for row in rec.rows:
+                ctx.row(row)
+                if row.metric == "samples_per_s":
+                    totals[n] = row
+            ctx.record_settings(backend=rec.settings.get("backend"),
+                                all_reduce_timed=rec.settings.get("all_reduce_timed"),
+                                **({"hosts": rec.settings["hosts"]}
+                                   if "hosts" in rec.settings else {}))
+            if rec.status != "ok":
+                raise ChildRunFailed(rec.reason or rec.status)
     finally:
         signal.signal(signal.SIGTERM, previous)
+        shutil.rmtree(folder, ignore_errors=True)
     for row in speedup_rows(totals):
         ctx.row(row)
     ctx.progress(len(sizes), len(sizes), "done")

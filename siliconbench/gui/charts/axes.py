@@ -20,6 +20,8 @@ Y_MODES = {"auto": f"Automatic (log beyond {LOG_SPAN:g}×)", "linear": "Linear",
 # series i has colour i mod 8 and marker i mod 7, so the first 56 differ in the pair and
 # neighbours differ in both. "x" is kept for wrong and above-peak points.
 SYMBOLS = ("o", "s", "t", "d", "p", "h", "star")
+# The pixels a y tick label takes, with the gap to the next.
+TICK_ROOM = 22
 
 
 def series_symbol(index: int) -> str:
@@ -41,9 +43,12 @@ class ValueAxis(pg.AxisItem):
             return super().tickValues(minVal, maxVal, size)
         lo, hi = math.floor(minVal), math.ceil(maxVal)
         decades = [float(d) for d in range(lo, hi + 1) if minVal <= d <= maxVal]
-        step = max(1, math.ceil(len(decades) / max(2.0, size / 40)))
+        # A label needs about TICK_ROOM pixels: a short plot labelled every third decade
+        # ("10" and "1K" alone) where every decade had room.
+        per_decade = size / max(maxVal - minVal, 1e-9)
+        step = max(1, math.ceil(TICK_ROOM / per_decade))
         levels = [(float(step), decades[::step])]
-        if hi - lo <= 4 and size >= 120:   # few decades: 2 and 5 between them
+        if step == 1 and per_decade >= 3 * TICK_ROOM:   # room for 2 and 5 between them
             levels.append((0.5, [v for d in range(lo, hi + 1) for v in
                                  (d + math.log10(2), d + math.log10(5)) if minVal <= v <= maxVal]))
         return levels
@@ -95,4 +100,13 @@ class CategoryAxis(pg.AxisItem):
         return [(1.0, [float(i) for i in range(len(self.names))])]
 
     def tickStrings(self, values, scale, spacing):
-        return [self.names[int(v)] if 0 <= int(v) < len(self.names) else "" for v in values]
+        """Each group's name, elided ('…') to the group's width: whole names that overlapped
+        their neighbours were left out, so some groups had none."""
+        from PySide6.QtCore import Qt
+        from PySide6.QtGui import QFontMetrics
+        view = self.linkedView()
+        lo, hi = view.viewRange()[0] if view is not None else (0.0, 1.0)
+        room = self.width() / max(hi - lo, 1e-9) - 8   # pixels per group, less a gap
+        fm = QFontMetrics(self.style.get("tickFont") or self.font())
+        return [fm.elidedText(self.names[int(v)], Qt.TextElideMode.ElideMiddle, int(room))
+                if 0 <= int(v) < len(self.names) else "" for v in values]

@@ -154,6 +154,9 @@ class CompareBarChart(Chart):
             plot.getAxis("bottom").setLabel(r.workload)
             plot.setXRange(-0.6, len(self.rows) - 0.4, padding=0)
             plot.setYRange(y_lo, y_hi, padding=0)
+        else:       # nothing compared: the last chart's axis titles go with its bars
+            plot.getAxis("left").setLabel("")
+            plot.getAxis("bottom").setLabel("")
         self._show_plot(bool(self.rows) and top > 0)
         self.caption.setText(f"Whiskers: {CONFIDENCE:.0%} confidence intervals of the median. "
                              "Hatched: published figures (no interval)."

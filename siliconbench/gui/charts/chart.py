@@ -124,6 +124,11 @@ class Chart(QWidget):
     def _redraw(self) -> None:
         """Draw self.series (or what the chart keeps) in the current theme."""
 
+    def export_title(self) -> str:
+        """What an exported image is titled: the y axis's title over the x axis's."""
+        y, x = (self.plot.getAxis(n).labelText for n in ("left", "bottom"))
+        return f"{y} over {x[:1].lower()}{x[1:]}" if y and x else y or x
+
     def point_count(self) -> int:
         return sum(len(s.rows) for s in self.series)
 

@@ -10,15 +10,31 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
 from siliconbench.core.numbers import interval, number
-from siliconbench.core.results import RunRecord
+from siliconbench.core.results import RunRecord, missing_why
+from siliconbench.core.text import clip
 from siliconbench.gui.chart_series import CURVE_METRICS, Series, curve_series
 from siliconbench.gui.charts.axes import SizeAxis, plot_widget, series_symbol
 from siliconbench.gui.charts.chart import Chart
+from siliconbench.gui.charts.labels import Placed, along_line, beside_point, place_labels
 from siliconbench.gui.row_text import is_serious, point_tip
 from siliconbench.gui.theme import series_color
 
 # A bound more than this many times the highest point is left above the y axis's end.
 BOUND_ZOOM = 3
+# Bound labels drawn on the plot at most; every series' bound is in the legend besides.
+MAX_BOUND_LABELS = 4
+# A bound at one depth is drawn this share of the x axis either side of its point.
+SINGLE_BOUND_W = 0.05
+
+
+def bound_text(s: Series, unit: str, before: str = "") -> str:
+    """A series' bound as the legend and labels read it: 'bound 1,354 tok/s', a sweep's
+    'bound 380–1,354 tok/s' ('' without one), after `before`."""
+    if not s.bounds:
+        return ""
+    values = sorted(r.value for r in s.bounds)
+    span = interval(values[0], values[-1]) if values[0] != values[-1] else number(values[0])
+    return f"{before}bound {span} {unit}"
 
 
 class CurveChart(Chart):
@@ -44,6 +60,9 @@ class CurveChart(Chart):
         self._peak_keys: list[tuple] = []
         self._ranges: tuple | None = None
         self._bound_above = False
+        self._unlabelled: list[str] = []   # peak labels with no room on the plot
+        # Labels are placed in pixels: again when the plot's size or range changes.
+        self.plot_item.vb.sigResized.connect(self._place_labels)
 
     def set_records(self, records: list[RunRecord]) -> None:
         self.series = curve_series(records, self.metric_name)
@@ -68,7 +87,8 @@ class CurveChart(Chart):
             color, symbol = series_color(self.theme, i), series_symbol(i)
             items = self._items.get(s.key) or self._new_items(s)
             self._draw(items, s, color, symbol)
-            entries.append((s.key, s.name, color, symbol, False))
+            entries.append((s.key, s.name + bound_text(s, self.unit, " · "), color, symbol,
+                            False))
             xs_all += s.xs()
             top = max([top] + [r.stats.p75 if r.stats else r.value for r in s.rows])
             if s.peak:
@@ -80,8 +100,9 @@ class CurveChart(Chart):
         if [*peaks, log] != self._peak_keys:
             for line in self._peak_lines:
                 plot.removeItem(line)
-            self._peak_lines = [self._add_peak_line(s, color, k)
-                                for k, (s, color) in enumerate(peaks.values())]
+            for line in self._peak_lines:
+                plot.removeItem(line.label)
+            self._peak_lines = [self._add_peak_line(s, color) for s, color in peaks.values()]
             self._peak_keys = [*peaks, log]
         bound_top = max(bound_values, default=0.0)
         # A bound far above every point (a tiny model is bound by overheads, not memory)
@@ -108,7 +129,12 @@ class CurveChart(Chart):
                 self._ranges = ranges
                 plot.setXRange(ranges[0], ranges[1], padding=0)
                 plot.setYRange(y_lo, y_hi, padding=0)
-            self._place_bound_labels()
+                for i, s in enumerate(self.series):     # a one-depth bound's width
+                    if len(s.bounds) == 1:
+                        self._draw(self._items[s.key], s, series_color(self.theme, i),
+                                   series_symbol(i))
+            self._label_bounds()
+            self._place_labels()
         caption = self._caption()
         if caption != self.caption.text():
             self.caption.setText(caption)
@@ -119,41 +145,20 @@ class CurveChart(Chart):
             ([items["bound_label"]] if "bound_label" in items and items["bound_label"].isVisible()
              else [])
 
-    def _place_bound_labels(self) -> None:
-        """Each bound's label at its last point, or, above the scale, at the foot of the plot
-        with its values (the top strip is the legend's). Runs of one device share their
-        bound: it is labelled once."""
-        labelled = set()
-        stacked = 0             # labels above the scale, stacked up from the right foot
+    def _label_bounds(self) -> None:
+        """Each bound's label: its value at its last point ('bound 1,354 tok/s'), or, above
+        the scale, its values and an arrow."""
         for s in self.series:
             label = self._items[s.key].get("bound_label")
             if label is None:
                 continue
-            same = (s.bound_label, tuple((s.x_of(r), r.value) for r in s.bounds))
-            label.setVisible(bool(s.bounds) and same not in labelled)
-            labelled.add(same)
+            label.setVisible(bool(s.bounds))
             if not s.bounds:
                 continue
-            last = s.bounds[-1]
             if self._bound_above:
-                values = sorted(r.value for r in s.bounds)
-                span = interval(values[0], values[-1]) if len(values) > 1 else \
-                    number(values[0])
-                label.setText(f"{s.bound_label} ↑\n{span} {self.unit}, above the scale")
-                # At the plot's right edge: at the last point it ran off the left of a
-                # sweep of one depth.
-                label.setAnchor((1, 1 + stacked))
-                label.setPos(self._ranges[1] if self._ranges else s.position(last), 0)
-                stacked += label.isVisible()
+                label.setText(f"{bound_text(s, self.unit)} ↑ above the scale")
             else:
-                label.setText(s.bound_label)
-                # Ending at its last point, or starting there where that point lies in the
-                # left half (a tiny model's sweep to depth 256 beside one to 2048): it ran off
-                # the plot's left edge.
-                x = s.position(last)
-                left_half = self._ranges and x < (self._ranges[0] + self._ranges[1]) / 2
-                label.setAnchor((0, 1) if left_half else (1, 1))
-                label.setPos(x, self.y(last.value))
+                label.setText(f"bound {number(s.bounds[-1].value)} {self.unit}")
 
     def _new_items(self, s: Series) -> dict:
         plot = self.plot_item
@@ -201,29 +206,71 @@ class CurveChart(Chart):
                               data=[point_tip(s.name, r) for r in s.rows])
         if "bound" in items:
             bxs, bys = [s.position(r) for r in s.bounds], [y(r.value) for r in s.bounds]
-            items["bound"].setData(bxs, bys, pen=pg.mkPen(color, width=1.2,
+            if len(bxs) == 1 and self._ranges:
+                # One depth: a dashed stretch across the point's x (_redraw's ranges), where
+                # a line of one point showed nothing.
+                half = SINGLE_BOUND_W * (self._ranges[1] - self._ranges[0])
+                bxs, bys = [bxs[0] - half, bxs[0] + half], bys * 2
+            items["bound"].setData(bxs, bys, pen=pg.mkPen(color, width=1.6,
                                                           style=Qt.PenStyle.DashLine))
             items["bound_label"].setColor(color)
             items["bound_label"].fill = pg.mkBrush(self.theme.background + "E0")
 
-    def _add_peak_line(self, s: Series, color: str, k: int = 0) -> pg.InfiniteLine:
-        # Successive peaks' labels step left: on a log axis 494 and 990 TFLOPS lie close, and
-        # their labels overlapped at the right edge.
-        line = pg.InfiniteLine(
-            pos=self.y(s.peak), angle=0, movable=False,
-            pen=pg.mkPen(color, width=1.2, style=Qt.PenStyle.DashLine),
-            label=f"{s.device} peak {number(s.peak)} {self.unit}",
-            labelOpts={"position": 0.98 - 0.25 * (k % 3), "color": color,
-                       "anchors": [(1, 1), (1, 1)]})
+    def _add_peak_line(self, s: Series, color: str) -> pg.InfiniteLine:
+        line = pg.InfiniteLine(pos=self.y(s.peak), angle=0, movable=False,
+                               pen=pg.mkPen(color, width=1.2, style=Qt.PenStyle.DashLine))
+        # Its label is placed with the others (_place_labels), clear of the points and of
+        # the other peaks' labels: 990 and 989 TFLOPS lie close on a log axis.
+        line.label = pg.TextItem(f"{s.device} peak {number(s.peak)} {self.unit}", color=color,
+                                 anchor=(1, 1))
+        line.label.setZValue(1500)
         self.plot_item.addItem(line, ignoreBounds=True)
+        self.plot_item.addItem(line.label, ignoreBounds=True)
         return line
+
+    def _place_labels(self, *_) -> None:
+        """The peaks' labels along their lines, then the bounds' beside their last points,
+        each where it overprints nothing (charts.labels); a bound's value is in the legend
+        too, so a label with no room left is hidden."""
+        if not self._ranges:
+            return
+        lo, hi, y_lo, _ = self._ranges
+        labels = [Placed(line.label, along_line(line.value(), lo, hi))
+                  for line in self._peak_lines]
+        labelled = set()
+        for s in self.series:
+            label = self._items[s.key].get("bound_label")
+            if label is None or not s.bounds:
+                continue
+            same = (s.bound_label, tuple((s.x_of(r), r.value) for r in s.bounds))
+            if same in labelled or len(labelled) >= MAX_BOUND_LABELS:
+                label.setVisible(False)
+                continue
+            labelled.add(same)
+            last = s.bounds[-1]
+            if self._bound_above:
+                labels.append(Placed(label, along_line(y_lo, lo, hi)))
+            else:
+                labels.append(Placed(label, beside_point(s.position(last),
+                                                         self.y(last.value))))
+        points = [(x, self.y(r.value)) for s in self.series
+                  for x, r in zip(s.xs(), s.rows, strict=True)]
+        place_labels(self.plot_item.vb, labels, points)
+        # A peak whose label found no room is named in the caption instead.
+        self._unlabelled = [line.label.textItem.toPlainText() for line in self._peak_lines
+                            if not line.label.isVisible()]
+        caption = self._caption()
+        if caption != self.caption.text():
+            self.caption.setText(caption)
 
     def _caption(self) -> str:
         parts = ["Error bars: p25–p75 of the timed blocks. Hover a point for its spread, "
                  "confidence interval and flags."]
         if self.curve.peak:
             if any(s.peak for s in self.series):
-                parts.append("Dashed: the device's physical peak.")
+                parts.append("Dashed: the device's physical peak"
+                             + (f" ({'; '.join(self._unlabelled)})."
+                                if self._unlabelled else "."))
             unknown = sorted({s.device for s in self.series if not s.peak and s.rows})
             if unknown:
                 parts.append(f"Peak unknown for {', '.join(unknown)}.")
@@ -240,9 +287,10 @@ class CurveChart(Chart):
         flagged = [r for s in self.series for r in s.rows if r.flags]
         if flagged:
             parts.append("Hollow: noisy; ✕: above peak or wrong result.")
-        missing = [f"{s.name} {s.x}={r.params.get(s.x)}" for s in self.series
-                   for r in s.missing]
+        # Each with why, in its flag's word: skipped for time, unsupported (results.missing_why).
+        missing = [f"{s.name} {s.x}={r.params.get(s.x)} ({clip(missing_why(r), 90)})"
+                   for s in self.series for r in s.missing]
         if missing:
             more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
-            parts.append(f"Not measured (unsupported): {'; '.join(missing[:3])}{more}.")
+            parts.append(f"Not measured: {'; '.join(missing[:3])}{more}.")
         return " ".join(parts)

@@ -86,15 +86,11 @@ class ChartPanel(QTabWidget):
         self._records = {r.id: r for r in records}
         self._refresh()
 
-    def update_record(self, rec: RunRecord, follow: bool = True) -> None:
-        """Add or redraw one run (a live run after each row); `follow` brings its chart up."""
+    def update_record(self, rec: RunRecord) -> None:
+        """Add or redraw one run (a live run after each row). The tab in front stays the one
+        the user chose: a run starting brought its own chart up over the one being read."""
         self._records[rec.id] = rec
-        kinds = {chart_of(rec.workload, r) for r in rec.rows} - {None}
-        self._refresh(kinds)
-        if follow and kinds:
-            current = self.currentWidget()
-            if not any(self.tab_of(k) is current and self.charts[k].has_data() for k in kinds):
-                self.setCurrentWidget(self.tab_of(sorted(kinds)[0]))
+        self._refresh({chart_of(rec.workload, r) for r in rec.rows} - {None})
 
     def tab_of(self, kind: str) -> QWidget:
         """The tab that shows this kind's chart (the chart itself, or the stack holding it)."""
@@ -157,7 +153,10 @@ class ChartPanel(QTabWidget):
 
     def export_chart(self, path: str, chart: Chart | None = None) -> None:
         """The chart (default: the one shown) to PNG or SVG, by the file's extension."""
+        shown = self.currentWidget()
+        title = shown.chart_title() if chart is None and hasattr(shown, "chart_title") \
+            else None     # Compare titles its chart with what it compares
         chart = chart or self.current_chart()
         if chart is None:
             raise ValueError("Show a chart (not the table) to export it.")
-        export_chart(path, chart)
+        export_chart(path, chart, title)

@@ -14,15 +14,17 @@ this module's siliconbench.core.workloads.llm.LLMEngine, as it drives torch's an
 from __future__ import annotations
 
 import ctypes
+from pathlib import Path
 
 from siliconbench.core.kit.llm_engine import plain_decoder
 from siliconbench.core.kit.llm_shapes import (
     ModelShape,
     describe_shape,
-    kv_bytes,
     memory_needed,
+    tensors_step_bytes,
     weight_bytes,
 )
+from siliconbench.core.kit.model_files import read_model
 from siliconbench.core.params import ParamError
 
 DTYPES = ("float32", "float16", "bfloat16", "q8_0", "q4_0", "q4_k_m")
@@ -244,14 +246,13 @@ def backend(ctx) -> str:
     return "Metal" if name.startswith("MTL") else name.rstrip("0123456789") or "GPU"
 
 
-def step_bytes(shape: ModelShape, stored: dict[str, int], depth: int, steps: int) -> float:
+def step_bytes(shape: ModelShape, stored: dict[str, int], depth: int, steps: int,
+               batch: int = 1) -> float:
     """Bytes a decode step reads, averaged over `steps` steps from `depth`: every tensor of
-    the file once (of an untied embedding table only the token's row, left out) and the
-    float16 KV cache, one position longer each step."""
-    weights = sum(stored.values())
-    if not shape.tied:
-        weights -= stored.get("token_embd.weight", 0)
-    return weights + kv_bytes(shape, KV_DTYPE, depth + (steps + 1) / 2)
+    the file once (of an untied embedding table only the token's row, left out; of a
+    mixture's stacked experts, the share its tokens chose) and the float16 KV cache, one
+    position longer each step."""
+    return tensors_step_bytes(shape, stored, KV_DTYPE, batch, depth, steps)
 
 
 class Engine:
@@ -272,6 +273,10 @@ class Engine:
         self.gpu_layers = 0 if self.on_cpu else (shape.layers + 1 if asked is None else asked)
         self.model: GgufModel | None = None
         self.path, self.stored, self.threads, self._file_bytes = None, {}, None, None
+        path = params.get("model_path")
+        self.own = read_model(path) if path else None    # the user's GGUF file, if given
+        if self.own is not None:
+            self._file_bytes = self.own.file.size
 
     def check(self) -> None:
         if self.params["batch"] != 1:
@@ -302,9 +307,13 @@ class Engine:
             return {}
         from siliconbench.core.frameworks.llamacpp.adapter import commit
         from siliconbench.core.frameworks.llamacpp.models import FTYPES
+        own = {} if self.own is None else {"model_file": self.own.record()}
         return dict(
             model=lm.desc, shape=describe_shape(self.shape), parameters=lm.parameters,
-            weight_bytes=lm.size, gguf_file=str(self.path), gguf_type=FTYPES[self.dtype][1],
+            weight_bytes=lm.size, **own,
+            # a user's file by its name only: a record never carries the folders it sits in
+            gguf_file=self.path.name if self.own else str(self.path),
+            gguf_type=self.own.file.quantisation if self.own else FTYPES[self.dtype][1],
             backend=backend(self.ctx), n_gpu_layers=self.gpu_layers, threads=self.threads,
             op_offload=not self.on_cpu, placement=self.placement(),
             threadpool=(f"attached: {self.threads} threads, ggml's default parameters, as "
@@ -324,18 +333,21 @@ class Engine:
         from siliconbench.core.frameworks.llamacpp.adapter import threads
         ctx, self.threads = self.ctx, threads()
         say(0, "the model file")
-        self.path = path = models.model_file(self.shape, self.params["preset"], self.dtype,
-                                             self.threads, say=lambda text: say(0, text))
+        if self.own is not None:
+            self.path = path = Path(self.own.file.path)
+        else:
+            self.path = path = models.model_file(self.shape, self.params["preset"], self.dtype,
+                                                 self.threads, say=lambda text: say(0, text))
         self.stored = models.tensor_bytes(path)
         say(1, "loading the model")
-        quant = models.FTYPES[self.dtype][1]
+        quant = self.own.file.quantisation if self.own else models.FTYPES[self.dtype][1]
         ctx.inside(f"llama.cpp loading {path.name} ({quant})", REPORT)
         self.model = GgufModel(path, ctx.device, self.gpu_layers, self.threads,
                                self.shape.vocab)
         ctx.inside(f"llama.cpp running {path.name} ({quant}) on {backend(ctx)}", REPORT)
 
     def mismatch(self) -> str | None:
-        if self.model.parameters == self.shape.parameters:
+        if self.own is not None or self.model.parameters == self.shape.parameters:
             return None
         return (f"The GGUF model has {self.model.parameters:,} parameters where the shape has "
                 f"{self.shape.parameters:,}.")
@@ -369,7 +381,7 @@ class Engine:
         return plain_decoder(self.model.gen_call(depth, steps))
 
     def step_bytes(self, batch: int, depth: int, steps: int) -> float:
-        return step_bytes(self.shape, self.stored, depth, steps)
+        return step_bytes(self.shape, self.stored, depth, steps, batch)
 
     def prefill_label(self, prompt: int) -> str:
         return f"pp{prompt}"

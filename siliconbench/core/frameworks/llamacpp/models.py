@@ -60,8 +60,15 @@ def tensors(shape) -> list[tuple[str, tuple[int, ...]]]:
                  (T.ATTN_OUT, (shape.hidden, q))]
         if shape.qk_norm:
             layer += [(T.ATTN_Q_NORM, (shape.head_dim,)), (T.ATTN_K_NORM, (shape.head_dim,))]
-        layer += [(T.FFN_NORM, (shape.hidden,)), (T.FFN_GATE, (shape.ffn, shape.hidden)),
-                  (T.FFN_DOWN, (shape.hidden, shape.ffn)), (T.FFN_UP, (shape.ffn, shape.hidden))]
+        layer += [(T.FFN_NORM, (shape.hidden,))]
+        if shape.moe:    # the experts stacked, as convert_hf_to_gguf.py writes Qwen3-MoE
+            e, f = shape.experts, shape.expert_ffn
+            layer += [(T.FFN_GATE_INP, (e, shape.hidden)), (T.FFN_GATE_EXP, (e, f, shape.hidden)),
+                      (T.FFN_DOWN_EXP, (e, shape.hidden, f)), (T.FFN_UP_EXP, (e, f, shape.hidden))]
+        else:
+            layer += [(T.FFN_GATE, (shape.ffn, shape.hidden)),
+                      (T.FFN_DOWN, (shape.hidden, shape.ffn)),
+                      (T.FFN_UP, (shape.ffn, shape.hidden))]
         out += [(N[t].format(bid=i) + ".weight", s) for t, s in layer]
     return out
 
@@ -82,13 +89,17 @@ def _write(shape, name: str, dtype: str, dest: Path) -> None:
     float32 as llama.cpp's converter keeps them. One tensor in memory at a time."""
     import gguf
     import numpy as np
-    arch = "qwen3" if shape.family == "qwen3" else "llama"
+    arch = {"qwen3": "qwen3", "qwen3_moe": "qwen3moe"}.get(shape.family, "llama")
     w = gguf.GGUFWriter(None, arch)
     w.add_name(f"{name} (random weights, SiliconBench)")
     w.add_context_length(shape.max_positions)
     w.add_embedding_length(shape.hidden)
     w.add_block_count(shape.layers)
     w.add_feed_forward_length(shape.ffn)
+    if shape.moe:
+        w.add_expert_count(shape.experts)
+        w.add_expert_used_count(shape.active_experts)
+        w.add_expert_feed_forward_length(shape.expert_ffn)
     w.add_head_count(shape.heads)
     w.add_head_count_kv(shape.kv_heads)
     w.add_key_length(shape.head_dim)
@@ -104,7 +115,8 @@ def _write(shape, name: str, dtype: str, dest: Path) -> None:
     item = np.float32 if dtype == "float32" else np.float16
     listed = tensors(shape)
     for tname, s in listed:
-        dt = np.dtype(np.float32 if len(s) == 1 else item)
+        # norms and a mixture's router stay float32, as llama.cpp's converter keeps them
+        dt = np.dtype(np.float32 if len(s) == 1 or "ffn_gate_inp" in tname else item)
         n = int(np.prod(s))
         w.add_tensor_info(tname, s, dt, n * dt.itemsize)
     w.write_header_to_file(dest)
@@ -115,12 +127,14 @@ def _write(shape, name: str, dtype: str, dest: Path) -> None:
         if len(s) == 1:
             w.write_tensor_data(np.ones(s, np.float32))
             continue
-        data = np.empty(s, item)
-        rows = max(1, (1 << 24) // s[1])      # 16 M values a chunk
-        for r in range(0, s[0], rows):
-            chunk = rng.standard_normal((min(rows, s[0] - r), s[1]), dtype=np.float32)
+        data = np.empty(s, np.float32 if "ffn_gate_inp" in tname else item)
+        flat = data.reshape(-1, s[-1])        # a stack of experts' matrices: row by row
+        rows = max(1, (1 << 24) // s[-1])     # 16 M values a chunk
+        for r in range(0, flat.shape[0], rows):
+            chunk = rng.standard_normal((min(rows, flat.shape[0] - r), s[-1]),
+                                        dtype=np.float32)
             chunk *= STD
-            data[r:r + rows] = chunk
+            flat[r:r + rows] = chunk
         w.write_tensor_data(data)
         del data
     w.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 
+from siliconbench.core.frameworks.mlx.launcher import refuse_backend
 from siliconbench.core.params import ParamError
 
 
@@ -15,8 +16,9 @@ class Group:
         self.mx = mx
         if backend == "auto":
             backend = "nccl" if mx.cuda.is_available() and ctx.device.type == "gpu" else "ring"
-        if backend == "gloo":
-            raise ParamError("MLX has no gloo backend; choose ring, jaccl, nccl or mpi.")
+        # The parent refused these before starting (child.prepare); a rank says it again.
+        if problem := refuse_backend(backend, ctx.device.type):
+            raise ParamError(problem)
         mx.set_default_device(ctx.device.native)
         if world == 1:  # mlx.launch hands a lone rank an empty hostfile, which ring cannot read
             os.environ.pop("MLX_HOSTFILE", None)

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
+import sys
 
 EXECUTABLE = "mlx.launch"
 # mlx.launch ends the other ranks when one fails, says which, and itself exits 0.
@@ -34,6 +36,23 @@ def refuse(hosts, backend: str) -> str | None:
             except ValueError:
                 return (f"MLX's ring backend connects over IP addresses, and {h.address} is a "
                         "name: give its address, or a hostfile whose \"ips\" list it.")
+    return None
+
+
+def refuse_backend(backend: str, device: str) -> str | None:
+    """One sentence when MLX cannot run its collectives on `backend` for `device` here, else
+    None: said before anything starts (mlx.launch would start, fail and exit 0 unsaid)."""
+    if backend == "gloo":
+        return "MLX has no gloo backend; choose ring (or auto), jaccl, nccl or mpi."
+    if backend == "jaccl" and sys.platform != "darwin":
+        return ("MLX's jaccl backend runs over Thunderbolt RDMA between Macs, and this machine "
+                "is not a Mac; choose ring (or auto).")
+    if backend == "mpi" and shutil.which("mpirun") is None:
+        return ("MLX's mpi backend starts its ranks with mpirun, which is not on this "
+                "machine's PATH; install MPI, or choose ring (or auto).")
+    if backend == "nccl" and device == "cpu":
+        return ("NCCL sums GPU arrays only, and this run is on the CPU; choose ring (or auto), "
+                "or run on --device gpu.")
     return None
 
 

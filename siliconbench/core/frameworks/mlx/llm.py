@@ -43,21 +43,83 @@ def model_args(shape) -> dict:
             "num_attention_heads": shape.heads, "num_key_value_heads": shape.kv_heads,
             "head_dim": shape.head_dim, "rms_norm_eps": shape.rms_eps,
             "vocab_size": shape.vocab, "max_position_embeddings": shape.max_positions,
-            "rope_theta": shape.rope_theta, "rope_scaling": shape.rope_scaling,
-            "tie_word_embeddings": shape.tied}
+            "rope_theta": shape.rope_theta,
+            "rope_scaling": dict(shape.rope_scaling) if shape.rope_scaling else None,
+            "tie_word_embeddings": shape.tied,
+            **({"num_experts": shape.experts, "num_experts_per_tok": shape.active_experts,
+                "moe_intermediate_size": shape.expert_ffn, "decoder_sparse_step": 1,
+                "mlp_only_layers": [], "norm_topk_prob": True} if shape.moe else {})}
+
+
+def from_files(path: str, dtype: str):
+    """An mlx-lm folder's model as mlx_lm.utils.load_model builds it (its model class from
+    config.json's model_type, the safetensors weights sanitised, the layers its file
+    quantised quantised alike), without mlx_lm.utils itself (it imports transformers) and
+    never a model_file of the folder's own code; an unquantised one cast to `dtype`."""
+    import json
+    from pathlib import Path
+
+    import mlx.core as mx
+    import mlx.nn as nn
+
+    from siliconbench.core.files import read_small
+    folder = Path(path)
+    config = json.loads(read_small(folder / "config.json", 1 << 20, "config.json"))
+    # transformers 5 saves rope_theta inside rope_parameters and a Qwen3-MoE's expert count
+    # as num_local_experts; the mlx-lm model classes read the names before it
+    rope = config.get("rope_parameters") or {}
+    config.setdefault("rope_theta", rope.get("rope_theta", 10000.0))
+    if rope.get("rope_type", "default") != "default":
+        config.setdefault("rope_scaling", {k: v for k, v in rope.items() if k != "rope_theta"})
+    if "num_local_experts" in config:
+        config.setdefault("num_experts", config["num_local_experts"])
+    family = _mlx_lm(config["model_type"])
+    model = family.Model(family.ModelArgs.from_dict(config))
+    weights = {}
+    for f in sorted(folder.glob("*.safetensors")):
+        weights.update(mx.load(str(f)))
+    if hasattr(model, "sanitize"):
+        weights = model.sanitize(weights)
+    quant = config.get("quantization")
+    if isinstance(quant, dict):
+        nn.quantize(model, group_size=quant["group_size"], bits=quant["bits"],
+                    mode=quant.get("mode", "affine"),
+                    class_predicate=lambda p, m: hasattr(m, "to_quantized")
+                    and f"{p}.scales" in weights)
+    model.load_weights(list(weights.items()), strict=True)
+    if not isinstance(quant, dict):
+        model.set_dtype(getattr(mx, dtype))
+    mx.eval(model.parameters())
+    return model
+
+
+def builds(family: str) -> bool:
+    """Whether mlx-lm has a model module of this model_type (looked for as a file: finding
+    the module would import mlx_lm's package, hence transformers)."""
+    from pathlib import Path
+    spec = importlib.util.find_spec("mlx_lm")
+    return spec is not None and any((Path(p) / "models" / f"{family}.py").is_file()
+                                    for p in spec.submodule_search_locations)
 
 
 class MlxLM:
-    def __init__(self, shape, dtype: str) -> None:
+    def __init__(self, shape, dtype: str, path: str | None = None) -> None:
         import mlx.core as mx
         import mlx.nn as nn
         from mlx.utils import tree_flatten
 
-        family = _mlx_lm(shape.family)
         self.mx, self.shape = mx, shape
         self.wired_before: int | None = None
+        # generate_step runs on a stream of its own (mlx_lm.generate.generation_stream)
+        self.stream = mx.new_stream(mx.default_device())
         self.make_cache = _mlx_lm("cache").make_prompt_cache
         mx.random.seed(0)
+        if path is not None:
+            self.model = from_files(path, dtype)
+            self.parameters = None
+            self.stored_bytes = sum(self.tensor_bytes().values())
+            return
+        family = _mlx_lm(shape.family)
         model = family.Model(family.ModelArgs.from_dict(model_args(shape)))
         self.parameters = sum(v.size for _, v in tree_flatten(model.parameters()))
         bits = {"q4": 4, "q8": 8}.get(dtype)
@@ -70,9 +132,11 @@ class MlxLM:
                         and m.weight.shape[-1] % GROUP_SIZE == 0)
         mx.eval(model.parameters())
         self.model = model
-        # generate_step runs on a stream of its own (mlx_lm.generate.generation_stream)
-        self.stream = mx.new_stream(mx.default_device())
         self.stored_bytes = sum(v.nbytes for _, v in tree_flatten(model.parameters()))
+
+    def tensor_bytes(self) -> dict[str, int]:
+        from mlx.utils import tree_flatten
+        return {n: v.nbytes for n, v in tree_flatten(self.model.parameters())}
 
     def _tokens(self, batch: int, length: int):
         tokens = self.mx.random.randint(0, self.shape.vocab, (batch, length))
@@ -180,7 +244,10 @@ class Engine(BuiltEngine):
     DTYPES, LOOPS = DTYPES, LOOPS
 
     def build(self) -> MlxLM:
-        return MlxLM(self.shape, self.dtype)
+        return MlxLM(self.shape, self.dtype, self.own.file.path if self.own else None)
+
+    def builds(self, family: str) -> bool:
+        return builds(family)
 
     def load(self, say: Callable[[int, str], None]) -> None:
         super().load(say)

@@ -4,6 +4,7 @@ tensors have no collective backend in PyTorch: such a run says so and offers glo
 
 from __future__ import annotations
 
+from siliconbench.core.frameworks.torch.launcher import refuse_backend
 from siliconbench.core.params import ParamError
 
 
@@ -12,16 +13,14 @@ class Group:
         import torch
         import torch.distributed as dist
         self.torch, self.dist, self.device = torch, dist, ctx.device
-        if ctx.device.type == "mps":
-            raise ParamError("PyTorch has no collective backend for MPS tensors; run it on "
-                             "the CPU (--device cpu), where gloo works.")
+        # The parent refused these before starting (child.prepare); a rank says it again.
+        if problem := refuse_backend(backend, str(ctx.device)):
+            raise ParamError(problem)
         if backend == "auto":
             backend = "nccl" if ctx.device.type == "cuda" else "gloo"
-        if backend not in ("gloo", "nccl", "mpi"):
-            raise ParamError(f"PyTorch has no {backend} backend; choose gloo, nccl or mpi.")
         if ctx.device.type == "cuda":
             torch.cuda.set_device(ctx.device)
-        dist.init_process_group(backend)  # torchrun's RANK, WORLD_SIZE, MASTER_ADDR/PORT
+        dist.init_process_group(backend, **_store(dist))
         self.rank, self.size, self.backend = dist.get_rank(), dist.get_world_size(), backend
         if self.size != world:
             raise RuntimeError(f"{self.size} of {world} ranks joined the group.")
@@ -78,6 +77,21 @@ class AllReduce:
 
     def release(self) -> None:
         del self.x, self.y
+
+
+def _store(dist) -> dict:
+    """torchrun's RANK and WORLD_SIZE with the run's file store when every rank is on this
+    machine (a TCPStore client would look up the name of 127.0.0.1: launcher.STORE_ENV);
+    else nothing: its MASTER_ADDR and MASTER_PORT, the agents' TCPStore."""
+    import os
+
+    from siliconbench.core.frameworks.torch.launcher import STORE_ENV
+    folder = os.environ.get(STORE_ENV)
+    if not folder:
+        return {}
+    size = int(os.environ["WORLD_SIZE"])
+    return {"store": dist.FileStore(os.path.join(folder, "ranks.store"), size),
+            "rank": int(os.environ["RANK"]), "world_size": size}
 
 
 def join(ctx, backend: str, world: int) -> Group:

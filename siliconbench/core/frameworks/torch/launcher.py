@@ -13,6 +13,12 @@ import signal
 # torchrun, whose presence says the installation has torch.distributed's launcher; the run
 # starts it as siliconbench.core.frameworks.torch.torchrun_bound.
 EXECUTABLE = "torchrun"
+# Set when every rank is on this machine: the folder whose files are the run's stores (the
+# agents' rendezvous and the ranks' group) in place of TCPStores. A TCPStore client looks up
+# the name of the address it connects to (c10d's socket.cpp formats it with getnameinfo),
+# and it connects over IPv6 first: ::ffff:127.0.0.1 is in no /etc/hosts, so each agent and
+# rank sent a reverse DNS query for 127.0.0.1 off the machine.
+STORE_ENV = "SILICONBENCH_TORCH_STORE"
 # torchrun's ChildFailedError summary: every rank that failed and how, the first observed
 # under "Root Cause".
 _ROOT = re.compile(r"Root Cause.*?rank\s*:\s*(\d+).*?exitcode\s*:\s*(-?\d+)", re.S)
@@ -29,11 +35,30 @@ def refuse(hosts, backend: str) -> str | None:
     return None
 
 
+def refuse_backend(backend: str, device: str) -> str | None:
+    """One sentence when PyTorch cannot run its collectives on `backend` for `device` here,
+    else None: said before anything starts, not by every rank once started."""
+    if device.startswith("mps"):
+        return ("PyTorch has no collective backend for MPS tensors; run it on the CPU "
+                "(--device cpu), where gloo works.")
+    if backend in ("ring", "jaccl"):
+        return (f"PyTorch has no {backend} backend; choose gloo or nccl (auto: nccl on CUDA, "
+                "gloo elsewhere).")
+    if backend == "mpi":
+        return ("PyTorch's mpi backend takes its ranks from mpirun, and SiliconBench starts "
+                "them with torchrun; choose gloo or nccl (auto: nccl on CUDA, gloo elsewhere).")
+    if backend == "nccl" and not device.startswith("cuda"):
+        return (f"NCCL sums CUDA tensors only, and this run is on {_on(device)}; choose gloo (or "
+                "auto), or run on --device cuda.")
+    return None
+
+
 def command(exe: str, worker: list[str], processes: int, hosts, folder: str,
             port: int, backend: str, env: dict[str, str]) -> tuple[list[str], dict]:
-    """One machine: `--nproc-per-node N` with a static rendezvous on 127.0.0.1:port, and gloo
-    and NCCL on the loopback interface (siliconbench.core.hosts.loopback_env), so that nothing of the run
-    listens beyond this machine.
+    """One machine: `--nproc-per-node N` with a static rendezvous whose store, like the
+    ranks', is a file of the run's folder (STORE_ENV), and gloo and NCCL on the loopback
+    interface (siliconbench.core.hosts.loopback_env), so that nothing of the run listens
+    beyond this machine, and no name is looked up.
     Several hosts: one torchrun per host (`--nnodes`, `--node-rank`, the first host's address
     as the rendezvous), started together by siliconbench.core.frameworks.torch.nodes; the others over
     SSH, at this machine's paths. Each torchrun is siliconbench.core.frameworks.torch.torchrun_bound: its
@@ -45,6 +70,8 @@ def command(exe: str, worker: list[str], processes: int, hosts, folder: str,
     from siliconbench.core.hosts import loopback_env
     local = all(h.local for h in hosts)
     extra = loopback_env(hosts)
+    if local:
+        extra[STORE_ENV] = folder
     if len(hosts) == 1 and local:
         return ([*torchrun, "--nnodes", "1", "--nproc-per-node", str(processes),
                  "--master-addr", "127.0.0.1", "--master-port", str(port), *worker[1:]],
@@ -84,3 +111,7 @@ def first_failure(stderr: str) -> tuple[int, int | None] | None:
     killed = [(int(r), int(c)) for r, c in _FAILURE.findall(report)
               if int(c) < 0 and int(c) != -signal.SIGTERM]
     return killed[0] if killed else (int(m.group(1)), int(m.group(2)))
+
+
+def _on(device: str) -> str:
+    return "the CPU" if device == "cpu" else device

@@ -37,9 +37,15 @@ NOTES = {
 
 def config(shape):
     """The transformers config of a preset's shape."""
-    from transformers import LlamaConfig, Qwen3Config
-    cls = {"llama": LlamaConfig, "qwen3": Qwen3Config}[shape.family]
-    extra = {"rope_scaling": shape.rope_scaling} if shape.rope_scaling else {}
+    from transformers import LlamaConfig, Qwen3Config, Qwen3MoeConfig
+    cls = {"llama": LlamaConfig, "qwen3": Qwen3Config,
+           "qwen3_moe": Qwen3MoeConfig}[shape.family]
+    # a copy: transformers writes rope_theta into the dict it is given (the preset's own)
+    extra = {"rope_scaling": dict(shape.rope_scaling)} if shape.rope_scaling else {}
+    if shape.moe:    # every layer a mixture, as Qwen3-30B-A3B's (decoder_sparse_step 1)
+        extra.update(num_experts=shape.experts, num_experts_per_tok=shape.active_experts,
+                     moe_intermediate_size=shape.expert_ffn, decoder_sparse_step=1,
+                     mlp_only_layers=[], norm_topk_prob=True)
     return cls(hidden_size=shape.hidden, num_hidden_layers=shape.layers,
                intermediate_size=shape.ffn, num_attention_heads=shape.heads,
                num_key_value_heads=shape.kv_heads, head_dim=shape.head_dim,
@@ -49,8 +55,25 @@ def config(shape):
 
 
 def model_class(shape):
-    from transformers import LlamaForCausalLM, Qwen3ForCausalLM
-    return {"llama": LlamaForCausalLM, "qwen3": Qwen3ForCausalLM}[shape.family]
+    from transformers import LlamaForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM
+    return {"llama": LlamaForCausalLM, "qwen3": Qwen3ForCausalLM,
+            "qwen3_moe": Qwen3MoeForCausalLM}[shape.family]
+
+
+def from_files(path: str, dtype, device):
+    """A Hugging Face folder's model as transformers loads it, from the folder alone:
+    safetensors only (a pickle runs code when loaded), no code from the model's repository,
+    nothing fetched."""
+    from transformers import AutoModelForCausalLM
+    return AutoModelForCausalLM.from_pretrained(
+        path, local_files_only=True, use_safetensors=True, trust_remote_code=False,
+        dtype=dtype).to(device).eval()
+
+
+def builds(family: str) -> bool:
+    """Whether transformers has a causal LM class of this model_type."""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+    return family in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
 
 
 def cache_keyword(model_cls) -> str:
@@ -100,17 +123,25 @@ class Decoder:
 
 
 class TorchLM:
-    def __init__(self, shape, dtype: str, device) -> None:
+    def __init__(self, shape, dtype: str, device, path: str | None = None) -> None:
         import torch
         self.torch, self.shape, self.device = torch, shape, device
         self.dtype = getattr(torch, dtype)
-        self.config = config(shape)
         torch.manual_seed(0)
-        with torch.device(device):
-            self.model = model_class(shape)._from_config(self.config, dtype=self.dtype).eval()
+        if path is not None:
+            self.model = from_files(path, self.dtype, device)
+            self.config = self.model.config
+        else:
+            self.config = config(shape)
+            with torch.device(device):
+                self.model = model_class(shape)._from_config(self.config,
+                                                             dtype=self.dtype).eval()
         self.cache_kw = cache_keyword(type(self.model))
         self.parameters = sum(p.numel() for p in self.model.parameters())
         self.stored_bytes = sum(p.numel() * p.element_size() for p in self.model.parameters())
+
+    def tensor_bytes(self) -> dict[str, int]:
+        return {n: p.numel() * p.element_size() for n, p in self.model.named_parameters()}
 
     def default_loop(self) -> str:
         """The loop model.generate(cache_implementation="static") decodes with here, by
@@ -283,4 +314,8 @@ class Engine(BuiltEngine):
         return NOTES[loop]
 
     def build(self) -> TorchLM:
-        return TorchLM(self.shape, self.dtype, self.ctx.device)
+        return TorchLM(self.shape, self.dtype, self.ctx.device,
+                       self.own.file.path if self.own else None)
+
+    def builds(self, family: str) -> bool:
+        return builds(family)

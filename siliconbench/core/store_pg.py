@@ -1,0 +1,396 @@
+"""The shared results store: PostgreSQL (14 or later) through psycopg 3, for a lab whose
+machines keep their runs in one place. The same `runs` table as the SQLite store (store_schema's
+COLUMNS) plus `owner` (the database role that wrote the row) and `seq` (the order rows arrived,
+SQLite's rowid), in a schema of its own (`siliconbench`); what differs in SQL is here.
+
+Who may do what is the database's business, not the client's: `init` creates two group roles,
+siliconbench_writer (every machine's login role is a member) and siliconbench_admin, and
+row-level security on `runs`: everyone reads every run, a writer inserts, edits and deletes only
+rows whose owner is itself, the admin edits and deletes any. Credentials are libpq's (the URL,
+~/.pgpass, a service file, PGPASSWORD); SiliconBench keeps none. Every failure reaches the user
+as one sentence (sentence()) saying what to fix."""
+
+from __future__ import annotations
+
+import json
+import re
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from siliconbench.core.results import RunRecord
+from siliconbench.core.store_schema import (
+    COLUMNS,
+    MIGRATIONS,
+    Listed,
+    StoreError,
+    home,
+    listing_of,
+)
+
+SCHEMA = "siliconbench"
+_SQLITE_RUNS = MIGRATIONS[0][0]
+ADMIN_ROLE = "siliconbench_admin"
+WRITER_ROLE = "siliconbench_writer"
+CONNECT_TIMEOUT_S = 5     # an unreachable server: the run is kept here instead, soon
+_ROLES = f"{WRITER_ROLE}, {ADMIN_ROLE}"
+
+# Each entry brings the shared store up by one version (siliconbench.schema_version says
+# where it is); run by `siliconbench store init` or by the admin's SiliconBench on opening.
+PG_MIGRATIONS: list[list[str]] = [
+    # SQLite's table as its migrations left it (one definition), with who wrote each row
+    # and the order rows came in (SQLite's rowid).
+    [_SQLITE_RUNS.replace("CREATE TABLE runs (", f"CREATE TABLE {SCHEMA}.runs (", 1)
+     .rstrip().removesuffix(")") + ", listing TEXT, owner NAME NOT NULL DEFAULT current_user, "
+     "seq BIGINT GENERATED ALWAYS AS IDENTITY)",
+     f"GRANT SELECT, INSERT, UPDATE, DELETE ON {SCHEMA}.runs TO {_ROLES}",
+     f"ALTER TABLE {SCHEMA}.runs ENABLE ROW LEVEL SECURITY",
+     f"CREATE POLICY read_all ON {SCHEMA}.runs FOR SELECT TO {_ROLES} USING (true)",
+     f"CREATE POLICY insert_own ON {SCHEMA}.runs FOR INSERT TO {WRITER_ROLE} "
+     "WITH CHECK (owner = current_user)",
+     f"CREATE POLICY update_own ON {SCHEMA}.runs FOR UPDATE TO {WRITER_ROLE} "
+     "USING (owner = current_user) WITH CHECK (owner = current_user)",
+     f"CREATE POLICY delete_own ON {SCHEMA}.runs FOR DELETE TO {WRITER_ROLE} "
+     "USING (owner = current_user)",
+     f"CREATE POLICY admin_all ON {SCHEMA}.runs FOR ALL TO {ADMIN_ROLE} "
+     "USING (true) WITH CHECK (true)"],
+    # Listing newest first and a machine's runs (the machine filter, Compare's labels) read
+    # an index, not the table, at 10,000 runs and at a million.
+    [f"CREATE INDEX runs_newest ON {SCHEMA}.runs (created_at DESC, seq DESC)",
+     f"CREATE INDEX runs_by_label ON {SCHEMA}.runs (lower(label), created_at DESC)",
+     f"CREATE INDEX runs_by_owner ON {SCHEMA}.runs (owner)"],
+]
+PG_SCHEMA_VERSION = len(PG_MIGRATIONS)
+_VALUES = ", ".join(["%s"] * len(COLUMNS.split(",")))
+
+
+def is_url(text) -> bool:
+    """Whether a store given as text names a PostgreSQL server: a postgresql:// URL or libpq's
+    key=value form (service=lab, host=... dbname=...)."""
+    return isinstance(text, str) and (text.startswith(("postgresql://", "postgres://"))
+                                      or re.match(r"^\s*\w+\s*=", text) is not None)
+
+
+def without_password(url: str) -> str:
+    """The address with any password taken out (what is shown and what Preferences keeps)."""
+    if url.startswith(("postgresql://", "postgres://")):
+        parts = urlsplit(url)
+        netloc = parts.netloc
+        if "@" in netloc:
+            user, host = netloc.rsplit("@", 1)
+            netloc = user.split(":", 1)[0] + "@" + host
+        query = urlencode([(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
+                           if k != "password"])
+        return urlunsplit(parts._replace(netloc=netloc, query=query))
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+    try:
+        given = conninfo_to_dict(url)
+    except Exception:   # not libpq's form: shown as nothing rather than with a secret
+        return "(an unreadable connection string)"
+    given.pop("password", None)
+    return make_conninfo(**given)
+
+
+class StoreURL(str):
+    """A shared store's address as shown (without password); `url` is the address given, and
+    `parent` the folder a run the store could not keep is written to (as for a file store)."""
+    url: str
+
+    def __new__(cls, url: str) -> StoreURL:
+        shown = super().__new__(cls, without_password(url))
+        shown.url = url
+        return shown
+
+    @property
+    def parent(self):
+        return home()
+
+
+def connect(url: str):
+    """A connection (autocommit) to the server, or StoreError with the sentence that says what
+    to fix. psycopg missing is a sentence too."""
+    try:
+        import psycopg
+        from psycopg.conninfo import conninfo_to_dict
+    except ImportError:
+        raise StoreError("A shared store needs psycopg; install it with: pip install "
+                         "'siliconbench[postgres]'.") from None
+    try:
+        extra = {} if "connect_timeout" in conninfo_to_dict(url) else {
+            "connect_timeout": CONNECT_TIMEOUT_S}
+        return psycopg.connect(url, autocommit=True, application_name="siliconbench", **extra)
+    except psycopg.Error as e:
+        raise StoreError(sentence(e, url)) from None
+
+
+def sentence(e: Exception, url: str) -> str:
+    """One sentence for what the server or libpq said, naming what to fix."""
+    where = f"The shared store {without_password(url)}"
+    text = str(e).strip()
+    detail = text.rsplit("FATAL:", 1)[-1].strip().splitlines()[0] if text else type(e).__name__
+    state = getattr(e, "sqlstate", None)
+    if "password authentication failed" in text or "no password supplied" in text:
+        return (f"{where} refused the password ({detail}); fix it in ~/.pgpass, the service "
+                "file or PGPASSWORD (SiliconBench keeps no password).")
+    if re.search(r'database ".*" does not exist', text):
+        return (f"{where} has no such database ({detail}); create it (createdb) or correct "
+                "the database name in the address.")
+    if re.search(r'role ".*" does not exist', text):
+        return (f"{where} has no such user ({detail}); ask its admin to create it with: "
+                "siliconbench store init URL --machine NAME.")
+    if "pg_hba.conf" in text:
+        return (f"{where} does not let this user connect from here ({detail}); ask its admin "
+                "to allow it in pg_hba.conf.")
+    if any(w in text for w in ("SSL", "certificate", "TLS")):
+        return (f"{where} failed the TLS check ({detail}); check sslmode and sslrootcert "
+                "(sslmode=verify-full needs the server's CA in ~/.postgresql/root.crt).")
+    if state == "42501":
+        return (f"{where} refused this ({detail}); the role needs to be a member of "
+                f"{WRITER_ROLE} (siliconbench store init URL --machine NAME), and only "
+                f"{ADMIN_ROLE} may change another machine's runs.")
+    if state == "42P01" or state == "3F000":
+        return (f"{where} has no SiliconBench tables; its admin creates them with: "
+                "siliconbench store init URL.")
+    if "definition of service" in text or "service file" in text:
+        return f"{where} names a service libpq cannot find ({detail}); check ~/.pg_service.conf."
+    return f"{where} cannot be reached ({detail}); check the address and that the server runs."
+
+
+class SharedDatabase:
+    """An open connection to the shared store, its schema current: reads and writes."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.path = StoreURL(url)
+        self.unreadable: list[tuple[str, str]] = []
+        self.db = connect(url)
+        try:
+            self._check_schema()
+        except BaseException:
+            self.db.close()
+            raise
+
+    def close(self) -> None:
+        self.db.close()
+
+    def _check_schema(self) -> None:
+        version = self._version()
+        if version > PG_SCHEMA_VERSION:
+            raise StoreError(f"The shared store {self.path} was set up by a newer SiliconBench "
+                             f"(schema {version}, this one knows {PG_SCHEMA_VERSION}); update "
+                             "SiliconBench to use it.")
+        if version < PG_SCHEMA_VERSION:
+            try:
+                migrate(self.db)
+            except StoreError:
+                raise
+            except Exception as e:
+                raise StoreError(
+                    f"The shared store {self.path} has tables of an older SiliconBench (schema "
+                    f"{version}, this one needs {PG_SCHEMA_VERSION}), and this role cannot "
+                    f"bring them up to date ({_first_line(e)}); its admin does it with: "
+                    "siliconbench store init URL.") from None
+
+    def _version(self) -> int:
+        import psycopg
+        try:
+            row = self.db.execute(f"SELECT version FROM {SCHEMA}.schema_version").fetchone()
+        except psycopg.Error as e:
+            raise StoreError(sentence(e, self.url)) from None
+        return row[0] if row else 0
+
+    def execute(self, sql: str, args=()):
+        """One statement; a server error (a dropped connection, a refusal) as StoreError."""
+        import psycopg
+        try:
+            return self.db.execute(sql, args)
+        except psycopg.Error as e:
+            raise StoreError(sentence(e, self.url)) from None
+
+    # ------------------------------------------------------------ reads
+
+    def _read(self, sql: str, args=(), column: str = "record") -> list[RunRecord]:
+        sql = sql.replace("{column}", "coalesce(listing, record)" if column == "listing"
+                          else "record")
+        self.unreadable = []
+        found = []
+        for run_id, text in self.execute(sql, args).fetchall():
+            try:
+                d = json.loads(text)
+                found.append(Listed.from_dict(d, validate_schema=False) if "row_count" in d
+                             else RunRecord.from_dict(d, validate_schema=False))
+            except (ValueError, TypeError, KeyError, AttributeError) as e:
+                self.unreadable.append((run_id, f"{type(e).__name__}: {e}"))
+        return found
+
+    def get(self, run_id: str) -> RunRecord | None:
+        found = self._read(f"SELECT id, {{column}} FROM {SCHEMA}.runs WHERE id = %s", (run_id,))
+        return found[0] if found else None
+
+    def find(self, prefix: str) -> list[RunRecord]:
+        return self._read(f"SELECT id, {{column}} FROM {SCHEMA}.runs WHERE id = %s",
+                          (prefix,)) or self._read(
+            f"SELECT id, {{column}} FROM {SCHEMA}.runs WHERE left(id, %s) = %s "
+            "ORDER BY created_at", (len(prefix), prefix))
+
+    def runs(self, limit: int | None = None, workload: str | None = None,
+             status: str | None = None, column: str = "record",
+             label: str | None = None) -> list[RunRecord]:
+        """Newest first; `label` keeps one machine's runs (its label, any case)."""
+        given = {test: value for test, value in (
+            ("workload = %s", workload), ("status = %s", status),
+            ("lower(label) = lower(%s)", label)) if value}
+        sql = (f"SELECT id, {{column}} FROM {SCHEMA}.runs WHERE "
+               + " AND ".join(["true", *given]) + " ORDER BY created_at DESC, seq DESC"
+               + (" LIMIT %s" if limit is not None else ""))
+        args = [*given.values(), *([limit] if limit is not None else [])]
+        return self._read(sql, args, column)
+
+    def listing(self, limit: int | None = None) -> list[Listed]:
+        return self.runs(limit, column="listing")
+
+    def ids(self) -> set[str]:
+        return {row[0] for row in self.execute(f"SELECT id FROM {SCHEMA}.runs").fetchall()}
+
+    # ------------------------------------------------------------ writes
+
+    def insert(self, records: list[tuple[RunRecord, bool]]) -> list[str]:
+        """Add runs (record, imported) not here yet, in one transaction; the ids added. A run
+        already here (sent before, by this machine or pushed by another) is left as it is:
+        the run id is the key, so a run sent twice is kept once."""
+        import psycopg
+        added = []
+        try:
+            with self.db.transaction():
+                for rec, imported in records:
+                    d = rec.to_dict()
+                    row = self.db.execute(
+                        f"INSERT INTO {SCHEMA}.runs ({COLUMNS}) VALUES ({_VALUES}) "
+                        "ON CONFLICT (id) DO NOTHING RETURNING id",
+                        (rec.id, rec.created_at, rec.workload, rec.framework, rec.device,
+                         d["status"], rec.label, rec.source, int(imported), json.dumps(d),
+                         listing_of(rec, d))).fetchone()
+                    if row:
+                        added.append(row[0])
+        except psycopg.Error as e:
+            raise StoreError(sentence(e, self.url)) from None
+        return added
+
+    def set_label(self, run_ids: list[str], label: str | None) -> None:
+        for run_id in run_ids:
+            rec = self.get(run_id)
+            if rec is not None:
+                rec.label = label or None
+                d = rec.to_dict()
+                self.execute(f"UPDATE {SCHEMA}.runs SET label = %s, record = %s, listing = %s "
+                             "WHERE id = %s",
+                             (rec.label, json.dumps(d), listing_of(rec, d), run_id))
+
+    def delete(self, run_ids: list[str]) -> int:
+        """Runs deleted; another machine's runs stay unless this role is the admin (the
+        database's row-level security leaves them out)."""
+        return sum(self.execute(f"DELETE FROM {SCHEMA}.runs WHERE id = %s", (i,)).rowcount
+                   for i in run_ids)
+
+
+def migrate(db, upto: int = PG_SCHEMA_VERSION) -> int:
+    """Bring the schema up to version `upto` in one transaction, under a lock so two admins
+    opening at once do it once; the version it was at."""
+    with db.transaction():
+        db.execute("SELECT pg_advisory_xact_lock(hashtext('siliconbench schema'))")
+        if db.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (SCHEMA,)).fetchone() \
+                is None:
+            db.execute(f"CREATE SCHEMA {SCHEMA} AUTHORIZATION {ADMIN_ROLE}")
+        # What a migration makes belongs to the admin role, not to whoever ran it, so that
+        # any of the lab's admins can run the next one.
+        if db.execute("SELECT pg_has_role(%s, 'MEMBER')", (ADMIN_ROLE,)).fetchone()[0]:
+            db.execute(f"SET LOCAL ROLE {ADMIN_ROLE}")
+        db.execute(f"CREATE TABLE IF NOT EXISTS {SCHEMA}.schema_version (version INTEGER)")
+        row = db.execute(f"SELECT version FROM {SCHEMA}.schema_version").fetchone()
+        if row is None:
+            db.execute(f"INSERT INTO {SCHEMA}.schema_version VALUES (0)")
+        version = row[0] if row else 0
+        if version > PG_SCHEMA_VERSION:
+            raise StoreError(f"The shared store was set up by a newer SiliconBench (schema "
+                             f"{version}, this one knows {PG_SCHEMA_VERSION}); update "
+                             "SiliconBench to use it.")
+        for target in range(version + 1, upto + 1):
+            for statement in PG_MIGRATIONS[target - 1]:
+                db.execute(statement)
+            db.execute(f"UPDATE {SCHEMA}.schema_version SET version = %s", (target,))
+    return version
+
+
+def init(url: str, machines: list[str] = (), admins: list[str] = (),
+         upto: int = PG_SCHEMA_VERSION) -> list[str]:
+    """`siliconbench store init URL`: the roles, the schema (or its migrations) and each
+    machine's and admin's login role; one line for each thing done."""
+    import psycopg
+    from psycopg import sql
+    db = connect(url)
+    done = []
+    try:
+        with db.transaction():
+            for role in (ADMIN_ROLE, WRITER_ROLE):
+                if not _role_exists(db, role):
+                    db.execute(sql.SQL("CREATE ROLE {} NOLOGIN").format(sql.Identifier(role)))
+                    done.append(f"Created the role {role}.")
+        before = migrate(db, upto)
+        with db.transaction():
+            db.execute(sql.SQL("GRANT USAGE ON SCHEMA {} TO {}, {}").format(
+                sql.Identifier(SCHEMA), sql.Identifier(WRITER_ROLE),
+                sql.Identifier(ADMIN_ROLE)))
+            db.execute(sql.SQL("GRANT SELECT ON {}.schema_version TO {}, {}").format(
+                sql.Identifier(SCHEMA), sql.Identifier(WRITER_ROLE),
+                sql.Identifier(ADMIN_ROLE)))
+            for names, group in ((machines, WRITER_ROLE), (admins, ADMIN_ROLE)):
+                for name in names:
+                    if not _role_exists(db, name):
+                        db.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(name)))
+                        done.append(f"Created the login role {name}; give it a password with "
+                                    f"psql's \\password {name}.")
+                    db.execute(sql.SQL("GRANT {} TO {}").format(sql.Identifier(group),
+                                                                sql.Identifier(name)))
+                    done.append(f"{name} is a member of {group}.")
+    except psycopg.Error as e:
+        if getattr(e, "sqlstate", None) == "42501":
+            raise StoreError(f"The shared store {without_password(url)} refused to be set up "
+                             f"({_first_line(e)}); run siliconbench store init as a superuser "
+                             "or the database's owner.") from None
+        raise StoreError(sentence(e, url)) from None
+    finally:
+        db.close()
+    after = min(upto, PG_SCHEMA_VERSION)
+    done.append(f"The schema is at version {after}" + (
+        f" (was {before})." if before != after else " (already)."))
+    return done
+
+
+def _role_exists(db, role: str) -> bool:
+    return db.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone() \
+        is not None
+
+
+def _first_line(e: Exception) -> str:
+    return (str(e).strip().splitlines() or [type(e).__name__])[0]
+
+
+def check(url: str) -> tuple[bool, str]:
+    """Whether the shared store at `url` answers, and one sentence on it (Preferences' Test
+    Connection, `siliconbench store check`): how many runs of how many machines, or what to
+    fix."""
+    if not is_url(url):
+        return False, "Give a PostgreSQL address: postgresql://user@host/db or service=NAME."
+    try:
+        shared = SharedDatabase(url)
+    except StoreError as e:
+        return False, str(e)
+    try:
+        runs, machines = shared.execute(
+            f"SELECT count(*), count(DISTINCT coalesce(label, owner)) FROM {SCHEMA}.runs"
+        ).fetchone()
+        user = shared.execute("SELECT current_user").fetchone()[0]
+    except StoreError as e:
+        return False, str(e)
+    finally:
+        shared.close()
+    return True, (f"The shared store {without_password(url)} answers: {runs:,} runs of {machines:,} "
+            f"machines; this machine writes as {user}.")

@@ -1,0 +1,181 @@
+"""A machine's view of the shared store: runs are written here first, into the local SQLite
+store (siliconbench.core.store.Store), marked unsent, and sent to the shared one
+(siliconbench.core.store_pg) when they end, and again by `siliconbench store sync` while it
+cannot be reached. So a run made offline, or under way when the server dies, is kept here and
+arrives later, once: the run id is the shared table's key (ON CONFLICT DO NOTHING), and the
+mark goes only after the server committed it.
+
+Which store a command uses: SILICONBENCH_STORE (set by `--store URL`, or by the app from its
+Preferences) naming a PostgreSQL server, else the local file, as before (shared_url)."""
+
+from __future__ import annotations
+
+import os
+from typing import NamedTuple
+
+from siliconbench.core.results import RunRecord
+from siliconbench.core.store_pg import SharedDatabase, StoreURL, is_url
+from siliconbench.core.store_schema import Imported, StoreError
+
+ENV = "SILICONBENCH_STORE"
+_UNSENT = "CREATE TABLE IF NOT EXISTS unsent (id TEXT PRIMARY KEY)"
+
+
+def shared_url(path=None) -> str | None:
+    """The shared store's address a Store(path) opens, or None for a local file: the path given
+    when it is an address, else SILICONBENCH_STORE when no path is given."""
+    if isinstance(path, StoreURL):
+        return path.url
+    if path is None:
+        path = os.environ.get(ENV) or None
+    return path if is_url(path) else None
+
+
+class Sent(NamedTuple):
+    """What a sync or a push did: runs sent, runs the shared store had already, runs left
+    here (unsent, with why)."""
+    sent: int
+    already: int
+    left: int
+    why: str | None = None
+
+    def summary(self) -> str:
+        line = f"Sent {self.sent:,} run{'s' * (self.sent != 1)} to the shared store"
+        if self.already:
+            line += f"; {self.already:,} {'was' if self.already == 1 else 'were'} there already"
+        if self.left:
+            line += (f"; {self.left:,} kept here unsent ({self.why}); run siliconbench store "
+                     "sync when it can be reached")
+        return line + "."
+
+
+class SharedStore:
+    """The store a lab's machine uses: reads from the shared database; each run written to the
+    local store first and sent when it ends (see the module's text)."""
+
+    read_only = False
+
+    def __init__(self, url: str, local) -> None:
+        """`local`: this machine's store (siliconbench.core.store.Store), where runs wait."""
+        self.url, self.path = url, StoreURL(url)
+        self.local, self.notice = local, local.notice
+        if not self.local._has_table("unsent"):
+            with self.local._transaction() as db:
+                db.execute(_UNSENT)
+        self._shared: SharedDatabase | None = None
+        self.offline: str | None = None   # why the shared store could not be reached
+        try:
+            self._connected()
+        except StoreError as e:   # runs are kept here meanwhile; a read says why it cannot
+            self.offline = str(e)
+
+    @property
+    def unreadable(self) -> list[tuple[str, str]]:
+        return self._shared.unreadable if self._shared is not None else []
+
+    def _connected(self) -> SharedDatabase:
+        """The shared database, connecting (again) when needed; StoreError when it cannot."""
+        if self._shared is not None and not self._shared.db.closed \
+                and not self._shared.db.broken:
+            return self._shared
+        if self._shared is not None:
+            self._shared.close()
+            self._shared = None
+        self._shared = SharedDatabase(self.url)
+        self.offline = None
+        return self._shared
+
+    def close(self) -> None:
+        if self._shared is not None:
+            self._shared.close()
+        self.local.close()
+
+    # ------------------------------------------------------------ reads: the shared store
+
+    def get(self, run_id: str):
+        return self._connected().get(run_id)
+
+    def find(self, prefix: str):
+        return self._connected().find(prefix)
+
+    def runs(self, *args, **kwargs):
+        return self._connected().runs(*args, **kwargs)
+
+    def listing(self, limit: int | None = None):
+        return self._connected().listing(limit)
+
+    # ------------------------------------------------------------ a run: here first
+
+    def begin_run(self, rec: RunRecord) -> None:
+        self.local.begin_run(rec)
+        self._mark([rec.id])
+
+    def update_run(self, rec: RunRecord) -> None:
+        self.local.update_run(rec)
+
+    def save(self, rec: RunRecord) -> None:
+        """Keep the run here, then send every unsent run (this one first). A shared store that
+        cannot take it now is one sentence; the run waits here for `siliconbench store
+        sync`."""
+        self._mark([rec.id])
+        self.local.save(rec)
+        done = self.sync()
+        if done.left:
+            self.notice(f"the run {rec.id[:8]} is kept on this machine and not yet in the "
+                        f"shared store ({done.why}); siliconbench store sync sends it.")
+
+    def sync(self) -> Sent:
+        """Send the runs kept here unsent (not those still under way)."""
+        return self._send(self._unsent())
+
+    def push(self) -> Sent:
+        """Send every run of the local store (`siliconbench store push`), once each."""
+        under_way = self.local._under_way()
+        rows = self.local.db.execute("SELECT id FROM runs ORDER BY created_at").fetchall()
+        return self._send([r[0] for r in rows if r[0] not in under_way])
+
+    def _send(self, ids: list[str]) -> Sent:
+        if not ids:
+            return Sent(0, 0, 0)
+        imported = dict(self.local.db.execute(
+            f"SELECT id, imported FROM runs WHERE id IN ({','.join('?' * len(ids))})",
+            ids).fetchall())
+        records = [(rec, bool(imported.get(rec.id))) for rec in
+                   (self.local.get(i) for i in ids) if rec is not None]
+        try:
+            added = self._connected().insert(records)
+        except StoreError as e:
+            self.offline = str(e)
+            return Sent(0, 0, len(records), _short(str(e)))
+        self._unmark(ids)
+        return Sent(len(added), len(records) - len(added), 0)
+
+    def _unsent(self) -> list[str]:
+        under_way = self.local._under_way()
+        return [r[0] for r in self.local.db.execute("SELECT id FROM unsent").fetchall()
+                if r[0] not in under_way]
+
+    def _mark(self, ids: list[str]) -> None:
+        with self.local._transaction() as db:
+            db.executemany("INSERT OR IGNORE INTO unsent VALUES (?)", [(i,) for i in ids])
+
+    def _unmark(self, ids: list[str]) -> None:
+        with self.local._transaction() as db:
+            db.executemany("DELETE FROM unsent WHERE id = ?", [(i,) for i in ids])
+
+    # ------------------------------------------------------------ other writes: the shared store
+
+    def import_records(self, records: list[RunRecord]):
+        added = self._connected().insert([(rec, True) for rec in records])
+        return Imported(len(added), 0, len(records) - len(added))
+
+    def set_label(self, run_ids: list[str], label: str | None) -> None:
+        self._connected().set_label(run_ids, label)
+
+    def delete(self, run_ids: list[str]) -> int:
+        return self._connected().delete(run_ids)
+
+
+def _short(sentence: str) -> str:
+    """A sentence made a clause (to sit inside another)."""
+    return sentence[0].lower() + sentence[1:].rstrip(".") if sentence else sentence

@@ -1,0 +1,80 @@
+"""A distributed run's arguments that cannot work here are one sentence and exit 2 before
+anything starts, and nothing is stored: backends the framework cannot use on this machine,
+`--flag=--`, a hostfile nested too deep to read, a hostfile entry whose ssh and ips
+disagree on which host it is."""
+
+import json
+import shutil
+import sys
+
+import pytest
+
+from siliconbench.core.store import Store
+from tests.cli_processes import cli_in_process
+
+WORKLOADS = ["allreduce", "scaling"]
+
+
+def refused(capsys, *args) -> str:
+    rc, out, err = cli_in_process(capsys, "run", *args, "--quick")
+    assert rc == 2, (out, err)
+    [line] = err.splitlines()
+    assert line.startswith("siliconbench: ") and "internal error" not in line, line
+    assert Store().runs() == []
+    return line.removeprefix("siliconbench: ")
+
+
+def _not_here() -> list[tuple[str, str, str]]:
+    cases = [("torch", "mpi", "SiliconBench starts them with torchrun"),
+             ("torch", "nccl", "NCCL sums CUDA tensors only, and this run is on the CPU"),
+             ("torch", "ring", "PyTorch has no ring backend"),
+             ("mlx", "gloo", "MLX has no gloo backend"),
+             ("mlx", "nccl", "NCCL sums GPU arrays only, and this run is on the CPU")]
+    if sys.platform != "darwin":
+        cases.append(("mlx", "jaccl", "this machine is not a Mac"))
+    if shutil.which("mpirun") is None:
+        cases.append(("mlx", "mpi", "mpirun, which is not on this machine's PATH"))
+    return cases
+
+
+@pytest.mark.parametrize("workload", WORKLOADS)
+@pytest.mark.parametrize(("framework", "backend", "says"), _not_here())
+def test_a_backend_the_framework_cannot_use_here_is_refused_first(capsys, workload, framework,
+                                                                  backend, says):
+    said = refused(capsys, workload, "--framework", framework, "--device", "cpu",
+                   "--backend", backend)
+    assert says in said
+
+
+@pytest.mark.parametrize("workload", WORKLOADS)
+@pytest.mark.parametrize("flag", ["--hosts", "--port", "--time-limit", "--backend",
+                                  "--processes"])
+def test_a_flag_given_as_double_dash_is_one_sentence(capsys, workload, flag):
+    assert refused(capsys, workload, "--framework", "torch", f"{flag}=--") == \
+        f"{flag} needs a value."
+
+
+@pytest.mark.parametrize("workload", WORKLOADS)
+@pytest.mark.parametrize("framework", ["mlx", "torch"])
+def test_a_hostfile_nested_too_deep_is_one_sentence(capsys, tmp_path, workload, framework):
+    deep = tmp_path / "hosts.json"
+    deep.write_text('{"hosts": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    said = refused(capsys, workload, "--framework", framework, "--hosts", str(deep))
+    assert said == (f"{deep} is not an mlx.launch hostfile (its JSON nests lists or objects "
+                    "too deep to read).")
+
+
+@pytest.mark.parametrize("entry", [{"ssh": "10.0.0.5", "ips": ["127.0.0.1"]},
+                                   {"ssh": "user@10.0.0.5", "ips": ["127.0.0.1"]},
+                                   {"ssh": "127.0.0.1", "ips": ["10.0.0.5"]}])
+@pytest.mark.parametrize("framework", ["mlx", "torch"])
+def test_a_hostfile_entry_whose_ssh_and_ips_disagree_is_refused(capsys, tmp_path, entry,
+                                                                 framework):
+    """mlx.launch took {"ssh": "10.0.0.5", "ips": ["127.0.0.1"]} for this machine's ranks
+    and yet started them over SSH at 10.0.0.5 (exit 1, nothing on stderr)."""
+    path = tmp_path / "hosts.json"
+    path.write_text(json.dumps([{"ssh": "127.0.0.1", "ips": ["127.0.0.1"]}, entry]))
+    said = refused(capsys, "allreduce", "--framework", framework, "--hosts", str(path))
+    assert said.startswith(f"Host 2 of the hostfile is reached over SSH as {entry['ssh']} "
+                           f"and its ranks connect over {entry['ips'][0]}: only one of them "
+                           "is this machine's loopback")
