@@ -1,11 +1,13 @@
 """Fidelity of the llm workload on llama.cpp, in one run: SiliconBench's pp and tg tokens/s
 (the real path: a child process, the measure protocol) against llama-bench's avg_ts, built
-from the very llama.cpp source llama-cpp-python vendors, on the same GGUF files, threads and
-offload. Target: each ratio at least 0.97. The sides alternate, --rounds rounds each, so drift
-in the machine's speed hits both alike.
+from the very llama.cpp source llama-cpp-python vendors, on the same GGUF files and offload.
+Target: each ratio at least 0.97 (pp and tg, and both again at --depth: `pp512 @ d512`), and
+the same thread count (llama-bench is left to choose its own: the thread-count case). The
+sides alternate, --rounds rounds each, so drift in the machine's speed hits both alike.
 
     .venv/bin/python benchmarks/llamacpp_fidelity.py [--preset tiny] [--dtypes q4_0,q8_0]
-        [--layers N] [--prompt 512] [--gen 128] [--device cpu] [--rounds 3] [--jobs 2]
+        [--layers N] [--prompt 512] [--gen 128] [--depth 512] [--device cpu] [--rounds 3]
+        [--jobs 2]
 
 llama-bench is not in the wheel, but the wheel installs llama.cpp's libraries (libllama,
 libggml*, libllama-common) and headers into site-packages/lib and include. The first run
@@ -95,29 +97,43 @@ def vendored(folder: Path, version: str) -> Path:
     return source
 
 
-def siliconbench(args, dtype: str) -> tuple[float, float, dict]:
-    """pp and tg tokens/s of the real run, and its settings (file, threads, ngl)."""
-    params = {"preset": args.preset, "dtype": dtype, "prompts": [args.prompt], "depths": [0],
-              "gen_tokens": args.gen, "layers": args.layers}
+def test_name(prompt: int, gen: int, depth: int) -> str:
+    """llama-bench's test column: pp512, tg128, pp512 @ d4096."""
+    return (f"pp{prompt}" if prompt else f"tg{gen}") + (f" @ d{depth}" if depth else "")
+
+
+def siliconbench(args, dtype: str) -> tuple[dict[str, float], dict]:
+    """{test: tokens/s} of the real run (pp and tg at depth 0 and --depth), and its settings
+    (file, threads, ngl)."""
+    params = {"preset": args.preset, "dtype": dtype, "prompts": [args.prompt],
+              "depths": sorted({0, args.depth}), "gen_tokens": args.gen,
+              "layers": args.layers}
     rec = execute(RunSpec("llm", "llamacpp", args.device, params))
     if rec.status != "ok":
         sys.exit(f"the SiliconBench run failed: {rec.reason}")
-    value = {r.metric: r.value for r in rec.rows}
-    return value["prefill_tokens_per_s"], value["decode_tokens_per_s"], rec.settings
+    out = {}
+    for r in rec.rows:
+        p = r.params
+        if r.metric == "prefill_tokens_per_s":
+            out[test_name(p["prompt"], 0, p.get("depth", 0))] = r.value
+        elif r.metric == "decode_tokens_per_s":
+            out[test_name(0, p["gen_tokens"], p["depth"])] = r.value
+    return out, rec.settings
 
 
-def reference(binary: Path, settings: dict, args) -> tuple[float, float]:
-    """llama-bench's avg_ts of pp<prompt> and tg<gen> on the same file, threads, ngl and
-    repacking (off where the build's AMX kernels crash: --repack 0)."""
+def reference(binary: Path, settings: dict, args) -> tuple[dict[str, float], int]:
+    """llama-bench's avg_ts of each test (pp<prompt> and tg<gen> at -d 0,<depth>) on the same
+    file, ngl and repacking (off where the build's AMX kernels crash: --repack 0), with the
+    threads llama-bench chooses itself (no -t): the thread-count case; and those threads."""
     r = subprocess.run([str(binary), "-m", settings["gguf_file"], "-p", str(args.prompt),
-                        "-n", str(args.gen), "-t", str(settings["threads"]), "-ngl",
-                        str(settings["n_gpu_layers"]), "--repack",
+                        "-n", str(args.gen), "-d", ",".join(map(str, sorted({0, args.depth}))),
+                        "-ngl", str(settings["n_gpu_layers"]), "--repack",
                         "1" if settings.get("repack", True) else "0", "-o", "json"],
                        capture_output=True, text=True, check=True)
     tests = json.loads(r.stdout)
-    pp = next(t["avg_ts"] for t in tests if t["n_prompt"] and not t["n_gen"])
-    tg = next(t["avg_ts"] for t in tests if t["n_gen"] and not t["n_prompt"])
-    return pp, tg
+    [threads] = {t["n_threads"] for t in tests}
+    return {test_name(t["n_prompt"], t["n_gen"], t["n_depth"]): t["avg_ts"]
+            for t in tests}, threads
 
 
 def main() -> None:
@@ -127,6 +143,8 @@ def main() -> None:
     ap.add_argument("--dtypes", default="q4_0,q8_0")
     ap.add_argument("--prompt", type=int, default=512)
     ap.add_argument("--gen", type=int, default=128)
+    ap.add_argument("--depth", type=int, default=512,
+                    help="the depth case: pp and tg after this many positions (0: none)")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
@@ -136,27 +154,30 @@ def main() -> None:
     warn_if_busy()
     failed = False
     for dtype in args.dtypes.split(","):
-        ours: dict[str, list[float]] = {"pp": [], "tg": []}
-        theirs: dict[str, list[float]] = {"pp": [], "tg": []}
-        for _ in range(args.rounds):
-            pp, tg, settings = siliconbench(args, dtype)
-            ours["pp"].append(pp)
-            ours["tg"].append(tg)
-            pp, tg = reference(binary, settings, args)
-            theirs["pp"].append(pp)
-            theirs["tg"].append(tg)
-            print(f"  {dtype} round {len(ours['pp'])}: SiliconBench pp {ours['pp'][-1]:.2f} "
-                  f"tg {ours['tg'][-1]:.2f}, llama-bench pp {pp:.2f} tg {tg:.2f} tok/s",
-                  flush=True)
-        print(f"\n{settings['model']} ({settings['gguf_file']}), {settings['threads']} "
-              f"threads, ngl {settings['n_gpu_layers']}, repack {settings['extra_buffers']}; "
-              f"weights in {settings['weight_buffers']}")
-        for test, label in (("pp", f"pp{args.prompt}"), ("tg", f"tg{args.gen}")):
+        ours: dict[str, list[float]] = {}
+        theirs: dict[str, list[float]] = {}
+        for i in range(args.rounds):
+            mine, settings = siliconbench(args, dtype)
+            bench, bench_threads = reference(binary, settings, args)
+            for test in bench:
+                ours.setdefault(test, []).append(mine[test])
+                theirs.setdefault(test, []).append(bench[test])
+            print(f"  {dtype} round {i + 1}: " + ", ".join(
+                f"{t} SiliconBench {mine[t]:.2f} llama-bench {bench[t]:.2f}" for t in bench)
+                + " tok/s", flush=True)
+        print(f"\n{settings['model']} ({settings['gguf_file']}), ngl "
+              f"{settings['n_gpu_layers']}, repack {settings['extra_buffers']}; weights in "
+              f"{settings['weight_buffers']}; thread pool {settings.get('threadpool')}")
+        same = settings["threads"] == bench_threads
+        failed |= not same
+        print(f"  threads: SiliconBench {settings['threads']}, llama-bench's own default "
+              f"{bench_threads}: {'ok' if same else 'DIFFERENT'}")
+        for test in ours:
             a, b = statistics.median(ours[test]), statistics.median(theirs[test])
             ratio = a / b
             failed |= ratio < TARGET
-            print(f"  {label:>7}: SiliconBench {a:10.2f} tok/s   llama-bench {b:10.2f} tok/s   "
-                  f"ratio {ratio:.3f} {'ok' if ratio >= TARGET else f'BELOW {TARGET}'}")
+            print(f"  {test:>14}: SiliconBench {a:10.2f} tok/s   llama-bench {b:10.2f} tok/s"
+                  f"   ratio {ratio:.3f} {'ok' if ratio >= TARGET else f'BELOW {TARGET}'}")
     sys.exit(1 if failed else 0)
 
 

@@ -57,19 +57,14 @@ def siliconbench(framework: str, args) -> tuple[float, str]:
     return row.value, rec.settings["decode_loop"]
 
 
-def mlx_lm_generation_tps(args) -> "callable":
-    """A call giving stream_generate's generation_tps for one generation of the same model
-    (built by SiliconBench's MLX part: mlx-lm's classes, the same weights and dtype)."""
-    import mlx.core as mx
-    from mlx_lm.generate import stream_generate
+def token_ids():
+    """A tokenizer for stream_generate: token ids in, nothing out (no tokenizer is
+    downloaded, none is needed), never stopping early, as mlx_lm.benchmark."""
     from mlx_lm.tokenizer_utils import TokenizerWrapper
 
-    from siliconbench.core.frameworks.mlx.llm import MlxLM
-
     class TokenIds(TokenizerWrapper):
-        """Token ids in, nothing out: no tokenizer is downloaded, none is needed."""
         def __init__(self) -> None:
-            self._eos_token_ids = set()        # as mlx_lm.benchmark: never stop early
+            self._eos_token_ids = set()
             self._detokenizer = Silent()
 
     class Silent:
@@ -78,12 +73,22 @@ def mlx_lm_generation_tps(args) -> "callable":
         def reset(self) -> None: ...
         def add_token(self, token) -> None: ...
         def finalize(self) -> None: ...
+    return TokenIds()
+
+
+def mlx_lm_generation_tps(args) -> "callable":
+    """A call giving stream_generate's generation_tps for one generation of the same model
+    (built by SiliconBench's MLX part: mlx-lm's classes, the same weights and dtype)."""
+    import mlx.core as mx
+    from mlx_lm.generate import stream_generate
+
+    from siliconbench.core.frameworks.mlx.llm import MlxLM
 
     device = mx.gpu if args.device == "gpu" else mx.cpu
     mx.set_default_device(device)
     model = MlxLM(llm.PRESETS[args.preset], args.dtype).model
     prompt = mx.random.randint(0, llm.PRESETS[args.preset].vocab, (args.prompt,))
-    tokens = TokenIds()
+    tokens = token_ids()
 
     def call() -> float:
         for response in stream_generate(model, tokens, prompt, max_tokens=args.gen):

@@ -178,7 +178,7 @@ def _gemm(est: Estimate, params: dict, device, settings, fits) -> None:
 
 def _bandwidth(est: Estimate, params: dict, device, settings, fits) -> None:
     from siliconbench.core.workloads import bandwidth
-    arrays = {"copy": 2, "triad": 4}
+    arrays = bandwidth.ARRAYS
     rate, est.basis = _memory_gbs(device)
     total = 0.0
     for op in params.get("ops") or list(arrays):

@@ -25,7 +25,7 @@ METRIC_TITLES = {
     "replica_difference": "Difference between replicas",
     "prefill_tokens_per_s": "Prefill", "decode_tokens_per_s": "Decode",
     "ttft_ms": "Time to first token", "decode_roofline": "Decode memory bound",
-    "decode_compile_s": "Decode compile time",
+    "decode_compile_s": "Decode compile time", "decode_fixed_ms": "Decode fixed cost per step",
 }
 
 # What a row's % of peak is a share of where that is not the device's physical peak (an
@@ -33,7 +33,8 @@ METRIC_TITLES = {
 # a throughput (has_ceiling: TFLOPS, GB/s, img/s, tokens/s) has one at all: never a power,
 # a temperature or an efficiency.
 CEILINGS = {"decode_tokens_per_s": "memory bound", "prefill_tokens_per_s": "compute bound",
-            "ttft_ms": None, "decode_roofline": None, "decode_compile_s": None}
+            "ttft_ms": None, "decode_roofline": None, "decode_compile_s": None,
+            "decode_fixed_ms": None}
 
 # Values spanning more than this many times (highest over lowest) are drawn on a log axis,
 # in the app's charts and the HTML report's alike: beside 680 TFLOPS a CPU's 0.05 lies flat

@@ -297,8 +297,12 @@ print(json.dumps({"devices": [d.to_dict() for d in adapter.devices()],
 
 
 def rows_of(rec: dict) -> dict:
-    return {(r["metric"], r["params"].get("prompt", r["params"].get("depth"))): r
-            for r in rec["rows"]}
+    """{(metric, prompt or depth): row}; a prefill at a depth as (metric, (prompt, depth))."""
+    def key(p: dict):
+        if "prompt" in p and "depth" in p:
+            return p["prompt"], p["depth"]
+        return p.get("prompt", p.get("depth"))
+    return {(r["metric"], key(r["params"])): r for r in rec["rows"]}
 
 
 def store_a_triad(home: Path) -> float:
@@ -337,11 +341,18 @@ def test_a_tiny_run_on_the_cpu_makes_the_llm_rows(tmp_path, dtype, triad_stored)
             bound["detail"]
     assert rec["status"] == "ok", rec.get("reason")
     rows = rows_of(rec)
+    base = {"preset": "tiny", "dtype": dtype, "batch": 1}
+    # Two depths: the fixed cost of a step beside the bytes it streams (or why not)
+    fixed = rows.pop(("decode_fixed_ms", None))
+    assert fixed["unit"] == "ms" and fixed["params"] == {**base, "gen_tokens": 4}
+    assert (fixed["value"] or 0) > 0 or fixed["flags"] == ["unsupported"]
     assert set(rows) == {("prefill_tokens_per_s", 8), ("ttft_ms", 8),
+                         ("prefill_tokens_per_s", (8, 8)), ("ttft_ms", (8, 8)),
                          ("decode_tokens_per_s", 0), ("decode_tokens_per_s", 8),
                          ("decode_roofline", 0), ("decode_roofline", 8), ("peak_memory", None)}
-    base = {"preset": "tiny", "dtype": dtype, "batch": 1}
     assert rows[("prefill_tokens_per_s", 8)]["params"] == {**base, "prompt": 8}
+    # llama-bench's -d applies to pp too: pp8 @ d8
+    assert rows[("prefill_tokens_per_s", (8, 8))]["params"] == {**base, "prompt": 8, "depth": 8}
     assert rows[("decode_tokens_per_s", 8)]["params"] == {**base, "depth": 8, "gen_tokens": 4}
     for (metric, _), row in rows.items():
         unit = {"ttft_ms": "ms", "peak_memory": "bytes"}.get(metric, "tok/s")
@@ -372,7 +383,7 @@ def test_a_tiny_run_on_the_cpu_makes_the_llm_rows(tmp_path, dtype, triad_stored)
     # The terminal: llama-bench's columns and tests.
     assert "llama-bench style" in r.stdout
     for word in ("model", "size", "params", "backend", "ngl", "threads", "test", "t/s",
-                 "pp8", "tg4 @ d8", "CPU"):
+                 "pp8", "pp8 @ d8", "tg4 @ d8", "CPU"):
         assert word in r.stdout, word
 
 
@@ -419,17 +430,100 @@ def test_the_own_triad_runs_on_every_core_and_computes_the_triad(monkeypatch):
         seen.append((x.size, threading.get_ident()))
         return multiply(x, y, out=out)
     monkeypatch.setattr(llamacpp_ops.np, "multiply", spy)
-    result = ops.triad(a, b, c)()
+    result = ops.triad(b, c, 3.0)()
     monkeypatch.setattr(llamacpp_ops.np, "multiply", multiply)
     threads = {t for _, t in seen}
     assert threading.get_ident() not in threads
     # every element once, in three slices of a whole chunk and a partial one each
     assert sorted(n for n, _ in seen) == [4115] * 3 + [llamacpp_ops.CHUNK] * 3
     assert sum(n for n, _ in seen) == size
-    assert result == pytest.approx(a * b + c)
+    assert result == pytest.approx(b + 3 * c)          # STREAM's triad
     assert (ops.copy(a)() == a).all()
     ops.release()
     assert ops._pool is None
+
+
+@pytest.fixture(scope="module")
+def pool_and_depth(tmp_path_factory):
+    """One tiny float32 model on the CPU: the thread pool each context gets, and where a
+    prefill at a depth leaves the KV cache."""
+    home = tmp_path_factory.mktemp("llamacpp-pool")
+    code = """
+import ctypes, json
+from siliconbench.core.frameworks import Device
+from siliconbench.core.frameworks.llamacpp import adapter, models
+from siliconbench.core.frameworks.llamacpp.llm import GgufModel
+from siliconbench.core.workloads import llm
+real = adapter.threadpools()
+made, attached, freed = [], [], []
+def new(params):
+    pool = real.new(params)
+    made.append([params._obj.n_threads, params._obj.poll, pool])
+    return pool
+def attach(ctx, pool, batch_pool):
+    attached.append([ctx, pool, batch_pool])
+    real.attach(ctx, pool, batch_pool)
+def free(pool):
+    freed.append(pool)
+    real.free(pool)
+adapter.threadpools = lambda: real._replace(new=new, attach=attach, free=free)
+shape = llm.PRESETS["tiny"]
+lm = GgufModel(models.model_file(shape, "tiny", "float32", 2), Device("cpu"), 0, 2, shape.vocab)
+lc = lm.lc
+lm.open(64)
+context = lm.ctx
+span = lambda: [lc.llama_memory_seq_pos_min(lm.memory, 0), lc.llama_memory_seq_pos_max(lm.memory, 0)]
+after = {}
+for depth in (0, 24):
+    call = lm.prompt_call(16, depth)
+    filled = span()
+    call(); call()
+    after[depth] = [filled, span()]
+lm.release()
+print(json.dumps({"made": made, "attached": attached, "freed": freed, "context": context,
+                  "after": after}))
+"""
+    return child(code, home)
+
+
+@needs_llamacpp
+def test_each_context_gets_llama_bench_s_thread_pool_freed_after_it(pool_and_depth):
+    found = pool_and_depth
+    [(threads, poll, pool)] = found["made"]
+    assert pool and threads == 2 and poll == 50       # the run's threads; ggml's default poll
+    # attached to the context as llama-bench does (no separate pool for batches), freed after
+    assert found["attached"] == [[found["context"], pool, None]]
+    assert found["freed"] == [pool]
+
+
+@needs_llamacpp
+def test_a_prefill_at_depth_fills_the_kv_cache_first_and_decodes_after_it(pool_and_depth):
+    after = pool_and_depth["after"]
+    # depth 0: an empty cache before each call (-1: no position), the prompt's 16 after it
+    assert after["0"] == [[-1, -1], [0, 15]]
+    # depth 24: 24 positions filled once, each call rewinds to them and adds the prompt's 16
+    assert after["24"] == [[0, 23], [0, 39]]
+
+
+@needs_llamacpp
+def test_a_run_gives_pp_at_each_depth_and_says_the_cpu_alone_on_every_row(tmp_path):
+    r = sb("run", "llm", "--framework", "llamacpp", "--device", "cpu", "--preset", "tiny",
+           "--prompts", "8", "--depths", "0,16", "--gen-tokens", "2", "--dtype", "float32",
+           "--quick", "--json", home=tmp_path)
+    assert r.returncode == 0, r.stderr
+    rec = json.loads(r.stdout)
+    prefill = [r["params"] for r in rec["rows"] if r["metric"] == "prefill_tokens_per_s"]
+    assert [(p["prompt"], p.get("depth")) for p in prefill] == [(8, None), (8, 16)]
+    for row in rec["rows"]:
+        if row["metric"] in ("prefill_tokens_per_s", "ttft_ms", "decode_tokens_per_s"):
+            assert "the CPU alone: ngl 0" in row["note"], row
+    s = rec["settings"]
+    assert s["op_offload"] is False and s["threadpool"].startswith("attached: ")
+    from siliconbench.core.catalogue import catalogue
+    from siliconbench.core.results import RunRecord
+    [(_, columns, lines)] = catalogue()["llm"].more_tables(RunRecord.from_dict(rec))
+    assert columns[-3:] == ["nopo", "test", "t/s"]
+    assert [line[-2] for line in lines] == ["pp8", "pp8 @ d16", "tg2", "tg2 @ d16"]
 
 
 @needs_llamacpp

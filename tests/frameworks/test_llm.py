@@ -217,7 +217,8 @@ def test_a_compiled_run_names_its_loop_and_its_compile_time_on_its_rows(monkeypa
         settings |= e.get("settings") or {}
     assert settings["decode_loop"] == "compiled"
     decode, bound = rows["decode_tokens_per_s"], rows["decode_roofline"]
-    assert decode["note"].startswith("compiled decode loop; % of ")
+    assert decode["note"].startswith("compiled decode loop (generate's: ")
+    assert "; % of " in decode["note"]
     assert "compiled decode loop" in bound["note"]
     # Tokens/s across the batch, against a bound that reads each sequence's cache.
     step = shapes.bytes_per_decode_step(TINY, "float32", 2, 8, 6)
@@ -336,7 +337,8 @@ def test_a_custom_shape_is_part_of_every_point(monkeypatch):
     assert "measured by this run (torch, 4 MB arrays)" in settings["memory_bound"]["detail"]
     step = shapes.bytes_per_decode_step(replace(TINY, layers=1), "float32", 1, 0, 2)
     assert bound["value"] == pytest.approx(settings["memory_bound"]["gb_per_s"] * 1e9 / step)
-    assert decode["note"].startswith("eager decode loop; % of ")
+    assert decode["note"].startswith("eager decode loop (generate's: ")
+    assert "; % of " in decode["note"]
     assert decode["pct_of_peak"] == pytest.approx(100 * decode["value"] / bound["value"])
 
 
@@ -350,7 +352,8 @@ def test_decode_measured_before_a_triad_that_fails_is_kept_and_said(monkeypatch)
     llm.run(context(events), params)
     rows = [e["row"] for e in events if e["event"] == "row"]
     assert [r["metric"] for r in rows][-1] == "decode_tokens_per_s" and rows[-1]["value"] > 0
-    assert rows[-1]["note"] == "eager decode loop" and rows[-1]["pct_of_peak"] is None
+    assert rows[-1]["note"].startswith("eager decode loop (generate's: ")
+    assert rows[-1]["pct_of_peak"] is None
     assert [e["message"] for e in events if e["event"] == "warning"] == \
         ["No memory bound for decode: the triad failed (out of memory)."]
 
@@ -379,14 +382,18 @@ def check_rows(rec: dict, framework: str) -> dict:
     """Every row of a tiny run at its point, in its unit, from repeated blocks."""
     assert rec["status"] == "ok", rec.get("reason")
     rows = rows_of(rec)
+    base = {"preset": "tiny", "dtype": "float32", "batch": 1}
+    # Two depths: the fixed cost of a step beside the bytes it streams (or why not)
+    fixed = rows.pop(("decode_fixed_ms", None))
+    assert fixed["unit"] == "ms" and fixed["params"] == {**base, "gen_tokens": 4}
+    assert (fixed["value"] or 0) > 0 or fixed["flags"] == ["unsupported"]
     # Every decode row has its bound, from a stored triad or the run's own.
     assert set(rows) == {("prefill_tokens_per_s", 8), ("ttft_ms", 8),
                          ("decode_tokens_per_s", 0), ("decode_tokens_per_s", 8),
                          ("decode_roofline", 0), ("decode_roofline", 8), ("peak_memory", None)}
     assert rec["settings"]["decode_loop"] == "eager"   # generate's loop on a CPU, mlx-lm's
     for depth in (0, 8):
-        assert rows[("decode_tokens_per_s", depth)]["note"].startswith("eager decode loop; ")
-    base = {"preset": "tiny", "dtype": "float32", "batch": 1}
+        assert rows[("decode_tokens_per_s", depth)]["note"].startswith("eager decode loop")
     assert rows[("prefill_tokens_per_s", 8)]["params"] == {**base, "prompt": 8}
     assert rows[("decode_tokens_per_s", 8)]["params"] == {**base, "depth": 8, "gen_tokens": 4}
     for (metric, _), row in rows.items():

@@ -91,8 +91,7 @@ def test_bandwidth_through_the_cli(tmp_path):
     assert r.returncode == 0, r.stderr
     rec = json.loads(r.stdout)
     assert [row["params"] for row in rec["rows"]] == [
-        {"op": "copy", "size_mb": 1, "dtype": "float32"},
-        {"op": "triad", "size_mb": 1, "dtype": "float32"}]
+        {"op": op, "size_mb": 1, "dtype": "float32"} for op in ("copy", "scale", "add", "triad")]
     assert all(row["unit"] == "GB/s" and row["value"] > 0 for row in rec["rows"])
     assert rec["settings"]["copy_kernel"] == "tf.raw_ops.DeepCopy"
 

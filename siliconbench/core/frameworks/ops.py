@@ -25,8 +25,10 @@ class TensorOps(ABC):
     the device cannot run."""
 
     errors: tuple[type[BaseException], ...] = ()
-    # Labels for the record: which kernel a copy and a triad (a*b+c) are on this framework.
+    # Labels for the record: which kernel each of STREAM's four is on this framework.
     copy_kernel = ""
+    scale_kernel = ""
+    add_kernel = ""
     triad_kernel = ""
     # For the record: what one timed GEMM call is on this framework.
     gemm_call = "one product"
@@ -75,8 +77,18 @@ class TensorOps(ABC):
         raise NotImplementedError
 
     @abstractmethod
-    def triad(self, a, b, c) -> Step:
-        """a * b + c."""
+    def scale(self, c, s: float) -> Step:
+        """STREAM's scale: b = s * c, into an array of its own."""
+        raise NotImplementedError
+
+    @abstractmethod
+    def add(self, a, b) -> Step:
+        """STREAM's add: c = a + b, into an array of its own."""
+        raise NotImplementedError
+
+    @abstractmethod
+    def triad(self, b, c, s: float) -> Step:
+        """STREAM's triad: a = b + s * c, into an array of its own."""
         raise NotImplementedError
 
     def use_plain_copy(self) -> bool:

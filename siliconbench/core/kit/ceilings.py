@@ -9,6 +9,19 @@ from typing import NamedTuple
 
 PUBLISHED, MEASURED_TRIAD, MEASURED_GEMM = "published peak", "measured triad", "measured GEMM"
 
+# STREAM's kernels (McCalpin's stream.c), as the bandwidth workload runs them: what each
+# computes and the arrays it reads plus writes per element, the count its GB/s is of.
+STREAM_KERNELS = {"copy": ("c = a", 2), "scale": ("b = s*c", 2), "add": ("c = a + b", 3),
+                  "triad": ("a = b + s*c", 3)}
+
+
+def triad_name(settings: dict) -> str:
+    """What a bandwidth record's triad was, by its settings: STREAM's where the run said it
+    ran STREAM's kernels; before that, d = a*b + c over 4 arrays (its GB/s counted 4)."""
+    if "stream_kernels" in settings:
+        return f"STREAM's triad ({STREAM_KERNELS['triad'][0]})"
+    return "the triad d = a*b + c (4 arrays, SiliconBench's before STREAM's)"
+
 
 class Ceiling(NamedTuple):
     value: float        # GB/s or TFLOPS
@@ -59,8 +72,9 @@ def stored_ceiling(device_name: str, workload: str, dtype: str) -> Ceiling | Non
                 if rows:
                     row = max(rows, key=lambda r: r.params.get("size_mb", 0))
                     newest[rec.framework] = Ceiling(
-                        row.value, f"the triad {row.value:.4g} GB/s measured here by run "
-                                   f"{rec.id[:8]} ({rec.framework})", MEASURED_TRIAD)
+                        row.value, f"{triad_name(rec.settings)} {row.value:.4g} GB/s "
+                                   f"measured here by run {rec.id[:8]} ({rec.framework})",
+                        MEASURED_TRIAD)
             else:
                 rows = [r for r in rec.rows if r.value is not None and r.metric == "tflops"
                         and r.params.get("dtype") == dtype and "above_peak" not in r.flags]

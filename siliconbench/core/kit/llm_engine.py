@@ -39,6 +39,7 @@ class BuiltEngine:
     DTYPE_HINTS: dict[str, str] = {}
     LOAD_STEPS = 1
     TTFT_NOTE: str | None = None
+    PREFILL_DEPTHS = False       # prefill from an empty cache only
 
     def __init__(self, ctx, shape: ModelShape, params: dict) -> None:
         self.ctx, self.shape, self.dtype = ctx, shape, params["dtype"]
@@ -121,8 +122,13 @@ class BuiltEngine:
         return (f"Decoding with the cache differs from running the whole sequence by "
                 f"{gap:.2e} in the logits: the results are wrong.")
 
-    def prefill(self, batch: int, prompt: int) -> Callable[[], object]:
+    def prefill(self, batch: int, prompt: int, depth: int) -> Callable[[], object]:
+        if depth:
+            raise ValueError("a built engine's prefill starts from an empty cache")
         return self.lm.prefill(batch, prompt)
+
+    def placement(self) -> str | None:
+        return None              # the framework's device, all of it
 
     def decoder(self, batch: int, depth: int, steps: int, loop: str):
         return self.lm.decoder(batch, depth, steps, loop)

@@ -1,32 +1,42 @@
-"""Memory bandwidth: a device copy and a*b+c (STREAM's copy and triad) over arrays too large for
-the caches, in GB/s of bytes read plus written: the device's memory ceiling, beside GEMM's.
+"""Memory bandwidth: STREAM's four kernels (copy c = a, scale b = s*c, add c = a + b, triad
+a = b + s*c) over arrays too large for the caches, in GB/s of the bytes STREAM counts (2, 2, 3
+and 3 arrays read plus written): the device's memory ceiling, beside GEMM's.
+
+Records made before the STREAM kernels have a "triad" that was d = a*b + c over 4 arrays (its
+GB/s counted 4): they keep that meaning, and read so (siliconbench.core.kit.ceilings.
+triad_name, by the record's settings).
 
 The sweep and the rows are here. A framework supports bandwidth with the array operations
 gemm uses (siliconbench.core.frameworks.<name>.ops.Ops, a siliconbench.core.frameworks.ops.TensorOps): random,
-itemsize, copy, triad, use_plain_copy, timed, run_once, failure, release, and the labels
-copy_kernel and triad_kernel for the record."""
+itemsize, copy, scale, add, triad, use_plain_copy, timed, run_once, failure, release, and the
+labels <op>_kernel for the record."""
 
 from __future__ import annotations
 
 from siliconbench.core.catalogue import Workload
+from siliconbench.core.kit.ceilings import STREAM_KERNELS
 from siliconbench.core.kit.headroom import MEMORY_SHARE
 from siliconbench.core.numbers import quantity
 from siliconbench.core.params import Param
 from siliconbench.core.results import Row
 from siliconbench.core.stats import summarize
 
-OPS = ("copy", "triad")
+OPS = tuple(STREAM_KERNELS)          # copy, scale, add, triad
 DTYPE = "float32"
 DEFAULT_SIZES_MB = [64, 256, 1024]   # per array: past the largest caches (M-series SLC: 96 MB)
 MB = 2**20
-# Arrays each op keeps on the device, and how many of them it reads and writes per call.
-ARRAYS = {"copy": 2, "triad": 4}
-MOVED = {"copy": 2, "triad": 4}      # copy: read 1, write 1; triad: read a, b, c, write 1
+SCALAR = 3.0                         # STREAM's scalar
+# Arrays each op keeps on the device, and how many of them it reads and writes per call:
+# STREAM's counts (copy, scale: read 1, write 1; add, triad: read 2, write 1).
+ARRAYS = {op: n for op, (_, n) in STREAM_KERNELS.items()}
+MOVED = dict(ARRAYS)
+INPUTS = {op: n - 1 for op, n in ARRAYS.items()}
 
 WORKLOAD = Workload(
     name="bandwidth",
     title="Memory bandwidth (GB/s)",
-    summary="Device copy and a*b+c over arrays past the caches: the device's memory ceiling.",
+    summary="STREAM's copy, scale, add and triad over arrays past the caches: the device's "
+            "memory ceiling.",
     order=20,
     metric="gb_per_s",
     x="size_mb",
@@ -35,7 +45,8 @@ WORKLOAD = Workload(
     params=(
         Param("sizes_mb", "int_list", None, "Size of each array in MB (2^20 bytes).", min=1,
               max=65536, auto="64, 256 and 1024 MB, those that fit in the device's memory"),
-        Param("ops", "choice_list", list(OPS), "copy (b = a) and triad (d = a * b + c).",
+        Param("ops", "choice_list", list(OPS), "STREAM's kernels: " + ", ".join(
+            f"{op} ({formula})" for op, (formula, _) in STREAM_KERNELS.items()) + ".",
               choices=OPS),
     ),
 )
@@ -57,9 +68,10 @@ def run(ctx, params: dict) -> None:
     sizes = params["sizes_mb"] or default_sizes(free)
     names = params["ops"]
     reasons = {op: _unsupported_reason(ops, op) for op in names}
-    # What each op ran as on this framework, which the GB/s of a triad depends on.
-    kernels = {"copy": ops.copy_kernel, "triad": ops.triad_kernel}
-    ctx.record_settings(**{f"{op}_kernel": kernels[op] for op in names})
+    # What each op ran as on this framework, which its GB/s depends on; and that the ops are
+    # STREAM's (a record without it has the 4-array triad of before).
+    ctx.record_settings(**{f"{op}_kernel": getattr(ops, f"{op}_kernel") for op in names},
+                        stream_kernels={op: STREAM_KERNELS[op][0] for op in names})
     total = len(sizes) * len(names)
     done = 0
     for op in names:
@@ -80,13 +92,20 @@ def run(ctx, params: dict) -> None:
 
 
 def _step(ops, op: str, arrays: list):
-    return ops.copy(arrays[0]) if op == "copy" else ops.triad(*arrays[:3])
+    """STREAM's kernel `op` over its input arrays (its output is the op's own)."""
+    if op == "copy":
+        return ops.copy(arrays[0])
+    if op == "scale":
+        return ops.scale(arrays[0], SCALAR)
+    if op == "add":
+        return ops.add(arrays[0], arrays[1])
+    return ops.triad(arrays[0], arrays[1], SCALAR)
 
 
 def _unsupported_reason(ops, op: str) -> str | None:
     """Run the op once on tiny arrays; the framework's reason if the device cannot."""
     def attempt() -> None:
-        ops.run_once(_step(ops, op, [ops.random((64,), DTYPE) for _ in range(3)]))
+        ops.run_once(_step(ops, op, [ops.random((64,), DTYPE) for _ in range(2)]))
     why = ops.failure(attempt)
     if why is not None and op == "copy" and ops.use_plain_copy():
         why = ops.failure(attempt)
@@ -95,7 +114,7 @@ def _unsupported_reason(ops, op: str) -> str | None:
 
 def _measure_point(ctx, ops, op: str, size_mb: int, point: dict) -> Row:
     count = size_mb * MB // ops.itemsize(DTYPE)
-    arrays = [ops.random((count,), DTYPE) for _ in range(1 if op == "copy" else 3)]
+    arrays = [ops.random((count,), DTYPE) for _ in range(INPUTS[op])]
     try:
         m = ctx.measure(*ops.timed(_step(ops, op, arrays)))
         moved = MOVED[op] * count * ops.itemsize(DTYPE)

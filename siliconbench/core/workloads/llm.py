@@ -23,6 +23,7 @@ from siliconbench.core.kit.ceilings import (
     Ceiling,
     against_ceiling,
     stored_ceiling,
+    triad_name,
 )
 from siliconbench.core.kit.headroom import fits
 from siliconbench.core.kit.llm_shapes import (
@@ -104,7 +105,7 @@ DTYPES = ("bfloat16", "float16", "float32", "q4", "q8",
 DEFAULT_PROMPTS = [128, 512, 2048]
 CUSTOM = ("layers", "hidden", "heads", "kv_heads", "vocab")    # parameters that change a shape
 DEFAULT_DEPTHS = [0, 512, 2048]
-LOOPS = ("auto", "eager", "compiled")
+LOOPS = ("auto", "eager", "compiled", "fast")
 SWEEP_FROM = 512      # a context sweep's first prompt and depth (after an empty context)
 
 
@@ -134,6 +135,7 @@ class LLMEngine(Protocol):
     DTYPE_HINTS: Mapping[str, str]   # what another engine's precision is called here
     LOAD_STEPS: int                  # progress steps load() takes
     TTFT_NOTE: str | None            # the time-to-first-token rows' note
+    PREFILL_DEPTHS: bool             # prefill at every depth as well (llama-bench's -d)
 
     def check(self) -> None:
         """Refuses (ParamError) what only this engine cannot run, before anything is built."""
@@ -166,9 +168,13 @@ class LLMEngine(Protocol):
         and one decode step (the cache is real); a warning where they disagree: beyond
         `tolerance` (relative), or on the next token where the engine compares that."""
 
-    def prefill(self, batch: int, prompt: int) -> Callable[[], object]:
-        """A call: an empty cache, the prompt, the first token (or its logits) on the host
-        (one call is the time to first token)."""
+    def prefill(self, batch: int, prompt: int, depth: int) -> Callable[[], object]:
+        """A call: a cache holding `depth` positions (0 but where PREFILL_DEPTHS), the prompt,
+        the first token (or its logits) on the host (one call is the time to first token)."""
+
+    def placement(self) -> str | None:
+        """What every row says of where the model ran (llama.cpp: its layers offloaded and
+        whether its operations may be), or None."""
 
     def decoder(self, batch: int, depth: int, steps: int, loop: str) -> DecodeCall:
         """A call of `steps` greedy tokens after a context of `depth`, run by `loop`."""
@@ -242,7 +248,9 @@ WORKLOAD = Workload(
         Param("decode_loop", "choice", "auto", "The decode loop: eager, or compiled "
               "(torch.compile of the one-token forward with a static cache, CUDA graphs on "
               "CUDA); auto runs what the framework's own generate runs on the device "
-              "(transformers compiles on CUDA, not on a CPU or MPS; mlx-lm never).",
+              "(transformers compiles on CUDA, not on a CPU or MPS; mlx-lm never); fast "
+              "(PyTorch: gpt-fast's method, one compiled step choosing the next token, no "
+              "host read until the end) shows what the device can do.",
               choices=LOOPS, title="Decode loop"),
         Param("gpu_layers", "int", None, "llama.cpp: layers offloaded to the GPU "
               "(llama-bench's -ngl); the CPU device runs none.", min=0, max=1000,
@@ -429,7 +437,9 @@ def run(ctx, params: dict) -> None:
     ctx.record_settings(**engine.settings(), **bound_setting(bandwidth))
     # Decode measurements whose rows wait for the run's own triad (see below).
     waiting: list[tuple[dict, Decoded]] = []
-    total = len(prompts) + len(depths) + engine.LOAD_STEPS + (bandwidth is None)
+    prefills = [(p, d) for p in prompts
+                for d in ([0] + [d for d in depths if d] if engine.PREFILL_DEPTHS else [0])]
+    total = len(prefills) + len(depths) + engine.LOAD_STEPS + (bandwidth is None)
     ctx.adapter.reset_peak_memory(ctx.device)
     engine.load(lambda step, text: ctx.progress(step, total, text))
     try:
@@ -444,15 +454,18 @@ def run(ctx, params: dict) -> None:
         if wrong is not None:
             ctx.warn(wrong)
         done = engine.LOAD_STEPS
-        for prompt in prompts:
-            ctx.progress(done, total, engine.prefill_label(prompt))
-            point = {**base, "prompt": prompt}
-            if not room(prompt):
-                ctx.row(too_big_row("prefill_tokens_per_s", "tok/s", point, prompt))
+        for prompt, depth in prefills:
+            ctx.progress(done, total, engine.prefill_label(prompt) +
+                         (f" @ d{depth}" if depth else ""))
+            # A prefill past an empty cache names its depth; one from empty, as ever, none.
+            point = {**base, "prompt": prompt, **({"depth": depth} if depth else {})}
+            if not room(prompt + depth):
+                ctx.row(too_big_row("prefill_tokens_per_s", "tok/s", point, prompt + depth))
             else:
                 for row in _prefill_rows(ctx, engine, shape, point, flags, flop_ceiling):
                     ctx.row(row)
             done += 1
+        steps: list[tuple[float, float]] = []     # (bytes, seconds) of each decode step
         for depth in depths:
             ctx.progress(done, total, engine.decode_label(depth, gen))
             point = {**base, "depth": depth, "gen_tokens": gen}
@@ -460,6 +473,8 @@ def run(ctx, params: dict) -> None:
                 ctx.row(too_big_row("decode_tokens_per_s", "tok/s", point, depth + gen))
             else:
                 decoded = _decode(ctx, engine, point, loop)
+                steps.append((engine.step_bytes(batch, depth, gen),
+                              batch / summarize(decoded.m.rates(batch * gen)).median))
                 if bandwidth is None:
                     waiting.append((point, decoded))
                 else:
@@ -467,12 +482,40 @@ def run(ctx, params: dict) -> None:
                                             decoded):
                         ctx.row(row)
             done += 1
+        if len({b for b, _ in steps}) > 1:
+            ctx.row(fixed_cost_row({**base, "gen_tokens": gen}, steps,
+                                   engine.decode_note(loop)))
         ctx.row(memory_row(ctx, base, flags))
     finally:
         engine.release()
     rows_after_own_triad(ctx, waiting, total, lambda point, decoded, bandwidth:
                          _decode_rows(engine, shape, point, flags, bandwidth, decoded))
     ctx.progress(total, total, "done")
+
+
+def fixed_cost_row(point: dict, steps: list[tuple[float, float]], loop_note: str) -> Row:
+    """The fixed cost of a decode step, apart from the bytes it streams: the least-squares
+    line through each depth's (bytes read, seconds) per step, whose intercept is what a step
+    costs whatever it reads (launches, host reads, Python) and whose slope is the rate it
+    streams at. A decode whose fixed cost is a large share of its step time is bound by
+    overhead, not by memory. None where the step times do not rise with the bytes (the
+    depths too close for the noise)."""
+    n = len(steps)
+    mean_b = sum(b for b, _ in steps) / n
+    mean_t = sum(t for _, t in steps) / n
+    slope = sum((b - mean_b) * (t - mean_t) for b, t in steps) / \
+        sum((b - mean_b) ** 2 for b, _ in steps)
+    fixed = mean_t - slope * mean_b
+    depths = f"{n} depths"
+    if slope <= 0 or fixed < 0:
+        return Row("decode_fixed_ms", None, "ms", point, flags=["unsupported"],
+                   note=f"the {depths}' step times do not rise with the bytes they read: "
+                        f"no fixed cost can be told apart ({loop_note})")
+    share = fixed / mean_t
+    return Row("decode_fixed_ms", fixed * 1e3, "ms", point, None, [],
+               f"a line through the {depths}' seconds per step against the bytes each reads: "
+               f"{fixed * 1e3:.3g} ms a step whatever it reads ({share:.0%} of the mean "
+               f"step), beside {1 / slope / 1e9:.4g} GB/s streamed ({loop_note})")
 
 
 def rows_after_own_triad(ctx, waiting: list, total: int, rows_for) -> None:
@@ -517,7 +560,7 @@ def too_big_row(metric: str, unit: str, point: dict, tokens: int) -> Row:
 def _prefill_rows(ctx, engine: LLMEngine, shape, point: dict, flags: list[str],
                   ceiling) -> list[Row]:
     batch, prompt = point["batch"], point["prompt"]
-    m = ctx.measure(engine.prefill(batch, prompt))
+    m = ctx.measure(engine.prefill(batch, prompt, point.get("depth", 0)))
     flags = (["noisy"] if m.noisy else []) + flags
     rates = m.rates(batch * prompt)
     stats = summarize(rates)
@@ -525,9 +568,14 @@ def _prefill_rows(ctx, engine: LLMEngine, shape, point: dict, flags: list[str],
     pct, row_flags, note = against_ceiling(ceiling, tflops, "TFLOPS", flags)
     ms = [t * 1e3 for t in m.per_call_s]
     return [Row("prefill_tokens_per_s", stats.median, "tok/s", point, stats, row_flags,
-                note, pct, rates),
+                _joined(note, engine.placement()), pct, rates),
             Row("ttft_ms", summarize(ms).median, "ms", point, summarize(ms), list(flags),
-                engine.TTFT_NOTE, None, ms)]
+                _joined(engine.TTFT_NOTE, engine.placement()), None, ms)]
+
+
+def _joined(*notes: str | None) -> str | None:
+    """A row's note of the parts that say something."""
+    return "; ".join(n for n in notes if n) or None
 
 
 class Decoded(NamedTuple):
@@ -564,7 +612,7 @@ def _decode_rows(engine: LLMEngine, shape: ModelShape, point: dict, flags: list[
     bound = None if ceiling is None else batch * ceiling[0] * 1e9 / step_bytes
     roof = None if ceiling is None else (bound, ceiling[1])
     pct, row_flags, note = against_ceiling(roof, stats.median, "tok/s", flags)
-    said = engine.decode_note(loop)
+    said = _joined(engine.decode_note(loop), engine.placement())
     rows = [Row("decode_tokens_per_s", stats.median, "tok/s", point, stats, row_flags,
                 f"{said}; {note}" if note else said, pct, rates)]
     if bound is not None:
@@ -602,9 +650,9 @@ def measured_ceiling(ctx, workload: str, dtype: str) -> Ceiling | None:
 
 
 def own_triad(ctx) -> Ceiling | None:
-    """The triad (d = a * b + c, siliconbench.core.workloads.bandwidth's) measured now on the
-    run's device, briefly; None where it cannot run (the run then warns: its decode has no
-    bound)."""
+    """STREAM's triad (a = b + s*c, siliconbench.core.workloads.bandwidth's) measured now on
+    the run's device, briefly; None where it cannot run (the run then warns: its decode has
+    no bound)."""
     from dataclasses import replace as changed
 
     from siliconbench.core.frameworks.ops import for_run
@@ -620,18 +668,18 @@ def own_triad(ctx) -> Ceiling | None:
                  f"published, and one cannot run now ({why}).")
         return None
     count = size * bw.MB // ops.itemsize(bw.DTYPE)
-    arrays = [ops.random((count,), bw.DTYPE) for _ in range(3)]
+    arrays = [ops.random((count,), bw.DTYPE) for _ in range(bw.INPUTS["triad"])]
     try:
         settings = changed(ctx.settings, **{k: min(v, getattr(ctx.settings, k))
                                             for k, v in OWN_TRIAD_SECONDS.items()})
-        m = measure(*ops.timed(ops.triad(*arrays)), settings)
+        m = measure(*ops.timed(ops.triad(*arrays, bw.SCALAR)), settings)
         gb_s = summarize(m.rates(bw.MOVED["triad"] * count * ops.itemsize(bw.DTYPE))).median \
             / 1e9
     finally:
         del arrays
         ops.release()
-    return Ceiling(gb_s, f"the triad {gb_s:.4g} GB/s measured by this run ({ctx.framework}, "
-                         f"{size} MB arrays)", MEASURED_TRIAD)
+    return Ceiling(gb_s, f"{triad_name({'stream_kernels': True})} {gb_s:.4g} GB/s measured "
+                         f"by this run ({ctx.framework}, {size} MB arrays)", MEASURED_TRIAD)
 
 
 # ---------------------------------------------------------------- the terminal
@@ -650,10 +698,10 @@ def llama_bench_table(rec) -> list[tuple[str, list[str], list[list[str]]]]:
         if row.metric not in ("prefill_tokens_per_s", "decode_tokens_per_s") or not row.samples:
             continue
         p = row.params
-        if row.metric == "prefill_tokens_per_s":
-            test = f"pp{p['prompt']}"
-        else:
-            test = f"tg{p['gen_tokens']}" + (f" @ d{p['depth']}" if p["depth"] else "")
+        test = f"pp{p['prompt']}" if row.metric == "prefill_tokens_per_s" else \
+            f"tg{p['gen_tokens']}"
+        if p.get("depth"):
+            test += f" @ d{p['depth']}"
         sd = statistics.stdev(row.samples) if len(row.samples) > 1 else 0.0
         size, params = s.get("weight_bytes"), s.get("parameters")
         cells = {"size": _scaled(size, 1024, ("B", "KiB", "MiB", "GiB")) if size else "",

@@ -13,6 +13,7 @@ import subprocess
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
+from typing import NamedTuple
 
 from siliconbench.core.frameworks import (
     Device,
@@ -103,6 +104,19 @@ def _ggml():
     return g
 
 
+def _cpu_reg(g) -> int | None:
+    """The CPU backend's registry (ggml_backend_reg_t), its proc-address lookup declared;
+    AttributeError where the library lacks a function."""
+    g.ggml_backend_dev_by_type.argtypes = [ctypes.c_int]
+    g.ggml_backend_dev_by_type.restype = ctypes.c_void_p
+    g.ggml_backend_dev_backend_reg.argtypes = [ctypes.c_void_p]
+    g.ggml_backend_dev_backend_reg.restype = ctypes.c_void_p
+    g.ggml_backend_reg_get_proc_address.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+    g.ggml_backend_reg_get_proc_address.restype = ctypes.c_void_p
+    dev = g.ggml_backend_dev_by_type(CPU)
+    return g.ggml_backend_dev_backend_reg(dev) if dev else None
+
+
 def cpu_extra_buffer_types() -> list[str]:
     """The names of the weight buffer types llama.cpp's CPU backend offers beside plain host
     memory in this build (ggml-cpu.cpp, ggml_backend_cpu_get_extra_buffer_types): AMX where
@@ -112,21 +126,15 @@ def cpu_extra_buffer_types() -> list[str]:
     if g is None:
         return []
     try:
-        g.ggml_backend_dev_by_type.argtypes = [ctypes.c_int]
-        g.ggml_backend_dev_by_type.restype = ctypes.c_void_p
-        g.ggml_backend_dev_backend_reg.argtypes = [ctypes.c_void_p]
-        g.ggml_backend_dev_backend_reg.restype = ctypes.c_void_p
-        g.ggml_backend_reg_get_proc_address.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-        g.ggml_backend_reg_get_proc_address.restype = ctypes.c_void_p
+        reg = _cpu_reg(g)
         g.ggml_backend_buft_name.argtypes = [ctypes.c_void_p]
         g.ggml_backend_buft_name.restype = ctypes.c_char_p
     except AttributeError:
         return []
-    dev = g.ggml_backend_dev_by_type(CPU)
-    if not dev:
+    if not reg:
         return []
-    address = g.ggml_backend_reg_get_proc_address(g.ggml_backend_dev_backend_reg(dev),
-                                                  b"ggml_backend_dev_get_extra_bufts")
+    dev = g.ggml_backend_dev_by_type(CPU)
+    address = g.ggml_backend_reg_get_proc_address(reg, b"ggml_backend_dev_get_extra_bufts")
     if not address:
         return []
     get = ctypes.CFUNCTYPE(ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p)(address)
@@ -166,18 +174,152 @@ def device_id(backend_name: str) -> str:
 
 @cache
 def threads() -> int:
-    """The threads llama-bench runs by default (common_cpu_get_num_math): the performance
-    cores on an Apple Silicon Mac, the physical cores elsewhere."""
-    if platform.system() == "Darwin":
-        try:
-            out = subprocess.run(["sysctl", "-n", "hw.perflevel0.physicalcpu"],
-                                 capture_output=True, text=True, timeout=5).stdout.strip()
+    """The threads llama-bench runs by default: common_cpu_get_num_math() of llama.cpp's
+    common/common.cpp, on this machine."""
+    return num_math()
+
+
+def num_math(system: str | None = None, machine: str | None = None,
+             sys_root: Path = Path("/sys"), cpuinfo: Path = Path("/proc/cpuinfo"),
+             online: int | None = None, allowed: set[int] | None = None) -> int:
+    """common_cpu_get_num_math() ported: on Linux x86-64 with a hybrid CPU (cpuid leaf 7's
+    hybrid bit, which Linux lists as the `hybrid_cpu` flag) the CPUs counted as llama.cpp
+    counts them, one per performance core, skipping efficiency cores (those of the kernel's
+    cpu_atom PMU, cpuid leaf 0x1a's Atom core type) and the sibling after each performance
+    CPU; elsewhere, or where that count fails, the physical cores
+    (common_cpu_get_num_physical_cores). The arguments stand in for the machine in tests."""
+    system = system or platform.system()
+    machine = (machine or platform.machine()).lower()
+    if system == "Linux" and machine in ("x86_64", "amd64"):
+        n_cpu = online if online is not None else os.sysconf("SC_NPROCESSORS_ONLN")
+        if n_cpu >= 1 and _hybrid(cpuinfo):
+            counted = _count_math_cpus(n_cpu, _cpu_list(sys_root / "devices/cpu_atom/cpus"),
+                                       allowed if allowed is not None
+                                       else os.sched_getaffinity(0))
+            if counted > 0:
+                return counted
+    return physical_cores(system, sys_root)
+
+
+def _hybrid(cpuinfo: Path) -> bool:
+    try:
+        text = cpuinfo.read_text(errors="replace")
+    except OSError:
+        return False
+    return any(line.startswith("flags") and "hybrid_cpu" in line.split()
+               for line in text.splitlines())
+
+
+def _cpu_list(path: Path) -> set[int]:
+    """A sysfs CPU list ("0-3,8,10-11") as a set; empty where there is none."""
+    try:
+        text = path.read_text().strip()
+    except OSError:
+        return set()
+    out: set[int] = set()
+    for part in filter(None, text.split(",")):
+        first, _, last = part.partition("-")
+        out.update(range(int(first), int(last or first) + 1))
+    return out
+
+
+def _count_math_cpus(n_cpu: int, efficiency: set[int], allowed: set[int]) -> int:
+    """cpu_count_math_cpus: each CPU in turn (pinning to one outside the process's affinity
+    fails: -1), an efficiency core skipped, a performance core counted and the CPU after it
+    (its hyperthread) skipped."""
+    result, cpu = 0, 0
+    while cpu < n_cpu:
+        if cpu not in allowed:
+            return -1
+        if cpu in efficiency:
+            cpu += 1
+            continue
+        cpu += 2
+        result += 1
+    return result
+
+
+def physical_cores(system: str, sys_root: Path = Path("/sys")) -> int:
+    """common_cpu_get_num_physical_cores: on Linux the distinct thread_siblings masks of
+    cpu0, cpu1, ... up to the first missing one; on macOS the performance cores
+    (hw.perflevel0.physicalcpu), else hw.physicalcpu; elsewhere, or where those fail,
+    std::thread::hardware_concurrency() halved above 4."""
+    if system == "Linux":
+        siblings, cpu = set(), 0
+        while True:
+            try:
+                siblings.add((sys_root / f"devices/system/cpu/cpu{cpu}/topology/"
+                              "thread_siblings").read_text().splitlines()[0])
+            except (OSError, IndexError):
+                break
+            cpu += 1
+        if siblings:
+            return len(siblings)
+    elif system == "Darwin":
+        for key in ("hw.perflevel0.physicalcpu", "hw.physicalcpu"):
+            try:
+                out = subprocess.run(["sysctl", "-n", key], capture_output=True, text=True,
+                                     timeout=5).stdout.strip()
+            except (OSError, subprocess.SubprocessError):
+                continue
             if out.isdigit() and int(out) > 0:
                 return int(out)
-        except (OSError, subprocess.SubprocessError):
-            pass
-    import psutil
-    return psutil.cpu_count(logical=False) or os.cpu_count() or 1
+    elif system == "Windows":
+        import psutil
+        if psutil.cpu_count(logical=False):
+            return psutil.cpu_count(logical=False)
+    n = os.cpu_count() or 0
+    return (n if n <= 4 else n // 2) if n > 0 else 4
+
+
+# ggml_threadpool_params (ggml/include/ggml.h): llama-cpp-python has no binding for it.
+GGML_MAX_N_THREADS = 512
+
+
+class ThreadpoolParams(ctypes.Structure):
+    _fields_ = [("cpumask", ctypes.c_bool * GGML_MAX_N_THREADS), ("n_threads", ctypes.c_int),
+                ("prio", ctypes.c_int), ("poll", ctypes.c_uint32),
+                ("strict_cpu", ctypes.c_bool), ("paused", ctypes.c_bool)]
+
+
+class Threadpools(NamedTuple):
+    """ggml's thread pool functions, declared with ctypes (llama-cpp-python 0.3.36 binds
+    none of them: its llama_attach_threadpool is a TODO)."""
+    params_default: Callable       # ggml_threadpool_params_default(n_threads) (libggml-base)
+    new: Callable                  # ggml_threadpool_new(&params) (the CPU backend)
+    free: Callable                 # ggml_threadpool_free(pool)
+    attach: Callable               # llama_attach_threadpool(ctx, pool, pool_batch) (libllama)
+
+
+@cache
+def threadpools() -> Threadpools | None:
+    """The thread pool functions as llama-bench reaches them: the CPU backend's through its
+    registry's proc addresses (ggml_backend_reg_get_proc_address), so a build whose backends
+    are loadable modules has them too; None where the build lacks one."""
+    g = _ggml()
+    if g is None:
+        return None
+    import llama_cpp.llama_cpp as bindings
+    try:
+        g.ggml_threadpool_params_default.argtypes = [ctypes.c_int]
+        g.ggml_threadpool_params_default.restype = ThreadpoolParams
+        attach = bindings._lib.llama_attach_threadpool
+        attach.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+        attach.restype = None
+        reg = _cpu_reg(g)
+    except AttributeError:
+        return None
+    if not reg:
+        return None
+
+    def proc(name: str, restype, *argtypes):
+        address = g.ggml_backend_reg_get_proc_address(reg, name.encode())
+        return ctypes.CFUNCTYPE(restype, *argtypes)(address) if address else None
+    new = proc("ggml_threadpool_new", ctypes.c_void_p, ctypes.POINTER(ThreadpoolParams))
+    free = proc("ggml_threadpool_free", None, ctypes.c_void_p)
+    if new is None or free is None:
+        return None
+    return Threadpools(g.ggml_threadpool_params_default, new, free, attach)
 
 
 def version() -> str:

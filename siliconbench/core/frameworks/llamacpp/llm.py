@@ -71,6 +71,7 @@ class GgufModel:
             cpu_extra_buffer_types,
             lib,
             quiet,
+            threadpools,
         )
         self.lc = lc = lib()
         quiet()
@@ -91,7 +92,8 @@ class GgufModel:
             raise RuntimeError(f"llama.cpp could not load {path}")
         # Where the weights went, as llama.cpp's load said it: "CPU_REPACK 1.50 MiB, ..."
         self.weight_buffers = ", ".join(f"{name} {mib:.2f} MiB" for name, mib in WEIGHT_BUFFERS)
-        self.ctx = None
+        self.ctx = self.pool = None
+        self.pool_api = threadpools() is not None
         buf = ctypes.create_string_buffer(256)
         lc.llama_model_desc(self.model, buf, len(buf))
         self.desc = buf.value.decode(errors="replace")
@@ -114,6 +116,25 @@ class GgufModel:
             raise MemoryError(f"out of memory: llama.cpp could not make a context of {n_ctx} "
                               "positions")
         self.memory = lc.llama_get_memory(self.ctx)
+        self.pool = self._threadpool()
+
+    def _threadpool(self):
+        """llama-bench's thread pool, made per test and attached to its context: the
+        default parameters for the threads (ggml_threadpool_params_default: polling 50, no CPU
+        mask, normal priority, as llama-bench's defaults leave them). Without one, ggml makes
+        and frees its threads at every llama_decode where it is built without OpenMP (the
+        usual macOS build). None where this build lacks the functions (a run then says so)."""
+        from siliconbench.core.frameworks.llamacpp.adapter import threadpools
+        api = threadpools()
+        if api is None:
+            return None
+        params = api.params_default(self.threads)
+        pool = api.new(ctypes.byref(params))
+        if not pool:
+            raise RuntimeError(f"llama.cpp could not make a thread pool of {self.threads} "
+                               "threads")
+        api.attach(self.ctx, pool, None)
+        return pool
 
     def ids(self, n: int, seed: int) -> list[int]:
         """n random token ids, as llama-bench draws them (any id of the vocabulary)."""
@@ -146,13 +167,23 @@ class GgufModel:
         ptr = self.lc.llama_get_logits_ith(self.ctx, -1)
         return np.ctypeslib.as_array(ptr, (self.vocab,)).copy()
 
-    def prompt_call(self, prompt: int):
-        """llama-bench's pp test: an empty KV memory, the prompt in n_batch chunks, then one
-        synchronisation."""
+    def fill(self, depth: int) -> None:
+        """The context filled to `depth` from an empty KV memory (untimed, as llama-bench's
+        depth run before a test's timing starts)."""
+        self.clear()
+        for chunk in self.tokens(depth, depth + 1):
+            self.decode(chunk)
+        self.sync()
+
+    def prompt_call(self, prompt: int, depth: int = 0):
+        """llama-bench's pp test (`pp512 @ d4096` past an empty context): the context filled
+        to `depth` once and rewound to it before every call (an empty KV memory at depth 0),
+        the prompt in n_batch chunks after it, then one synchronisation."""
         chunks = self.tokens(prompt, prompt)
+        self.fill(depth)
 
         def call() -> None:
-            self.clear()
+            self.rewind(depth) if depth else self.clear()
             for chunk in chunks:
                 self.decode(chunk)
             self.sync()
@@ -161,10 +192,7 @@ class GgufModel:
     def gen_call(self, depth: int, steps: int):
         """llama-bench's tg test: `steps` single-token decodes each synchronised, from a
         context filled to `depth` once (untimed) and rewound to it before every call."""
-        self.clear()
-        for chunk in self.tokens(depth, depth + 1):
-            self.decode(chunk)
-        self.sync()
+        self.fill(depth)
         singles = [(ctypes.c_int32 * 1)(t) for t in self.ids(steps, steps + 7)]
 
         def call() -> None:
@@ -193,9 +221,13 @@ class GgufModel:
         return int(np.argmax(whole)) == int(np.argmax(stepped)), gap
 
     def close(self) -> None:
+        """The context, then its thread pool, as llama-bench frees them after a test."""
         if self.ctx:
             self.lc.llama_free(self.ctx)
-        self.ctx = None
+        if self.pool:
+            from siliconbench.core.frameworks.llamacpp.adapter import threadpools
+            threadpools().free(self.pool)
+        self.ctx = self.pool = None
 
     def release(self) -> None:
         self.close()
@@ -232,6 +264,7 @@ class Engine:
                    "q8": " (llama.cpp's 8-bit type is q8_0)"}
     LOAD_STEPS = 2               # the model file, then loading it
     TTFT_NOTE = "the prompt's decode with its last token's logits on the host (no sampling)"
+    PREFILL_DEPTHS = True        # llama-bench's -d applies to its pp tests as well
 
     def __init__(self, ctx, shape: ModelShape, params: dict) -> None:
         self.ctx, self.shape, self.params, self.dtype = ctx, shape, params, params["dtype"]
@@ -282,6 +315,11 @@ class Engine:
             gguf_file=self.path.name if self.own else str(self.path),
             gguf_type=self.own.file.quantisation if self.own else FTYPES[self.dtype][1],
             backend=backend(self.ctx), n_gpu_layers=self.gpu_layers, threads=self.threads,
+            op_offload=not self.on_cpu, placement=self.placement(),
+            threadpool=(f"attached: {self.threads} threads, ggml's default parameters, as "
+                        "llama-bench attaches one to each test's context")
+            if lm.pool_api else "none: this build lacks ggml's thread pool functions, so "
+                                "ggml makes its own threads",
             repack=lm.repack, extra_buffers=lm.extra_buffers, weight_buffers=lm.weight_buffers,
             n_batch=N_BATCH, n_ubatch=N_UBATCH, flash_attn="auto", kv_cache=KV_DTYPE,
             llama_cpp_commit=commit(),
@@ -317,6 +355,15 @@ class Engine:
     def default_loop(self) -> str:
         return "eager"
 
+    def placement(self) -> str:
+        """The offload state llama-bench's ngl and nopo columns give: on the cpu device the
+        model is given no GPU, so nothing is offloaded, where llama-bench -ngl 0 on a GPU
+        build still offloads large operations (op_offload) unless -nopo 1."""
+        if self.on_cpu:
+            return ("the CPU alone: ngl 0 and no GPU for llama.cpp's op offload (llama-bench "
+                    "-ngl 0 -nopo 1)")
+        return f"ngl {self.gpu_layers} on {backend(self.ctx)}, op offload on"
+
     def cache_check(self, tolerance: float) -> str | None:
         """The next token, as llama-bench's users read it; the logits' gap is only said."""
         same, gap = self.model.next_token_check(min(16, self.shape.max_positions - 1))
@@ -325,9 +372,9 @@ class Engine:
         return (f"Decoding with the KV cache picks another next token than decoding the whole "
                 f"sequence (logits differ by {gap:.2e}): the results are wrong.")
 
-    def prefill(self, batch: int, prompt: int):
-        self.model.open(prompt)
-        return self.model.prompt_call(prompt)
+    def prefill(self, batch: int, prompt: int, depth: int):
+        self.model.open(prompt + depth)
+        return self.model.prompt_call(prompt, depth)
 
     def decoder(self, batch: int, depth: int, steps: int, loop: str):
         self.model.open(depth + steps)
@@ -357,7 +404,10 @@ class Engine:
         """llama-bench's, with its rpk column where weights were not repacked (--repack 0):
         a build whose AMX kernels crash runs so (CRASHING_BUFFERS)."""
         repack = settings.get("repack", True)   # records before it was said repacked by default
-        return ["ngl", "threads"] + ([] if repack else ["rpk"])
+        # nopo where operations could not be offloaded: the cpu device (records before it was
+        # said were CPU or GPU runs alike: no column)
+        nopo = settings.get("op_offload", True)
+        return ["ngl", "threads"] + ([] if repack else ["rpk"]) + ([] if nopo else ["nopo"])
 
     @staticmethod
     def bench_cells(rec, point: dict) -> dict[str, str]:
@@ -365,4 +415,4 @@ class Engine:
         return {"model": s.get("model") or f"{point['preset']} {point['dtype']}",
                 "backend": str(s.get("backend", rec.device)),
                 "ngl": str(s.get("n_gpu_layers", "")), "threads": str(s.get("threads", "")),
-                "rpk": "0"}
+                "rpk": "0", "nopo": "1"}

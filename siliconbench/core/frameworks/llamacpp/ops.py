@@ -23,7 +23,9 @@ class Ops(TensorOps):
     errors = (NotImplementedError,)
     _pool: ThreadPoolExecutor | None = None
     copy_kernel = "numpy copyto, one thread per core"
-    triad_kernel = "numpy multiply + add (out=), one thread per core"
+    scale_kernel = "numpy multiply (out=), one thread per core"
+    add_kernel = "numpy add (out=), one thread per core"
+    triad_kernel = "numpy multiply + add (out=, in cached chunks), one thread per core"
 
     def _host(self) -> None:
         if self.device.type != "cpu":
@@ -51,19 +53,36 @@ class Ops(TensorOps):
             np.copyto(out[i:j], src[i:j])
         return self._on_every_core(src.size, part, out)
 
-    def triad(self, a, b, c):
-        """a * b + c in chunks whose product stays in the cache, so memory sees what the
-        bandwidth workload counts: a, b and c read, the result written once."""
+    def scale(self, c, s: float):
+        self._host()
+        out = np.empty_like(c)
+
+        def part(lo: int, hi: int) -> None:
+            np.multiply(c[lo:hi], c.dtype.type(s), out=out[lo:hi])
+        return self._on_every_core(c.size, part, out)
+
+    def add(self, a, b):
         self._host()
         out = np.empty_like(a)
 
         def part(lo: int, hi: int) -> None:
-            tmp = np.empty(CHUNK, a.dtype)
+            np.add(a[lo:hi], b[lo:hi], out=out[lo:hi])
+        return self._on_every_core(a.size, part, out)
+
+    def triad(self, b, c, s: float):
+        """b + s * c in chunks whose product stays in the cache, so memory sees what STREAM
+        counts: b and c read, the result written once."""
+        self._host()
+        out = np.empty_like(b)
+        scalar = b.dtype.type(s)
+
+        def part(lo: int, hi: int) -> None:
+            tmp = np.empty(CHUNK, b.dtype)
             for i in range(lo, hi, CHUNK):
                 j = min(i + CHUNK, hi)
-                np.multiply(a[i:j], b[i:j], out=tmp[:j - i])
-                np.add(tmp[:j - i], c[i:j], out=out[i:j])
-        return self._on_every_core(a.size, part, out)
+                np.multiply(c[i:j], scalar, out=tmp[:j - i])
+                np.add(b[i:j], tmp[:j - i], out=out[i:j])
+        return self._on_every_core(b.size, part, out)
 
     def _on_every_core(self, size: int, part, out: np.ndarray):
         """A step that runs part(lo, hi) over [0, size) in one slice per core, each on a

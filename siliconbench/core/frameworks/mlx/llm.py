@@ -7,12 +7,16 @@ from __future__ import annotations
 import importlib.util
 import sys
 import types
+from collections.abc import Callable
 
 from siliconbench.core.kit.llm_engine import BuiltEngine, plain_decoder
 from siliconbench.core.kit.llm_shapes import GROUP_SIZE  # mlx-lm's converter's default
 
 DTYPES = ("bfloat16", "float16", "float32", "q4", "q8")
 LOOPS = ("eager",)           # mlx_lm.generate's loop; it compiles nothing
+# mlx_lm.generate.stream_generate's prompt chunk (generate_step's prefill_step_size, and
+# mlx_lm.benchmark's --prefill-step-size default).
+PREFILL_STEP = 2048
 
 
 def _mlx_lm(module: str):
@@ -105,6 +109,9 @@ class MlxLM:
         from mlx.utils import tree_flatten
 
         self.mx, self.shape = mx, shape
+        self.wired_before: int | None = None
+        # generate_step runs on a stream of its own (mlx_lm.generate.generation_stream)
+        self.stream = mx.new_stream(mx.default_device())
         self.make_cache = _mlx_lm("cache").make_prompt_cache
         mx.random.seed(0)
         if path is not None:
@@ -136,14 +143,6 @@ class MlxLM:
         self.mx.eval(tokens)
         return tokens
 
-    def _last_logits(self, tokens, cache):
-        """The logits of the last position only, as a generator computes them: the head
-        never runs over the rest of the prompt."""
-        hidden = self.model.model(tokens, cache=cache)[:, -1:, :]
-        m = self.model
-        return (m.lm_head(hidden) if "lm_head" in m else
-                m.model.embed_tokens.as_linear(hidden))[:, -1, :]
-
     def _next(self, logits):
         """mlx_lm.generate's greedy sampling: log-probabilities, then their argmax."""
         mx = self.mx
@@ -151,10 +150,26 @@ class MlxLM:
         return mx.argmax(logprobs, axis=-1)[:, None]
 
     def prefill(self, batch: int, prompt: int):
+        """A call that is mlx_lm's time to first token (generate_step's prompt): on the
+        generation stream, the first prompt - 1 tokens in chunks of PREFILL_STEP, each
+        chunk's cache evaluated and MLX's buffer cache cleared after it, then the last
+        token as a step of its own whose greedy token comes to the host. stream_generate's
+        prompt tokens/s is the prompt's length over this time."""
+        mx = self.mx
         tokens = self._tokens(batch, prompt)
 
         def call() -> None:
-            first = self._next(self._last_logits(tokens, self.make_cache(self.model)))
+            cache = self.make_cache(self.model)
+            with mx.stream(self.stream):
+                done = 0
+                while prompt - done > 1:
+                    n = min(PREFILL_STEP, prompt - done - 1)
+                    self.model(tokens[:, done:done + n], cache=cache)
+                    mx.eval([c.state for c in cache])
+                    done += n
+                    mx.clear_cache()
+                first = self._next(self.model(tokens[:, done:], cache=cache)[:, -1, :])
+                mx.async_eval(first)
             first.tolist()       # on the host, as a generator needs it
         return call
 
@@ -170,7 +185,8 @@ class MlxLM:
         start = self._tokens(batch, 1)
 
         def step(y):
-            return self._next(self.model(y, cache=cache)[:, -1, :])
+            with mx.stream(self.stream):
+                return self._next(self.model(y, cache=cache)[:, -1, :])
 
         def call() -> None:
             for c in cache:
@@ -200,8 +216,26 @@ class MlxLM:
         gap = mx.max(mx.abs(whole - stepped)) / mx.max(mx.abs(whole))
         return float(gap.item())
 
+    def wire(self) -> dict:
+        """The wired limit as mlx_lm's generate sets it while it generates
+        (mlx_lm.generate.wired_limit): the device's recommended working set where it reports
+        one (Metal), else left alone; what was done, for the record. release() puts the
+        previous limit back."""
+        size = self.mx.device_info().get("max_recommended_working_set_size")
+        if size is None:
+            return {"bytes": None, "detail": "not set: the device reports no recommended "
+                                             "working set (no Metal), and mlx_lm sets none"}
+        self.wired_before = self.mx.set_wired_limit(size)
+        return {"bytes": size, "detail": f"{size:,} bytes, the device's recommended working "
+                                         "set, as mlx_lm's generate sets it"}
+
     def release(self) -> None:
         self.model = None
+        if self.wired_before is not None:
+            # as wired_limit leaves: once the device is done, the previous limit back
+            self.mx.synchronize()
+            self.mx.set_wired_limit(self.wired_before)
+            self.wired_before = None
         self.mx.clear_cache()
 
 
@@ -214,3 +248,13 @@ class Engine(BuiltEngine):
 
     def builds(self, family: str) -> bool:
         return builds(family)
+
+    def load(self, say: Callable[[int, str], None]) -> None:
+        super().load(say)
+        wired = self.lm.wire()
+        self.ctx.record_settings(wired_limit=wired)
+        if wired["bytes"] is not None and self.lm.stored_bytes > 0.9 * wired["bytes"]:
+            # mlx_lm's own warning
+            self.ctx.warn(f"The model's {self.lm.stored_bytes / 2**20:,.0f} MB come close to "
+                          f"the recommended working set ({wired['bytes'] / 2**20:,.0f} MB): "
+                          "generation can be slow, as mlx-lm warns.")

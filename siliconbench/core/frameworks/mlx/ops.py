@@ -13,7 +13,9 @@ class MlxOps(TensorOps):
     computed), and a block is closed by evaluating the last result and synchronising."""
 
     copy_kernel = "x + 0 (MLX's Python API has no copy op)"
-    triad_kernel = "a * b + c fused by mx.compile (one kernel)"
+    scale_kernel = "s * c"
+    add_kernel = "a + b"
+    triad_kernel = "b + s * c fused by mx.compile (one kernel)"
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -42,17 +44,23 @@ class MlxOps(TensorOps):
     def copy(self, src) -> Step:
         return lambda: src + 0
 
-    def triad(self, a, b, c) -> Step:
+    def scale(self, c, s: float) -> Step:
+        return lambda: s * c
+
+    def add(self, a, b) -> Step:
+        return lambda: a + b
+
+    def triad(self, b, c, s: float) -> Step:
         mx = self.mx
         try:
-            fused = mx.compile(lambda x, y, z: x * y + z)
-            mx.eval(fused(a[:4], b[:4], c[:4]))
+            fused = mx.compile(lambda y, z: y + s * z)
+            mx.eval(fused(b[:4], c[:4]))
         except self.errors as e:
             # The CPU's compiled kernels are built by a C++ compiler at run time; without one
             # the two plain kernels still give a number, and the record says which ran.
-            self.triad_kernel = f"a * b + c (two kernels: mx.compile failed: {first_line(e)})"
-            return lambda: a * b + c
-        return lambda: fused(a, b, c)
+            self.triad_kernel = f"b + s * c (two kernels: mx.compile failed: {first_line(e)})"
+            return lambda: b + s * c
+        return lambda: fused(b, c)
 
     def timed(self, step):
         mx, device = self.mx, self.device.native

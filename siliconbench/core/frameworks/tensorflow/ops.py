@@ -12,7 +12,9 @@ class TensorFlowOps(TensorOps):
     without a kernel there raises instead of running on the CPU. A block is closed by fetching
     one element of the last result."""
 
-    triad_kernel = "a * b + c (two kernels: TensorFlow has no fused op for it)"
+    scale_kernel = "s * c"
+    add_kernel = "a + b"
+    triad_kernel = "b + s * c (two kernels: TensorFlow has no fused op for it)"
     gemm_call = ("a tf.function chaining up to 10 dependent products x <- x @ b (the classic "
                  "sweep's method); TFLOPS count every product")
 
@@ -90,8 +92,14 @@ class TensorFlowOps(TensorOps):
         self.copy_kernel = "x + 0 (no DeepCopy kernel on this device)"
         return True
 
-    def triad(self, a, b, c) -> Step:
-        return lambda: a * b + c
+    def scale(self, c, s: float) -> Step:
+        return lambda: s * c
+
+    def add(self, a, b) -> Step:
+        return lambda: a + b
+
+    def triad(self, b, c, s: float) -> Step:
+        return lambda: b + s * c
 
     def timed(self, step):
         from siliconbench.core.frameworks.tensorflow.adapter import fetch

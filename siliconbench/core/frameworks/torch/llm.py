@@ -10,7 +10,13 @@ a compileable cache on CUDA, XPU, TPU or Neuron), so a static-cache generate run
 CPU and on MPS, and `default_loop` asks that same test: the default is what a transformers
 user gets on the device, which is what the run's figure is held to. Asked for, "compiled"
 runs there too with the same config (CUDA graphs apply to CUDA only, so it is inductor's
-kernels: C++ on a CPU, tested here; Metal on MPS, not yet run on a Mac)."""
+kernels: C++ on a CPU, tested here; Metal on MPS, not yet run on a Mac).
+
+A third loop, "fast", is what the GPU can do in PyTorch rather than what generate does: the
+method of pytorch-labs/gpt-fast's generate.py, one compiled `decode_one_token` (the forward and
+the greedy choice of the next token inside one graph, fullgraph=True where the forward allows
+it, mode reduce-overhead, i.e. CUDA graphs on CUDA), each token kept on the device and none
+read by the host until the end of the block."""
 
 from __future__ import annotations
 
@@ -19,7 +25,14 @@ import time
 from siliconbench.core.kit.llm_engine import BuiltEngine
 
 DTYPES = ("bfloat16", "float16", "float32")
-LOOPS = ("eager", "compiled")
+LOOPS = ("eager", "compiled", "fast")
+NOTES = {
+    "eager": "eager decode loop (generate's: the forward, argmax, each token read by the host)",
+    "compiled": "compiled decode loop (generate's: its compiled forward, argmax outside it, "
+                "each token read by the host)",
+    "fast": "fast decode loop (gpt-fast's: one compiled step with the argmax inside, the "
+            "tokens read by the host once at the end)",
+}
 
 
 def config(shape):
@@ -185,6 +198,8 @@ class TorchLM:
             # same graph), beside the cache's own length, a tensor updated in place.
             positions = [torch.full((batch, 1), depth + i, device=self.device)
                          for i in range(steps)]
+        if loop == "fast":
+            return self._fast(cache, context, start, positions, depth)
         if loop == "compiled":
             # Each decoder compiles afresh for its cache's length, as a fresh generate does.
             torch._dynamo.reset()
@@ -221,15 +236,58 @@ class TorchLM:
         prompt = torch.cat([context, start], dim=1)
         if loop != "compiled":
             return Decoder(call, loop, prompt, cache)
-        # The first call compiles; CUDA graph trees run a graph once to warm up, record it on
-        # its second run and replay it from the third (the timing protocol discards two
-        # calls more).
+        return self._first_call(call, loop, prompt, cache)
+
+    def _first_call(self, call, loop: str, prompt, cache) -> Decoder:
+        """The Decoder of a compiled loop after its first call: it compiles; CUDA graph trees
+        run a graph once to warm up, record it on its second run and replay it from the third
+        (the timing protocol discards two calls more)."""
         skips = _cudagraph_skips()
         t0 = time.perf_counter()
         call()
         seconds = time.perf_counter() - t0
         skipped = _cudagraph_skips() - skips if self.device.type == "cuda" else 0
         return Decoder(call, loop, prompt, cache, seconds, skipped)
+
+    def _fast(self, cache, context, start, positions, depth: int) -> Decoder:
+        """gpt-fast's loop: decode_one_token (forward and argmax) compiled as one graph, with
+        fullgraph=True, or without it where the forward breaks the graph (the Decoder says
+        which: `fullgraph`); each token cloned (a CUDA graph's output is overwritten by its
+        next replay) and kept on the device; the host reads the block once at the end."""
+        torch = self.torch
+
+        def decode_one_token(y, position):
+            logits = self.model(input_ids=y, position_ids=position, use_cache=True,
+                                logits_to_keep=1, **{self.cache_kw: cache}).logits
+            return logits[:, -1, :].argmax(-1, keepdim=True)
+
+        def loop_with(step):
+            def call() -> list:
+                with torch.no_grad():
+                    for layer in cache.layers:
+                        layer.cumulative_length.fill_(depth)
+                    y, kept = start, []
+                    for position in positions:
+                        y = step(y, position)
+                        kept.append(y.clone())
+                    # one read of the whole block: steps x batch x [token], as the others
+                    return torch.cat(kept, dim=1).T.unsqueeze(-1).tolist()
+            return call
+
+        mode = "reduce-overhead" if self.device.type == "cuda" else None
+        prompt = torch.cat([context, start], dim=1)
+        for fullgraph in (True, False):
+            torch._dynamo.reset()
+            call = loop_with(torch.compile(decode_one_token, mode=mode, fullgraph=fullgraph))
+            try:
+                decoder = self._first_call(call, "fast", prompt, cache)
+            except torch._dynamo.exc.Unsupported:
+                if not fullgraph:
+                    raise
+                continue          # a graph break in the forward: compiled in pieces instead
+            decoder.fullgraph = fullgraph
+            return decoder
+        raise AssertionError("unreachable")
 
     def cache_gap(self, length: int, prefilled: bool = True) -> float:
         torch = self.torch
@@ -251,6 +309,9 @@ class TorchLM:
 class Engine(BuiltEngine):
     """The llm workload's engine on PyTorch: the shape built by transformers (TorchLM)."""
     DTYPES, LOOPS = DTYPES, LOOPS
+
+    def decode_note(self, loop: str) -> str:
+        return NOTES[loop]
 
     def build(self) -> TorchLM:
         return TorchLM(self.shape, self.dtype, self.ctx.device,

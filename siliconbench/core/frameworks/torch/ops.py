@@ -9,7 +9,9 @@ from siliconbench.core.frameworks.ops import Step, TensorOps
 
 class TorchOps(TensorOps):
     copy_kernel = "Tensor.copy_"
-    triad_kernel = "torch.addcmul (one kernel)"
+    scale_kernel = "torch.mul(c, s, out=b)"
+    add_kernel = "torch.add(a, b, out=c)"
+    triad_kernel = "torch.add(b, c, alpha=s, out=a) (one kernel)"
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -44,9 +46,17 @@ class TorchOps(TensorOps):
         dst = self.torch.empty_like(src)
         return lambda: dst.copy_(src)
 
-    def triad(self, a, b, c) -> Step:
+    def scale(self, c, s: float) -> Step:
+        out = self.torch.empty_like(c)
+        return lambda: self.torch.mul(c, s, out=out)
+
+    def add(self, a, b) -> Step:
         out = self.torch.empty_like(a)
-        return lambda: self.torch.addcmul(c, a, b, out=out)
+        return lambda: self.torch.add(a, b, out=out)
+
+    def triad(self, b, c, s: float) -> Step:
+        out = self.torch.empty_like(b)
+        return lambda: self.torch.add(b, c, alpha=s, out=out)
 
 
 Ops = TorchOps

@@ -1,0 +1,122 @@
+"""MLX's llm engine measured as mlx-lm measures it: the prompt as mlx_lm's generate_step
+processes it (all but the last token in chunks of prefill_step_size, then the last as a step
+of its own), and the wired limit as mlx_lm.generate.wired_limit sets it and puts it back. MLX
+loads only in child processes (the test process holds torch)."""
+
+import importlib.util
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.cli.test_cli import ROOT, sb
+
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("mlx_lm") is None,
+                                reason="mlx-lm is not installed")
+
+
+def in_mlx(code: str) -> dict:
+    """The JSON the code prints last, run in a process of MLX's own."""
+    r = subprocess.run([sys.executable, "-c", "from siliconbench.core.frameworks import "
+                        "isolate\nisolate('mlx')\n" + code], capture_output=True, text=True,
+                       cwd=ROOT, timeout=240)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_prefill_runs_all_but_the_last_token_in_chunks_then_the_last_alone():
+    found = in_mlx("""
+import json
+import mlx.core as mx
+from siliconbench.core.frameworks.mlx import llm as mlx_llm
+from siliconbench.core.workloads import llm
+mlx_llm.PREFILL_STEP = 4
+lm = mlx_llm.MlxLM(llm.PRESETS["tiny"], "float32")
+model, seen = lm.model, []
+class Watched:
+    def __getattr__(self, name):
+        return getattr(model, name)
+    def __call__(self, tokens, cache=None):
+        seen.append(tokens.shape[1])
+        return model(tokens, cache=cache)
+call = lm.prefill(1, 10)
+lm.model = Watched()
+call()
+first = seen
+seen = []
+call()
+print(json.dumps({"calls": first, "again": seen}))
+""")
+    # 9 tokens in chunks of 4, the 10th as its own step; every call starts from an empty cache
+    assert found == {"calls": [4, 4, 1, 1], "again": [4, 4, 1, 1]}
+
+
+def test_the_first_token_is_the_greedy_token_of_the_whole_prompt():
+    found = in_mlx("""
+import json
+import mlx.core as mx
+from siliconbench.core.frameworks.mlx import llm as mlx_llm
+from siliconbench.core.workloads import llm
+mlx_llm.PREFILL_STEP = 3
+lm = mlx_llm.MlxLM(llm.PRESETS["tiny"], "float32")
+mx.random.seed(5)
+call = lm.prefill(2, 8)
+tokens = []
+original = lm._next
+def record(logits):
+    y = original(logits)
+    tokens.append(y)
+    return y
+lm._next = record
+call()
+mx.random.seed(5)
+prompt = lm._tokens(2, 8)
+whole = mx.argmax(lm.model(prompt)[:, -1, :], axis=-1)
+print(json.dumps({"chunked": tokens[0][:, 0].tolist(), "whole": whole.tolist()}))
+""")
+    assert found["chunked"] == found["whole"]
+
+
+def test_the_wired_limit_is_set_to_the_recommended_working_set_and_put_back():
+    """A device that reports a recommended working set (Metal's) gets it as the wired limit
+    while the engine is loaded, and the previous limit back at release."""
+    found = in_mlx("""
+import json
+import mlx.core as mx
+from siliconbench.core.frameworks.mlx import llm as mlx_llm
+from siliconbench.core.workloads import llm
+limits = [7]
+def set_wired_limit(n):
+    before = limits[-1]
+    limits.append(n)
+    return before
+mx.set_wired_limit = set_wired_limit
+mx.device_info = lambda: {"max_recommended_working_set_size": 123456}
+settings, warnings = {}, []
+class Ctx:
+    def record_settings(self, **kw):
+        settings.update(kw)
+    def warn(self, text):
+        warnings.append(text)
+engine = mlx_llm.Engine(Ctx(), llm.PRESETS["tiny"], {"dtype": "float32"})
+engine.load(lambda step, text: None)
+during = list(limits)
+engine.release()
+print(json.dumps({"during": during, "after": limits, "settings": settings,
+                  "warnings": warnings}))
+""")
+    assert found["during"] == [7, 123456]
+    assert found["after"] == [7, 123456, 7]
+    assert found["settings"]["wired_limit"]["bytes"] == 123456
+    # the tiny model's ~100 KB is above 0.9 of a 123,456-byte working set: mlx-lm's warning
+    assert len(found["warnings"]) == 1 and "recommended working set" in found["warnings"][0]
+
+
+def test_a_cpu_run_says_it_left_the_wired_limit_alone(tmp_path):
+    r = sb("run", "llm", "--framework", "mlx", "--device", "cpu", "--preset", "tiny",
+           "--prompts", "8", "--depths", "0", "--gen-tokens", "2", "--dtype", "float32",
+           "--quick", "--json", home=tmp_path)
+    assert r.returncode == 0, r.stderr
+    wired = json.loads(r.stdout)["settings"]["wired_limit"]
+    assert wired["bytes"] is None and "no Metal" in wired["detail"]

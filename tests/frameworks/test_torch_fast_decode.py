@@ -1,0 +1,62 @@
+"""PyTorch's `fast` decode loop (gpt-fast's method: one compiled step with the greedy choice
+inside the graph, fullgraph, the tokens read by the host once at the end of the block) and the
+fixed cost of a decode step, told apart from the bytes it streams by a line through the
+depths' step times. On the CPU with the tiny Llama config and random weights."""
+
+import pytest
+import torch
+
+from siliconbench.core.frameworks.torch import llm as torch_llm
+from siliconbench.core.workloads import llm
+from tests.frameworks.test_llm import spread_model  # noqa: F401  (a fixture)
+
+TINY = llm.PRESETS["tiny"]
+
+
+def test_the_fast_loop_gives_eager_s_tokens_from_one_graph_read_once(spread_model,
+                                                                    monkeypatch):
+    """torch.compile with inductor: a minute or two on this CPU, once in this test."""
+    from torch._dynamo.utils import counters
+    lm, batch, depth, steps = spread_model, 2, 8, 6
+    torch.manual_seed(3)
+    eager = lm.decoder(batch, depth, steps, "eager")
+    tokens = eager()
+    assert len({t for step in tokens for [t] in step}) > steps      # the tokens vary
+    torch.manual_seed(3)
+    fast = lm.decoder(batch, depth, steps, "fast")
+    assert torch.equal(fast.prompt, eager.prompt)
+    # compiled as one graph (fullgraph=True held), in its first call, before any timing
+    assert fast.fullgraph and fast.compile_s > 0 and fast.loop == "fast"
+    graphs = counters["stats"]["unique_graphs"]
+    reads = []
+    tolist = torch.Tensor.tolist
+
+    def counted(self):
+        reads.append(tuple(self.shape))
+        return tolist(self)
+    monkeypatch.setattr(torch.Tensor, "tolist", counted)
+    for _ in range(3):
+        assert fast() == tokens
+    # the host read the block once per call: every step's token at the end
+    assert reads == [(steps, batch, 1)] * 3
+    reads.clear()
+    eager()
+    assert len(reads) == steps                  # generate's loop reads every token
+    assert counters["stats"]["unique_graphs"] == graphs and not fast.recompiled()
+    assert torch_llm.Engine.decode_note(None, "fast").startswith("fast decode loop (gpt-fast")
+
+
+def test_the_fixed_cost_is_the_intercept_of_step_time_against_bytes():
+    # 1 ms a step whatever it reads, and 1 GB/s: 1 MB -> 2 ms, 3 MB -> 4 ms, 5 MB -> 6 ms
+    row = llm.fixed_cost_row({"gen_tokens": 4}, [(1e6, 0.002), (3e6, 0.004), (5e6, 0.006)],
+                             "eager decode loop")
+    assert row.metric == "decode_fixed_ms" and row.unit == "ms"
+    assert row.value == pytest.approx(1.0)
+    assert "1 GB/s streamed" in row.note and "3 depths" in row.note
+    assert "(25% of the mean step)" in row.note             # 1 ms of 4
+
+
+def test_step_times_that_do_not_rise_with_their_bytes_give_no_fixed_cost():
+    row = llm.fixed_cost_row({"gen_tokens": 4}, [(1e6, 0.004), (3e6, 0.002)], "eager")
+    assert row.value is None and row.flags == ["unsupported"]
+    assert "no fixed cost can be told apart" in row.note
