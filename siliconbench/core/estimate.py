@@ -250,8 +250,11 @@ def _llm(est: Estimate, params: dict, device, settings, fits) -> None:
     prompts = prompts or list(llm.DEFAULT_PROMPTS)
     depths = depths or list(llm.DEFAULT_DEPTHS)
     total = 0.0
-    runs: dict[str, list[int]] = {"prefill": [], "decode": []}
-    for kind, tokens, at, what in [("prefill", p, p, f"a {p}-token prompt") for p in prompts] + \
+    runs: dict[str, list] = {"prefill": [], "decode": []}
+    prefills = llm.prefill_points(params, _prefills_at_depth(device.framework), prompts,
+                                  depths, shape)
+    for kind, tokens, at, what in [("prefill", p + d, (p, d), f"a {p}-token prompt"
+                                    + (f" at depth {d}" if d else "")) for p, d in prefills] + \
             [("decode", d + gen, d, f"decode from depth {d}") for d in depths]:
         need = shapes.memory_needed(shape, dtype, batch, tokens) + file_bytes
         if not fits(need):
@@ -263,13 +266,26 @@ def _llm(est: Estimate, params: dict, device, settings, fits) -> None:
     if flops is None or gbs is None:
         est.seconds = None
         return
-    for p in runs["prefill"]:
-        total += point_seconds(shapes.prefill_flops(shape, batch, p) / (flops * 1e9), settings)
+    for p, d in runs["prefill"]:
+        # past a cache of d positions each of the p tokens also attends to those d
+        attend = 4 * shape.layers * shape.heads * shape.head_dim * p * d * batch
+        total += point_seconds((shapes.prefill_flops(shape, batch, p) + attend)
+                               / (flops * 1e9), settings)
     for d in runs["decode"]:
         step = shapes.bytes_per_decode_step(shape, dtype, batch, d, gen) / (gbs * 1e9)
         total += point_seconds(gen * step, settings)
     est.seconds = total
     est.basis = f"{est.basis} and {memory}"
+
+
+def _prefills_at_depth(framework: str) -> bool:
+    """Whether the framework's LLM engine prefills at every depth too (llama.cpp, as
+    llama-bench's -d); its module imports no framework."""
+    from siliconbench.core.frameworks import implementation
+    try:
+        return bool(implementation(framework, "llm").Engine.PREFILL_DEPTHS)
+    except Exception:  # noqa: BLE001 - no llm part: the run refuses it in its own words
+        return False
 
 
 # ---------------------------------------------------------------- models: train, memory, scaling, infer

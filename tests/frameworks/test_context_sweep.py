@@ -109,3 +109,19 @@ def test_the_command_asks_before_a_32k_sweep_it_cannot_ask_about(tmp_path):
     assert r.returncode == 2, r.stderr
     assert "Add --yes to run it anyway." in r.stderr or "Nothing of this run fits" in r.stderr
     assert Store(tmp_path / "results.sqlite3").runs() == []
+
+
+def test_a_sweep_prefills_at_depth_with_its_first_prompt_only():
+    """llama.cpp prefills at every depth too (llama-bench's -p x -d); a sweep to 8192 would
+    then be 5 x 5 long prefills: it takes pp512 @ each depth, as a context chart reads, and
+    no pair passes the model's positions."""
+    from siliconbench.core.workloads import llm
+    shape = llm.PRESETS["tiny"]         # 4096 positions
+    sweep = {"context_sweep": 4096}
+    prompts, depths = [512, 1024, 2048, 4096], [0, 512, 1024, 2048, 4092]
+    assert llm.prefill_points(sweep, True, prompts, depths, shape) == \
+        [(512, 0), (1024, 0), (2048, 0), (4096, 0), (512, 512), (512, 1024), (512, 2048)]
+    assert llm.prefill_points(sweep, False, prompts, depths, shape) == \
+        [(p, 0) for p in prompts]
+    plain = llm.prefill_points({}, True, [128, 512], [0, 2048, 3968], shape)
+    assert plain == [(128, 0), (512, 0), (128, 2048), (128, 3968), (512, 2048)]

@@ -320,6 +320,20 @@ def context_points(params: dict, shape: ModelShape) -> tuple[list[int] | None,
     return lengths, sorted({min(d, room) for d in [0, *lengths]})
 
 
+def prefill_points(params: dict, at_depths: bool, prompts: list[int], depths: list[int],
+                   shape: ModelShape) -> list[tuple[int, int]]:
+    """(prompt, depth) of each prefill: every prompt from an empty cache, and where the
+    engine prefills at depth too (llama-bench's -p x -d) each prompt at each depth that
+    leaves it room; a context sweep's prefill at depth is its first prompt's alone (pp512 @
+    d4096 ...), not every length at every depth."""
+    points = [(p, 0) for p in prompts]
+    if at_depths:
+        firsts = prompts[:1] if params.get("context_sweep") else prompts
+        points += [(p, d) for p in firsts for d in depths
+                   if d and p + d <= shape.max_positions]
+    return points
+
+
 def shape_for(params: dict) -> ModelShape:
     """The preset with the custom shape parameters applied, or the shape the model file
     gives; ParamError for a shape no model can have."""
@@ -437,8 +451,7 @@ def run(ctx, params: dict) -> None:
     ctx.record_settings(**engine.settings(), **bound_setting(bandwidth))
     # Decode measurements whose rows wait for the run's own triad (see below).
     waiting: list[tuple[dict, Decoded]] = []
-    prefills = [(p, d) for p in prompts
-                for d in ([0] + [d for d in depths if d] if engine.PREFILL_DEPTHS else [0])]
+    prefills = prefill_points(params, engine.PREFILL_DEPTHS, prompts, depths, shape)
     total = len(prefills) + len(depths) + engine.LOAD_STEPS + (bandwidth is None)
     ctx.adapter.reset_peak_memory(ctx.device)
     engine.load(lambda step, text: ctx.progress(step, total, text))
