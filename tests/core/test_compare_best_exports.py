@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 
 from siliconbench.core.comparison import compared, sides_for
@@ -53,3 +54,24 @@ def test_the_csv_of_a_gpu_beside_a_cpu_carries_the_best_vs_best():
     assert int(by_run[cpu.id]["size"]) in cpu_sizes - gpu_sizes
     assert by_run[cpu.id]["compared"] == (f"best vs best: size={by_run[cpu.id]['size']} vs "
                                           f"size={by_run[gpu.id]['size']}")
+
+
+def test_run_json_marks_an_untrusted_power_as_the_json_export_does(capsys, monkeypatch):
+    """`siliconbench run --json` printed the record as stored: the H200's 78.5 W, one sample
+    taken while the GPU idled, with no flag, where `results --json` and the JSON export say
+    'power not trusted'. The run itself is the H200's record (no GPU here): the command's
+    own printing is what is tested."""
+    from siliconbench.core import runner
+    from siliconbench.core.results import UNTRUSTED_POWER, exported
+    from tests.cli_processes import cli_in_process
+    rec = h200("h200-gemm")
+    assert any(r.metric == "power" and not r.flags for r in rec.rows)
+    monkeypatch.setattr(runner, "execute_kept", lambda spec, on_event=None: (rec, None))
+    rc, out, err = cli_in_process(capsys, "run", "gemm", "--framework", "torch", "--device",
+                                  "cpu", "--sizes", "64", "--dtypes", "float32", "--quick",
+                                  "--yes", "--json")
+    assert rc == 0, err
+    printed = json.loads(out)
+    assert printed == json.loads(json.dumps(exported(rec)))
+    power = [r for r in printed["rows"] if r["metric"] == "power"]
+    assert power and all(any(f.startswith(UNTRUSTED_POWER) for f in r["flags"]) for r in power)
