@@ -29,9 +29,18 @@ from PySide6.QtWidgets import (
 )
 
 from siliconbench.core import reference
-from siliconbench.core.compare import ComparedRow, Comparison, Side, unique_labels
+from siliconbench.core.compare import (
+    ComparedRow,
+    Comparison,
+    Side,
+    one_rank_notes,
+    unique_labels,
+)
 from siliconbench.core.comparison import (
     FIXED,
+    best_lines,
+    best_row_texts,
+    best_value_tip,
     chart_groups,
     column_baseline,
     compared,
@@ -44,12 +53,13 @@ from siliconbench.core.comparison import (
     sides_for,
     spec_params,
     summary_text,
+    table_bests,
     value_tip,
     verdict_header_tip,
     verdict_tip,
 )
 from siliconbench.core.numbers import metric_heading
-from siliconbench.core.report import legend, to_csv, to_html, verdict_class
+from siliconbench.core.report import legend, point_label, to_csv, to_html, verdict_class
 from siliconbench.core.results import RunRecord
 from siliconbench.core.runner import RunSpec
 from siliconbench.gui.chart_series import CURVE_METRICS, curve_x, param_text
@@ -64,7 +74,10 @@ MAX_VERDICT_W = 260  # a verdict column's widest; longer verdicts end in '…', 
 MAX_VALUE_W = 130    # a side's value column's widest
 FIXED_W = (90, 140, 130)  # Workload, Metric, Point
 MAX_WARNINGS_H = 120  # unfolded warnings scroll here instead of squeezing the chart
-MIN_CONTENT = (600, 440)  # below this the Compare tab scrolls: the chart keeps MIN_CHART_H
+MIN_CONTENT = (600, 440)
+BEST_TIP = ("Best vs best: each side's best point of the workload's headline metric, "
+            "where two sides share no point to compare; a ratio of values at different "
+            "points, so no statistical test.")  # below this the Compare tab scrolls: the chart keeps MIN_CHART_H
 
 
 class ElidingCombo(QComboBox):
@@ -479,9 +492,10 @@ class CompareView(QWidget):
                 self.table.horizontalHeaderItem(len(FIXED) + len(cmp.sides) + i - 1).setToolTip(
                     verdict_header_tip(cmp.sides, i, cmp.rows))
         rows = cmp.rows if cmp else []
+        bests = table_bests(cmp) if cmp else []
         # Each verdict column's baseline, as its header names it.
         bases = [column_baseline(rows, k) for k in range(len(cmp.sides))] if cmp else []
-        self.table.setRowCount(len(rows))
+        self.table.setRowCount(len(rows) + len(bests))
         for i, r in enumerate(rows):
             values = len(FIXED) + len(r.cells)   # the first verdict's column
             for j, text in enumerate(row_texts(r, bases)):
@@ -496,17 +510,32 @@ class CompareView(QWidget):
                 elif j >= len(FIXED) and r.cells[j - len(FIXED)] is not None:
                     item.setToolTip(value_tip(cmp.sides[j - len(FIXED)], r, j - len(FIXED)))
                 self.table.setItem(i, j, item)
+        # Under them, each side's best where two sides share no point: a ratio of values
+        # at their own points, no test (so no verdict's colour).
+        for i, b in enumerate(bests, start=len(rows)):
+            values = len(FIXED) + len(b.cells)
+            for j, text in enumerate(best_row_texts(b, bases)):
+                item = QTableWidgetItem(text)
+                item.setToolTip(text)
+                k = j - values + 1 if j >= values else j - len(FIXED)
+                if j >= values:
+                    self._style_verdict(item, None)
+                elif j >= len(FIXED) and b.cells[k] is not None:
+                    item.setToolTip(best_value_tip(cmp.sides[k], b, k))
+                elif j == FIXED.index("Point"):
+                    item.setToolTip(f"{text}\n{BEST_TIP}")
+                self.table.setItem(i, j, item)
         # A side that shares no row (a reference of another workload) takes no room.
         n = len(cmp.sides) if cmp else 0
         for j in range(len(header)):
             self.table.setColumnHidden(j, False)
         for k in range(n):
-            if not any(r.cells[k] is not None for r in rows):
+            if not any(r.cells[k] is not None for r in [*rows, *bests]):
                 self.table.setColumnHidden(len(FIXED) + k, True)
                 if k:
                     self.table.setColumnHidden(len(FIXED) + n + k - 1, True)
         # One workload: the chart's list names it; its column gives the sides room.
-        self.table.setColumnHidden(0, len({r.workload for r in rows}) == 1)
+        self.table.setColumnHidden(0, len({r.workload for r in [*rows, *bests]}) == 1)
         head = self.table.horizontalHeader()
         # Each column as wide as its text up to a cap, then elided ('…'), whole on hover:
         # with ten sides, wrapping made 'no statis… publis… figure' of every verdict.
@@ -554,23 +583,61 @@ class CompareView(QWidget):
         key = self.chart_combo.currentData()
         rows = [r for r in cmp.rows if (r.workload, r.metric, r.unit) == key] if cmp and key \
             else []
-        if key and not rows and key[1] in CURVE_METRICS:    # a curve no row matched
+        bests = [b for b in table_bests(cmp) if (b.workload, b.metric, b.unit) == key] \
+            if cmp and key else []
+        blank = self._drawing_nothing(key)
+        # Why a side has nothing drawn (one rank's bus bandwidth), then the best vs best.
+        notes = [f"{n[:1].upper()}{n[1:]}." for side in blank for n in one_rank_notes([side])]
+        lines = [f"{line}." for line in best_lines(cmp, only_unshared=True, bests=bests)] \
+            if bests else []
+        runs = [rec for s in cmp.sides if all(s is not b for b in blank)
+                for rec in s.records] if cmp else []
+        if key and (bests or not rows) and key[1] in CURVE_METRICS:
+            # A curve no row matched, or each side's sweep where they share no point: each
+            # side's best ringed, the ratio under the chart.
             chart = self.curves[key[1]]
-            chart.set_records([rec for s in cmp.sides for rec in s.records
-                               if rec.workload == key[0]])
+            chart.set_marked([(c.run_id, p) for b in bests
+                              for c, p in zip(b.cells, b.points) if c is not None])
+            chart.set_note(" ".join(notes + (["Ringed: each side's best, compared best vs "
+                                              "best where the sides share no point:"]
+                                             + lines if lines else [])))
+            chart.set_records([rec for rec in runs if rec.workload == key[0]])
         elif is_curve(rows):
             chart = self.curves[rows[0].metric]
+            chart.set_marked([])
+            chart.set_note(" ".join(notes))
             # The curve chart draws every run's sweep: give it the runs this comparison used.
             used = {c.run_id for r in rows for c in r.cells if c is not None}
-            chart.set_records([rec for s in cmp.sides for rec in s.records if rec.id in used])
+            chart.set_records([rec for rec in runs if rec.id in used])
         else:
             chart = self.bars
-            chart.set_rows(cmp, rows)
-            # What the table says, said here too: with two runs selected that share nothing,
-            # 'Select two or more runs' under 'Nothing to compare' read as a contradiction.
-            chart.empty.setText(EMPTY_CHART if cmp is None else
-                                "Nothing to draw: the sides share no workload and point.")
+            chart.set_note(" ".join(notes + lines))
+            # A best vs best is a group of bars of its own, named so.
+            chart.set_rows(cmp, rows + [ComparedRow(b.workload, b.metric, b.unit, {}, b.cells,
+                                                    b.baseline) for b in bests],
+                           [point_label(r.params) for r in rows]
+                           + [best_row_texts(b)[FIXED.index("Point")] for b in bests])
+        # What the table says, said here too: with two runs selected that share nothing,
+        # 'Select two or more runs' under 'Nothing to compare' read as a contradiction; with
+        # every side of one rank, why no bus bandwidth is drawn.
+        chart.empty.setText(EMPTY_CHART if cmp is None else " ".join(notes) or
+                            "Nothing to draw: the sides share no workload and point.")
         self.chart_stack.setCurrentWidget(chart)
+
+    def _drawing_nothing(self, key: tuple | None) -> list[Side]:
+        """The sides whose every value of this chart's metric is 0 (one rank's bus
+        bandwidth, which no log axis can place): left off the chart and its legend, and
+        said why under it."""
+        if self.comparison is None or key is None:
+            return []
+        out = []
+        for side in self.comparison.sides:
+            values = [row.value for rec in side.records if rec.workload == key[0]
+                      for row in rec.rows if (row.metric, row.unit) == key[1:]
+                      and row.value is not None]
+            if values and not any(values):
+                out.append(side)
+        return out
 
     def current_chart(self) -> Chart:
         return self.chart_stack.currentWidget()

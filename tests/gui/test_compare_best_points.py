@@ -5,10 +5,13 @@ all-reduce side says in the legend why nothing of it is drawn."""
 
 from __future__ import annotations
 
+import csv
+import io
+
 import pytest
 
 from siliconbench.gui.compare_view import CompareView
-from tests.h200_records import h100, h200_runs
+from tests.h200_records import h100, h200, h200_runs
 from tests.recorded import recorded
 
 
@@ -42,3 +45,96 @@ def test_the_machine_filter_lists_two_hosts_of_one_cpu_name_as_two(qtbot, store)
     assert browser.shown_ids({r.id for r in h100_runs + h200s}) == {r.id for r in h200s}
     # The column says what the filter lists: the rows read apart too.
     assert browser.model.cell(h200s[0], MACHINE) == h200_name
+
+
+# ---------------------------------------------------------------- best vs best in the app
+
+def best_float32(rec) -> tuple[int, float]:
+    """The size and value of a GEMM run's best float32 point, read off its rows."""
+    rows = [r for r in rec.rows if r.metric == "tflops" and r.params["dtype"] == "float32"
+            and r.value is not None]
+    best = max(rows, key=lambda r: r.value)
+    return best.params["size"], best.value
+
+
+def test_a_gpu_beside_a_cpu_that_share_no_point_compare_best_vs_best(view, tmp_path):
+    """The H200's GEMM sweep starts at N=4096, this CPU's stops at 2048: the verdict table
+    was empty and the chart said 'Nothing to draw'. Now the table has a best vs best row
+    naming the points it divides, the chart draws both sweeps with each side's best ringed
+    and the ratio under it, and the CSV export carries the same lines."""
+    import math
+
+    from siliconbench.core.numbers import quantity
+    gpu, cpu = h200("h200-gemm"), recorded("gemm-torch")
+    (gpu_n, _), (cpu_n, _) = best_float32(gpu), best_float32(cpu)
+    view.set_records([gpu, cpu])
+    cmp = view.comparison
+    assert not cmp.rows
+    (best,) = cmp.best
+    header = view.headers()
+    assert view.table.rowCount() == 1
+    row = {header[j]: view.table.item(0, j).text() for j in range(len(header))}
+    assert row["Point"] == "best vs best · dtype=float32"
+    assert row["A"] == quantity(best.cells[0].value, "TFLOPS")
+    assert row["B"] == quantity(best.cells[1].value, "TFLOPS")
+    assert row["B vs A"].endswith(f"slower (best vs best: size={cpu_n} vs size={gpu_n})")
+    assert not any(view.table.isColumnHidden(header.index(c)) for c in ("A", "B", "B vs A"))
+    assert f"at size={gpu_n}" in view.table.item(0, header.index("A")).toolTip()
+    # The chart: both sweeps, each side's best ringed where its point lies, said under it.
+    chart = view.current_chart()
+    assert chart is view.curves["tflops"] and chart.has_data()
+    assert sorted(x for x, _ in chart.ringed()) == sorted([math.log2(gpu_n), math.log2(cpu_n)])
+    assert {s.key[0] for s in chart.series} == {gpu.id, cpu.id}
+    assert f"B {quantity(best.cells[1].value, 'TFLOPS')} at size={cpu_n}" in \
+        chart.caption.text()
+    assert "Ringed: each side's best" in chart.caption.text()
+    # Exported, the CSV has each side's best (it held its header alone).
+    out = tmp_path / "cmp.csv"
+    view.export_report(str(out))
+    lines = list(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8"))))
+    assert [(line["run_id"], line["size"]) for line in lines] == \
+        [(gpu.id, str(gpu_n)), (cpu.id, str(cpu_n))]
+    # Sides that share points ring nothing: the chart is the curves compared.
+    view.set_records([recorded("gemm-torch"), recorded("gemm-mlx")])
+    assert view.comparison.rows and view.current_chart().ringed() == []
+
+
+def one_rank_repeat():
+    """The H200's one-rank all-reduce and a repeat of it an hour later."""
+    first, again = h200("h200-allred"), h200("h200-allred")
+    again.id = "a" * 32
+    again.created_at = first.created_at.replace("T04:", "T05:")
+    assert again.created_at != first.created_at
+    return [first, again]
+
+
+def choose_chart(view: CompareView, metric: str) -> None:
+    combo = view.chart_combo
+    combo.setCurrentIndex(next(i for i in range(combo.count())
+                               if combo.itemData(i)[1] == metric))
+
+
+def test_one_rank_all_reduce_sides_say_in_the_chart_why_nothing_is_drawn(view):
+    """A one-rank all-reduce's bus bandwidth is 0 by definition: the Compare chart listed
+    such runs in its legend with nothing drawn and no word why. Now they are left off the
+    bus-bandwidth chart's legend and the chart says why; their algorithm bandwidth draws."""
+    view.set_records(one_rank_repeat())
+    cmp = view.comparison
+    assert len(cmp.sides) == 2 and len(cmp.notes) == 2
+    choose_chart(view, "busbw")
+    chart = view.current_chart()
+    assert chart.legend_names() == [] and not chart.has_data()
+    for side in cmp.sides:
+        assert f"{side.label} ran all-reduce on one rank" in chart.empty.text()
+    choose_chart(view, "algbw")
+    assert view.current_chart().has_data() and len(view.current_chart().legend_names()) >= 2
+
+    # Beside two-rank runs on this CPU: the bus-bandwidth chart's legend holds those, and
+    # its caption says why the H200 has no line.
+    view.set_records(one_rank_repeat() + [recorded("allreduce-torch"),
+                                          recorded("allreduce-mlx")])
+    choose_chart(view, "busbw")
+    chart = view.current_chart()
+    assert chart.has_data() and chart.legend_names()
+    assert not any("H200" in name for name in chart.legend_names())
+    assert "ran all-reduce on one rank" in chart.caption.text()

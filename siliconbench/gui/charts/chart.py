@@ -94,6 +94,9 @@ class Chart(QWidget):
         self.caption.hide()
         self._show_tick_values(False)
         self._legend_below = False
+        # What the caption says first, from the chart's user (Compare's best vs best, why a
+        # side has nothing drawn); set_note.
+        self.note = ""
         self.menu: QMenu | None = None
         plot.scene().sigMouseClicked.connect(self._clicked)
 
@@ -123,6 +126,13 @@ class Chart(QWidget):
 
     def _redraw(self) -> None:
         """Draw self.series (or what the chart keeps) in the current theme."""
+
+    def set_note(self, note: str) -> None:
+        """A sentence or two the caption starts with (drawn at the next redraw)."""
+        self.note = note
+
+    def _with_note(self, caption: str) -> str:
+        return f"{self.note} {caption}" if self.note else caption
 
     def export_title(self) -> str:
         """What an exported image is titled: the y axis's title over the x axis's."""
