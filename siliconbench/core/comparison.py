@@ -484,12 +484,19 @@ def best_row_texts(best: BestRow, bases: list[int] | None = None) -> list[str]:
              BEST_POINT + (f" · {kind}" if kind else "")]
     cells += [quantity(c.value, best.unit) if c else "" for c in best.cells]
     for k in range(1, len(best.cells)):
-        words = best_words(best, k)
-        column_base = bases[k] if bases else 0
-        vs = f" (vs {side_letter(best.baseline)})" \
-            if words and best.baseline != column_base else ""
-        cells.append(words + vs)
+        cells.append(best_verdict(best, k, bases[k] if bases else 0))
     return cells
+
+
+def best_verdict(best: BestRow, k: int, column_base: int = 0) -> str:
+    """Side k's best against the baseline's, short enough for a verdict column ('595×
+    slower (size=128 vs size=16384)': the row's Point says 'best vs best'); '' where k has
+    none or is the baseline. best_words says it whole."""
+    words = best_words(best, k, label=False)
+    if not words:
+        return ""
+    vs = f", vs {side_letter(best.baseline)}" if best.baseline != column_base else ""
+    return f"{words} ({best_point(best, k)} vs {best_point(best, best.baseline)}{vs})"
 
 
 def best_value_tip(side: Side, best: BestRow, k: int) -> str:

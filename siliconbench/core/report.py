@@ -106,14 +106,15 @@ def best_label(best: BestRow, k: int) -> str:
     return f"best vs best: {best_point(best, k)} vs {best_point(best, best.baseline)}"
 
 
-def best_words(best: BestRow, k: int) -> str:
+def best_words(best: BestRow, k: int, label: bool = True) -> str:
     """Side k's best against the baseline's, in words with the points it divides:
-    '≈7,670× slower (best vs best: size=128 vs size=16384)'."""
+    '≈7,670× slower (best vs best: size=128 vs size=16384)'; the words alone without
+    `label`; '' for the baseline or a side without a best."""
     cell = best.cells[k]
     if cell is None or k == best.baseline:
         return ""
     words = ratio_words(cell.ratio, direction(best.metric, best.unit)) or "no ratio"
-    return f"{words} ({best_label(best, k)})"
+    return f"{words} ({best_label(best, k)})" if label else words
 
 
 def by_workload(cmp: Comparison) -> dict[str, list[ComparedRow]]:

@@ -58,8 +58,15 @@ from siliconbench.core.comparison import (
     verdict_header_tip,
     verdict_tip,
 )
-from siliconbench.core.numbers import metric_heading
-from siliconbench.core.report import legend, point_label, to_csv, to_html, verdict_class
+from siliconbench.core.numbers import metric_heading, ratio
+from siliconbench.core.report import (
+    best_words,
+    legend,
+    point_label,
+    to_csv,
+    to_html,
+    verdict_class,
+)
 from siliconbench.core.results import RunRecord
 from siliconbench.core.runner import RunSpec
 from siliconbench.gui.chart_series import CURVE_METRICS, curve_x, param_text
@@ -74,10 +81,12 @@ MAX_VERDICT_W = 260  # a verdict column's widest; longer verdicts end in '…', 
 MAX_VALUE_W = 130    # a side's value column's widest
 FIXED_W = (90, 140, 130)  # Workload, Metric, Point
 MAX_WARNINGS_H = 120  # unfolded warnings scroll here instead of squeezing the chart
-MIN_CONTENT = (600, 440)
+# Below this the Compare tab scrolls: the chart keeps MIN_CHART_H. As narrow as the charts'
+# pane at the window's narrowest (main_window.MIN_CHARTS_W) less the tabs' frame.
+MIN_CONTENT = (440, 440)
 BEST_TIP = ("Best vs best: each side's best point of the workload's headline metric, "
             "where two sides share no point to compare; a ratio of values at different "
-            "points, so no statistical test.")  # below this the Compare tab scrolls: the chart keeps MIN_CHART_H
+            "points, so no statistical test.")
 
 
 class ElidingCombo(QComboBox):
@@ -210,6 +219,23 @@ def first_chart(groups: list[tuple], chosen: tuple | None) -> tuple:
                 groups[0])
 
 
+# A chart's caption names at most this many best vs best ratios; more, and it points to the
+# table's rows (ten sides' eight ratios took the chart's height).
+MAX_BEST_LINES = 2
+
+
+def ringed_note(lines: list[str]) -> list[str]:
+    """What a curve chart says of its ringed best points: their ratios (best_lines), or
+    where there are many, where to read them."""
+    if not lines:
+        return []
+    if len(lines) > MAX_BEST_LINES:
+        return [f"Ringed: each side's best, where sides share no point; the table's best vs "
+                f"best rows give their {len(lines)} ratios."]
+    return ["Ringed: each side's best, compared best vs best where the sides share no "
+            "point:", *lines]
+
+
 class CompareView(QWidget):
     """The verdict table first, then its chart; the warnings folded under one line; published
     references explained and repeatable here. Recomputed only while in view: a comparison
@@ -246,7 +272,7 @@ class CompareView(QWidget):
         self.export_report_button.clicked.connect(self.choose_export_report)
         self.export_chart_button = QPushButton("Export Chart…")
         self.export_chart_button.clicked.connect(self.choose_export_chart)
-        self.chart_combo = QComboBox()
+        self.chart_combo = ElidingCombo()   # "gemm: Throughput (TFLO" was cut mid-word
         self.chart_combo.currentIndexChanged.connect(self._draw_chart)
 
         self.reference_info = ElidedLabel(lines=2)
@@ -296,9 +322,6 @@ class CompareView(QWidget):
         tools.addWidget(self.reference_combo, 1)
         tools.addWidget(self.add_reference_button)
         tools.addWidget(self.clear_references_button)
-        tools.addSpacing(12)
-        tools.addWidget(self.export_report_button)
-        tools.addWidget(self.export_chart_button)
         repeat = QHBoxLayout()
         repeat.addWidget(self.reference_info, 2)
         repeat.addWidget(QLabel("Run on:"))
@@ -313,6 +336,10 @@ class CompareView(QWidget):
         chart_bar = QHBoxLayout()
         chart_bar.addWidget(QLabel("Chart:"))
         chart_bar.addWidget(self.chart_combo, 1)
+        # The exports beside what they export: with them in the reference's row, that row
+        # needed 600 px and the window's narrowest left Compare 480 (it scrolled sideways).
+        chart_bar.addWidget(self.export_chart_button)
+        chart_bar.addWidget(self.export_report_button)
         chart_col.addLayout(chart_bar)
         chart_col.addWidget(self.chart_stack, 1)
         # The verdicts come first, as tall as their rows up to a third; the chart takes the rest
@@ -520,6 +547,10 @@ class CompareView(QWidget):
                 k = j - values + 1 if j >= values else j - len(FIXED)
                 if j >= values:
                     self._style_verdict(item, None)
+                    if b.cells[k] is not None and k != b.baseline:
+                        item.setToolTip(f"{text}\n{side_letter(k)} vs "
+                                        f"{side_letter(b.baseline)}: {best_words(b, k)}\n"
+                                        f"Ratio of values: {ratio(b.cells[k].ratio)}")
                 elif j >= len(FIXED) and b.cells[k] is not None:
                     item.setToolTip(best_value_tip(cmp.sides[k], b, k))
                 elif j == FIXED.index("Point"):
@@ -598,9 +629,7 @@ class CompareView(QWidget):
             chart = self.curves[key[1]]
             chart.set_marked([(c.run_id, p) for b in bests
                               for c, p in zip(b.cells, b.points) if c is not None])
-            chart.set_note(" ".join(notes + (["Ringed: each side's best, compared best vs "
-                                              "best where the sides share no point:"]
-                                             + lines if lines else [])))
+            chart.set_note(" ".join(notes + ringed_note(lines)))
             chart.set_records([rec for rec in runs if rec.workload == key[0]])
         elif is_curve(rows):
             chart = self.curves[rows[0].metric]
@@ -611,7 +640,9 @@ class CompareView(QWidget):
             chart.set_records([rec for rec in runs if rec.id in used])
         else:
             chart = self.bars
-            chart.set_note(" ".join(notes + lines))
+            chart.set_note(" ".join(notes + (lines if len(lines) <= MAX_BEST_LINES else [
+                f"The bars named best vs best: each side's best; the table's best vs best "
+                f"rows give their {len(lines)} ratios."])))
             # A best vs best is a group of bars of its own, named so.
             chart.set_rows(cmp, rows + [ComparedRow(b.workload, b.metric, b.unit, {}, b.cells,
                                                     b.baseline) for b in bests],

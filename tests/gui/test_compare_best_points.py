@@ -77,7 +77,11 @@ def test_a_gpu_beside_a_cpu_that_share_no_point_compare_best_vs_best(view, tmp_p
     assert row["Point"] == "best vs best · dtype=float32"
     assert row["A"] == quantity(best.cells[0].value, "TFLOPS")
     assert row["B"] == quantity(best.cells[1].value, "TFLOPS")
-    assert row["B vs A"].endswith(f"slower (best vs best: size={cpu_n} vs size={gpu_n})")
+    # 'best vs best' in the row's Point, the points the ratio divides in its verdict, and
+    # the whole sentence on hover.
+    assert row["B vs A"].endswith(f"slower (size={cpu_n} vs size={gpu_n})")
+    assert f"best vs best: size={cpu_n} vs size={gpu_n}" in \
+        view.table.item(0, header.index("B vs A")).toolTip()
     assert not any(view.table.isColumnHidden(header.index(c)) for c in ("A", "B", "B vs A"))
     assert f"at size={gpu_n}" in view.table.item(0, header.index("A")).toolTip()
     # The chart: both sweeps, each side's best ringed where its point lies, said under it.
@@ -138,3 +142,32 @@ def test_one_rank_all_reduce_sides_say_in_the_chart_why_nothing_is_drawn(view):
     assert chart.has_data() and chart.legend_names()
     assert not any("H200" in name for name in chart.legend_names())
     assert "ran all-reduce on one rank" in chart.caption.text()
+
+
+# ---------------------------------------------------------------- the window's narrowest
+
+@pytest.mark.parametrize("sidebar", [True, False], ids=["with the sidebar", "without"])
+def test_compare_fits_the_narrowest_window_without_scrolling_sideways(window, qtbot, sidebar):
+    """At the window's minimum size with the sidebar the charts get 480 px and Compare asked
+    for 600: it scrolled sideways, Export Report… out of view. Its buttons now fit whole,
+    and the chart's list ends in '…' where its text does not fit."""
+    from siliconbench.gui.main_window import MIN_WINDOW
+    window.show_sidebar(sidebar)
+    window.resize(*MIN_WINDOW)
+    window.store.import_records([h200("h200-gemm"), recorded("gemm-torch")])
+    window.results.reload()
+    window.select_all_runs()
+    window.charts.setCurrentWidget(window.compare)
+    view = window.compare
+    qtbot.waitUntil(lambda: view.comparison is not None and view.isVisible(), timeout=3000)
+    qtbot.wait(50)
+    assert view.scroll.horizontalScrollBar().maximum() == 0
+    for button in (view.add_reference_button, view.clear_references_button,
+                   view.export_chart_button, view.export_report_button,
+                   view.run_reference_button):
+        assert button.width() >= button.sizeHint().width(), button.text()
+        assert button.mapTo(view.scroll.viewport(), button.rect().topRight()).x() <= \
+            view.scroll.viewport().width()
+    combo = view.chart_combo
+    shown = combo.displayed_text()
+    assert shown == combo.currentText() or shown.endswith("…")
