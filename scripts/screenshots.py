@@ -10,7 +10,8 @@ With --records, nothing runs: those run records (a GPU's beside this machine's C
 are imported into the fresh store, selected together, and every chart and Compare is shot
 (the Run Queue, empty then, is not). With --cases too, the selections a person comparing
 machines makes (CASES: Compare with 2, 5 and 10 sides, the LLM tab with every GPU LLM run)
-are shot at 1440x900 and at the window's minimum size, those whose files were given:
+are shot at 1440x900 and at the window's minimum size with and without the sidebar,
+those whose files were given:
 
     python scripts/screenshots.py --cases --records tests/data/h200/*.json \
         tests/data/h100/*.json tests/data/records/*.json
@@ -211,14 +212,17 @@ def shoot_cases(app, window, args) -> int:
         window.results.select_ids({r.id for r in chosen})
         charts.setCurrentIndex(next(i for i in range(charts.count())
                                     if charts.tabText(i) == tab))
-        for size, tag in ((SIZE, ""), (window.minimumSize().toTuple(), "-minimum")):
-            window.resize(*size)
+        # 1440x900; the narrowest with the sidebar; the window's smallest, sidebar hidden.
+        for sidebar, tag in ((True, ""), (True, "-minimum"), (False, "-minimum-no-sidebar")):
+            window.show_sidebar(sidebar)
+            window.resize(*(SIZE if not tag else window.minimumSize().toTuple()))
             for _ in range(40):          # let layouts and plots settle
                 app.processEvents()
                 time.sleep(0.02)
             window.grab().save(str(out / f"{name}{tag}.png"))
             print(f"wrote {out / f'{name}{tag}.png'} ({len(chosen)} runs, "
                   f"{window.width()}x{window.height()})", flush=True)
+        window.show_sidebar(True)
     window.close()
     return 0
 

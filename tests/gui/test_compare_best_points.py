@@ -171,3 +171,20 @@ def test_compare_fits_the_narrowest_window_without_scrolling_sideways(window, qt
     combo = view.chart_combo
     shown = combo.displayed_text()
     assert shown == combo.currentText() or shown.endswith("…")
+
+
+def test_a_long_caption_takes_three_lines_and_says_the_rest_on_hover(view, qtbot):
+    """Ten sides: the curve chart's caption (best vs best, six peaks, points not measured)
+    ran to six lines at 1440x900 and left the plot a strip. Three lines now, the whole
+    caption on hover."""
+    from siliconbench.gui.charts.chart import CAPTION_LINES
+    from tests.gui.test_gpu_beside_cpu import ten_sides
+    view.resize(820, 520)
+    view.set_records(ten_sides())
+    qtbot.wait(50)
+    caption = view.current_chart().caption
+    shown = caption.displayed()
+    assert len(shown) == CAPTION_LINES and shown[-1].endswith("…")
+    assert len("".join(shown)) < len(caption.text())          # it would need more lines
+    assert caption.height() <= CAPTION_LINES * caption.fontMetrics().lineSpacing() + 2
+    assert caption.toolTip() == caption.text() and "Ringed" in caption.text()

@@ -14,12 +14,14 @@ from PySide6.QtWidgets import QGridLayout, QLabel, QMenu, QSizePolicy, QWidget
 
 from siliconbench.core.numbers import needs_log_axis
 from siliconbench.gui.charts.axes import Y_MODES, ValueAxis
+from siliconbench.gui.charts.elided import ElidedLabel
 from siliconbench.gui.charts.legend import SeriesLegend
 from siliconbench.gui.row_text import is_serious, point_tip
 from siliconbench.gui.theme import LIGHT, Theme
 
 # A chart narrower than this has its legend under the plot, not beside it.
 NARROW_CHART_W = 560
+CAPTION_LINES = 3   # a caption's most lines; the whole caption is its tooltip
 
 
 def add_measured_points(plot, theme: Theme, name: str, xs: list, rows: list, color,
@@ -79,8 +81,9 @@ class Chart(QWidget):
         self.empty.setWordWrap(True)
         self.empty.setProperty("role", "hint")
         self.empty.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
-        self.caption = QLabel()
-        self.caption.setWordWrap(True)
+        # At most three lines, the rest on hover: ten sides' best ratios, peaks and points
+        # not measured took the plot's height.
+        self.caption = ElidedLabel(lines=CAPTION_LINES)
         self.caption.setProperty("role", "hint")
         layout = QGridLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
