@@ -188,3 +188,23 @@ def test_a_long_caption_takes_three_lines_and_says_the_rest_on_hover(view, qtbot
     assert len("".join(shown)) < len(caption.text())          # it would need more lines
     assert caption.height() <= CAPTION_LINES * caption.fontMetrics().lineSpacing() + 2
     assert caption.toolTip() == caption.text() and "Ringed" in caption.text()
+
+
+def test_a_short_chart_keeps_its_caption_off_the_plot(qtbot):
+    """At 720x520 the LLM tab's two charts are about 145 px tall each: their two-line
+    captions were drawn over the x axis's title. A short chart's caption is one line."""
+    from siliconbench.gui.charts.chart import SHORT_CHART_H
+    from siliconbench.gui.charts.curve import CurveChart
+    chart = CurveChart("decode_tokens_per_s")
+    qtbot.addWidget(chart)
+    chart.set_records([r for stem in ("h100-llm1b", "h100-llm8b-quick") for r in h100(stem)]
+                      + [h200("h200-llm8b")])
+    chart.resize(700, 145)
+    chart.show()
+    qtbot.waitExposed(chart)
+    assert chart.height() < SHORT_CHART_H and chart.has_data()
+    assert len(chart.caption.displayed()) == 1
+    assert chart.caption.geometry().top() >= chart.plot.geometry().bottom()
+    chart.resize(700, 400)
+    qtbot.wait(20)
+    assert len(chart.caption.displayed()) > 1          # the whole caption where there is room

@@ -22,6 +22,9 @@ from siliconbench.gui.theme import LIGHT, Theme
 # A chart narrower than this has its legend under the plot, not beside it.
 NARROW_CHART_W = 560
 CAPTION_LINES = 3   # a caption's most lines; the whole caption is its tooltip
+# A chart shorter than this has a one-line caption: at the window's smallest the LLM tab's
+# two charts are about 145 px each, and a two-line caption overprinted the x axis's title.
+SHORT_CHART_H = 240
 
 
 def add_measured_points(plot, theme: Theme, name: str, xs: list, rows: list, color,
@@ -232,6 +235,10 @@ class Chart(QWidget):
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
+        lines = CAPTION_LINES if self.height() >= SHORT_CHART_H else 1
+        if lines != self.caption.lines:
+            self.caption.lines = lines
+            self.caption.setText(self.caption.text())   # its height for its lines
         self._place_legend()
 
     def _place_legend(self) -> None:
