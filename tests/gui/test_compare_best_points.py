@@ -179,6 +179,7 @@ def test_a_long_caption_takes_three_lines_and_says_the_rest_on_hover(view, qtbot
     caption on hover."""
     from siliconbench.gui.charts.chart import CAPTION_LINES, SHORT_CHART_H
     from tests.gui.test_gpu_beside_cpu import ten_sides
+    view.resize(820, 800)      # the tab's share of a 1440x900 window's width, tall
     view.set_records(ten_sides())
     qtbot.wait(50)
     caption = view.current_chart().caption
