@@ -11,18 +11,9 @@ import io
 import pytest
 
 from siliconbench.gui.compare_view import CompareView
+from tests.gui.test_compare_view import view  # noqa: F401  (the Compare tab at 1440x700)
 from tests.h200_records import h100, h200, h200_runs
 from tests.recorded import recorded
-
-
-@pytest.fixture
-def view(qtbot):
-    v = CompareView()
-    qtbot.addWidget(v)
-    v.resize(1440, 700)
-    v.show()
-    return v
-
 
 # ---------------------------------------------------------------- the Machine filter
 
