@@ -1,7 +1,8 @@
 """What was left of issue 41's Compare on the real records (tests/data): the Results' Machine
 filter keeps two hosts of one CPU name apart; a GPU's GEMM beside a CPU's that share no point
 gets its best vs best in the verdict table, on the chart and in the CSV export; a one-rank
-all-reduce side says in the legend why nothing of it is drawn."""
+all-reduce side is left off the chart's legend, the chart saying why; the narrowest window
+and a long or short chart's caption read whole."""
 
 from __future__ import annotations
 
