@@ -506,8 +506,11 @@ class CompareView(QWidget):
                 self.table.setColumnHidden(len(FIXED) + k, True)
                 if k:
                     self.table.setColumnHidden(len(FIXED) + n + k - 1, True)
-        # One workload: the chart's list names it; its column gives the sides room.
-        self.table.setColumnHidden(0, len({r.workload for r in [*rows, *bests]}) == 1)
+        # One workload, one metric: the chart's list names them; their columns give the
+        # sides room (five sides scrolled sideways beside 'Throughput (TFLOPS)' on each row).
+        shown = [*rows, *bests]
+        self.table.setColumnHidden(0, len({r.workload for r in shown}) == 1)
+        self.table.setColumnHidden(1, len({(r.metric, r.unit) for r in shown}) == 1)
         head = self.table.horizontalHeader()
         # Each column as wide as its text up to a cap, then elided ('…'), whole on hover:
         # with ten sides, wrapping made 'no statis… publis… figure' of every verdict.

@@ -75,6 +75,9 @@ def test_a_gpu_beside_a_cpu_that_share_no_point_compare_best_vs_best(view, tmp_p
     assert f"best vs best: size={cpu_n} vs size={gpu_n}" in \
         view.table.item(0, header.index("B vs A")).toolTip()
     assert not any(view.table.isColumnHidden(header.index(c)) for c in ("A", "B", "B vs A"))
+    # One workload and one metric: the chart's list names them, their columns give room.
+    assert view.table.isColumnHidden(header.index("Workload"))
+    assert view.table.isColumnHidden(header.index("Metric"))
     assert f"at size={gpu_n}" in view.table.item(0, header.index("A")).toolTip()
     # The chart: both sweeps, each side's best ringed where its point lies, said under it.
     chart = view.current_chart()
@@ -117,6 +120,7 @@ def test_one_rank_all_reduce_sides_say_in_the_chart_why_nothing_is_drawn(view):
     view.set_records(one_rank_repeat())
     cmp = view.comparison
     assert len(cmp.sides) == 2 and len(cmp.notes) == 2
+    assert not view.table.isColumnHidden(view.headers().index("Metric"))   # three metrics
     choose_chart(view, "busbw")
     chart = view.current_chart()
     assert chart.legend_names() == [] and not chart.has_data()
