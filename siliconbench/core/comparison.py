@@ -475,16 +475,19 @@ def row_texts(row: ComparedRow, bases: list[int] | None = None) -> list[str]:
 BEST_POINT = "best vs best"   # the Point column of a best vs best row
 
 
-def best_row_texts(best: BestRow, bases: list[int] | None = None) -> list[str]:
+def best_row_texts(best: BestRow, bases: list[int] | None = None,
+                   only: list[int] | None = None) -> list[str]:
     """A best vs best row of the verdict table, as row_texts: 'best vs best' and the kind
     of point in the Point column, each side's best, then its words against the baseline's
-    with the points they divide ('595× slower (best vs best: size=128 vs size=16384)')."""
+    with the points they divide ('595× slower (size=128 vs size=16384)'); with `only`
+    (unshared), only those sides' words: the point rows say the others'."""
     kind = best_title(best)[len(best.workload):].strip()
     cells = [best.workload, metric_heading(best.metric, best.unit),
              BEST_POINT + (f" · {kind}" if kind else "")]
     cells += [quantity(c.value, best.unit) if c else "" for c in best.cells]
     for k in range(1, len(best.cells)):
-        cells.append(best_verdict(best, k, bases[k] if bases else 0))
+        said = only is None or k in only
+        cells.append(best_verdict(best, k, bases[k] if bases else 0) if said else "")
     return cells
 
 

@@ -53,6 +53,7 @@ from siliconbench.core.comparison import (
     spec_params,
     summary_text,
     table_bests,
+    unshared,
     value_tip,
     verdict_header_tip,
     verdict_tip,
@@ -482,13 +483,14 @@ class CompareView(QWidget):
         # at their own points, no test (so no verdict's colour).
         for i, b in enumerate(bests, start=len(rows)):
             values = len(FIXED) + len(b.cells)
-            for j, text in enumerate(best_row_texts(b, bases)):
+            said = unshared(cmp, b)
+            for j, text in enumerate(best_row_texts(b, bases, said)):
                 item = QTableWidgetItem(text)
                 item.setToolTip(text)
                 k = j - values + 1 if j >= values else j - len(FIXED)
                 if j >= values:
                     self._style_verdict(item, None)
-                    if b.cells[k] is not None and k != b.baseline:
+                    if k in said:
                         item.setToolTip(f"{text}\n{side_letter(k)} vs "
                                         f"{side_letter(b.baseline)}: {best_words(b, k)}\n"
                                         f"Ratio of values: {ratio(b.cells[k].ratio)}")

@@ -205,3 +205,24 @@ def test_a_short_chart_keeps_its_caption_off_the_plot(qtbot):
     chart.resize(700, 400)
     qtbot.wait(20)
     assert len(chart.caption.displayed()) > 1          # the whole caption where there is room
+
+
+def test_a_best_vs_best_row_gives_words_only_where_the_point_rows_do_not(view):
+    """This CPU's torch, TensorFlow and MLX GEMM runs share N=64 and 128; the H100's sweep
+    starts at 256. The best vs best row gives D (the H100) its ratio; B's and C's are in the
+    point rows above it, and the best row repeated B's as '3.93× slower (size=128 vs
+    size=128)'."""
+    cpu = [recorded(s) for s in ("gemm-torch", "gemm-tensorflow", "gemm-mlx")]
+    gpu = h100("h100-gemm")
+    view.set_records(cpu + gpu)
+    cmp = view.comparison
+    header = view.headers()
+    d = next(i for i, s in enumerate(cmp.sides) if s.records[0] in gpu)
+    letter = header[3 + d]
+    rows = [{header[j]: view.table.item(i, j).text() for j in range(len(header))}
+            for i in range(view.table.rowCount())]
+    (best,) = [r for r in rows if r["Point"].startswith("best vs best")]
+    assert best[f"{letter} vs A"].endswith(")") and "faster (size=" in best[f"{letter} vs A"]
+    for other in {"B", "C"} - {letter}:
+        assert best[f"{other} vs A"] == "" and best[other]      # its value, no words
+        assert any(r[f"{other} vs A"] for r in rows if r is not best)
