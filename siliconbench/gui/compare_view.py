@@ -81,6 +81,9 @@ from siliconbench.gui.theme import LIGHT, Theme
 MAX_VERDICT_W = 260  # a verdict column's widest; longer verdicts end in '…', whole on hover
 MAX_VALUE_W = 130    # a side's value column's widest
 FIXED_W = (90, 140, 130)  # Workload, Metric, Point
+# The Point column's widest with a best vs best row whose Metric column is hidden: 'best vs
+# best · dtype=float32' whole in the room the metric leaves.
+BEST_POINT_W = 190
 MAX_WARNINGS_H = 120  # unfolded warnings scroll here instead of squeezing the chart
 # Below this the Compare tab scrolls: the chart keeps MIN_CHART_H. As narrow as the charts'
 # pane at the window's narrowest (main_window.MIN_CHARTS_W) less the tabs' frame.
@@ -519,9 +522,12 @@ class CompareView(QWidget):
         head.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.resizeColumnsToContents()
         n_sides = len(cmp.sides) if cmp else 0
+        caps = list(FIXED_W)
+        if bests and self.table.isColumnHidden(1):
+            caps[2] = BEST_POINT_W
         for j in range(len(header)):
             cap = MAX_VERDICT_W if j >= len(FIXED) + n_sides else \
-                MAX_VALUE_W if j >= len(FIXED) else FIXED_W[j]
+                MAX_VALUE_W if j >= len(FIXED) else caps[j]
             if self.table.columnWidth(j) > cap:
                 self.table.setColumnWidth(j, cap)
         head.setStretchLastSection(True)

@@ -78,6 +78,9 @@ def test_a_gpu_beside_a_cpu_that_share_no_point_compare_best_vs_best(view, tmp_p
     # One workload and one metric: the chart's list names them, their columns give room.
     assert view.table.isColumnHidden(header.index("Workload"))
     assert view.table.isColumnHidden(header.index("Metric"))
+    point = view.table.item(0, header.index("Point"))      # read whole in the room left
+    assert view.table.columnWidth(header.index("Point")) >= \
+        view.table.fontMetrics().horizontalAdvance(point.text())
     assert f"at size={gpu_n}" in view.table.item(0, header.index("A")).toolTip()
     # The chart: both sweeps, each side's best ringed where its point lies, said under it.
     chart = view.current_chart()
