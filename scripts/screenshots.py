@@ -8,7 +8,13 @@ docs/screenshots/, and one of a run's details. Uses a fresh results store; nothi
 
 With --records, nothing runs: those run records (a GPU's beside this machine's CPU runs, say)
 are imported into the fresh store, selected together, and every chart and Compare is shot
-(the Run Queue, empty then, is not).
+(the Run Queue, empty then, is not). With --cases too, the selections a person comparing
+machines makes (CASES: Compare with 2, 5 and 10 sides, the LLM tab with every GPU LLM run)
+are shot at 1440x900 and at the window's minimum size with and without the sidebar,
+those whose files were given:
+
+    python scripts/screenshots.py --cases --records tests/data/h200/*.json \
+        tests/data/h100/*.json tests/data/records/*.json
 """
 
 from __future__ import annotations
@@ -41,6 +47,9 @@ def main() -> int:
     parser.add_argument("--out", default=str(ROOT / "docs" / "screenshots"))
     parser.add_argument("--records", nargs="+", metavar="FILE",
                         help="run records to import and show instead of running anything")
+    parser.add_argument("--cases", action="store_true",
+                        help="with --records: shoot CASES' selections at 1440x900 and at the "
+                             "minimum size")
     args = parser.parse_args()
     if sys.platform == "linux" and not os.environ.get("DISPLAY"):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -61,7 +70,7 @@ def main() -> int:
     window.resize(*SIZE)
     window.show()
     if args.records:
-        return shoot_records(app, window, args)
+        return (shoot_cases if args.cases else shoot_records)(app, window, args)
     window.start_background()
     wait_until(app, lambda: window.devices.devices and not window.devices.busy.isVisible(),
                300, "the device list")
@@ -155,6 +164,65 @@ def shoot_records(app, window, args) -> int:
         detail.grab().save(str(out / "run-details.png"))
         print(f"wrote {out / 'run-details.png'}", flush=True)
         detail.close()
+    window.close()
+    return 0
+
+
+def _gemm_gpu(recs):
+    return [r for r in recs if r.workload == "gemm" and r.device != "cpu"]
+
+
+# name: (the tab shot, the runs selected from {file stem: its runs}). The five are this
+# CPU's quick-suite GEMM runs on three frameworks with two H100 GEMM runs; the ten, ten run
+# identities (tests/gui/test_gpu_beside_cpu.py's ten_sides).
+CASES = {
+    "compare-2-sides": ("Compare", lambda f: f["h200-gemm"] + f["gemm-torch"]),
+    "compare-5-sides": ("Compare", lambda f: f["gemm-tensorflow"] + f["gemm-torch"]
+                        + f["gemm-mlx"] + f["h100-gemm"]
+                        + _gemm_gpu(f["h100-quick-suite"])[:1]),
+    "compare-10-sides": ("Compare", lambda f: f["h200-gemm"] + f["h200-gemmtf32"] + [
+        r for stem in ("gemm-torch", "infer-torch", "infer-torch-reference", "gemm-tensorflow",
+                       "gemm-mlx", "gemm_cpu_tiny", "llm-llamacpp") for r in f[stem]]
+        + [r for r in f["h100-quick-suite"] if r.workload == "gemm" and r.device == "cpu"]
+        + f["h100-gemm"]),
+    "llm-gpu-runs": ("LLM", lambda f: [r for recs in f.values() for r in recs
+                                       if r.workload == "llm" and r.device != "cpu"]),
+}
+
+
+def shoot_cases(app, window, args) -> int:
+    """CASES' selections, each at 1440x900 and at the window's minimum size."""
+    from siliconbench.core.results import records_from_json
+    files: dict[str, list] = {}
+    for path in args.records:
+        files[Path(path).stem] = records_from_json(Path(path).read_text(encoding="utf-8"))
+        for rec in files[Path(path).stem]:
+            window.store.save(rec)
+    window.results.reload()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    charts = window.charts
+    for name, (tab, pick) in CASES.items():
+        try:
+            chosen = pick(files)
+        except KeyError as e:
+            print(f"skipped {name}: no {e.args[0]}.json given", flush=True)
+            continue
+        window.show_results()
+        window.results.select_ids({r.id for r in chosen})
+        charts.setCurrentIndex(next(i for i in range(charts.count())
+                                    if charts.tabText(i) == tab))
+        # 1440x900; the narrowest with the sidebar; the window's smallest, sidebar hidden.
+        for sidebar, tag in ((True, ""), (True, "-minimum"), (False, "-minimum-no-sidebar")):
+            window.show_sidebar(sidebar)
+            window.resize(*(SIZE if not tag else window.minimumSize().toTuple()))
+            for _ in range(40):          # let layouts and plots settle
+                app.processEvents()
+                time.sleep(0.02)
+            window.grab().save(str(out / f"{name}{tag}.png"))
+            print(f"wrote {out / f'{name}{tag}.png'} ({len(chosen)} runs, "
+                  f"{window.width()}x{window.height()})", flush=True)
+        window.show_sidebar(True)
     window.close()
     return 0
 

@@ -27,6 +27,7 @@ from siliconbench.core.numbers import metric_heading, p_value, quantity, ratio
 from siliconbench.core.report import (
     best_point,
     best_title,
+    best_words,
     cell_text,
     compared_sentence,
     point_label,
@@ -349,9 +350,10 @@ def matching_references(records: list[RunRecord]) -> list[RunRecord]:
 # ---------------------------------------------------------------- what the tab says
 
 def hidden_sides(cmp: Comparison) -> list[int]:
-    """The sides that share no compared result with another: the verdict table gives them
-    no column."""
-    return [i for i in range(len(cmp.sides)) if not any(r.cells[i] for r in cmp.rows)]
+    """The sides that share no compared result with another, nor a best vs best row of the
+    table (table_bests): the verdict table gives them no column."""
+    rows = [*cmp.rows, *table_bests(cmp)]
+    return [i for i in range(len(cmp.sides)) if not any(r.cells[i] for r in rows)]
 
 
 def letters(indices: list[int]) -> str:
@@ -365,36 +367,46 @@ def hidden_sentence(cmp: Comparison) -> str:
     if not hidden or not cmp.rows:
         return ""
     verb = "shares" if len(hidden) == 1 else "share"
-    best = {i for b in cmp.best for i, c in enumerate(b.cells) if c is not None}
-    tail = " (best vs best below)" if any(i in best for i in hidden) else ""
     return (f"{letters(hidden)} {verb} no result with another side and "
-            f"{'is' if len(hidden) == 1 else 'are'} not in the table{tail}.")
+            f"{'is' if len(hidden) == 1 else 'are'} not in the table.")
 
 
-def best_lines(cmp: Comparison, only_unshared: bool = False) -> list[str]:
+def unshared(cmp: Comparison, best: BestRow) -> list[int]:
+    """The sides of a best vs best, other than its baseline, that share no compared row of
+    its workload and metric with the baseline: where the point-by-point rows say nothing of
+    the pair, the best vs best answers."""
+    shared = [{i for i, c in enumerate(r.cells) if c is not None} for r in cmp.rows
+              if (r.workload, r.metric) == (best.workload, best.metric)]
+    return [k for k, c in enumerate(best.cells) if c is not None and k != best.baseline
+            and not any({k, best.baseline} <= pair for pair in shared)]
+
+
+def table_bests(cmp: Comparison) -> list[BestRow]:
+    """The best vs best rows the verdict table shows under its point-by-point rows: those
+    with a pair of sides that share no compared point (unshared)."""
+    return [b for b in cmp.best if unshared(cmp, b)]
+
+
+def best_lines(cmp: Comparison, only_unshared: bool = False,
+               bests: list[BestRow] | None = None) -> list[str]:
     """A line per side's best vs best: 'gemm dtype=float32, best vs best: B 595× slower
     than A (B 0.0896 TFLOPS at size=128, A 53.3 TFLOPS at size=16384)'. With only_unshared,
-    only pairs of sides that share no compared row of that metric: where the point-by-point
-    rows say nothing of them."""
+    only pairs of sides that share no compared row of that metric (unshared): where the
+    point-by-point rows say nothing of them. `bests`: these of cmp.best only."""
     out = []
-    for b in cmp.best:
-        present = [i for i, c in enumerate(b.cells) if c is not None]
-        if only_unshared:
-            shared = {i for r in cmp.rows if (r.workload, r.metric) == (b.workload, b.metric)
-                      for i, c in enumerate(r.cells) if c is not None}
-        else:
-            shared = set()
+    for b in cmp.best if bests is None else bests:
         base = b.baseline
+        ks = unshared(cmp, b) if only_unshared else \
+            [k for k, c in enumerate(b.cells) if c is not None and k != base]
 
         def said(i: int) -> str:
             return (f"{side_letter(i)} {quantity(b.cells[i].value, b.unit)} at "
                     f"{best_point(b, i)}")
-        for k in present:
-            if k != base and not {k, base} <= shared:
-                words = ratio_words(b.cells[k].ratio, direction(b.metric, b.unit))
-                out.append(f"{best_title(b)}, best vs best: {side_letter(k)} "
-                           f"{words + ' than' if words else 'beside'} {side_letter(base)} "
-                           f"({said(k)}, {said(base)})")
+        for k in ks:
+            words = ratio_words(b.cells[k].ratio, direction(b.metric, b.unit))
+            out.append(f"{best_title(b)}, best vs best: {side_letter(k)} "
+                       f"{words + ' than' if words else 'beside'} {side_letter(base)} "
+                       f"({said(k)}, {said(base)})")
     return out
 
 
@@ -460,6 +472,47 @@ def row_texts(row: ComparedRow, bases: list[int] | None = None) -> list[str]:
                     for k in range(1, len(row.cells))]
 
 
+BEST_POINT = "best vs best"   # the Point column of a best vs best row
+
+
+def best_row_texts(best: BestRow, bases: list[int] | None = None,
+                   only: list[int] | None = None) -> list[str]:
+    """A best vs best row of the verdict table, as row_texts: 'best vs best' and the kind
+    of point in the Point column, each side's best, then its words against the baseline's
+    with the points they divide ('595× slower (size=128 vs size=16384)'); with `only`
+    (unshared), only those sides' words: the point rows say the others'."""
+    kind = best_title(best)[len(best.workload):].strip()
+    cells = [best.workload, metric_heading(best.metric, best.unit),
+             BEST_POINT + (f" · {kind}" if kind else "")]
+    cells += [quantity(c.value, best.unit) if c else "" for c in best.cells]
+    for k in range(1, len(best.cells)):
+        said = only is None or k in only
+        cells.append(best_verdict(best, k, bases[k] if bases else 0) if said else "")
+    return cells
+
+
+def best_verdict(best: BestRow, k: int, column_base: int = 0) -> str:
+    """Side k's best against the baseline's, short enough for a verdict column ('595×
+    slower (size=128 vs size=16384)': the row's Point says 'best vs best'); '' where k has
+    none or is the baseline. best_words says it whole."""
+    words = best_words(best, k, label=False)
+    if not words:
+        return ""
+    vs = f", vs {side_letter(best.baseline)}" if best.baseline != column_base else ""
+    return f"{words} ({best_point(best, k)} vs {best_point(best, best.baseline)}{vs})"
+
+
+def best_value_tip(side: Side, best: BestRow, k: int) -> str:
+    """Side k's best with its interval, the point it was measured at and its flags."""
+    c = best.cells[k]
+    tip = [f"{side.label}: best {cell_text(c, best.unit)} at {best_point(best, k)}"]
+    if c.n:
+        tip.append(f"{c.n} blocks; [ ]: {CONFIDENCE:.0%} interval of the median")
+    tip.append("Best vs best: each side's best point, so no statistical test: the points "
+               "differ.")
+    return "\n".join(tip + c.flags + ([c.note] if c.note else []))
+
+
 def verdict_text(row: ComparedRow, k: int, column_base: int = 0) -> str:
     """Side k's verdict on a row ('1.23× faster'), '' where it has none."""
     c = row.cells[k]
@@ -492,9 +545,10 @@ def value_tip(side: Side, row: ComparedRow, k: int) -> str:
 
 
 def chart_groups(cmp: Comparison) -> list[tuple[str, str, str]]:
-    """(workload, metric, unit) of each chart the comparison can draw, in row order."""
+    """(workload, metric, unit) of each chart the comparison can draw, in row order, then
+    those of the table's best vs best rows (table_bests)."""
     groups: list[tuple[str, str, str]] = []
-    for r in cmp.rows:
+    for r in [*cmp.rows, *table_bests(cmp)]:
         key = (r.workload, r.metric, r.unit)
         if key not in groups:
             groups.append(key)

@@ -36,7 +36,7 @@ from siliconbench.core.numbers import (
     with_spread,
 )
 from siliconbench.core.palette import LIGHT
-from siliconbench.core.results import now_iso, run_power_doubt
+from siliconbench.core.results import TRUST_FLAGS, now_iso, run_power_doubt
 from siliconbench.core.text import clip
 
 # The app's light palette: a machine has the colour here that it has in the app.
@@ -44,8 +44,9 @@ PALETTE = LIGHT
 
 # A comparison's CSV: one line per row and machine, the point's parameters between these.
 CSV_HEAD = ["workload", "metric", "unit"]
-CSV_TAIL = ["machine", "source", "run_id", "value", "ci_low", "ci_high", "confidence", "n",
-            "baseline", "ratio", "verdict", "p_value", "flags", "note"]
+CSV_TAIL = ["compared", "machine", "source", "run_id", "value", "ci_low", "ci_high",
+            "confidence", "n", "baseline", "ratio", "verdict", "p_value", "flags", "note"]
+POINT_BY_POINT = "point by point"   # the "compared" column of a row both sides measured
 
 
 # ---------------------------------------------------------------- text (shared with cli, gui)
@@ -105,14 +106,15 @@ def best_label(best: BestRow, k: int) -> str:
     return f"best vs best: {best_point(best, k)} vs {best_point(best, best.baseline)}"
 
 
-def best_words(best: BestRow, k: int) -> str:
+def best_words(best: BestRow, k: int, label: bool = True) -> str:
     """Side k's best against the baseline's, in words with the points it divides:
-    '≈7,670× slower (best vs best: size=128 vs size=16384)'."""
+    '≈7,670× slower (best vs best: size=128 vs size=16384)'; the words alone without
+    `label`; '' for the baseline or a side without a best."""
     cell = best.cells[k]
     if cell is None or k == best.baseline:
         return ""
     words = ratio_words(cell.ratio, direction(best.metric, best.unit)) or "no ratio"
-    return f"{words} ({best_label(best, k)})"
+    return f"{words} ({best_label(best, k)})" if label else words
 
 
 def by_workload(cmp: Comparison) -> dict[str, list[ComparedRow]]:
@@ -135,20 +137,26 @@ def legend() -> str:
 # ---------------------------------------------------------------- CSV
 
 def to_csv(cmp: Comparison) -> str:
-    """One line per row and machine: the point's parameters as columns, then the machine's
-    value, interval, ratio and verdict."""
-    keys = point_keys(cmp.rows)
+    """One line per row and machine: the point's parameters as columns, then how it was
+    compared (POINT_BY_POINT, or 'best vs best: size=128 vs size=16384' for each side's best
+    point, cmp.best, with the point it was measured at), the machine's value, interval, ratio
+    and verdict. The best vs best lines are the answer where the sides share no point."""
+    points = [(r, r.cells, [r.params] * len(r.cells), POINT_BY_POINT) for r in cmp.rows]
+    points += [(b, b.cells, b.points, b) for b in cmp.best]
+    keys = list(dict.fromkeys(k for _, _, params, _ in points for p in params if p for k in p))
     header = CSV_HEAD + point_headers(keys, CSV_HEAD + CSV_TAIL) + CSV_TAIL
     lines = []
-    for r in cmp.rows:
+    for r, cells, params, how in points:
         base = cmp.sides[r.baseline].label
-        for side, c in zip(cmp.sides, r.cells):
+        for k, (side, c) in enumerate(zip(cmp.sides, cells)):
             if c is None:
                 continue
-            lines.append([r.workload, r.metric, r.unit] + [r.params.get(k) for k in keys]
-                         + [side.label, "published" if c.published else "measured", c.run_id,
-                            c.value, c.ci_low, c.ci_high, c.confidence, c.n, base, c.ratio,
-                            c.verdict, c.p_value, csv_flags(c.flags), c.note])
+            said = how if isinstance(how, str) else \
+                best_label(how, k) if k != how.baseline else "best vs best"
+            lines.append([r.workload, r.metric, r.unit] + [(params[k] or {}).get(key) for key in keys]
+                         + [said, side.label, "published" if c.published else "measured",
+                            c.run_id, c.value, c.ci_low, c.ci_high, c.confidence, c.n, base,
+                            c.ratio, c.verdict, c.p_value, csv_flags(c.flags), c.note])
     return csv_text(header, lines)
 
 
@@ -237,6 +245,15 @@ def _machines_table(cmp: Comparison) -> str:
     return "".join(out)
 
 
+def _flags_html(flags: list[str]) -> str:
+    """A cell's flags: the doubts in the warning colour, the marks of trust (how a power was
+    measured: energy_counter) muted, as the app's table paints them."""
+    doubts = [f for f in flags if f not in TRUST_FLAGS]
+    trust = [f for f in flags if f in TRUST_FLAGS]
+    return "".join(f' <span class="{cls}">{_e(", ".join(said))}</span>'
+                   for cls, said in (("flag", doubts), ("meta", trust)) if said)
+
+
 def _comparison_table(cmp: Comparison, workload: str, rows: list[ComparedRow]) -> str:
     keys = point_keys(rows)
     head = "".join(f"<th>{_e(k)}</th>" for k in keys) + '<th class="l">metric</th>'
@@ -249,7 +266,7 @@ def _comparison_table(cmp: Comparison, workload: str, rows: list[ComparedRow]) -
         cells = "".join(f"<td>{_e(r.params.get(k, ''))}</td>" for k in keys)
         cells += f'<td class="l">{_e(metric_heading(r.metric, r.unit))}</td>'
         for c in r.cells:
-            flags = f' <span class="flag">{_e(", ".join(c.flags))}</span>' if c and c.flags else ""
+            flags = _flags_html(c.flags) if c else ""
             title = f' title="{_e(c.note)}"' if c and c.note else ""
             cls = ' class="pub"' if c and c.published else ""
             cells += f"<td{cls}{title}>{_e(cell_text(c, r.unit))}{flags}</td>"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QFont, QPainter, QTextLayout
+from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QScrollArea,
-    QSizePolicy,
     QSplitter,
     QStackedWidget,
     QTableWidget,
@@ -29,9 +28,18 @@ from PySide6.QtWidgets import (
 )
 
 from siliconbench.core import reference
-from siliconbench.core.compare import ComparedRow, Comparison, Side, unique_labels
+from siliconbench.core.compare import (
+    ComparedRow,
+    Comparison,
+    Side,
+    one_rank_notes,
+    unique_labels,
+)
 from siliconbench.core.comparison import (
     FIXED,
+    best_lines,
+    best_row_texts,
+    best_value_tip,
     chart_groups,
     column_baseline,
     compared,
@@ -44,18 +52,28 @@ from siliconbench.core.comparison import (
     sides_for,
     spec_params,
     summary_text,
+    table_bests,
+    unshared,
     value_tip,
     verdict_header_tip,
     verdict_tip,
 )
-from siliconbench.core.numbers import metric_heading
-from siliconbench.core.report import legend, to_csv, to_html, verdict_class
+from siliconbench.core.numbers import metric_heading, ratio
+from siliconbench.core.report import (
+    best_words,
+    legend,
+    point_label,
+    to_csv,
+    to_html,
+    verdict_class,
+)
 from siliconbench.core.results import RunRecord
 from siliconbench.core.runner import RunSpec
 from siliconbench.gui.chart_series import CURVE_METRICS, curve_x, param_text
 from siliconbench.gui.charts.bars import EMPTY_CHART, CompareBarChart
 from siliconbench.gui.charts.chart import Chart
 from siliconbench.gui.charts.curve import CurveChart
+from siliconbench.gui.charts.elided import ElidedLabel
 from siliconbench.gui.charts.export import export_chart
 from siliconbench.gui.sheets import file_dialog, message_sheet
 from siliconbench.gui.theme import LIGHT, Theme
@@ -63,8 +81,16 @@ from siliconbench.gui.theme import LIGHT, Theme
 MAX_VERDICT_W = 260  # a verdict column's widest; longer verdicts end in '…', whole on hover
 MAX_VALUE_W = 130    # a side's value column's widest
 FIXED_W = (90, 140, 130)  # Workload, Metric, Point
+# The Point column's widest with a best vs best row whose Metric column is hidden: 'best vs
+# best · dtype=float32' whole in the room the metric leaves.
+BEST_POINT_W = 190
 MAX_WARNINGS_H = 120  # unfolded warnings scroll here instead of squeezing the chart
-MIN_CONTENT = (600, 440)  # below this the Compare tab scrolls: the chart keeps MIN_CHART_H
+# Below this the Compare tab scrolls: the chart keeps MIN_CHART_H. As narrow as the charts'
+# pane at the window's narrowest (main_window.MIN_CHARTS_W) less the tabs' frame.
+MIN_CONTENT = (440, 440)
+BEST_TIP = ("Best vs best: each side's best point of the workload's headline metric, "
+            "where two sides share no point to compare; a ratio of values at different "
+            "points, so no statistical test.")
 
 
 class ElidingCombo(QComboBox):
@@ -99,65 +125,6 @@ class ElidingCombo(QComboBox):
     def displayed_text(self) -> str:
         """The current text as painted at the combo's width."""
         return self._option().currentText
-
-
-class ElidedLabel(QLabel):
-    """A label of at most `lines` lines at any width: what does not fit ends in '…', and
-    the whole text is its tooltip (text() keeps it all). Ten sides' names wrapped over four
-    lines and pushed the chart down."""
-
-    def __init__(self, lines: int = 2, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.lines = lines
-        self.hint = ""
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
-
-    def setText(self, text: str) -> None:
-        super().setText(text)
-        self.setToolTip(text + (f"\n\n{self.hint}" if self.hint else ""))
-        self.setFixedHeight(self.fontMetrics().lineSpacing() * self._needed_lines() + 2)
-        self.update()
-
-    def _laid_out(self, width: int) -> list[str]:
-        """The text's lines at this width, the last of `lines` elided."""
-        fm = self.fontMetrics()
-        out: list[str] = []
-        for paragraph in self.text().split("\n"):
-            layout = QTextLayout(paragraph, self.font())
-            layout.beginLayout()
-            while True:
-                line = layout.createLine()
-                if not line.isValid():
-                    break
-                line.setLineWidth(max(40, width))
-                out.append(paragraph[line.textStart():line.textStart() + line.textLength()])
-            layout.endLayout()
-        if len(out) > self.lines:
-            rest = " ".join(x.strip() for x in out[self.lines - 1:])
-            out = out[:self.lines - 1] + [fm.elidedText(rest, Qt.TextElideMode.ElideRight,
-                                                        max(40, width))]
-        return out
-
-    def _needed_lines(self) -> int:
-        return max(1, min(self.lines, len(self._laid_out(self.width()))))
-
-    def resizeEvent(self, event) -> None:
-        super().resizeEvent(event)
-        height = self.fontMetrics().lineSpacing() * self._needed_lines() + 2
-        if height != self.height():
-            self.setFixedHeight(height)
-
-    def displayed(self) -> list[str]:
-        """The lines as painted now."""
-        return self._laid_out(self.width())
-
-    def paintEvent(self, event) -> None:
-        painter = QPainter(self)
-        painter.setPen(self.palette().color(self.foregroundRole()))
-        fm = self.fontMetrics()
-        for i, line in enumerate(self.displayed()):
-            painter.drawText(0, fm.ascent() + i * fm.lineSpacing(), line.rstrip())
-        painter.end()
 
 
 # A reference's parameters that tell entries of one source apart, in the order they are named.
@@ -197,6 +164,23 @@ def first_chart(groups: list[tuple], chosen: tuple | None) -> tuple:
                 groups[0])
 
 
+# A chart's caption names at most this many best vs best ratios; more, and it points to the
+# table's rows (ten sides' eight ratios took the chart's height).
+MAX_BEST_LINES = 2
+
+
+def ringed_note(lines: list[str]) -> list[str]:
+    """What a curve chart says of its ringed best points: their ratios (best_lines), or
+    where there are many, where to read them."""
+    if not lines:
+        return []
+    if len(lines) > MAX_BEST_LINES:
+        return [f"Ringed: each side's best, where sides share no point; the table's best vs "
+                f"best rows give their {len(lines)} ratios."]
+    return ["Ringed: each side's best, compared best vs best where the sides share no "
+            "point:", *lines]
+
+
 class CompareView(QWidget):
     """The verdict table first, then its chart; the warnings folded under one line; published
     references explained and repeatable here. Recomputed only while in view: a comparison
@@ -233,7 +217,7 @@ class CompareView(QWidget):
         self.export_report_button.clicked.connect(self.choose_export_report)
         self.export_chart_button = QPushButton("Export Chart…")
         self.export_chart_button.clicked.connect(self.choose_export_chart)
-        self.chart_combo = QComboBox()
+        self.chart_combo = ElidingCombo()   # "gemm: Throughput (TFLO" was cut mid-word
         self.chart_combo.currentIndexChanged.connect(self._draw_chart)
 
         self.reference_info = ElidedLabel(lines=2)
@@ -283,9 +267,6 @@ class CompareView(QWidget):
         tools.addWidget(self.reference_combo, 1)
         tools.addWidget(self.add_reference_button)
         tools.addWidget(self.clear_references_button)
-        tools.addSpacing(12)
-        tools.addWidget(self.export_report_button)
-        tools.addWidget(self.export_chart_button)
         repeat = QHBoxLayout()
         repeat.addWidget(self.reference_info, 2)
         repeat.addWidget(QLabel("Run on:"))
@@ -300,6 +281,10 @@ class CompareView(QWidget):
         chart_bar = QHBoxLayout()
         chart_bar.addWidget(QLabel("Chart:"))
         chart_bar.addWidget(self.chart_combo, 1)
+        # The exports beside what they export: with them in the reference's row, that row
+        # needed 600 px and the window's narrowest left Compare 480 (it scrolled sideways).
+        chart_bar.addWidget(self.export_chart_button)
+        chart_bar.addWidget(self.export_report_button)
         chart_col.addLayout(chart_bar)
         chart_col.addWidget(self.chart_stack, 1)
         # The verdicts come first, as tall as their rows up to a third; the chart takes the rest
@@ -479,9 +464,10 @@ class CompareView(QWidget):
                 self.table.horizontalHeaderItem(len(FIXED) + len(cmp.sides) + i - 1).setToolTip(
                     verdict_header_tip(cmp.sides, i, cmp.rows))
         rows = cmp.rows if cmp else []
+        bests = table_bests(cmp) if cmp else []
         # Each verdict column's baseline, as its header names it.
         bases = [column_baseline(rows, k) for k in range(len(cmp.sides))] if cmp else []
-        self.table.setRowCount(len(rows))
+        self.table.setRowCount(len(rows) + len(bests))
         for i, r in enumerate(rows):
             values = len(FIXED) + len(r.cells)   # the first verdict's column
             for j, text in enumerate(row_texts(r, bases)):
@@ -496,26 +482,52 @@ class CompareView(QWidget):
                 elif j >= len(FIXED) and r.cells[j - len(FIXED)] is not None:
                     item.setToolTip(value_tip(cmp.sides[j - len(FIXED)], r, j - len(FIXED)))
                 self.table.setItem(i, j, item)
+        # Under them, each side's best where two sides share no point: a ratio of values
+        # at their own points, no test (so no verdict's colour).
+        for i, b in enumerate(bests, start=len(rows)):
+            values = len(FIXED) + len(b.cells)
+            said = unshared(cmp, b)
+            for j, text in enumerate(best_row_texts(b, bases, said)):
+                item = QTableWidgetItem(text)
+                item.setToolTip(text)
+                k = j - values + 1 if j >= values else j - len(FIXED)
+                if j >= values:
+                    self._style_verdict(item, None)
+                    if k in said:
+                        item.setToolTip(f"{text}\n{side_letter(k)} vs "
+                                        f"{side_letter(b.baseline)}: {best_words(b, k)}\n"
+                                        f"Ratio of values: {ratio(b.cells[k].ratio)}")
+                elif j >= len(FIXED) and b.cells[k] is not None:
+                    item.setToolTip(best_value_tip(cmp.sides[k], b, k))
+                elif j == FIXED.index("Point"):
+                    item.setToolTip(f"{text}\n{BEST_TIP}")
+                self.table.setItem(i, j, item)
         # A side that shares no row (a reference of another workload) takes no room.
         n = len(cmp.sides) if cmp else 0
         for j in range(len(header)):
             self.table.setColumnHidden(j, False)
         for k in range(n):
-            if not any(r.cells[k] is not None for r in rows):
+            if not any(r.cells[k] is not None for r in [*rows, *bests]):
                 self.table.setColumnHidden(len(FIXED) + k, True)
                 if k:
                     self.table.setColumnHidden(len(FIXED) + n + k - 1, True)
-        # One workload: the chart's list names it; its column gives the sides room.
-        self.table.setColumnHidden(0, len({r.workload for r in rows}) == 1)
+        # One workload, one metric: the chart's list names them; their columns give the
+        # sides room (five sides scrolled sideways beside 'Throughput (TFLOPS)' on each row).
+        shown = [*rows, *bests]
+        self.table.setColumnHidden(0, len({r.workload for r in shown}) == 1)
+        self.table.setColumnHidden(1, len({(r.metric, r.unit) for r in shown}) == 1)
         head = self.table.horizontalHeader()
         # Each column as wide as its text up to a cap, then elided ('…'), whole on hover:
         # with ten sides, wrapping made 'no statis… publis… figure' of every verdict.
         head.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.resizeColumnsToContents()
         n_sides = len(cmp.sides) if cmp else 0
+        caps = list(FIXED_W)
+        if bests and self.table.isColumnHidden(1):
+            caps[2] = BEST_POINT_W
         for j in range(len(header)):
             cap = MAX_VERDICT_W if j >= len(FIXED) + n_sides else \
-                MAX_VALUE_W if j >= len(FIXED) else FIXED_W[j]
+                MAX_VALUE_W if j >= len(FIXED) else caps[j]
             if self.table.columnWidth(j) > cap:
                 self.table.setColumnWidth(j, cap)
         head.setStretchLastSection(True)
@@ -554,23 +566,61 @@ class CompareView(QWidget):
         key = self.chart_combo.currentData()
         rows = [r for r in cmp.rows if (r.workload, r.metric, r.unit) == key] if cmp and key \
             else []
-        if key and not rows and key[1] in CURVE_METRICS:    # a curve no row matched
+        bests = [b for b in table_bests(cmp) if (b.workload, b.metric, b.unit) == key] \
+            if cmp and key else []
+        blank = self._drawing_nothing(key)
+        # Why a side has nothing drawn (one rank's bus bandwidth), then the best vs best.
+        notes = [f"{n[:1].upper()}{n[1:]}." for side in blank for n in one_rank_notes([side])]
+        lines = [f"{line}." for line in best_lines(cmp, only_unshared=True, bests=bests)] \
+            if bests else []
+        runs = [rec for s in cmp.sides if all(s is not b for b in blank)
+                for rec in s.records] if cmp else []
+        if key and (bests or not rows) and key[1] in CURVE_METRICS:
+            # A curve no row matched, or each side's sweep where they share no point: each
+            # side's best ringed, the ratio under the chart.
             chart = self.curves[key[1]]
-            chart.set_records([rec for s in cmp.sides for rec in s.records
-                               if rec.workload == key[0]])
+            chart.set_marked([(c.run_id, p) for b in bests
+                              for c, p in zip(b.cells, b.points) if c is not None])
+            chart.set_note(" ".join(notes + ringed_note(lines)))
+            chart.set_records([rec for rec in runs if rec.workload == key[0]])
         elif is_curve(rows):
             chart = self.curves[rows[0].metric]
+            chart.set_marked([])
+            chart.set_note(" ".join(notes))
             # The curve chart draws every run's sweep: give it the runs this comparison used.
             used = {c.run_id for r in rows for c in r.cells if c is not None}
-            chart.set_records([rec for s in cmp.sides for rec in s.records if rec.id in used])
+            chart.set_records([rec for rec in runs if rec.id in used])
         else:
             chart = self.bars
-            chart.set_rows(cmp, rows)
-            # What the table says, said here too: with two runs selected that share nothing,
-            # 'Select two or more runs' under 'Nothing to compare' read as a contradiction.
-            chart.empty.setText(EMPTY_CHART if cmp is None else
-                                "Nothing to draw: the sides share no workload and point.")
+            chart.set_note(" ".join(notes + (lines if len(lines) <= MAX_BEST_LINES else [
+                f"The bars named best vs best: each side's best; the table's best vs best "
+                f"rows give their {len(lines)} ratios."])))
+            # A best vs best is a group of bars of its own, named so.
+            chart.set_rows(cmp, rows + [ComparedRow(b.workload, b.metric, b.unit, {}, b.cells,
+                                                    b.baseline) for b in bests],
+                           [point_label(r.params) for r in rows]
+                           + [best_row_texts(b)[FIXED.index("Point")] for b in bests])
+        # What the table says, said here too: with two runs selected that share nothing,
+        # 'Select two or more runs' under 'Nothing to compare' read as a contradiction; with
+        # every side of one rank, why no bus bandwidth is drawn.
+        chart.empty.setText(EMPTY_CHART if cmp is None else " ".join(notes) or
+                            "Nothing to draw: the sides share no workload and point.")
         self.chart_stack.setCurrentWidget(chart)
+
+    def _drawing_nothing(self, key: tuple | None) -> list[Side]:
+        """The sides whose every value of this chart's metric is 0 (one rank's bus
+        bandwidth, which no log axis can place): left off the chart and its legend, and
+        said why under it."""
+        if self.comparison is None or key is None:
+            return []
+        out = []
+        for side in self.comparison.sides:
+            values = [row.value for rec in side.records if rec.workload == key[0]
+                      for row in rec.rows if (row.metric, row.unit) == key[1:]
+                      and row.value is not None]
+            if values and not any(values):
+                out.append(side)
+        return out
 
     def current_chart(self) -> Chart:
         return self.chart_stack.currentWidget()

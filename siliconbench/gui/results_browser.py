@@ -74,12 +74,13 @@ def machine_key(rec: RunRecord) -> str:
     return MachineInfo.from_dict(rec.machine).key() if rec.machine else rec.machine_label
 
 
-def cell_text(rec: RunRecord, column: int) -> str:
-    """The text of one column of COLUMNS for a run."""
+def cell_text(rec: RunRecord, column: int, machines: dict[str, str] | None = None) -> str:
+    """The text of one column of COLUMNS for a run; its machine's name told apart from other
+    machines of that name by `machines` (siliconbench.core.comparison.machine_names)."""
     if column == WHEN:
         return local_time(rec.created_at)
     if column == MACHINE:
-        return rec.machine_label
+        return (machines or {}).get(rec.id, rec.machine_label)
     if column == WORKLOAD:
         return workload_title(rec.workload)
     if column == DEVICE:
@@ -91,29 +92,38 @@ def cell_text(rec: RunRecord, column: int) -> str:
     return best_text(rec)
 
 
-def filter_value(rec: RunRecord, column: int) -> str:
-    """What a filter combo compares: the status without its reason, else the cell text."""
-    return rec.status if column == STATUS else cell_text(rec, column)
+def filter_value(rec: RunRecord, column: int, machines: dict[str, str] | None = None) -> str:
+    """What a filter combo compares: the status without its reason, else the cell text (a
+    machine by its identity: two Xeon hosts of one CPU name are two machines)."""
+    return rec.status if column == STATUS else cell_text(rec, column, machines)
 
 
 class RunTableModel(QAbstractTableModel):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.records: list[RunRecord] = []
+        self.machines: dict[str, str] = {}   # run id -> its machine's name, told apart
         self.theme = LIGHT
+
+    def _name_machines(self) -> None:
+        from siliconbench.core.comparison import machine_names
+        self.machines = machine_names(self.records)
 
     def set_records(self, records: list[RunRecord]) -> None:
         self.beginResetModel()
         self.records = list(records)
+        self._name_machines()
         self.endResetModel()
 
     def add(self, rec: RunRecord) -> None:
         self.beginInsertRows(QModelIndex(), 0, 0)
         self.records.insert(0, rec)
+        self._name_machines()
         self.endInsertRows()
 
     def replace(self, row: int, rec: RunRecord) -> None:
         self.records[row] = rec
+        self._name_machines()
         self.dataChanged.emit(self.index(row, 0), self.index(row, len(COLUMNS) - 1))
 
     def rowCount(self, parent: QModelIndex | None = None) -> int:
@@ -128,7 +138,7 @@ class RunTableModel(QAbstractTableModel):
         return None
 
     def cell(self, rec: RunRecord, column: int) -> str:
-        return cell_text(rec, column)
+        return cell_text(rec, column, self.machines)
 
     def data(self, index, role=Qt.ItemDataRole.DisplayRole):
         if not index.isValid():
@@ -169,7 +179,7 @@ class RunFilter(QSortFilterProxyModel):
         model: RunTableModel = self.sourceModel()
         rec = model.records[source_row]
         for column, wanted in self.choices.items():
-            if wanted is not None and filter_value(rec, column) != wanted:
+            if wanted is not None and filter_value(rec, column, model.machines) != wanted:
                 return False
         if self.search:
             hay = " ".join(model.cell(rec, c) for c in range(len(COLUMNS))).lower()
@@ -307,7 +317,8 @@ class ResultsBrowser(QWidget):
         for column, _, anything in self.FILTERS:
             combo = self.combos[column]
             current = combo.currentText()
-            values = sorted({filter_value(r, column) for r in self.model.records})
+            values = sorted({filter_value(r, column, self.model.machines)
+                             for r in self.model.records})
             combo.blockSignals(True)
             combo.clear()
             combo.addItems([anything] + values)

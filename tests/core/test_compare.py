@@ -175,8 +175,8 @@ def test_the_compare_tabs_sides_table_and_summary_need_no_display():
     assert value_tip(cmp.sides[1], r, 1).endswith("\n20 blocks; [ ]: 99% interval of the median")
     summary = summary_text(cmp, [studio, laptop, server], [])
     assert summary.startswith(
-        "1 result compared; 1 measured by one side only is not compared. A shares no result "
-        "with another side and is not in the table (best vs best below). "
+        # A shares no point, but its best vs best is a row of the table: A has its column.
+        "1 result compared; 1 measured by one side only is not compared. "
         "A = Studio   B = Laptop   C = Server\ngemm dtype=float32, best vs best: B 3.56× "
         "faster than A (B 16 TFLOPS at size=4096, A 4.50 TFLOPS at size=1024).")
     assert summary_text(None, [], []).startswith("Select two or more runs under Results")

@@ -85,7 +85,8 @@ def cmd_run(args) -> int:
     _ask_first(spec, args.yes)
     rec, not_stored = _run_one(spec)
     if args.json:
-        print(dumps(rec.to_dict(), indent=1))
+        from siliconbench.core.results import exported
+        print(dumps(exported(rec), indent=1))   # untrusted powers flagged, as results --json
     else:
         print_record(rec)
     if not_stored:

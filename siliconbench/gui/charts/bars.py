@@ -105,16 +105,20 @@ class CompareBarChart(Chart):
         super().__init__(EMPTY_CHART, plot, parent)
         self.cmp: Comparison | None = None
         self.rows: list[ComparedRow] = []
+        self.names: list[str] = []
 
-    def set_rows(self, cmp: Comparison | None, rows: list[ComparedRow]) -> None:
+    def set_rows(self, cmp: Comparison | None, rows: list[ComparedRow],
+                 names: list[str] | None = None) -> None:
+        """The rows' bars, each group named by its point or by `names` (a best vs best's)."""
         self.cmp, self.rows = cmp, rows
+        self.names = names or [point_label(r.params) for r in rows]
         self._redraw()
 
     def _redraw(self) -> None:
         plot = self.plot_item
         plot.clear()
         self._series_items = {}
-        self.axis.names = [point_label(r.params) for r in self.rows]
+        self.axis.names = self.names
         sides = self.cmp.sides if self.cmp else []
         width = min(0.8 / max(1, len(sides)), 0.45)
         values = [v for r in self.rows for c in r.cells if c is not None
@@ -128,7 +132,9 @@ class CompareBarChart(Chart):
             color = QColor(series_color(self.theme, i))
             cells = [(j, r.cells[i]) for j, r in enumerate(self.rows)
                      if r.cells[i] is not None and r.cells[i].value is not None]
-            if not cells:
+            # A side of zeros only (one rank's bus bandwidth) draws nothing: out of the
+            # legend, its note in the caption.
+            if not any(c.value for _, c in cells):
                 continue
             entries.append((i, f"{side_letter(i)}: {side_name(side)}", color.name(),
                             series_symbol(i), False))
@@ -158,7 +164,7 @@ class CompareBarChart(Chart):
             plot.getAxis("left").setLabel("")
             plot.getAxis("bottom").setLabel("")
         self._show_plot(bool(self.rows) and top > 0)
-        self.caption.setText(f"Whiskers: {CONFIDENCE:.0%} confidence intervals of the median. "
-                             "Hatched: published figures (no interval)."
-                             + (" Log scale: the sides span more than 30×." if self.log_y
-                                else ""))
+        self.caption.setText(self._with_note(
+            f"Whiskers: {CONFIDENCE:.0%} confidence intervals of the median. Hatched: "
+            "published figures (no interval)."
+            + (" Log scale: the sides span more than 30×." if self.log_y else "")))

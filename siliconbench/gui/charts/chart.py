@@ -14,12 +14,17 @@ from PySide6.QtWidgets import QGridLayout, QLabel, QMenu, QSizePolicy, QWidget
 
 from siliconbench.core.numbers import needs_log_axis
 from siliconbench.gui.charts.axes import Y_MODES, ValueAxis
+from siliconbench.gui.charts.elided import ElidedLabel
 from siliconbench.gui.charts.legend import SeriesLegend
 from siliconbench.gui.row_text import is_serious, point_tip
 from siliconbench.gui.theme import LIGHT, Theme
 
 # A chart narrower than this has its legend under the plot, not beside it.
 NARROW_CHART_W = 560
+CAPTION_LINES = 3   # a caption's most lines; the whole caption is its tooltip
+# A chart shorter than this has a one-line caption: at the window's smallest the LLM tab's
+# two charts are about 145 px each, and a two-line caption overprinted the x axis's title.
+SHORT_CHART_H = 240
 
 
 def add_measured_points(plot, theme: Theme, name: str, xs: list, rows: list, color,
@@ -79,8 +84,9 @@ class Chart(QWidget):
         self.empty.setWordWrap(True)
         self.empty.setProperty("role", "hint")
         self.empty.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
-        self.caption = QLabel()
-        self.caption.setWordWrap(True)
+        # At most three lines, the rest on hover: ten sides' best ratios, peaks and points
+        # not measured took the plot's height.
+        self.caption = ElidedLabel(lines=CAPTION_LINES)
         self.caption.setProperty("role", "hint")
         layout = QGridLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -94,6 +100,9 @@ class Chart(QWidget):
         self.caption.hide()
         self._show_tick_values(False)
         self._legend_below = False
+        # What the caption says first, from the chart's user (Compare's best vs best, why a
+        # side has nothing drawn); set_note.
+        self.note = ""
         self.menu: QMenu | None = None
         plot.scene().sigMouseClicked.connect(self._clicked)
 
@@ -123,6 +132,13 @@ class Chart(QWidget):
 
     def _redraw(self) -> None:
         """Draw self.series (or what the chart keeps) in the current theme."""
+
+    def set_note(self, note: str) -> None:
+        """A sentence or two the caption starts with (drawn at the next redraw)."""
+        self.note = note
+
+    def _with_note(self, caption: str) -> str:
+        return f"{self.note} {caption}" if self.note else caption
 
     def export_title(self) -> str:
         """What an exported image is titled: the y axis's title over the x axis's."""
@@ -219,6 +235,10 @@ class Chart(QWidget):
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
+        lines = CAPTION_LINES if self.height() >= SHORT_CHART_H else 1
+        if lines != self.caption.lines:
+            self.caption.lines = lines
+            self.caption.setText(self.caption.text())   # its height for its lines
         self._place_legend()
 
     def _place_legend(self) -> None:

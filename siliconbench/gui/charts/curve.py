@@ -61,6 +61,12 @@ class CurveChart(Chart):
         self._ranges: tuple | None = None
         self._bound_above = False
         self._unlabelled: list[str] = []   # peak labels with no room on the plot
+        # Points ringed (set_marked): (run id, the point's parameters), e.g. Compare's best
+        # vs best where the sides share no point.
+        self.marked: list[tuple[str, dict]] = []
+        self._rings = pg.ScatterPlotItem(symbol="o", size=20)
+        self._rings.setZValue(1900)
+        plot.addItem(self._rings)
         # Labels are placed in pixels: again when the plot's size or range changes.
         self.plot_item.vb.sigResized.connect(self._place_labels)
 
@@ -70,6 +76,26 @@ class CurveChart(Chart):
         if title != self.plot_item.getAxis("bottom").labelText:
             self.plot_item.setLabel("bottom", title)
         self._redraw()
+
+    def set_marked(self, points: list[tuple[str, dict]]) -> None:
+        """The points to ring, each (run id, its parameters), drawn at the next redraw."""
+        self.marked = list(points)
+
+    def _ringed(self) -> list[tuple[float, float, int]]:
+        """Each point of `marked` drawn: its x, its y on the plot and its series' index."""
+        return [(x, self.y(r.value), i) for i, s in enumerate(self.series)
+                for x, r in zip(s.xs(), s.rows) if (s.key[0], r.params) in self.marked]
+
+    def ringed(self) -> list[tuple[float, float]]:
+        """The ringed points' positions (x, y on the plot)."""
+        return [(x, y) for x, y, _ in self._ringed()]
+
+    def _draw_rings(self) -> None:
+        where = self._ringed()
+        self._rings.setData(x=[w[0] for w in where], y=[w[1] for w in where],
+                            brush=pg.mkBrush(0, 0, 0, 0),
+                            pen=[pg.mkPen(series_color(self.theme, w[2]), width=2.5)
+                                 for w in where])
 
     def _redraw(self) -> None:
         plot = self.plot_item
@@ -98,6 +124,7 @@ class CurveChart(Chart):
                 peaks.setdefault((s.device, s.peak), (s, color))
                 top = max(top, s.peak)
         self.legend.set_entries(entries)
+        self._draw_rings()
         # Peak lines only change with the set of series and the scale: redrawing them on
         # every live row would cost a visible hitch.
         if [*peaks, log] != self._peak_keys:
@@ -267,8 +294,9 @@ class CurveChart(Chart):
             self.caption.setText(caption)
 
     def _caption(self) -> str:
-        parts = ["Error bars: p25–p75 of the timed blocks. Hover a point for its spread, "
-                 "confidence interval and flags."]
+        parts = [self.note] if self.note else []
+        parts.append("Error bars: p25–p75 of the timed blocks. Hover a point for its spread, "
+                     "confidence interval and flags.")
         if self.curve.peak:
             if any(s.peak for s in self.series):
                 parts.append("Dashed: the device's physical peak"
