@@ -24,7 +24,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("SILICONBENCH_HOME", tempfile.mkdtemp(prefix="sb-bench-"))
 
-from benchmarks.sides import child_json, sides, verdict  # noqa: E402
+from benchmarks.sides import child_json, rounds, sides, verdict  # noqa: E402
 
 LOW, HIGH = 0.97, 1.03
 TRIALS = 5      # generations per reference process after a warm-up; their median
@@ -103,9 +103,9 @@ def main() -> int:
             good = LOW <= ratio <= HIGH
             ok &= good
             print(f"{what} {length} tokens: SiliconBench {a:.4g} {unit} (rounds "
-                  f"{', '.join(f'{r[length][i]:.4g}' for r in ours)}), mlx_lm stream_generate "
-                  f"{b:.4g} {unit} (rounds {', '.join(f'{r[length][i]:.4g}' for r in theirs)})"
-                  f": ratio {ratio:.3f} (target {LOW}-{HIGH}) {'PASS' if good else 'FAIL'}")
+                  f"{rounds(r[length][i] for r in ours)}), mlx_lm stream_generate {b:.4g} "
+                  f"{unit} (rounds {rounds(r[length][i] for r in theirs)}): ratio "
+                  f"{ratio:.3f} (target {LOW}-{HIGH}) {'PASS' if good else 'FAIL'}")
     return verdict(ok)
 
 

@@ -50,3 +50,8 @@ def verdict(ok: bool) -> int:
     from benchmarks.machine_load import warn_if_busy
     warn_if_busy()
     return 0 if ok else 1
+
+
+def rounds(values) -> str:
+    """A side's figure of every round, as the scripts print them beside the median."""
+    return ", ".join(f"{v:.4g}" for v in values)

@@ -27,7 +27,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("SILICONBENCH_HOME", tempfile.mkdtemp(prefix="sb-bench-"))
 
-from benchmarks.sides import child_json, sides, verdict  # noqa: E402
+from benchmarks.sides import child_json, rounds, sides, verdict  # noqa: E402
 from siliconbench.core.workloads import bandwidth  # noqa: E402
 
 TARGET = 0.97
@@ -94,7 +94,7 @@ def main() -> int:
         ratio = a / avg
         ok &= ratio >= TARGET
         print(f"{op:>5} ({bandwidth.STREAM_KERNELS[op][0]}, {bandwidth.MOVED[op]} arrays): "
-              f"SiliconBench {a:.4g} GB/s (rounds {', '.join(f'{r[op]:.4g}' for r in ours)}), "
+              f"SiliconBench {a:.4g} GB/s (rounds {rounds(r[op] for r in ours)}), "
               f"STREAM loop best {best:.4g} average {avg:.4g} GB/s: ratio to the average "
               f"{ratio:.3f}, to the best {a / best:.3f} (target >= {TARGET} of the average) "
               f"{'PASS' if ratio >= TARGET else 'FAIL'}")
