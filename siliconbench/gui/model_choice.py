@@ -16,7 +16,6 @@ from siliconbench.gui.qt_values import TOOL_TIP_ROLE
 
 if TYPE_CHECKING:
     from siliconbench.core.kit.model_files import ModelFile
-    from siliconbench.gui.param_form import ParamField
 
 HEADER = "Your models"
 PLACES = "the Hugging Face cache, LM Studio, Ollama or llama.cpp's cache"
@@ -51,7 +50,8 @@ def engine_titles(names) -> str:
 class ModelChoice(QObject):
     """The found files after `preset`'s presets, tied to the `path` field."""
 
-    def __init__(self, preset: ParamField, path: ParamField, find=find_models) -> None:
+    def __init__(self, preset, path, find=find_models) -> None:
+        # preset, path: the form's ParamFields (param_form, which makes this: not imported)
         super().__init__(preset)
         self.preset, self.path, self.combo = preset, path, preset.editor
         self.models: list[ModelFile] | None = None     # None: still looking
