@@ -212,6 +212,12 @@ def damage(root: str | os.PathLike, recorded: object) -> str | None:
             and isinstance(v.get("sha256"), str) for v in recorded.values()):
         return "its checksum record is missing or unreadable"
     root = Path(root)
+    try:
+        mode = os.lstat(root).st_mode
+    except FileNotFoundError:
+        return "it is missing"
+    if "" not in recorded and not stat.S_ISDIR(mode):
+        return f"it is {'a file' if stat.S_ISREG(mode) else kind(mode)}, not a folder"
     found = {name for name, _ in _entries(root)}
     if "" not in recorded and found - set(recorded):
         return f"it holds {sorted(found - set(recorded))[0]}, which it was not built with"
