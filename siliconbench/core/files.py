@@ -18,11 +18,8 @@ each regular file's size, modification time and sha256) written when they are bu
 
 from __future__ import annotations
 
-import hashlib
 import os
-import shutil
 import stat
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -127,6 +124,7 @@ def atomic_file(path: str | os.PathLike) -> Iterator[BinaryIO]:
     """A binary file to write `path`'s new contents to: a temporary file beside it, flushed
     to disk and renamed over `path` when the block ends without an error (a link at `path`
     is replaced, its target untouched), removed otherwise. A folder at `path`: NotWritable."""
+    import tempfile
     path = Path(path)
     _refuse_folder(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
@@ -171,6 +169,7 @@ def _umask() -> int:
 # ---------------------------------------------------------------- caches SiliconBench builds
 
 def sha256_of(f: BinaryIO) -> str:
+    import hashlib
     digest = hashlib.sha256()
     while chunk := f.read(CHUNK):
         digest.update(chunk)
@@ -250,6 +249,7 @@ def remove(path: str | os.PathLike) -> None:
     except FileNotFoundError:
         return
     if stat.S_ISDIR(mode):
+        import shutil
         shutil.rmtree(path)
     else:
         path.unlink()
