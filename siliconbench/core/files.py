@@ -18,6 +18,7 @@ each regular file's size, modification time and sha256) written when they are bu
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Iterator
@@ -34,7 +35,14 @@ class NotReadable(OSError):
 
 
 class NotWritable(OSError):
-    """A path SiliconBench will not write over (a folder there); one sentence for the user."""
+    """A path SiliconBench will not write over (a folder there); one sentence for the user,
+    which is also its strerror (callers that say "Cannot write X: {e.strerror}" read it)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(errno.EISDIR, message)
+
+    def __str__(self) -> str:
+        return self.strerror
 
 
 def kind(mode: int) -> str:
