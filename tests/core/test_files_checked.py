@@ -299,6 +299,34 @@ def test_a_damaged_cached_gguf_model_is_rebuilt_and_said(case, outside):
     assert outside.read_bytes() == OUTSIDE_TEXT
 
 
+@needs_llamacpp
+@pytest.mark.usefixtures("short_protocol")
+def test_a_run_over_a_fifo_in_the_model_cache_rebuilds_it_and_warns(tmp_path):
+    built = answer(in_child("""
+        import json
+        from siliconbench.core.frameworks.llamacpp import models
+        from siliconbench.core.workloads import llm
+        print(json.dumps(str(models.model_file(llm.PRESETS["tiny"], "tiny", "q4_0", 1))))
+        """))
+    path = Path(built)
+    path.unlink()
+    os.mkfifo(path)
+    done = run_cli("run", "llm", "--framework", "llamacpp", "--device", "cpu", "--preset",
+                   "tiny", "--dtype", "q4_0", "--prompts", "8", "--depths", "0",
+                   "--gen-tokens", "4", "--quick", cwd=tmp_path, timeout=GUARD_S)
+    assert done.returncode == 0, done.stderr[-3000:]
+    said = (f"the cached model {path.name} was damaged (it is a FIFO, not a regular file); "
+            "rebuilt")
+    assert f"warning: {said}" in done.stdout
+    from siliconbench.core.store import Store
+    store = Store()
+    try:
+        [rec] = store.runs(workload="llm")
+    finally:
+        store.close()
+    assert rec.status == "ok" and said in rec.warnings
+
+
 # ---------------------------------------------------------------- Core ML's package cache
 
 def _make_package(path: Path) -> dict:

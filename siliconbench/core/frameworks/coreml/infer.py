@@ -85,7 +85,7 @@ class Inference:
         package, made = cached_package(params["model"], params["image_size"], batch_size,
                                        self.dtype)
         if made.get("rebuilt"):
-            ctx.progress(0, 0, made["rebuilt"])
+            ctx.warn(made["rebuilt"])
         compiled = compiled_model(ct, package)
         t0 = time.perf_counter()
         ct.models.CompiledMLModel(str(compiled), unit)

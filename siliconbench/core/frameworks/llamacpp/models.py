@@ -231,10 +231,11 @@ def _build(dest: Path, make: Callable[[Path], None]) -> None:
 
 
 def model_file(shape, name: str, dtype: str, threads: int,
-               say: Callable[[str], None] = lambda _: None) -> Path:
+               say: Callable[[str], None] = lambda _: None,
+               warn: Callable[[str], None] | None = None) -> Path:
     """The GGUF file of `shape` in `dtype`, written (and quantised) now unless kept from
-    before and whole (damage); `say` hears what is written, with its size, before it is,
-    and of a damaged file that was rebuilt."""
+    before and whole (damage); `say` hears what is written, with its size, before it is;
+    `warn` (else `say`) hears of each damaged file that was rebuilt."""
     dest = path_for(shape, name, dtype)
     damaged: list[str] = []
     if _cached(dest, damaged):
@@ -254,19 +255,24 @@ def model_file(shape, name: str, dtype: str, threads: int,
         _room(dest, size)
         _build(dest, lambda tmp: _quantize(source, tmp, dtype, threads))
     for line in damaged:
-        say(line)
+        (warn or say)(line)
     return dest
 
 
 def tensor_bytes(path: Path) -> dict[str, int]:
     """Bytes of each tensor as the file stores it (read from its header; data is mapped, not
     read)."""
-    import gguf
-    reader = gguf.GGUFReader(str(path))
-    return {t.name: int(t.n_bytes) for t in reader.tensors}
+    return {t.name: int(t.n_bytes) for t in _reader(path).tensors}
 
 
 def tensor_types(path: Path) -> dict[str, str]:
+    return {t.name: t.tensor_type.name for t in _reader(path).tensors}
+
+
+def _reader(path: Path):
+    """gguf-py's reader of a file checked to be a regular file first (gguf maps it by path:
+    a FIFO would block it, a device would map zeros)."""
     import gguf
-    reader = gguf.GGUFReader(str(path))
-    return {t.name: t.tensor_type.name for t in reader.tensors}
+    with files.open_regular(path, "GGUF model"):
+        pass
+    return gguf.GGUFReader(str(path))
