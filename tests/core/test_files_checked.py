@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli_processes import ROOT, run_cli
+from tests.core.test_files_beside_store import hostile
 
 GUARD_S = 120     # a hang-guard for the harness, not a measurement
 CASES = ("fifo", "dev_zero_link", "folder", "link_outside")
@@ -37,19 +38,14 @@ def outside(tmp_path) -> Path:
 
 def plant(path: Path, case: str, outside: Path | None = None) -> None:
     """`case` in the place of `path`."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if case == "fifo":
-        os.mkfifo(path)
-    elif case == "dev_zero_link":
-        path.symlink_to("/dev/zero")
-    elif case == "folder":
-        path.mkdir()
-    elif case == "link_outside":
+    if case == "link_outside":
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.symlink_to(outside)
     elif case == "dangling_link":
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.symlink_to(path.parent / "nothing-here")
     else:
-        raise ValueError(case)
+        hostile(path, {"dev_zero_link": "dev-zero"}.get(case, case))
 
 
 def in_child(code: str, *extra_env: tuple[str, str]) -> subprocess.CompletedProcess:
