@@ -48,11 +48,13 @@ def plant(path: Path, case: str, outside: Path | None = None) -> None:
         hostile(path, {"dev_zero_link": "dev-zero"}.get(case, case))
 
 
-def in_child(code: str, *extra_env: tuple[str, str]) -> subprocess.CompletedProcess:
-    """`code` in a Python process of its own (this checkout, this test's SILICONBENCH_HOME)."""
+def in_child(code: str, *extra_env: tuple[str, str], args: list[str] = ()
+             ) -> subprocess.CompletedProcess:
+    """`code` in a Python process of its own (this checkout, this test's SILICONBENCH_HOME),
+    `args` its sys.argv[1:]."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), **dict(extra_env)}
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
-                          text=True, timeout=GUARD_S, env=env, cwd=ROOT)
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args],
+                          capture_output=True, text=True, timeout=GUARD_S, env=env, cwd=ROOT)
 
 
 def answer(done: subprocess.CompletedProcess) -> dict:
@@ -279,11 +281,7 @@ GGUF_CHILD = """
 @needs_llamacpp
 @pytest.mark.parametrize("case", [*CASES, "random", "truncated", "no_checksum"])
 def test_a_damaged_cached_gguf_model_is_rebuilt_and_said(case, outside):
-    done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(GGUF_CHILD), case, str(outside)],
-        capture_output=True, text=True, timeout=GUARD_S,
-        env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT)
-    got = answer(done)
+    got = answer(in_child(GGUF_CHILD, args=[case, str(outside)]))
     reason = {"fifo": "it is a FIFO", "dev_zero_link": "it is a link",
               "folder": "it is a folder", "link_outside": "it is a link",
               "random": "checksum of it is not the one it was built with",
