@@ -35,14 +35,15 @@ class NotReadable(OSError):
 
 
 class NotWritable(OSError):
-    """A path SiliconBench will not write over (a folder there); one sentence for the user,
-    which is also its strerror (callers that say "Cannot write X: {e.strerror}" read it)."""
+    """A path SiliconBench will not write over (a folder there); str() is one sentence for
+    the user, and strerror the same without its full stop (callers that say "Cannot write
+    X: {e.strerror}." read it)."""
 
     def __init__(self, message: str) -> None:
-        super().__init__(errno.EISDIR, message)
+        super().__init__(errno.EISDIR, message.rstrip("."))
 
     def __str__(self) -> str:
-        return self.strerror
+        return self.strerror + "."
 
 
 def kind(mode: int) -> str:
@@ -115,6 +116,36 @@ def read_small(path: str | os.PathLike, limit: int, what: str = "file",
             raise NotReadable(f"{path} grew past {limit:,} bytes while it was read; "
                               "SiliconBench does not read it.")
     return data if encoding is None else data.decode(encoding, errors="replace")
+
+
+def open_append(path: str | os.PathLike, what: str, encoding: str = "utf-8",
+                errors: str | None = None):
+    """`path` opened to append text (a log), created where absent: only a regular file, never
+    through a link (a link to the user's file would have the log appended to it), opened
+    without blocking (a FIFO with no reader: ENXIO) and checked on the descriptor itself, so
+    nothing swapped in between the check and the open is written to. NotWritable otherwise."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | \
+        getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags, 0o666)
+    except OSError as e:
+        if os.path.islink(path):     # ELOOP (Linux) / EMLINK (BSD)
+            raise NotWritable(f"{path} is a link, so SiliconBench does not write its {what} "
+                              "there.") from None
+        if e.errno == errno.ENXIO:   # a FIFO that no one reads
+            raise NotWritable(f"{path} is a FIFO, so SiliconBench does not write its {what} "
+                              "there.") from None
+        raise
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotWritable(f"{path} is {kind(mode)}, so SiliconBench does not write its "
+                              f"{what} there.")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "a", encoding=encoding, errors=errors)
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def _refuse_folder(path: Path) -> None:

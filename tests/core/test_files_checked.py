@@ -414,3 +414,21 @@ def test_a_probe_file_that_is_not_a_file_is_an_oserror(case, tmp_path):
             print(json.dumps(type(e).__name__))
         """))
     assert got == "NotReadable"
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_log_is_written_only_to_a_regular_file_of_its_own(case, outside, tmp_path,
+                                                             siliconbench_home):
+    from siliconbench.core.logs import log_file
+    plant(log_file(), case, outside)
+    done = run_cli("results", cwd=tmp_path, timeout=GUARD_S)  # sets the log up, then reads
+    assert done.returncode == 0 and done.stderr == "", done.stderr[-3000:]
+    got = answer(in_child("""
+        import json
+        from siliconbench.core.logs import log, setup_logging
+        path = setup_logging()
+        log.error("an error with nowhere to go")
+        print(json.dumps(None if path is None else str(path)))
+        """))
+    assert got is None        # no log, said nowhere: the command went on
+    assert outside.read_bytes() == OUTSIDE_TEXT
