@@ -21,7 +21,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
@@ -68,30 +68,38 @@ def not_regular(path: str | os.PathLike) -> str | None:
     return None if stat.S_ISREG(mode) else kind(mode)
 
 
-def _open_checked(path, what: str, follow: bool) -> int:
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-    if not follow:
-        flags |= getattr(os, "O_NOFOLLOW", 0)
+def _open_fd(path, flags: int, refuse: Callable[[str], OSError]) -> int:
+    """os.open(path, flags) of a regular file only, without blocking (a FIFO opened for
+    reading would wait for a writer for good; for writing, with no reader, it is ENXIO), then
+    checked with fstat on the descriptor itself (nothing swapped in between the check and the
+    use is touched); refuse(what it is) is raised for anything else."""
     try:
-        fd = os.open(path, flags)
+        fd = os.open(path, flags | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), 0o666)
     except OSError as e:
-        if not follow and os.path.islink(path):    # ELOOP (Linux) / EMLINK (BSD)
-            raise NotReadable(f"{path} is a link, so SiliconBench does not read it as a "
-                              f"{what}.") from None
+        if flags & getattr(os, "O_NOFOLLOW", 0) and os.path.islink(path):  # ELOOP / EMLINK
+            raise refuse("a link") from None
         if isinstance(e, IsADirectoryError):
-            raise NotReadable(f"{path} is a folder, so SiliconBench does not read it as a "
-                              f"{what}.") from None
+            raise refuse("a folder") from None
+        if e.errno == errno.ENXIO:
+            raise refuse("a FIFO") from None
         raise
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise NotReadable(f"{path} is not a regular file, so SiliconBench does not read "
-                              f"it as a {what}.")
+            raise refuse(kind(mode))
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
         raise
     return fd
+
+
+def _open_checked(path, what: str, follow: bool) -> int:
+    def refuse(it: str) -> NotReadable:
+        it = it if it == "a link" else "not a regular file"
+        return NotReadable(f"{path} is {it}, so SiliconBench does not read it as a {what}.")
+    nofollow = 0 if follow else getattr(os, "O_NOFOLLOW", 0)
+    return _open_fd(path, os.O_RDONLY | nofollow, refuse)
 
 
 def open_regular(path: str | os.PathLike, what: str = "file", follow: bool = True) -> BinaryIO:
@@ -124,28 +132,10 @@ def open_append(path: str | os.PathLike, what: str, encoding: str = "utf-8",
     through a link (a link to the user's file would have the log appended to it), opened
     without blocking (a FIFO with no reader: ENXIO) and checked on the descriptor itself, so
     nothing swapped in between the check and the open is written to. NotWritable otherwise."""
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | \
-        getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
-    try:
-        fd = os.open(path, flags, 0o666)
-    except OSError as e:
-        if os.path.islink(path):     # ELOOP (Linux) / EMLINK (BSD)
-            raise NotWritable(f"{path} is a link, so SiliconBench does not write its {what} "
-                              "there.") from None
-        if e.errno == errno.ENXIO:   # a FIFO that no one reads
-            raise NotWritable(f"{path} is a FIFO, so SiliconBench does not write its {what} "
-                              "there.") from None
-        raise
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise NotWritable(f"{path} is {kind(mode)}, so SiliconBench does not write its "
-                              f"{what} there.")
-        os.set_blocking(fd, True)
-        return os.fdopen(fd, "a", encoding=encoding, errors=errors)
-    except BaseException:
-        os.close(fd)
-        raise
+    fd = _open_fd(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0),
+                  lambda it: NotWritable(f"{path} is {it}, so SiliconBench does not write its "
+                                         f"{what} there."))
+    return os.fdopen(fd, "a", encoding=encoding, errors=errors)
 
 
 def _refuse_folder(path: Path) -> None:
