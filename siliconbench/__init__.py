@@ -15,8 +15,10 @@ def _version() -> str:
     resources = os.environ.get("RESOURCEPATH")  # set by the Mac app's launcher (py2app)
     if resources:  # the bundle has no package metadata; its Info.plist has the version
         try:
-            with open(os.path.join(resources, os.pardir, "Info.plist"), "rb") as f:
-                return plistlib.load(f)["CFBundleShortVersionString"]
+            from siliconbench.core.files import read_small
+            plist = read_small(os.path.join(resources, os.pardir, "Info.plist"), 1 << 20,
+                               "Info.plist", encoding=None)
+            return plistlib.loads(plist)["CFBundleShortVersionString"]
         except (OSError, KeyError, plistlib.InvalidFileException):
             pass
     return "0+unknown"  # a source tree that was never installed

@@ -12,9 +12,18 @@ import tarfile
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
+from siliconbench.core.files import (
+    NotReadable,
+    NotWritable,
+    atomic_file,
+    not_regular,
+    open_regular,
+    read_small,
+)
 from siliconbench.core.numbers import size
 from siliconbench.core.text import clip
 
@@ -50,12 +59,25 @@ def data_dir() -> Path:
     return home() / "data"
 
 
-def md5sum(path: Path) -> str:
+def md5sum(f: BinaryIO) -> str:
+    """The MD5 of an open file, read from its start."""
+    f.seek(0)
     digest = hashlib.md5()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
+    while chunk := f.read(1 << 20):
+        digest.update(chunk)
+    f.seek(0)
     return digest.hexdigest()
+
+
+def _open_archive(path: Path) -> BinaryIO:
+    """The archive opened for reading when it is a regular file (files.open_regular: a FIFO
+    or a link to a device is a sentence, never a hang)."""
+    try:
+        return open_regular(path, "CIFAR-10 archive")
+    except NotReadable as e:
+        raise CifarError(str(e)) from None
+    except OSError as e:
+        raise CifarError(f"{path} cannot be read ({e.strerror}).") from None
 
 
 class _NotCallable:
@@ -126,59 +148,75 @@ def load(path: Path) -> Cifar10:
     path = Path(path).expanduser()
     if not path.exists():
         raise CifarError(f"{path}: no such file or folder.")
-    parts: dict[str, bytes] = {}
     if path.is_dir():
-        folder = path if (path / TRAIN_BATCHES[0]).exists() else path / FOLDER
-        for name in TRAIN_BATCHES:
-            if not (folder / name).is_file():
-                raise CifarError(f"{folder} has no {name}: it is not an extracted CIFAR-10 "
-                                 "python archive.")
-            n_bytes = (folder / name).stat().st_size
-            if n_bytes > MAX_BATCH_BYTES:
-                raise _too_large(folder, name, n_bytes)
-            parts[name] = (folder / name).read_bytes()
-        official = False
-    else:
+        return _from_folder(path)
+    with _open_archive(path) as f:
+        return _from_archive(f, path, md5sum(f) == MD5)
+
+
+def _from_folder(path: Path) -> Cifar10:
+    folder = path if (path / TRAIN_BATCHES[0]).exists() else path / FOLDER
+    parts: dict[str, bytes] = {}
+    for name in TRAIN_BATCHES:
         try:
-            with tarfile.open(path, "r:gz") as tar:
-                for name in TRAIN_BATCHES:
-                    member = tar.getmember(f"{FOLDER}/{name}")   # KeyError when absent
-                    if not member.isfile():     # a link or a folder: follow nothing
-                        raise CifarError(f"{path} is not the CIFAR-10 python archive: its "
-                                         f"{name} is not a regular file.")
-                    if member.size > MAX_BATCH_BYTES:
-                        raise _too_large(path, name, member.size)
-                    # Read members in memory: nothing from the archive is written to disk.
-                    parts[name] = tar.extractfile(member).read(MAX_BATCH_BYTES)
-        except (tarfile.TarError, OSError, EOFError) as e:
-            raise CifarError(f"{path} is not a readable .tar.gz archive ({e}).") from None
-        except KeyError:
-            raise CifarError(f"{path} has no {FOLDER}/{name}: it is not the CIFAR-10 "
+            parts[name] = read_small(folder / name, MAX_BATCH_BYTES, "CIFAR-10 batch",
+                                     encoding=None)
+        except FileNotFoundError:
+            raise CifarError(f"{folder} has no {name}: it is not an extracted CIFAR-10 "
                              "python archive.") from None
-        official = md5sum(path) == MD5
+        except NotReadable as e:
+            raise CifarError(str(e)) from None
+        except OSError as e:
+            raise CifarError(f"{folder / name} cannot be read ({e.strerror}).") from None
+    return _batches(parts, path, official=False)
+
+
+def _from_archive(f: BinaryIO, path: Path, official: bool) -> Cifar10:
+    parts: dict[str, bytes] = {}
+    try:
+        with tarfile.open(fileobj=f, mode="r:gz") as tar:
+            for name in TRAIN_BATCHES:
+                member = tar.getmember(f"{FOLDER}/{name}")   # KeyError when absent
+                if not member.isfile():     # a link or a folder: follow nothing
+                    raise CifarError(f"{path} is not the CIFAR-10 python archive: its "
+                                     f"{name} is not a regular file.")
+                if member.size > MAX_BATCH_BYTES:
+                    raise _too_large(path, name, member.size)
+                # Read members in memory: nothing from the archive is written to disk.
+                parts[name] = tar.extractfile(member).read(MAX_BATCH_BYTES)
+    except (tarfile.TarError, OSError, EOFError) as e:
+        raise CifarError(f"{path} is not a readable .tar.gz archive ({e}).") from None
+    except KeyError:
+        raise CifarError(f"{path} has no {FOLDER}/{name}: it is not the CIFAR-10 "
+                         "python archive.") from None
+    return _batches(parts, path, official)
+
+
+def _batches(parts: dict[str, bytes], path: Path, official: bool) -> Cifar10:
     batches = [_read_batch(parts[name], name, path) for name in TRAIN_BATCHES]
     return Cifar10(np.concatenate([b[0] for b in batches]),
                    np.concatenate([b[1] for b in batches]), str(path), official)
 
 
 def download(dest: Path, url: str | None = None, timeout_s: float = 60) -> Path:
-    """Fetch the archive to `dest`, keeping it only if its checksum is the published one."""
+    """Fetch the archive to `dest`, keeping it only if its checksum is the published one
+    (files.atomic_file: a link at `dest` is replaced, never written through)."""
     url = url or URL
     dest.parent.mkdir(parents=True, exist_ok=True)
-    partial = dest.with_name(dest.name + ".partial")
     try:
         with urllib.request.urlopen(url, timeout=timeout_s) as response, \
-                open(partial, "wb") as out:
+                atomic_file(dest) as out:
+            digest = hashlib.md5()
             while chunk := response.read(1 << 20):
+                digest.update(chunk)
                 out.write(chunk)
+            if digest.hexdigest() != MD5:     # the temporary file is removed, dest untouched
+                raise CifarError(f"The download from {url} is not the CIFAR-10 archive (its "
+                                 f"MD5 checksum is not {MD5}); it was deleted.")
+    except NotWritable as e:
+        raise CifarError(str(e)) from None
     except (OSError, ValueError) as e:
-        partial.unlink(missing_ok=True)
         raise CifarError(f"CIFAR-10 could not be downloaded from {url} ({e}).") from None
-    if md5sum(partial) != MD5:
-        partial.unlink()
-        raise CifarError(f"The download from {url} is not the CIFAR-10 archive (its MD5 "
-                         f"checksum is not {MD5}); it was deleted.")
-    partial.replace(dest)
     return dest
 
 
@@ -188,16 +226,19 @@ def find(path: str | None, allow_download: bool) -> tuple[Cifar10 | None, str]:
     if path:
         return load(Path(path)), ""
     archive = data_dir() / ARCHIVE_NAME
-    if archive.exists():
-        if md5sum(archive) == MD5:
-            return load(archive), ""
+    what = not_regular(archive)
+    if what:
+        why = f"{archive} is {what}, not the CIFAR-10 archive"
+    elif archive.exists():
+        with _open_archive(archive) as f:
+            if md5sum(f) == MD5:
+                return _from_archive(f, archive, official=True), ""
         why = f"{archive} is not the published archive (checksum differs)"
-        if not allow_download:
-            return None, why
-        archive.unlink()
+    else:
+        why = (f"CIFAR-10 is not in {archive.parent}; pass --download to fetch it "
+               "(163 MB) or --cifar PATH")
     if not allow_download:
-        return None, (f"CIFAR-10 is not in {archive.parent}; pass --download to fetch it "
-                      "(163 MB) or --cifar PATH")
+        return None, why
     try:
         return load(download(archive)), ""
     except CifarError as e:

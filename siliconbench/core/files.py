@@ -1,15 +1,32 @@
-"""Writing the files SiliconBench makes (exports, reports, caches) so that a failure half-way
-(a full disk, a kill) never destroys the file that was there: the new text goes to a temporary
-file beside it, and only a complete, flushed file replaces the old one. Reading the files
-SiliconBench did not make whole (imports, caches, names, settings): only a regular file of a
-sane size is read, so a FIFO never blocks and a link to /dev/zero never fills memory."""
+"""Every file SiliconBench reads or writes goes through here.
+
+Reading a file SiliconBench did not make whole (imports, caches, names, settings, an archive,
+a model): only a regular file is read, checked with fstat on the descriptor it was opened
+with (no race with a swap between check and read), opened without blocking (a FIFO opened
+for reading would wait for a writer for good) and, for small files, of a sane size, so a
+FIFO never blocks and a link to /dev/zero never fills memory (`open_regular`, `read_small`).
+
+Writing (exports, reports, caches, the help page): the new bytes go to a temporary file
+beside the old one, are flushed to disk, and only then renamed over it (`write_atomic`,
+`atomic_file`), so a failure half-way (a full disk, a kill) never destroys the file that was
+there, and a link in the file's place is replaced, never followed (its target is not
+touched); a folder in its place is refused in a sentence.
+
+Caches SiliconBench builds (GGUF models, Core ML packages) keep a fingerprint (`fingerprint`:
+each regular file's size, modification time and sha256) written when they are built;
+`damage` says why one no longer matches it, so the cache is built again."""
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
-import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
+
+CHUNK = 1 << 20
 
 
 class NotReadable(OSError):
@@ -17,56 +34,143 @@ class NotReadable(OSError):
     one sentence for the user."""
 
 
+class NotWritable(OSError):
+    """A path SiliconBench will not write over (a folder there); str() is one sentence for
+    the user, and strerror the same without its full stop (callers that say "Cannot write
+    X: {e.strerror}." read it)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(errno.EISDIR, message.rstrip("."))
+
+    def __str__(self) -> str:
+        return self.strerror + "."
+
+
+def kind(mode: int) -> str:
+    """What a non-regular file is, as a sentence names it."""
+    for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISLNK, "a link")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def not_regular(path: str | os.PathLike) -> str | None:
+    """None when `path` is absent or (through any links) a regular file; else what it is:
+    "a FIFO", "a folder", "a device", "a link to nothing" (never opened, never blocks)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "a link to nothing" if os.path.islink(path) else None
+    except OSError as e:
+        return f"unreadable ({e.strerror})"
+    return None if stat.S_ISREG(mode) else kind(mode)
+
+
+def _open_fd(path, flags: int, refuse: Callable[[str], OSError]) -> int:
+    """os.open(path, flags) of a regular file only, without blocking (a FIFO opened for
+    reading would wait for a writer for good; for writing, with no reader, it is ENXIO), then
+    checked with fstat on the descriptor itself (nothing swapped in between the check and the
+    use is touched); refuse(what it is) is raised for anything else."""
+    try:
+        fd = os.open(path, flags | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), 0o666)
+    except OSError as e:
+        if flags & getattr(os, "O_NOFOLLOW", 0) and os.path.islink(path):  # ELOOP / EMLINK
+            raise refuse("a link") from None
+        if isinstance(e, IsADirectoryError):
+            raise refuse("a folder") from None
+        if e.errno == errno.ENXIO:
+            raise refuse("a FIFO") from None
+        raise
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise refuse(kind(mode))
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _open_checked(path, what: str, follow: bool) -> int:
+    def refuse(it: str) -> NotReadable:
+        it = it if it == "a link" else "not a regular file"
+        return NotReadable(f"{path} is {it}, so SiliconBench does not read it as a {what}.")
+    nofollow = 0 if follow else getattr(os, "O_NOFOLLOW", 0)
+    return _open_fd(path, os.O_RDONLY | nofollow, refuse)
+
+
+def open_regular(path: str | os.PathLike, what: str = "file", follow: bool = True) -> BinaryIO:
+    """`path` opened for reading in binary when it is a regular file (of any size: an archive,
+    a model); NotReadable otherwise. `follow=False`: a link is refused too (SiliconBench's
+    own caches hold no links)."""
+    return os.fdopen(_open_checked(path, what, follow), "rb")
+
+
 def read_small(path: str | os.PathLike, limit: int, what: str = "file",
-               encoding: str | None = "utf-8") -> str | bytes:
-    """The whole of `path` when it is a regular file of at most `limit` bytes: the file is
-    opened without blocking (a FIFO opened for reading would wait for a writer for good) and
-    checked with fstat on the open descriptor (no race with a swap between check and read);
+               encoding: str | None = "utf-8", follow: bool = True) -> str | bytes:
+    """The whole of `path` when it is a regular file of at most `limit` bytes (open_regular);
     NotReadable otherwise, FileNotFoundError/OSError as open raises them. `encoding=None`
     gives bytes; text is decoded with errors="replace"."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise NotReadable(f"{path} is not a regular file, so SiliconBench does not read "
-                              f"it as a {what}.")
-        if info.st_size > limit:
-            raise NotReadable(f"{path} holds {info.st_size:,} bytes, more than any {what} "
+    with open_regular(path, what, follow) as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > limit:
+            raise NotReadable(f"{path} holds {size:,} bytes, more than any {what} "
                               f"({limit:,}); SiliconBench does not read it.")
-        os.set_blocking(fd, True)
-        chunks, left = [], limit + 1
-        while left > 0:          # a file that grows while it is read stops at the limit
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        data = b"".join(chunks)
+        data = f.read(limit + 1)     # a file that grows while it is read stops at the limit
         if len(data) > limit:
             raise NotReadable(f"{path} grew past {limit:,} bytes while it was read; "
                               "SiliconBench does not read it.")
-    finally:
-        os.close(fd)
     return data if encoding is None else data.decode(encoding, errors="replace")
 
 
-def write_atomic(path: str | os.PathLike, text: str, encoding: str = "utf-8") -> None:
-    """Replace `path` with `text` all at once; OSError leaves `path` as it was."""
+def open_append(path: str | os.PathLike, what: str, encoding: str = "utf-8",
+                errors: str | None = None):
+    """`path` opened to append text (a log), created where absent: only a regular file, never
+    through a link (a link to the user's file would have the log appended to it), opened
+    without blocking (a FIFO with no reader: ENXIO) and checked on the descriptor itself, so
+    nothing swapped in between the check and the open is written to. NotWritable otherwise."""
+    fd = _open_fd(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0),
+                  lambda it: NotWritable(f"{path} is {it}, so SiliconBench does not write its "
+                                         f"{what} there."))
+    return os.fdopen(fd, "a", encoding=encoding, errors=errors)
+
+
+def _refuse_folder(path: Path) -> None:
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(mode):
+        raise NotWritable(f"{path} is a folder, so SiliconBench does not write a file there; "
+                          "move it aside or choose another name.")
+
+
+@contextmanager
+def atomic_file(path: str | os.PathLike) -> Iterator[BinaryIO]:
+    """A binary file to write `path`'s new contents to: a temporary file beside it, flushed
+    to disk and renamed over `path` when the block ends without an error (a link at `path`
+    is replaced, its target untouched), removed otherwise. A folder at `path`: NotWritable."""
+    import tempfile
     path = Path(path)
+    _refuse_folder(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
     try:
-        # newline="": text is written as given (the CSVs' CRLF stays CRLF on any OS);
-        # errors="replace": a character UTF-8 cannot hold (a lone surrogate) costs that
-        # character, never the file.
-        with os.fdopen(fd, "w", encoding=encoding, errors="replace", newline="") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            yield f
             f.flush()
             os.fsync(f.fileno())  # the rename must not publish blocks still in the page cache
         try:
             os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; exports are ordinary files
         except OSError:
             pass
-        os.replace(tmp, path)
+        try:
+            os.replace(tmp, path)
+        except IsADirectoryError:   # a folder put there since the check
+            _refuse_folder(path)
+            raise
     except BaseException:
         try:
             os.unlink(tmp)
@@ -75,7 +179,106 @@ def write_atomic(path: str | os.PathLike, text: str, encoding: str = "utf-8") ->
         raise
 
 
+def write_atomic(path: str | os.PathLike, data: str | bytes, encoding: str = "utf-8") -> None:
+    """Replace `path` with `data` all at once; OSError leaves `path` as it was. Text is
+    written as given (the CSVs' CRLF stays CRLF on any OS); a character the encoding cannot
+    hold (a lone surrogate) costs that character, never the file."""
+    if isinstance(data, str):
+        data = data.encode(encoding, errors="replace")
+    with atomic_file(path) as f:
+        f.write(data)
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+# ---------------------------------------------------------------- caches SiliconBench builds
+
+def sha256_of(f: BinaryIO) -> str:
+    import hashlib
+    digest = hashlib.sha256()
+    while chunk := f.read(CHUNK):
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _entries(root: Path) -> Iterator[tuple[str, Path]]:
+    """(name relative to root, path) of every file of a cache: root itself when it is a file,
+    else every entry under the folder (links and all; nothing is followed)."""
+    if not os.path.isdir(root) or os.path.islink(root):
+        yield "", root
+        return
+    for folder, dirs, names in os.walk(root):
+        dirs.sort()
+        for name in sorted(names) + [d for d in dirs if os.path.islink(os.path.join(folder, d))]:
+            full = Path(folder) / name
+            yield str(full.relative_to(root)), full
+
+
+def fingerprint(root: str | os.PathLike) -> dict[str, dict]:
+    """Each file of a cache SiliconBench just built (a file, or a folder of files): its size,
+    modification time and sha256, keyed by its path under `root` ("" for a file)."""
+    out = {}
+    for name, full in _entries(Path(root)):
+        with open_regular(full, "cache file", follow=False) as f:
+            info = os.fstat(f.fileno())
+            out[name] = {"size": info.st_size, "mtime_ns": info.st_mtime_ns,
+                         "sha256": sha256_of(f)}
+    return out
+
+
+def damage(root: str | os.PathLike, recorded: object) -> str | None:
+    """Why the cache at `root` is not what `fingerprint` recorded when it was built, in a few
+    words; None when it is. A file whose size and modification time are the recorded ones is
+    taken as it was (reading gigabytes on every run would cost more than the run); one whose
+    time changed is read again and held to its sha256."""
+    if not isinstance(recorded, dict) or not recorded or not all(
+            isinstance(v, dict) and isinstance(v.get("size"), int)
+            and isinstance(v.get("sha256"), str) for v in recorded.values()):
+        return "its checksum record is missing or unreadable"
+    root = Path(root)
+    try:
+        mode = os.lstat(root).st_mode
+    except FileNotFoundError:
+        return "it is missing"
+    if "" not in recorded and not stat.S_ISDIR(mode):
+        return f"it is {'a file' if stat.S_ISREG(mode) else kind(mode)}, not a folder"
+    found = {name for name, _ in _entries(root)}
+    if "" not in recorded and found - set(recorded):
+        return f"it holds {sorted(found - set(recorded))[0]}, which it was not built with"
+    for name, entry in recorded.items():
+        full, label = (root / name, name) if name else (root, "it")
+        try:
+            mode = os.lstat(full).st_mode
+            if not stat.S_ISREG(mode):
+                return f"{label} is {kind(mode)}, not a regular file"
+            with open_regular(full, "cache file", follow=False) as f:
+                info = os.fstat(f.fileno())
+                if info.st_size != entry["size"]:
+                    return (f"{label} holds {info.st_size:,} bytes, not the "
+                            f"{entry['size']:,} it was built with")
+                if info.st_mtime_ns != entry.get("mtime_ns") and sha256_of(f) != entry["sha256"]:
+                    return f"the checksum of {label} is not the one it was built with"
+        except FileNotFoundError:
+            return f"{label} is missing"
+        except OSError as e:        # NotReadable: swapped for something else since lstat
+            return f"{label} cannot be read ({e.strerror or e})"
+    return None
+
+
+def remove(path: str | os.PathLike) -> None:
+    """Remove a damaged cache entry of SiliconBench's own folder, whatever it is: a link (never
+    its target), a FIFO, a file or a folder (its links are removed, never followed)."""
+    path = Path(path)
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(mode):
+        import shutil
+        shutil.rmtree(path)
+    else:
+        path.unlink()

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from siliconbench.core.files import write_atomic
 from siliconbench.core.text import clip
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -275,5 +276,5 @@ def first_hosts(hosts: str, count: int, folder) -> str:
     data = json.loads(hostfile_json(chosen))
     if parsed.backend:
         data["backend"] = parsed.backend
-    out.write_text(json.dumps(data))
+    write_atomic(out, json.dumps(data))
     return str(out)

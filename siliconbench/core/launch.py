@@ -69,7 +69,9 @@ def _ephemeral_low() -> int:
     """The lowest port the system hands to outgoing connections and to bind(port 0): Linux
     says it in /proc; macOS (and IANA) start at 49152."""
     try:
-        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+        from siliconbench.core.files import read_small
+        return int(read_small("/proc/sys/net/ipv4/ip_local_port_range", 4096,
+                              "system file").split()[0])
     except (OSError, ValueError, IndexError):
         return 49152
 

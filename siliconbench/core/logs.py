@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 import logging.handlers
 import os
-import stat
 from pathlib import Path
 
 LOG_NAME = "siliconbench.log"
@@ -18,26 +17,16 @@ log = logging.getLogger("siliconbench")
 class QuietFileHandler(logging.handlers.RotatingFileHandler):
     """A log that cannot be written (a full disk) is given up for that record, silently: the
     default prints a traceback on the user's stderr for every record. Only a regular file is
-    written: the log opened as a FIFO would wait for a reader for good, and a link to a device
-    (/dev/zero) is no log."""
+    written, never through a link (files.open_append): the log opened as a FIFO would wait for
+    a reader for good, a link to a device (/dev/zero) is no log, and a link to a file of the
+    user's would have the log appended to it."""
 
     def handleError(self, record: logging.LogRecord) -> None:
         pass
 
     def _open(self):
-        # Without blocking (a FIFO with no reader: ENXIO), then checked on the descriptor
-        # itself, so nothing swapped in between the check and the open is written to.
-        fd = os.open(self.baseFilename, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK
-                     | getattr(os, "O_CLOEXEC", 0), 0o666)
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise OSError(f"{self.baseFilename} is not a regular file, so SiliconBench "
-                              "does not write its log there.")
-            os.set_blocking(fd, True)
-            return os.fdopen(fd, "a", encoding=self.encoding, errors=self.errors)
-        except BaseException:
-            os.close(fd)
-            raise
+        from siliconbench.core.files import open_append
+        return open_append(self.baseFilename, "log", self.encoding, self.errors)
 
 
 def log_dir() -> Path:

@@ -23,7 +23,7 @@ def _load() -> tuple[RunRecord, ...]:
         if not entry.name.endswith(".json"):
             continue
         try:
-            found = records_from_json(entry.read_text(encoding="utf-8"))
+            found = records_from_json(resources.read_text(f"reference/{entry.name}"))
         except NotAResultFile as e:
             raise BadReference(f"siliconbench/resources/reference/{entry.name} is not valid: {e}") from None
         for rec in found:

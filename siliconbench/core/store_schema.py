@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import quote
 
+from siliconbench.core.files import not_regular
 from siliconbench.core.results import RunRecord
 
 # Each entry upgrades the database by one version; PRAGMA user_version says where it is.
@@ -133,6 +134,10 @@ class Database:
                 from None
         if self.path.is_dir():
             raise StoreError(f"The results store {self.path} is a folder, not a database; "
+                             "move it aside and SiliconBench will start a new store.")
+        what = not_regular(self.path)   # checked before SQLite opens it: a FIFO would block
+        if what:
+            raise StoreError(f"The results store {self.path} is {what}, not a database file; "
                              "move it aside and SiliconBench will start a new store.")
         self.read_only = not os.access(folder, os.W_OK) or (
             self.path.exists() and not os.access(self.path, os.W_OK))

@@ -12,6 +12,7 @@ from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 from siliconbench import resources
+from siliconbench.core.files import NotWritable, write_atomic
 from siliconbench.core.params import LIST_ALL_UP_TO
 from siliconbench.gui.sheets import message_sheet
 
@@ -113,7 +114,7 @@ def help_page() -> Path:
     text = text.replace("<!-- SEND RESULTS -->", send_results_html())
     page = home() / "help.html"
     page.parent.mkdir(parents=True, exist_ok=True)
-    page.write_text(text, encoding="utf-8")
+    write_atomic(page, text)    # a link there is replaced, its target untouched; a FIFO too
     return page
 
 
@@ -122,8 +123,20 @@ def open_url(url: QUrl) -> bool:
     return QDesktopServices.openUrl(url)
 
 
-def open_help() -> bool:
-    return open_url(QUrl.fromLocalFile(str(help_page())))
+def open_help(parent: QWidget | None = None) -> bool:
+    """The help page in the browser; where it cannot be written (a folder in its place, a
+    full disk), a sentence over `parent` instead."""
+    try:
+        page = help_page()
+    except NotWritable as e:
+        why = str(e)
+    except OSError as e:
+        why = f"The help page could not be written to the data folder ({e.strerror or e})."
+    else:
+        return open_url(QUrl.fromLocalFile(str(page)))
+    if parent is not None:
+        message_sheet(parent, "SiliconBench Help", why)
+    return False
 
 
 def show_data_folder() -> bool:

@@ -117,7 +117,7 @@ def own_slots(window: QWidget) -> dict[str, Callable]:
     """The Window menu's entries and Help's: they need nothing but the window itself."""
     return {"minimize": window.showMinimized, "zoom": lambda: zoom(window),
             "front": lambda: bring_all_to_front(window),
-            "help": lambda: gui_help().open_help(),
+            "help": lambda: gui_help().open_help(window),
             "data_folder": lambda: gui_help().show_data_folder(),
             "how_to_send": lambda: gui_help().show_how_to_send(window),
             "about": lambda: gui_help().show_about(window),

@@ -7,8 +7,11 @@ window's first paint (callgrind)."""
 from pathlib import Path
 
 FOLDER = Path(__file__).resolve().parent
+LIMIT = 16 << 20      # the largest shipped text file is a few hundred KB
 
 
 def read_text(name: str) -> str:
-    """The text of a shipped file, e.g. read_text("suites.json") or "reference/x.json"."""
-    return (FOLDER / name).read_text(encoding="utf-8")
+    """The text of a shipped file, e.g. read_text("suites.json") or "reference/x.json"
+    (siliconbench.core.files.read_small: a regular file of a sane size)."""
+    from siliconbench.core.files import read_small
+    return read_small(FOLDER / name, LIMIT, "file SiliconBench ships")

@@ -116,7 +116,9 @@ def test_the_package_is_kept_and_reused(converted, monkeypatch):
     shutil.copytree(package, cached)
     path, made = infer.cached_package(MODEL, SIZE, BATCH, "float16")
     assert (path, made["fresh"], made["convert_s"], len(calls)) == (cached, True, 99.0, 1)
-    # ... a whole one is reused, with what its conversion took.
+    assert not cached.exists()     # removed first: the converter puts a whole one in place
+    # ... a whole one is reused, with what its conversion took (the stand-in made none).
+    shutil.copytree(package, cached)
     shutil.copy(package.with_suffix(".json"), cached.with_suffix(".json"))
     path, made = infer.cached_package(MODEL, SIZE, BATCH, "float16")
     assert (path, made["fresh"], len(calls)) == (cached, False, 1)

@@ -30,7 +30,7 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from siliconbench.core.files import NotReadable, read_small
+from siliconbench.core.files import NotReadable, open_regular, read_small
 
 MAX_ENTRIES = 20_000          # files looked at per place: a huge tree is cut, not walked for good
 CONFIG_LIMIT = 1 << 20        # a config.json or an Ollama manifest is a few KB
@@ -496,11 +496,9 @@ def _fingerprint_folder(folder: Path) -> str:
 
 
 def read_head(path: Path, length: int) -> bytes:
-    """The first `length` bytes of a regular file (at most HEADER_LIMIT)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    """The first `length` bytes of a regular file (at most HEADER_LIMIT; files.open_regular)."""
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ValueError(f"{path.name} is not a regular file.")
-        return os.read(fd, min(length, HEADER_LIMIT))
-    finally:
-        os.close(fd)
+        with open_regular(path, "model file") as f:
+            return f.read(min(length, HEADER_LIMIT))
+    except NotReadable:
+        raise ValueError(f"{path.name} is not a regular file.") from None

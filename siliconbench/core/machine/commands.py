@@ -28,9 +28,14 @@ def run_command(args: list[str]) -> str:
     return result.stdout
 
 
+PROBE_LIMIT = 16 << 20   # /proc/cpuinfo of a 512-thread machine is about 1 MB
+
+
 def read_text(path: str | Path) -> str:
-    """Read a probe file. Raises OSError."""
-    return Path(path).read_text(encoding="utf-8", errors="replace")
+    """Read a probe file (/proc, /sys, /etc: files.read_small, so a FIFO or a device in its
+    place is an OSError, never a hang). Raises OSError."""
+    from siliconbench.core.files import read_small
+    return read_small(path, PROBE_LIMIT, "system file")
 
 
 _T = TypeVar("_T")

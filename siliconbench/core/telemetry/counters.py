@@ -10,6 +10,7 @@ import platform
 from collections.abc import Callable
 from typing import Any
 
+from siliconbench.core.files import read_small
 from siliconbench.core.telemetry.nvidia import nvml_index
 
 # Read by the run's worker at the start and end of each point's timed blocks (siliconbench.core.measure's
@@ -68,8 +69,7 @@ class RaplCounter(EnergyCounter):
 
     @staticmethod
     def _raw(path: str) -> int:
-        with open(path) as f:
-            return int(f.read().strip())
+        return int(_read(path))
 
     def read_j(self) -> float:
         for i, (path, wrap) in enumerate(self.zones):
@@ -77,6 +77,11 @@ class RaplCounter(EnergyCounter):
             self._total_uj += rapl_delta(self._last[i], now, wrap)
             self._last[i] = now
         return self._total_uj / 1e6
+
+
+def _read(path: str) -> str:
+    """A powercap attribute (sysfs says 4096 bytes for each): OSError unless a regular file."""
+    return read_small(path, 4096, "powercap file").strip()
 
 
 def rapl_delta(before: int, after: int, max_range: int) -> int:
@@ -93,8 +98,7 @@ def rapl_counter(root: str | None = None) -> tuple[RaplCounter | None, str | Non
     zones, names = [], []
     for folder in sorted(glob.glob(os.path.join(root, "intel-rapl:*"))):
         try:
-            with open(os.path.join(folder, "name")) as f:
-                name = f.read().strip()
+            name = _read(os.path.join(folder, "name"))
         except OSError:
             continue
         top = folder.rsplit("intel-rapl:", 1)[1].count(":") == 0
@@ -102,8 +106,7 @@ def rapl_counter(root: str | None = None) -> tuple[RaplCounter | None, str | Non
             continue
         path = os.path.join(folder, "energy_uj")
         try:
-            with open(os.path.join(folder, "max_energy_range_uj")) as f:
-                wrap = int(f.read().strip())
+            wrap = int(_read(os.path.join(folder, "max_energy_range_uj")))
             RaplCounter._raw(path)
         except PermissionError:
             return None, f"CPU energy unavailable: {path} is not readable; {RAPL_HELP}"

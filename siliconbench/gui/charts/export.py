@@ -4,11 +4,12 @@ without the check boxes that hide a series on screen."""
 from __future__ import annotations
 
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QPoint, QRect, Qt
+from PySide6.QtCore import QBuffer, QIODevice, QPoint, QRect, Qt
 from PySide6.QtGui import QColor, QFont, QPainter
+
+from siliconbench.core.files import write_atomic
 
 if TYPE_CHECKING:
     from siliconbench.gui.charts.chart import Chart
@@ -82,11 +83,13 @@ def export_chart(path: str, chart: Chart, title: str | None = None) -> None:
     title = title if title is not None else chart.export_title()
     size = chart.size()
     size.setHeight(size.height() + TITLE_H)
+    buffer = QBuffer()
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
     with printable_legend(chart), vector_markers(chart):
         if path.lower().endswith(".svg"):
             from PySide6.QtSvg import QSvgGenerator
             generator = QSvgGenerator()
-            generator.setFileName(path)
+            generator.setOutputDevice(buffer)
             generator.setSize(size)
             generator.setViewBox(QRect(QPoint(), size))
             generator.setTitle(title or "SiliconBench chart")
@@ -102,7 +105,10 @@ def export_chart(path: str, chart: Chart, title: str | None = None) -> None:
             painter = QPainter(image)
             _paint(painter, chart, title)
             painter.end()
-            if not image.save(path):
-                raise OSError(f"the image could not be written to {path}")
-    if not Path(path).is_file():
-        raise OSError(f"nothing was written to {path}")
+            if not image.save(buffer, "PNG"):
+                raise OSError(f"the image for {path} could not be made")
+    data = bytes(buffer.data())
+    if not data:
+        raise OSError(f"nothing was drawn for {path}")
+    # Written as every export is: whole or not at all, a link in its place replaced.
+    write_atomic(path, data)

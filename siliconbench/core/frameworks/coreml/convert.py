@@ -9,7 +9,8 @@ on one batch, counts its forward FLOPs with torch's counter, converts it to an m
 requested precision with the batch size in its input shape, saves it to the request's "out"
 (through a temporary folder renamed into place, so a package is whole or absent) and writes
 "<out without .mlpackage>.json" beside it last: what the conversion took and the FLOPs. That
-file is what says the package is complete. `describe` prints a package's spec as JSON (type,
+file is what says the package is complete, and holds each of its files' size, time and
+sha256 (files.fingerprint), against which a package is checked before it is used. `describe` prints a package's spec as JSON (type,
 inputs, outputs, the element types of the program's op outputs) for the tests.
 
 Why a child process: on Linux, `import coremltools` segfaults when TensorFlow is installed
@@ -30,6 +31,8 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+
+from siliconbench.core.files import fingerprint, write_atomic
 
 INPUT, OUTPUT = "images", "logits"
 NUM_CLASSES = 1000
@@ -97,11 +100,10 @@ def convert(request: dict) -> dict:
               "precision": request["precision"], "convert_s": seconds,
               "flops": float(counter.get_total_flops()), "converted_at": time.time(),
               "coremltools": ct.__version__, "torch": torch.__version__,
-              "torchvision": torchvision.__version__}
-    info = out.with_suffix(".json")
-    partial = info.with_name(info.name + ".partial")
-    partial.write_text(json.dumps(result))
-    os.replace(partial, info)
+              "torchvision": torchvision.__version__,
+              # Each file of the package as it was made: a damaged package is converted again.
+              "files": fingerprint(out)}
+    write_atomic(out.with_suffix(".json"), json.dumps(result))
     return result
 
 

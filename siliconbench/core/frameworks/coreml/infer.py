@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from siliconbench.core import files
 from siliconbench.core.kit.training import ROTATING_BATCHES
 from siliconbench.core.params import ParamError
 
@@ -44,7 +45,8 @@ MEAN, STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)
 INPUT, OUTPUT = "images", "logits"
 FOLDER = "coreml"                 # under the data folder (siliconbench.core.store.home())
 # Bumped when convert.py changes what it makes: a package made by an older one is remade.
-CONVERTER = 1
+CONVERTER = 2   # 2: the record holds each file's fingerprint
+RECORD_BYTES = 1 << 20   # a package's JSON record: its files' fingerprints, a few KB
 # coremltools' compute device classes (coremltools/models/compute_device.py) by unit.
 UNIT_OF_DEVICE = {"MLCPUComputeDevice": "CPU", "MLGPUComputeDevice": "GPU",
                   "MLNeuralEngineComputeDevice": "Neural Engine"}
@@ -82,6 +84,8 @@ class Inference:
         ctx.progress(0, 0, "converting the model to Core ML (once; kept for later runs)")
         package, made = cached_package(params["model"], params["image_size"], batch_size,
                                        self.dtype)
+        if made.get("rebuilt"):
+            ctx.warn(made["rebuilt"])
         compiled = compiled_model(ct, package)
         t0 = time.perf_counter()
         ct.models.CompiledMLModel(str(compiled), unit)
@@ -156,12 +160,36 @@ def cached_package(model: str, image_size: int, batch_size: int, dtype: str
     """The package and what its conversion recorded ("fresh": converted by this call). Its
     JSON beside it, written last by the converter, says it is whole."""
     path = package_path(model, image_size, batch_size, dtype)
-    info = path.with_suffix(".json")
-    if path.is_dir() and info.is_file():
-        return path, {**json.loads(info.read_text()), "fresh": False}
+    made, why = kept_package(path)
+    if made is not None:
+        return path, {**made, "fresh": False}
+    for old in (path, path.with_suffix(".json"), path.with_suffix(".mlmodelc")):
+        files.remove(old)
     request = {"model": model, "image_size": image_size, "batch_size": batch_size,
                "precision": dtype, "out": str(path)}
-    return path, {**run_converter("convert", stdin=json.dumps(request)), "fresh": True}
+    made = {**run_converter("convert", stdin=json.dumps(request)), "fresh": True}
+    if why:
+        made["rebuilt"] = f"the cached model {path.name} was damaged ({why}); rebuilt"
+    return path, made
+
+
+def kept_package(path: Path) -> tuple[dict | None, str | None]:
+    """(what the conversion recorded, None) for a whole package kept from before; (None,
+    why) for a damaged one (not a folder of regular files, a file missing, added or changed
+    since it was converted: files.damage against the record); (None, None) when there is
+    none or its record was never written (a conversion cut short)."""
+    info = path.with_suffix(".json")
+    if not os.path.lexists(info):
+        return None, None
+    try:
+        made = json.loads(files.read_small(info, RECORD_BYTES, "Core ML package record",
+                                           follow=False))
+    except (OSError, ValueError) as e:
+        return None, f"its record {info.name} cannot be read: {e}"
+    if not isinstance(made, dict) or not isinstance(made.get("flops"), (int, float)):
+        return None, f"its record {info.name} is not one the converter writes"
+    why = files.damage(path, made.get("files"))
+    return (None, why) if why else (made, None)
 
 
 def run_converter(*args: str, stdin: str = "") -> dict:
@@ -181,8 +209,9 @@ def compiled_model(ct, package: Path) -> Path:
     """The package compiled once to an .mlmodelc beside it (a temporary name renamed into
     place, so it is whole or absent)."""
     compiled = package.with_suffix(".mlmodelc")
-    if compiled.is_dir():
+    if compiled.is_dir() and not compiled.is_symlink():
         return compiled
+    files.remove(compiled)      # a link, a file or a FIFO in its place
     staging = Path(tempfile.mkdtemp(prefix=".compiling-", dir=package.parent))
     try:
         ct.models.utils.compile_model(str(package), str(staging / compiled.name))

@@ -337,7 +337,8 @@ class Engine:
             self.path = path = Path(self.own.file.path)
         else:
             self.path = path = models.model_file(self.shape, self.params["preset"], self.dtype,
-                                                 self.threads, say=lambda text: say(0, text))
+                                                 self.threads, say=lambda text: say(0, text),
+                                                 warn=ctx.warn)   # a damaged file, rebuilt
         self.stored = models.tensor_bytes(path)
         say(1, "loading the model")
         quant = self.own.file.quantisation if self.own else models.FTYPES[self.dtype][1]

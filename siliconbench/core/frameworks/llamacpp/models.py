@@ -11,10 +11,12 @@ import hashlib
 import json
 import os
 import shutil
+import tempfile
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
+from siliconbench.core import files
 from siliconbench.core.numbers import size as human
 
 # dtype -> (llama_ftype, the GGUF type name llama.cpp prints). float32 and float16 are written
@@ -163,48 +165,114 @@ def _room(dest: Path, need: int) -> None:
                          f"{dest.parent} has {human(free)} free.")
 
 
+MAGIC = b"GGUF"
+CHECKSUM_BYTES = 1 << 16        # the checksum file beside a model: a few hundred bytes
+
+
+def checksum_path(path: Path) -> Path:
+    """The fingerprint (size, time, sha256) written beside a model file when it was built."""
+    return path.with_name(path.name + ".sha256")
+
+
+def damage(path: Path) -> str | None:
+    """Why the cached model file at `path` is not the whole file SiliconBench built (not a
+    regular file, another size, no GGUF header, another checksum, no checksum kept), in a few
+    words; None when it is whole."""
+    try:
+        recorded = json.loads(files.read_small(checksum_path(path), CHECKSUM_BYTES,
+                                               "checksum file", follow=False))
+    except (OSError, ValueError):
+        recorded = None
+    why = files.damage(path, recorded)
+    if why:
+        return why
+    try:
+        with files.open_regular(path, "GGUF model", follow=False) as f:
+            if f.read(len(MAGIC)) != MAGIC:
+                return "it has no GGUF header"
+    except OSError as e:
+        return f"it cannot be read ({e.strerror or e})"
+    return None
+
+
+def _cached(path: Path, damaged: list[str]) -> bool:
+    """True when `path` holds the whole model file built before. A damaged one (its reason
+    added to `damaged`) is removed with its checksum, so it is built again."""
+    if not os.path.lexists(path):
+        return False
+    why = damage(path)
+    if why is None:
+        return True
+    damaged.append(f"the cached model {path.name} was damaged ({why}); rebuilt")
+    files.remove(path)
+    checksum_path(path).unlink(missing_ok=True)
+    return False
+
+
+def _build(dest: Path, make: Callable[[Path], None]) -> None:
+    """`make` writes the file at a fresh temporary name beside `dest` (nothing else's name:
+    a link planted there is never written through); it is renamed into place after its
+    fingerprint is kept beside it."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".partial", dir=dest.parent)
+    os.close(fd)
+    try:
+        make(Path(tmp))
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)       # the rename must not publish blocks still in the page cache
+        finally:
+            os.close(fd)
+        fingerprint = files.fingerprint(tmp)
+        files.remove(dest)                  # whatever was there (a damaged file, a link)
+        os.replace(tmp, dest)
+        files.write_atomic(checksum_path(dest), json.dumps(fingerprint))
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
 def model_file(shape, name: str, dtype: str, threads: int,
-               say: Callable[[str], None] = lambda _: None) -> Path:
+               say: Callable[[str], None] = lambda _: None,
+               warn: Callable[[str], None] | None = None) -> Path:
     """The GGUF file of `shape` in `dtype`, written (and quantised) now unless kept from
-    before; `say` hears what is written, with its size, before it is."""
+    before and whole (damage); `say` hears what is written, with its size, before it is;
+    `warn` (else `say`) hears of each damaged file that was rebuilt."""
     dest = path_for(shape, name, dtype)
-    if dest.exists():
+    damaged: list[str] = []
+    if _cached(dest, damaged):
         return dest
     source = dest if dtype in ("float32", "float16") else path_for(shape, name, "float16")
-    if not source.exists():
+    if source == dest or not _cached(source, damaged):
         size = expected_bytes(shape, "float32" if dtype == "float32" else "float16")
         say(f"writing {source.name}: {human(size)} of random weights to {source.parent} "
             "(kept for later runs)")
         _room(source, size)
-        partial = source.with_suffix(".partial")
-        try:
-            _write(shape, name, "float32" if dtype == "float32" else "float16", partial)
-            os.replace(partial, source)
-        finally:
-            partial.unlink(missing_ok=True)
+        _build(source, lambda tmp: _write(
+            shape, name, "float32" if dtype == "float32" else "float16", tmp))
     if dest != source:
         size = expected_bytes(shape, dtype)
         say(f"quantising to {dest.name}: about {human(size)} with llama.cpp's quantiser "
             "(kept for later runs)")
         _room(dest, size)
-        partial = dest.with_suffix(".partial")
-        try:
-            _quantize(source, partial, dtype, threads)
-            os.replace(partial, dest)
-        finally:
-            partial.unlink(missing_ok=True)
+        _build(dest, lambda tmp: _quantize(source, tmp, dtype, threads))
+    for line in damaged:
+        (warn or say)(line)
     return dest
 
 
 def tensor_bytes(path: Path) -> dict[str, int]:
     """Bytes of each tensor as the file stores it (read from its header; data is mapped, not
     read)."""
-    import gguf
-    reader = gguf.GGUFReader(str(path))
-    return {t.name: int(t.n_bytes) for t in reader.tensors}
+    return {t.name: int(t.n_bytes) for t in _reader(path).tensors}
 
 
 def tensor_types(path: Path) -> dict[str, str]:
+    return {t.name: t.tensor_type.name for t in _reader(path).tensors}
+
+
+def _reader(path: Path):
+    """gguf-py's reader of a file checked to be a regular file first (gguf maps it by path:
+    a FIFO would block it, a device would map zeros)."""
     import gguf
-    reader = gguf.GGUFReader(str(path))
-    return {t.name: t.tensor_type.name for t in reader.tensors}
+    with files.open_regular(path, "GGUF model"):
+        pass
+    return gguf.GGUFReader(str(path))

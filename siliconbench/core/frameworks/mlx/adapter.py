@@ -68,8 +68,8 @@ def blas() -> str:
         return "Accelerate"
     _mx()
     try:
-        with open("/proc/self/maps") as f:
-            return blas_from_maps(f.read())
+        from siliconbench.core.files import read_small
+        return blas_from_maps(read_small("/proc/self/maps", 64 << 20, "memory map"))
     except OSError:
         return "unknown"
 

@@ -63,10 +63,10 @@ def command(exe: str, worker: list[str], processes: int, hosts, folder: str,
     "backend"), each host repeated once per rank on it (mlx.launch's `-n` repeats only a
     --hosts list). Ranks on other hosts get only the `--env` variables, and need
     SiliconBench at the same path there."""
+    from siliconbench.core.files import write_atomic
     from siliconbench.core.hosts import hostfile_json, loopback_env
     path = os.path.join(folder, "hosts.json")
-    with open(path, "w") as f:
-        f.write(hostfile_json([h for h in hosts for _ in range(processes)]))
+    write_atomic(path, hostfile_json([h for h in hosts for _ in range(processes)]))
     cmd = [exe, "--starting-port", str(port), "--hostfile", path]
     if backend != "auto":
         cmd += ["--backend", backend]

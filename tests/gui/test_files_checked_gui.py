@@ -1,0 +1,53 @@
+"""A chart exported over a FIFO, a link to /dev/zero, a folder or a link to a file of the
+user's elsewhere (tests/core/test_files_checked.py holds every other path to the same): the
+chart is drawn in memory and written whole through siliconbench.core.files, so the link is
+replaced and its target never written, and a folder is refused in a sentence. In a child
+process: Qt writing into a FIFO would block this one (its timeout only guards the suite)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.core.test_files_checked import (  # noqa: F401
+    CASES,
+    OUTSIDE_TEXT,
+    answer,
+    in_child,
+    outside,
+    plant,
+)
+
+MAGIC = {"png": b"\x89PNG", "svg": b"<?xml"}
+CHILD = """
+    import json, sys
+    from PySide6.QtWidgets import QApplication
+    app = QApplication([])
+    from siliconbench.gui.charts.export import export_chart
+    from siliconbench.gui.compare_view import CompareView
+    from tests.gui.test_compare_view import runs
+    view = CompareView()
+    view.resize(1440, 700)
+    view.show()
+    view.set_records(runs())
+    try:
+        export_chart(sys.argv[1], view.current_chart())
+        print(json.dumps(None))
+    except OSError as e:
+        print(json.dumps([type(e).__name__, str(e)]))
+    """
+
+
+@pytest.mark.parametrize("fmt", ["png", "svg"])
+@pytest.mark.parametrize("case", CASES)
+def test_a_chart_export_replaces_what_is_in_its_place(case, fmt, outside, tmp_path):  # noqa: F811
+    path = tmp_path / f"chart.{fmt}"
+    plant(path, case, outside)
+    refused = answer(in_child(CHILD, ("QT_QPA_PLATFORM", "offscreen"), args=[str(path)]))
+    if case == "folder":
+        assert refused == ["NotWritable", f"{path} is a folder, so SiliconBench does not "
+                                          "write a file there; move it aside or choose "
+                                          "another name."]
+    else:
+        assert refused is None
+        assert not path.is_symlink() and path.read_bytes().startswith(MAGIC[fmt])
+    assert outside.read_bytes() == OUTSIDE_TEXT
