@@ -589,3 +589,22 @@ def test_a_users_gguf_file_runs_as_it_is_and_is_named_not_located(tmp_path, monk
     assert str(mine.parent) not in json.dumps(rec["settings"])
     assert mine.stat().st_mtime_ns == before
     assert not list((tmp_path / "models").glob("**/*.gguf"))    # nothing written for it
+
+
+@needs_llamacpp
+def test_a_broken_gguf_file_is_refused_before_anything_runs(tmp_path):
+    """A truncated GGUF, one of an architecture llama.cpp does not know, a missing file: one
+    sentence, exit 2, nothing stored, before a run's process starts."""
+    from tests.core.test_model_files import write_gguf
+    from tests.frameworks.test_own_models import refused
+    whole = tmp_path / "whole.gguf"
+    write_gguf(whole)
+    truncated = tmp_path / "truncated.gguf"
+    truncated.write_bytes(whole.read_bytes()[:200])
+    assert "not a readable GGUF file" in refused(tmp_path, truncated, "llamacpp")
+    unknown = tmp_path / "unknown.gguf"
+    write_gguf(unknown, arch="nonesuch")
+    assert "architecture 'nonesuch', which llama.cpp does not know" in \
+        refused(tmp_path, unknown, "llamacpp")
+    assert "no such file or folder" in refused(tmp_path, tmp_path / "missing.gguf",
+                                               "llamacpp")
