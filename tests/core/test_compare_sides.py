@@ -26,7 +26,6 @@ from siliconbench.core.comparison import (
 )
 from siliconbench.core.export import to_json
 from siliconbench.core.report import to_html
-from siliconbench.core.results import Row
 from siliconbench.core.telemetry import power_trusted
 from tests.h200_records import FOLDER, h100, h200
 from tests.recorded import FOLDER as CPU_FOLDER
@@ -255,12 +254,17 @@ def test_only_results_both_sides_measured_are_counted_as_compared():
     assert cmp.left_out == len(a ^ b)
     assert summary_text(cmp, [gpu, cpu], []).startswith(
         f"1 result compared; {len(a ^ b)} measured by one side only are not compared.")
-    # The CPU's point unsupported, as gemm.py writes it: nothing is compared.
-    (row,) = cpu.rows
-    cpu.rows = [Row(row.metric, None, row.unit, dict(row.params), flags=["unsupported"],
-                    note="float32 is not supported here")]
-    cmp = compare(sides_for([gpu, cpu]))
-    assert cmp.rows == [] and cmp.left_out == len(a)
+    # The H100 host's CPU skipped N=16384 in its quick suite (a row without a value, as
+    # gemm.py writes a point it does not measure) where the H200 measured it: that point is
+    # neither compared nor counted as both sides'.
+    (host,) = [r for r in h100("h100-quick-suite") if r.workload == "gemm"
+               and r.device == "cpu"]
+    skipped = {"dtype": "float32", "size": 16384}
+    assert any(r.params == skipped and r.value is None for r in host.rows)
+    cmp = compare(sides_for([gpu, host]))
+    a, b = valued_keys(gpu), valued_keys(host)
+    assert len(cmp.rows) == len(a & b) > 0 and cmp.left_out == len(a ^ b)
+    assert all(row.params != skipped for row in cmp.rows)
 
 
 def test_verdicts_are_headed_by_the_side_they_are_against():
