@@ -46,6 +46,27 @@ def test_the_fast_loop_gives_eager_s_tokens_from_one_graph_read_once(spread_mode
     assert torch_llm.Engine.decode_note(None, "fast").startswith("fast decode loop (gpt-fast")
 
 
+def test_no_token_the_step_returned_is_fed_back_to_it(spread_model, monkeypatch):
+    """On CUDA the step is a CUDA graph, whose outputs its next replay overwrites: the H100 run
+    of 2026-11-27 failed with "accessing tensor output of CUDAGraphs that has been overwritten
+    by a subsequent run" where the loop fed a step's token straight back to it. Each token is
+    a copy before it is fed back, as gpt-fast's `cur_token = next_token.clone()`. Here the
+    compiled step is the plain function, watched (no CUDA on this machine)."""
+    returned = []
+
+    def watched(fn, **options):
+        def step(y, position):
+            assert not any(y.untyped_storage().data_ptr() == out.untyped_storage().data_ptr()
+                           for out in returned)
+            returned.append(fn(y, position))
+            return returned[-1]
+        return step
+    monkeypatch.setattr(torch, "compile", watched)
+    batch, depth, steps = 2, 8, 6
+    fast = spread_model.decoder(batch, depth, steps, "fast")
+    assert len(fast()) == steps and len(returned) == 2 * steps     # first call, and this one
+
+
 def test_the_fixed_cost_is_the_intercept_of_step_time_against_bytes():
     # 1 ms a step whatever it reads, and 1 GB/s: 1 MB -> 2 ms, 3 MB -> 4 ms, 5 MB -> 6 ms
     row = llm.fixed_cost_row({"gen_tokens": 4}, [(1e6, 0.002), (3e6, 0.004), (5e6, 0.006)],

@@ -253,7 +253,8 @@ class TorchLM:
         """gpt-fast's loop: decode_one_token (forward and argmax) compiled as one graph, with
         fullgraph=True, or without it where the forward breaks the graph (the Decoder says
         which: `fullgraph`); each token cloned (a CUDA graph's output is overwritten by its
-        next replay) and kept on the device; the host reads the block once at the end."""
+        next replay), fed back and kept on the device; the host reads the block once at the
+        end."""
         torch = self.torch
 
         def decode_one_token(y, position):
@@ -268,8 +269,10 @@ class TorchLM:
                         layer.cumulative_length.fill_(depth)
                     y, kept = start, []
                     for position in positions:
-                        y = step(y, position)
-                        kept.append(y.clone())
+                        # A CUDA graph's output is overwritten by its next replay: the
+                        # token is cloned before it is fed back, as gpt-fast's cur_token.
+                        y = step(y, position).clone()
+                        kept.append(y)
                     # one read of the whole block: steps x batch x [token], as the others
                     return torch.cat(kept, dim=1).T.unsqueeze(-1).tolist()
             return call
