@@ -67,6 +67,39 @@ def test_no_token_the_step_returned_is_fed_back_to_it(spread_model, monkeypatch)
     assert len(fast()) == steps and len(returned) == 2 * steps     # first call, and this one
 
 
+def test_a_forward_that_breaks_the_graph_is_compiled_in_pieces_and_the_run_says_so(
+        spread_model, monkeypatch):
+    compiled = []
+
+    def compile(fn, mode=None, fullgraph=False):
+        compiled.append(fullgraph)
+
+        def broken(*args):       # dynamo raises at the first call, where it traces
+            raise torch._dynamo.exc.Unsupported("a graph break")
+        return broken if fullgraph else fn
+    monkeypatch.setattr(torch, "compile", compile)
+    fast = spread_model.decoder(2, 8, 6, "fast")
+    assert compiled == [True, False] and fast.fullgraph is False
+
+    class Run:
+        warnings = []
+
+        def warn(self, text):
+            self.warnings.append(text)
+
+        def measure(self, decoder):
+            return "measured"
+
+    class Engine:
+        def decoder(self, batch, depth, gen, loop):
+            return fast
+    run = Run()
+    llm._decode(run, Engine(), {"batch": 2, "depth": 8, "gen_tokens": 6}, "fast")
+    assert run.warnings == ["The fast decode at depth 8 was compiled in pieces: the model's "
+                            "forward breaks the graph, so it is not gpt-fast's one graph a "
+                            "step."]
+
+
 def test_the_fixed_cost_is_the_intercept_of_step_time_against_bytes():
     # 1 ms a step whatever it reads, and 1 GB/s: 1 MB -> 2 ms, 3 MB -> 4 ms, 5 MB -> 6 ms
     row = llm.fixed_cost_row({"gen_tokens": 4}, [(1e6, 0.002), (3e6, 0.004), (5e6, 0.006)],

@@ -604,6 +604,9 @@ def _decode(ctx, engine: LLMEngine, point: dict, loop: str) -> Decoded:
     if getattr(decoder, "graphs_skipped", 0):
         ctx.warn(f"The compiled decode at depth {depth} ran without CUDA graphs "
                  f"({decoder.graphs_skipped} skipped; the run's log says why).")
+    if getattr(decoder, "fullgraph", True) is False:
+        ctx.warn(f"The fast decode at depth {depth} was compiled in pieces: the model's "
+                 "forward breaks the graph, so it is not gpt-fast's one graph a step.")
     m = ctx.measure(decoder)
     if decoder.recompiled():
         ctx.warn(f"The compiled decode at depth {depth} was compiled again while it was "
