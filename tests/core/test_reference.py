@@ -21,7 +21,7 @@ MODELS = {"resnet50", "mobilenet_v2", "distilbert", "bert-large", "densenet121"}
 
 def test_references_load_validate_and_carry_provenance():
     refs = reference.references()
-    assert len(refs) == 89 and len({r.id for r in refs}) == len(refs)   # 59 of llama.cpp
+    assert len(refs) == 109 and len({r.id for r in refs}) == len(refs)   # 79 of llama.cpp
     for r in refs:
         assert r.id.startswith("pub-") and r.source == "published" and r.status == "ok"
         assert {"source", "hardware", "software", "settings"} <= set(r.provenance), r.id
@@ -115,7 +115,7 @@ def test_reference_command_lists_and_never_stores(capsys):
     out = capsys.readouterr().out
     assert "pub-infer-studio-m1max" in out and "tlkh/tf-metal-experiments" in out
     assert cli.main(["reference", "--json"]) == cli.EXIT_OK
-    assert len(records_from_json(capsys.readouterr().out)) == 89
+    assert len(records_from_json(capsys.readouterr().out)) == 109
     assert cli.main(["reference", "--show", "pub-tfmetal-gemm"]) == cli.EXIT_OK
     assert "tflops_sweep.py" in capsys.readouterr().out
     assert cli.main(["reference", "--show", "pub-"]) == cli.EXIT_USAGE

@@ -46,7 +46,7 @@ def child(code: str, home: Path) -> dict:
 
 def test_the_4167_rows_are_published_references_at_their_build():
     recs = [r for r in references() if r.framework == "llamacpp"]
-    assert len(recs) == 59
+    assert len(recs) == 79
     for rec in recs:
         assert rec.source == "published" and rec.workload == "llm"
         assert rec.settings["llama_cpp_commit"] == "8e672ef"
@@ -65,24 +65,31 @@ def test_the_4167_rows_are_published_references_at_their_build():
 
 def test_the_4167_references_hold_the_table_s_numbers():
     """Every number of the table's 8e672ef rows (tests/data/published/llama-cpp-4167.md) is in a
-    reference, at its chip, GPU cores and type; nothing else is."""
+    reference, at its chip, GPU cores and type, with the row's bandwidth; nothing else is."""
     text = TABLE_4167.read_text(encoding="utf-8")
     section = text[text.index("## llama.cpp on Apple Silicon"):]
-    expected = {}
+    expected, bandwidth = {}, {}
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip("|").split("|")]
         if not line.startswith("| M") or cells[9] != "8e672ef (1550)":
             continue
+        bandwidth[f"Apple {cells[0]} GPU ({cells[1]}-core)"] = cells[2].rstrip("¹")
         for i, dtype in enumerate(("float16", "q8_0", "q4_0")):
             for metric, cell in zip(("prefill_tokens_per_s", "decode_tokens_per_s"),
                                     cells[3 + 2 * i:5 + 2 * i]):
                 if cell != "—":
                     expected[(f"Apple {cells[0]} GPU ({cells[1]}-core)", dtype, metric)] = \
                         float(cell)
+    recs = [r for r in references() if r.framework == "llamacpp"]
     found = {(r.device_name, r.params["dtype"], row.metric): row.value
-             for r in references() if r.framework == "llamacpp" for row in r.rows}
+             for r in recs for row in r.rows}
     assert found == expected
     assert found[("Apple M2 Ultra GPU (76-core)", "q4_0", "decode_tokens_per_s")] == 94.27
+    for r in recs:
+        assert r.provenance["hardware"].split(", ")[2].startswith(
+            f"{bandwidth[r.device_name]} GB/s"), r.id
+    # the discussion's column says 800 for M3 Ultra (S6); 819.2 was a model file's own figure
+    assert bandwidth["Apple M3 Ultra GPU (80-core)"] == "800"
 
 
 def test_llama_cpp_is_registered_with_the_extra_that_installs_it():
