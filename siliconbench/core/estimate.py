@@ -227,6 +227,7 @@ def _allreduce(est: Estimate, params: dict, device, settings, fits) -> None:
 
 def _llm(est: Estimate, params: dict, device, settings, fits) -> None:
     from siliconbench.core.kit import llm_shapes as shapes
+    from siliconbench.core.kit.llm_engine import device_type
     from siliconbench.core.workloads import llm
     try:
         shape = llm.shape_for(params)
@@ -251,12 +252,14 @@ def _llm(est: Estimate, params: dict, device, settings, fits) -> None:
     depths = depths or list(llm.DEFAULT_DEPTHS)
     total = 0.0
     runs: dict[str, list] = {"prefill": [], "decode": []}
+    attention, on = _llm_engine(device.framework).attention_bytes, device_type(device.id)
     prefills = llm.prefill_points(params, _prefills_at_depth(device.framework), prompts,
                                   depths, shape)
     for kind, tokens, at, what in [("prefill", p + d, (p, d), f"a {p}-token prompt"
                                     + (f" at depth {d}" if d else "")) for p, d in prefills] + \
             [("decode", d + gen, d, f"decode from depth {d}") for d in depths]:
-        need = shapes.memory_needed(shape, dtype, batch, tokens) + file_bytes
+        need = shapes.memory_needed(shape, dtype, batch, tokens,
+                                    attention(shape, dtype, on, batch, tokens)) + file_bytes
         if not fits(need):
             est.too_big.append(f"{name} in {dtype} with {what} ({size(need)})")
             continue
@@ -278,14 +281,21 @@ def _llm(est: Estimate, params: dict, device, settings, fits) -> None:
     est.basis = f"{est.basis} and {memory}"
 
 
+def _llm_engine(framework: str):
+    """The framework's LLM engine class (its module imports no framework), or BuiltEngine's
+    declarations where it has none: the run refuses that in its own words."""
+    from siliconbench.core.frameworks import implementation
+    from siliconbench.core.kit.llm_engine import BuiltEngine
+    try:
+        return implementation(framework, "llm").Engine
+    except Exception:  # noqa: BLE001
+        return BuiltEngine
+
+
 def _prefills_at_depth(framework: str) -> bool:
     """Whether the framework's LLM engine prefills at every depth too (llama.cpp, as
-    llama-bench's -d); its module imports no framework."""
-    from siliconbench.core.frameworks import implementation
-    try:
-        return bool(implementation(framework, "llm").Engine.PREFILL_DEPTHS)
-    except Exception:  # noqa: BLE001 - no llm part: the run refuses it in its own words
-        return False
+    llama-bench's -d)."""
+    return bool(_llm_engine(framework).PREFILL_DEPTHS)
 
 
 # ---------------------------------------------------------------- models: train, memory, scaling, infer

@@ -9,6 +9,7 @@ import pytest
 
 from siliconbench.core.estimate import estimate
 from siliconbench.core.frameworks import DeviceInfo
+from siliconbench.core.frameworks.torch.llm import Engine
 from siliconbench.core.kit.headroom import MEMORY_SHARE
 from siliconbench.core.kit.llm_shapes import memory_needed
 from siliconbench.core.measure import SETTINGS_ENV
@@ -81,8 +82,9 @@ def cpu(memory: float) -> DeviceInfo:
 def test_the_estimate_asks_before_a_32k_sweep_and_refuses_what_does_not_fit():
     shape = llm.PRESETS["llama-3.2-1b"]
 
-    def need(tokens):
-        return memory_needed(shape, "bfloat16", 1, tokens)
+    def need(tokens):          # torch's engine on a CPU: its attention's mask, no scores
+        held = Engine.attention_bytes(shape, "bfloat16", "cpu", 1, tokens)
+        return memory_needed(shape, "bfloat16", 1, tokens, held)
     # Room for every point: asked about first, for its time on a CPU.
     roomy = cpu(2 * need(32768 + 128) / MEMORY_SHARE)
     est = estimate("llm", {"context_sweep": 32768}, roomy)

@@ -79,7 +79,8 @@ def test_every_framework_s_engine_is_the_one_llm_engine(framework):
 
     from siliconbench.core.frameworks import implementation
     cls = implementation(framework, "llm").Engine
-    ctx = SimpleNamespace(device=SimpleNamespace(type="cpu"), framework=framework)
+    ctx = SimpleNamespace(device=SimpleNamespace(type="cpu"), device_id="cpu",
+                          framework=framework)
     params = {p.name: p.default for p in llm.WORKLOAD.params} | {"preset": "tiny"}
     engine = cls(ctx, TINY, params)
     assert isinstance(engine, llm.LLMEngine)

@@ -31,6 +31,11 @@ def plain_decoder(call: Callable[[], object]) -> Callable[[], object]:
     return call
 
 
+def device_type(device_id: str) -> str:
+    """A device id's type: 'cuda' of 'cuda:1', 'gpu', 'cpu'."""
+    return device_id.strip().lower().split(":")[0]
+
+
 class BuiltEngine:
     """An engine whose model the framework builds from the shape; `self.lm` is the built model
     (its parameters, stored_bytes, prefill, decoder, default_loop, cache_gap and release)."""
@@ -81,8 +86,19 @@ class BuiltEngine:
             own.file.parameters * ITEMSIZE[activation_dtype(self.dtype)]
 
     def memory_needed(self, batch: int, tokens: int) -> float:
-        return memory_needed(self.shape, self.dtype, batch, tokens) \
+        held = self.attention_bytes(self.shape, self.dtype, device_type(self.ctx.device_id),
+                                    batch, tokens)
+        return memory_needed(self.shape, self.dtype, batch, tokens, held) \
             - weight_bytes(self.shape, self.dtype) + self._weight_bytes()
+
+    @staticmethod
+    def attention_bytes(shape: ModelShape, dtype: str, device: str, batch: int,
+                        tokens: int) -> float | None:
+        """What a prefill's attention of `tokens` positions holds at once beyond its inputs
+        and output on a device of this type (device_type: cpu, cuda, mps, gpu), for
+        llm_shapes.memory_needed; None where that is not established: all its scores are
+        counted. Static, so the estimate asks it before anything is built."""
+        return None
 
     def settings(self) -> dict:
         """From the shape alone (the same before the model is built and after), or from the

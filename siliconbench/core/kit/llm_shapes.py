@@ -158,15 +158,25 @@ def prefill_flops(shape: ModelShape, batch: int, prompt: int) -> float:
                     + 2.0 * shape.vocab * shape.hidden)
 
 
-def memory_needed(shape: ModelShape, dtype: str, batch: int, tokens: int) -> float:
-    """Weights, the cache of `tokens` positions, and a prefill's largest activations (the
-    feed-forward's, and attention scores where no fused kernel avoids them)."""
+def memory_needed(shape: ModelShape, dtype: str, batch: int, tokens: int,
+                  attention: float | None = None) -> float:
+    """Weights, the cache of `tokens` positions, and a prefill's largest activations: the
+    feed-forward's and what its attention holds at once beyond its inputs and output,
+    `attention` bytes as the engine says (its attention_bytes), or where it cannot say, the
+    float32 scores of every head for all `tokens` positions (score_bytes), which an
+    attention that no fused kernel runs holds."""
     act = ITEMSIZE[activation_dtype(dtype)]
     ffn = shape.active_experts * shape.expert_ffn if shape.moe else shape.ffn
-    activations = batch * tokens * (3 * ffn + 4 * shape.hidden) * act \
-        + batch * shape.heads * tokens * tokens * 4
+    if attention is None:
+        attention = score_bytes(shape, batch, tokens, tokens)
+    activations = batch * tokens * (3 * ffn + 4 * shape.hidden) * act + attention
     return weight_bytes(shape, dtype) + batch * kv_bytes(shape, dtype, tokens) + activations
 
+
+def score_bytes(shape: ModelShape, batch: int, queries: int, keys: int) -> int:
+    """Bytes of one layer's attention scores, float32 for every head, of `queries` positions
+    against `keys`."""
+    return batch * shape.heads * queries * keys * 4
 
 
 EMBEDDING = re.compile(r"(^|\.)(embed_tokens|token_embd|wte)\.")

@@ -21,6 +21,7 @@ from siliconbench.core.kit.llm_shapes import (
     ModelShape,
     describe_shape,
     memory_needed,
+    score_bytes,
     tensors_step_bytes,
     weight_bytes,
 )
@@ -297,8 +298,21 @@ class Engine:
         if self._file_bytes is None:
             from siliconbench.core.frameworks.llamacpp import models
             self._file_bytes = models.expected_bytes(self.shape, self.dtype)
-        return memory_needed(self.shape, KV_DTYPE, batch, tokens) \
+        held = self.attention_bytes(self.shape, self.dtype, self.ctx.device.type, batch,
+                                    tokens)
+        return memory_needed(self.shape, KV_DTYPE, batch, tokens, held) \
             - weight_bytes(self.shape, KV_DTYPE) + self._file_bytes
+
+    @staticmethod
+    def attention_bytes(shape: ModelShape, dtype: str, device: str, batch: int,
+                        tokens: int) -> float:
+        """llama.cpp computes attention n_ubatch queries at a time. Flash attention on auto
+        is turned on or off when the context is made (llama_context: off where a layer's
+        attention would not run on its KV cache's device), after this is asked, so this
+        counts what it holds off: a ubatch's float32 scores of every head against all the
+        keys (KQ) and its float32 mask of the same queries and keys."""
+        rows = min(N_UBATCH, tokens)
+        return score_bytes(shape, batch, rows, tokens) + batch * rows * tokens * 4
 
     def settings(self) -> dict:
         """What llama.cpp says of the model it loaded, and how it runs it; nothing before."""

@@ -249,6 +249,21 @@ class Engine(BuiltEngine):
     def builds(self, family: str) -> bool:
         return builds(family)
 
+    @staticmethod
+    def attention_bytes(shape, dtype: str, device: str, batch: int,
+                        tokens: int) -> float | None:
+        """mlx-lm's attention is mx.fast.scaled_dot_product_attention with the mask
+        "causal" (no array). On a Metal GPU its full kernel runs a prompt (more than 8
+        queries) of head_dim 64, 80 or 128 and holds no scores (use_fallback in MLX's
+        backend/metal/scaled_dot_product_attention.cpp; not measured here, on Linux);
+        elsewhere (the CPU, other head sizes) it falls back to a matrix product and a
+        softmax, whose scores are counted (MLX 0.32.4's CPU: 16 heads of 4096 causal
+        positions raised its peak memory 1.05 GiB, the scores' 1 GiB), as they are on MLX's
+        CUDA GPU (not established).
+        MLX's gpu is Metal on macOS, CUDA on Linux."""
+        fused = device == "gpu" and sys.platform == "darwin" and shape.head_dim in (64, 80, 128)
+        return 0 if fused else None
+
     def load(self, say: Callable[[int, str], None]) -> None:
         super().load(say)
         wired = self.lm.wire()

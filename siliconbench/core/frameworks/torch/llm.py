@@ -23,6 +23,7 @@ from __future__ import annotations
 import time
 
 from siliconbench.core.kit.llm_engine import BuiltEngine
+from siliconbench.core.kit.llm_shapes import ITEMSIZE, activation_dtype
 
 DTYPES = ("bfloat16", "float16", "float32")
 LOOPS = ("eager", "compiled", "fast")
@@ -322,3 +323,20 @@ class Engine(BuiltEngine):
 
     def builds(self, family: str) -> bool:
         return builds(family)
+
+    @staticmethod
+    def attention_bytes(shape, dtype: str, device: str, batch: int,
+                        tokens: int) -> float | None:
+        """transformers runs these families' attention in PyTorch's SDPA, causal: on CUDA its
+        flash and memory-efficient kernels (head_dim up to 256) hold no scores, and on a CPU
+        its flash kernel holds none (measured with torch 2.14: a one-layer prefill of 8192
+        positions raised the peak resident memory 0.16 GiB in SDPA, 4.4 GiB in eager
+        attention, whose float32 scores are 2 GiB). Counted: a boolean mask of every query
+        and key that the static cache may make transformers build (5.24 builds none for a
+        prefill from an empty cache) and the float copy SDPA makes of it. On MPS, and for
+        other families (sliding windows, soft-capping: other attentions), not
+        established: the scores are counted."""
+        if device not in ("cuda", "cpu") or shape.head_dim > 256 \
+                or shape.family not in ("llama", "qwen3", "qwen3_moe"):
+            return None
+        return batch * tokens * tokens * (1 + ITEMSIZE[activation_dtype(dtype)])
