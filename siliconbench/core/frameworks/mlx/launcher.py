@@ -56,6 +56,12 @@ def refuse_backend(backend: str, device: str) -> str | None:
     return None
 
 
+def refuse_ranks(backend: str, device: str, local_ranks: int) -> str | None:
+    """Nothing: mlx.launch gives each rank on a host a GPU of its own for NCCL (command),
+    and how many GPUs this machine has MLX's device list does not say."""
+    return None
+
+
 def command(exe: str, worker: list[str], processes: int, hosts, folder: str,
             port: int, backend: str, env: dict[str, str]) -> tuple[list[str], dict]:
     """mlx.launch with a hostfile that SiliconBench writes into the run's folder, of the
