@@ -1,7 +1,8 @@
 """NCCL refuses two ranks of one group on one GPU ("invalid usage", Duplicate GPU detected,
 seen on an H100 with `run allreduce --device cuda --backend nccl`, whose --processes is 2
-by default): each rank takes the GPU of its index on its machine (torchrun's LOCAL_RANK),
-and a run with more ranks here than GPUs is one sentence. Checked without a GPU: the GPU
+by default): each rank takes the GPU of its index on its machine (torchrun's LOCAL_RANK;
+mlx.launch's CUDA_VISIBLE_DEVICES), and a PyTorch run with more ranks here than GPUs is one
+sentence. Checked without a GPU: the GPU
 count is PyTorch's answer (torch.cuda.device_count in a rank), faked."""
 
 import pytest
@@ -85,3 +86,23 @@ def test_the_gpus_are_counted_only_for_nccl_ranks_that_share_a_machine():
     ("10.0.0.5,10.0.0.6", None, 0)])      # which host this machine is, only its ranks know
 def test_the_parent_counts_the_ranks_it_starts_here(hosts, world_sizes, here):
     assert local_ranks({"hosts": hosts, "processes": 2, "world_sizes": world_sizes}) == here
+
+
+def test_mlx_launch_gives_each_rank_on_a_host_its_own_gpu(monkeypatch, tmp_path):
+    """mlx.launch's NCCL launch (read as installed) shows rank r the GPU r mod -n alone;
+    from a hostfile without -n every rank saw GPU 0."""
+    from mlx._distributed_utils import launch as mlx_launch
+
+    from siliconbench.core.frameworks.mlx import launcher as mlx_launcher
+    from siliconbench.core.hosts import parse
+    hosts = parse("127.0.0.1,127.0.0.1").hosts
+    cmd, _ = mlx_launcher.command("mlx.launch", ["python", "-m", "siliconbench.core.worker"],
+                                  2, hosts, str(tmp_path), 40000, "nccl", {})
+    started = []
+    monkeypatch.setattr(mlx_launch, "_launch_with_io",
+                        lambda cls, arguments, verbose: started.extend(arguments))
+    monkeypatch.setattr("sys.argv", cmd)
+    mlx_launch.main()
+    seen = [next(e for e in env if e.startswith("CUDA_VISIBLE_DEVICES="))
+            for (_rank, _host, _python, _cwd, _files, env, _cmd), _ in started]
+    assert seen == [f"CUDA_VISIBLE_DEVICES={i}" for i in (0, 1, 0, 1)]
