@@ -62,6 +62,12 @@ def test_a_rank_runs_on_its_gpu_and_the_record_says_each_ranks(monkeypatch):
     assert {"event": "settings", "settings": {"rank_devices": ["cuda:0", "cuda:1"]}} in events
 
 
+def test_gloo_ranks_keep_the_gpu_the_spec_names(monkeypatch):
+    ctx, events = _rank_context(monkeypatch, index=1, ranks=2, gpus=1)
+    assert _rank_device(ctx, "gloo") == torch.device("cuda:0") == ctx.device
+    assert events == []
+
+
 def test_a_rank_with_more_ranks_here_than_gpus_says_so(monkeypatch):
     """A rank on another host (the parent knows only this machine's GPUs) says it itself."""
     ctx, _ = _rank_context(monkeypatch, index=1, ranks=2, gpus=1)

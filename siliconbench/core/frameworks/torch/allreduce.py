@@ -99,18 +99,21 @@ def local_rank() -> tuple[int, int]:
 
 
 def _rank_device(ctx, backend: str):
-    """This rank's GPU (launcher.rank_device), which the run's context then times and sizes
-    on; the parent refused the runs whose ranks cannot each have one (child.prepare), and a
-    rank on another host says so here. The record keeps the GPU of every rank here."""
+    """This rank's GPU: for NCCL, launcher.rank_device's, which the run's context then times
+    and sizes on, and the record keeps every local rank's; the parent refused the runs whose
+    ranks cannot each have one (child.prepare), and a rank on another host says so here.
+    gloo may share the GPU the spec names."""
     import torch
     index, here = local_rank()
     if problem := refuse_ranks(backend, ctx.device_id, here, torch.cuda.device_count):
         raise ParamError(problem)
-    device = torch.device(rank_device(ctx.device_id, backend, index))
+    if backend != "nccl":
+        return ctx.device
+    gpus = [rank_device(ctx.device_id, backend, i) for i in range(here)]
+    ctx.record_settings(rank_devices=gpus)
+    device = torch.device(gpus[index])
     if device != ctx.device:
         ctx.device, ctx.sync = device, ctx.adapter.synchronizer(device)
-    ctx.record_settings(rank_devices=[rank_device(ctx.device_id, backend, i)
-                                      for i in range(here)])
     return device
 
 
