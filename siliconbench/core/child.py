@@ -76,7 +76,7 @@ def prepare(spec: RunSpec) -> RunSpec:
         w.check(resolved)
         if (w.distributed or w.starts_runs) and "backend" in resolved:
             from siliconbench.core.launch import backend_refused
-            if problem := backend_refused(fw.name, resolved["backend"], spec.device):
+            if problem := backend_refused(fw.name, resolved, spec.device):
                 raise UsageError(problem)
         settings_for(spec.quick)    # SETTINGS_ENV, if set, must be readable
     except ValueError as e:

@@ -41,10 +41,24 @@ def launcher(framework: str):
     return implementation(framework, "launcher")
 
 
-def backend_refused(framework: str, backend: str, device: str) -> str | None:
-    """One sentence when the framework cannot use `backend` on `device` on this machine: a
-    distributed run (and the scaling workload's worlds) is refused before anything starts."""
-    return launcher(framework).refuse_backend(backend, device)
+def backend_refused(framework: str, params: dict, device: str) -> str | None:
+    """One sentence when the framework cannot use the run's backend on `device` on this
+    machine, or not for as many ranks as it starts here: a distributed run (and the scaling
+    workload's worlds) is refused before anything starts."""
+    part = launcher(framework)
+    return part.refuse_backend(params["backend"], device) or \
+        part.refuse_ranks(params["backend"], device, local_ranks(params))
+
+
+def local_ranks(params: dict) -> int:
+    """How many of a run's ranks start on this machine, as far as the parent can tell:
+    every rank when every host is this machine's loopback (a scaling run's largest world at
+    most), else 0: which host this machine is, if any, only the ranks know."""
+    hosts = hosts_mod.parse(params["hosts"]).hosts
+    if not all(h.local for h in hosts):
+        return 0
+    ranks = params["processes"] * len(hosts)
+    return min(ranks, max(params.get("world_sizes") or [ranks]))
 
 
 def find_executable(name: str) -> str | None:

@@ -1,7 +1,7 @@
 """A distributed run's arguments that cannot work here are one sentence and exit 2 before
 anything starts, and nothing is stored: backends the framework cannot use on this machine,
 `--flag=--`, a hostfile nested too deep to read, a hostfile entry whose ssh and ips
-disagree on which host it is."""
+disagree on which host it is, more NCCL ranks than GPUs."""
 
 import json
 import shutil
@@ -9,8 +9,10 @@ import sys
 
 import pytest
 
+from siliconbench.core.frameworks import DeviceInfo
 from siliconbench.core.store import Store
 from tests.cli_processes import cli_in_process
+from tests.h200_records import h200
 
 WORKLOADS = ["allreduce", "scaling"]
 
@@ -78,3 +80,49 @@ def test_a_hostfile_entry_whose_ssh_and_ips_disagree_is_refused(capsys, tmp_path
     assert said.startswith(f"Host 2 of the hostfile is reached over SSH as {entry['ssh']} "
                            f"and its ranks connect over {entry['ips'][0]}: only one of them "
                            "is this machine's loopback")
+
+
+@pytest.fixture
+def one_gpu(monkeypatch):
+    """PyTorch's device list (which the parent reads, never importing torch) as the H200
+    that recorded tests/data/h200/h200-allred.json (--processes 1) would give it: the CPU
+    and one CUDA GPU."""
+    import siliconbench.core.devices as devices
+    rec = h200("h200-allred")
+    listed = [DeviceInfo("torch", "cpu", "CPU", "cpu"),
+              DeviceInfo("torch", "cuda:0", rec.device_name, "gpu")]
+    asked = []
+
+    def discover_devices(names=None, on_found=None, fresh=True):
+        asked.append(names)
+        return [d for d in listed if d.framework in (names or ["torch"])]
+    monkeypatch.setattr(devices, "discover_devices", discover_devices)
+    return asked
+
+
+@pytest.mark.parametrize("workload", WORKLOADS)
+@pytest.mark.parametrize("backend", [[], ["--backend", "nccl"], ["--backend", "auto"]])
+def test_more_nccl_ranks_than_gpus_is_refused_first(capsys, one_gpu, workload, backend):
+    """On an H100: "DistBackendError: NCCL error ... invalid usage" once both ranks (the
+    default --processes 2) had started on its one GPU."""
+    said = refused(capsys, workload, "--framework", "torch", "--device", "cuda", *backend)
+    assert said == ("NCCL runs one rank per GPU: 2 ranks need 2 GPUs and this machine has 1; "
+                    "run --processes 1, or run on the CPU (--device cpu), where gloo needs no "
+                    "GPU.")
+    assert one_gpu == [["torch"]]
+
+
+def test_ranks_of_every_loopback_host_are_counted_against_this_machines_gpus(capsys, one_gpu):
+    said = refused(capsys, "allreduce", "--framework", "torch", "--device", "cuda",
+                   "--processes", "1", "--hosts", "127.0.0.1,127.0.0.1")
+    assert said.startswith("NCCL runs one rank per GPU: 2 ranks need 2 GPUs and this machine "
+                           "has 1;")
+
+
+@pytest.mark.parametrize("workload", WORKLOADS)
+def test_several_nccl_ranks_on_one_named_gpu_are_refused_first(capsys, workload):
+    said = refused(capsys, workload, "--framework", "torch", "--device", "cuda:1",
+                   "--backend", "nccl")
+    assert said == ("NCCL runs one rank per GPU, and --device cuda:1 puts all 2 ranks of "
+                    "this machine on that one GPU; run --device cuda (a GPU each), or "
+                    "--processes 1.")

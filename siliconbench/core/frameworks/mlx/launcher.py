@@ -56,18 +56,26 @@ def refuse_backend(backend: str, device: str) -> str | None:
     return None
 
 
+def refuse_ranks(backend: str, device: str, local_ranks: int) -> str | None:
+    """Nothing: mlx.launch gives each rank on a host a GPU of its own for NCCL (command),
+    and how many CUDA GPUs this machine has MLX's device list (one "gpu") does not say."""
+    return None
+
+
 def command(exe: str, worker: list[str], processes: int, hosts, folder: str,
             port: int, backend: str, env: dict[str, str]) -> tuple[list[str], dict]:
     """mlx.launch with a hostfile that SiliconBench writes into the run's folder, of the
     checked hosts only (never the user's file: mlx.launch would take its "envs" and
     "backend"), each host repeated once per rank on it (mlx.launch's `-n` repeats only a
-    --hosts list). Ranks on other hosts get only the `--env` variables, and need
-    SiliconBench at the same path there."""
+    --hosts list). `-n` still tells its NCCL launch how many ranks share a host: rank r
+    sees GPU r mod n alone (CUDA_VISIBLE_DEVICES; without it every rank saw GPU 0, and NCCL
+    refuses two ranks of a group on one GPU). Ranks on other hosts get only the `--env`
+    variables, and need SiliconBench at the same path there."""
     from siliconbench.core.files import write_atomic
     from siliconbench.core.hosts import hostfile_json, loopback_env
     path = os.path.join(folder, "hosts.json")
     write_atomic(path, hostfile_json([h for h in hosts for _ in range(processes)]))
-    cmd = [exe, "--starting-port", str(port), "--hostfile", path]
+    cmd = [exe, "--starting-port", str(port), "--hostfile", path, "-n", str(processes)]
     if backend != "auto":
         cmd += ["--backend", backend]
     for key, value in env.items():

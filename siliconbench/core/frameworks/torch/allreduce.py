@@ -4,7 +4,11 @@ tensors have no collective backend in PyTorch: such a run says so and offers glo
 
 from __future__ import annotations
 
-from siliconbench.core.frameworks.torch.launcher import refuse_backend
+from siliconbench.core.frameworks.torch.launcher import (
+    rank_device,
+    refuse_backend,
+    refuse_ranks,
+)
 from siliconbench.core.params import ParamError
 
 
@@ -19,7 +23,8 @@ class Group:
         if backend == "auto":
             backend = "nccl" if ctx.device.type == "cuda" else "gloo"
         if ctx.device.type == "cuda":
-            torch.cuda.set_device(ctx.device)
+            self.device = _rank_device(ctx, backend)
+            torch.cuda.set_device(self.device)
         dist.init_process_group(backend, **_store(dist))
         self.rank, self.size, self.backend = dist.get_rank(), dist.get_world_size(), backend
         if self.size != world:
@@ -77,6 +82,39 @@ class AllReduce:
 
     def release(self) -> None:
         del self.x, self.y
+
+
+def local_rank() -> tuple[int, int]:
+    """This rank's index among the ranks on its machine, and how many they are: torchrun's
+    LOCAL_RANK and LOCAL_WORLD_SIZE; RANK and WORLD_SIZE when every rank is on this machine
+    (launcher.STORE_ENV), where several hosts' torchruns each count from 0. (0, 1) for a
+    worker that no launcher started."""
+    import os
+
+    from siliconbench.core.frameworks.torch.launcher import STORE_ENV
+    env = os.environ
+    if env.get(STORE_ENV):
+        return int(env.get("RANK", 0)), int(env.get("WORLD_SIZE", 1))
+    return int(env.get("LOCAL_RANK", 0)), int(env.get("LOCAL_WORLD_SIZE", 1))
+
+
+def _rank_device(ctx, backend: str):
+    """This rank's GPU: for NCCL, launcher.rank_device's, which the run's context then times
+    and sizes on, and the record keeps every local rank's; the parent refused the runs whose
+    ranks cannot each have one (child.prepare), and a rank on another host says so here.
+    gloo may share the GPU the spec names."""
+    import torch
+    index, here = local_rank()
+    if problem := refuse_ranks(backend, ctx.device_id, here, torch.cuda.device_count):
+        raise ParamError(problem)
+    if backend != "nccl":
+        return ctx.device
+    gpus = [rank_device(ctx.device_id, backend, i) for i in range(here)]
+    ctx.record_settings(rank_devices=gpus)
+    device = torch.device(gpus[index])
+    if device != ctx.device:
+        ctx.device, ctx.sync = device, ctx.adapter.synchronizer(device)
+    return device
 
 
 def _store(dist) -> dict:

@@ -9,6 +9,7 @@ import os
 import re
 import shlex
 import signal
+from collections.abc import Callable
 
 # torchrun, whose presence says the installation has torch.distributed's launcher; the run
 # starts it as siliconbench.core.frameworks.torch.torchrun_bound.
@@ -51,6 +52,50 @@ def refuse_backend(backend: str, device: str) -> str | None:
         return (f"NCCL sums CUDA tensors only, and this run is on {_on(device)}; choose gloo (or "
                 "auto), or run on --device cuda.")
     return None
+
+
+def nccl(backend: str, device: str) -> bool:
+    """Whether the run's collectives are NCCL's (auto: NCCL on CUDA)."""
+    return backend == "nccl" or backend == "auto" and device.startswith("cuda")
+
+
+def refuse_ranks(backend: str, device: str, local_ranks: int,
+                 gpus: Callable[[], int] | None = None) -> str | None:
+    """One sentence when NCCL cannot give each of the `local_ranks` ranks on one machine a
+    GPU of its own, else None: NCCL refuses two ranks of a group on one GPU ("invalid
+    usage", Duplicate GPU detected) once every rank has started. `gpus()`: that machine's
+    CUDA GPUs, asked only when it matters (by default: PyTorch's device list, without
+    importing torch here)."""
+    if local_ranks < 2 or not nccl(backend, device):
+        return None
+    if device != "cuda":
+        return (f"NCCL runs one rank per GPU, and --device {device} puts all {local_ranks} "
+                "ranks of this machine on that one GPU; run --device cuda (a GPU each), or "
+                "--processes 1.")
+    have = (gpus or _listed_gpus)()
+    if have == 0:
+        return ("NCCL runs one rank per GPU, and PyTorch finds no CUDA GPU on this machine; "
+                "run on the CPU (--device cpu), where gloo needs no GPU.")
+    if have < local_ranks:
+        return (f"NCCL runs one rank per GPU: {local_ranks} ranks need {local_ranks} GPUs and "
+                f"this machine has {have}; run --processes {have}, or run on the "
+                "CPU (--device cpu), where gloo needs no GPU.")
+    return None
+
+
+def rank_device(device: str, backend: str, local_rank: int) -> str:
+    """The device of the rank whose index among its machine's ranks is `local_rank`:
+    torchrun's convention (cuda:LOCAL_RANK) for NCCL on --device cuda, a GPU for each rank;
+    any other device as given (an indexed GPU, with one rank: refuse_ranks)."""
+    return f"cuda:{local_rank}" if device == "cuda" and nccl(backend, device) else device
+
+
+def _listed_gpus() -> int:
+    """This machine's CUDA GPUs as PyTorch's device list says (kept beside the store while
+    the installation and the visible GPUs stay the same)."""
+    from siliconbench.core.devices import discover_devices
+    return sum(d.usable and d.id.startswith("cuda:")
+               for d in discover_devices(["torch"], fresh=False))
 
 
 def command(exe: str, worker: list[str], processes: int, hosts, folder: str,
