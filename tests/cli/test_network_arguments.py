@@ -12,7 +12,7 @@ import pytest
 from siliconbench.core.frameworks import DeviceInfo
 from siliconbench.core.store import Store
 from tests.cli_processes import cli_in_process
-from tests.h200_records import h200
+from tests.h200_records import h100
 
 WORKLOADS = ["allreduce", "scaling"]
 
@@ -82,13 +82,18 @@ def test_a_hostfile_entry_whose_ssh_and_ips_disagree_is_refused(capsys, tmp_path
                            "is this machine's loopback")
 
 
+def h100_nccl(status: str):
+    """A local NCCL all-reduce the H100 ran (tests/data/h100/h100-nccl.json): with one rank
+    ("ok"), and with two on its one GPU ("failed")."""
+    return next(r for r in h100("h100-nccl") if r.status == status)
+
+
 @pytest.fixture
 def one_gpu(monkeypatch):
-    """PyTorch's device list (which the parent reads, never importing torch) as the H200
-    that recorded tests/data/h200/h200-allred.json (--processes 1) would give it: the CPU
-    and one CUDA GPU."""
+    """PyTorch's device list (which the parent reads, never importing torch) as the H100
+    that recorded tests/data/h100/h100-nccl.json would give it: the CPU and one CUDA GPU."""
     import siliconbench.core.devices as devices
-    rec = h200("h200-allred")
+    rec = h100_nccl("ok")
     listed = [DeviceInfo("torch", "cpu", "CPU", "cpu"),
               DeviceInfo("torch", "cuda:0", rec.device_name, "gpu")]
     asked = []
@@ -126,3 +131,19 @@ def test_several_nccl_ranks_on_one_named_gpu_are_refused_first(capsys, workload)
     assert said == ("NCCL runs one rank per GPU, and --device cuda:1 puts all 2 ranks of "
                     "this machine on that one GPU; run --device cuda (a GPU each), or "
                     "--processes 1.")
+
+
+def test_the_run_that_failed_on_the_h100_is_refused_first_and_its_one_rank_run_is_not(
+        capsys, one_gpu):
+    def args(rec) -> list[str]:
+        p = rec.params
+        return ["allreduce", "--framework", rec.framework, "--device", rec.device,
+                "--backend", p["backend"], "--processes", str(p["processes"]),
+                "--sizes", ",".join(map(str, p["sizes"])), "--dtypes", ",".join(p["dtypes"])]
+    failed = h100_nccl("failed")
+    assert "NCCL error" in failed.reason
+    assert refused(capsys, *args(failed)).startswith(
+        "NCCL runs one rank per GPU: 2 ranks need 2 GPUs and this machine has 1;")
+    from siliconbench.core.launch import backend_refused
+    ok = h100_nccl("ok")
+    assert backend_refused(ok.framework, ok.params, ok.device) is None
