@@ -257,9 +257,6 @@ class Chart(QWidget):
         layout = self.layout()
         layout.removeWidget(self.legend)
         layout.removeWidget(self.caption)
-        # Under the plot, one line per name (elided in the middle, whole on hover): wrapped
-        # names let only one entry into the strip.
-        self.legend.setWordWrap(not below)
         if below:
             layout.addWidget(self.legend, 1, 0, 1, 2)
             layout.addWidget(self.caption, 2, 0, 1, 2)
