@@ -27,20 +27,26 @@ def in_view(widget, viewport) -> tuple[int, int]:
     return top, top + widget.height()
 
 
-@pytest.mark.parametrize("case", CASES)
-@pytest.mark.parametrize("size", SIZES)
-def test_compares_chart_is_whole_in_view_and_readable(window, qtbot, size, case):
-    from siliconbench.gui.compare_view import MIN_CHART_H
-    sidebar, wanted = SIZES[size]
+def show_compare(window, qtbot, records: list, sidebar: bool, size=None):
+    """The window at `size` (default: its smallest), these runs selected, Compare shown."""
     window.show_sidebar(sidebar)
-    window.resize(*(wanted or window.minimumSize().toTuple()))
-    window.store.import_records(CASES[case]())
+    window.resize(*(size or window.minimumSize().toTuple()))
+    window.store.import_records(records)
     window.results.reload()
     window.select_all_runs()
     window.charts.setCurrentWidget(window.compare)
     view = window.compare
     qtbot.waitUntil(lambda: view.comparison is not None and view.isVisible(), timeout=3000)
     qtbot.wait(50)
+    return view
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("size", SIZES)
+def test_compares_chart_is_whole_in_view_and_readable(window, qtbot, size, case):
+    from siliconbench.gui.compare_view import MIN_CHART_H
+    sidebar, wanted = SIZES[size]
+    view = show_compare(window, qtbot, CASES[case](), sidebar, wanted)
     if wanted is None:
         assert window.size() == window.minimumSize()
     chart = view.current_chart()
