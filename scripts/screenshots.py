@@ -9,7 +9,8 @@ docs/screenshots/, and one of a run's details. Uses a fresh results store; nothi
 With --records, nothing runs: those run records (a GPU's beside this machine's CPU runs, say)
 are imported into the fresh store, selected together, and every chart and Compare is shot
 (the Run Queue, empty then, is not). With --cases too, the selections a person comparing
-machines makes (CASES: Compare with 2, 5 and 10 sides, the LLM tab with every GPU LLM run)
+machines makes (CASES: Compare with 2, 5 and 10 sides, the LLM tab with every GPU LLM run
+and with a context sweep)
 are shot at 1440x900 and at the window's minimum size with and without the sidebar,
 those whose files were given:
 
@@ -187,6 +188,8 @@ CASES = {
         + f["h100-gemm"]),
     "llm-gpu-runs": ("LLM", lambda f: [r for recs in f.values() for r in recs
                                        if r.workload == "llm" and r.device != "cpu"]),
+    # A context sweep's decode over its depths, 0 to 3968, on a log2 axis.
+    "llm-context-sweep": ("LLM", lambda f: f["llm-torch-context-sweep"]),
 }
 
 

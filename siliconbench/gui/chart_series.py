@@ -34,7 +34,17 @@ class Curve:
     # The axis's title where every run drawn swept the context (an LLM's --context-sweep:
     # its prompts and depths are the same lengths), so both charts read "against context".
     sweep_label: str = ""
+    # A linear x (log_x False) turns log2 where its values above zero span more than this
+    # (0: never): decode's depths of a context sweep, 512 to 32K and more, crowded into the
+    # left tenth of a linear axis. Zero then lies a doubling below the least (zero_position).
+    log_beyond: float = 0.0
+    tokens: bool = False  # x counts tokens: its ticks read 512, 1K, 2K
 
+
+# Depths above zero spanning more than this go on a log2 axis: a context sweep of four
+# lengths (512 to 4096, the deepest held to the model's positions less the tokens generated:
+# 3968, 7.75x) and more; the default depths (0, 512, 2048) stay linear.
+LOG_DEPTHS_BEYOND = 6.0
 
 CURVE_METRICS = {
     "tflops": Curve("TFLOPS", "Throughput", "TFLOPS", "Matrix size N (log₂ scale)"),
@@ -43,14 +53,17 @@ CURVE_METRICS = {
     # Prompts are lengths of 1 and more, swept in powers of two (128, 512, 2048).
     "prefill_tokens_per_s": Curve("LLM", "Prefill", "tok/s",
                                   "Prompt length in tokens (log₂ scale)", x="prompt",
-                                  peak=False, sweep_label="Context (tokens, log₂ scale)"),
+                                  peak=False, sweep_label="Context (tokens, log₂ scale)",
+                                  tokens=True),
     # Depth 0 (an empty context) is the first point of every sweep, which a log axis cannot
     # place; and the bytes a step reads grow in step with the depth, so on a linear axis the
-    # bound falls as a smooth 1/(a + b·depth) and a curve that falls faster stands out.
+    # bound falls as a smooth 1/(a + b·depth) and a curve that falls faster stands out. A
+    # context sweep's depths double from 512: past LOG_DEPTHS_BEYOND they go on a log2 axis.
     "decode_tokens_per_s": Curve("LLM", "Decode", "tok/s", "Context depth in tokens (linear)",
                                  x="depth", log_x=False, peak=False, bound="decode_roofline",
                                  bound_name="memory bound",
-                                 sweep_label="Context (tokens, linear)"),
+                                 sweep_label="Context (tokens, linear)",
+                                 log_beyond=LOG_DEPTHS_BEYOND, tokens=True),
     # nccl-tests' bus bandwidth over the message size; a link has no published peak here.
     "busbw": Curve("All-reduce", "Bus bandwidth", "GB/s", "Message size (log₂ scale)",
                    x_bytes=1, peak=False),
@@ -96,14 +109,37 @@ def chart_of(workload_name: str, row: Row) -> str | None:
     return None
 
 
-def x_title(records: list[RunRecord], metric: str) -> str:
+def x_title(records: list[RunRecord], metric: str, log_x: bool | None = None) -> str:
     """The curve's x axis title for these runs: Curve.sweep_label where every run with a
-    point on it is a context sweep (params["context_sweep"]), else Curve.x_label."""
+    point on it is a context sweep (params["context_sweep"]), else Curve.x_label; a linear
+    curve's title says log2 where `log_x` (its series' Series.log_x) turned it."""
     curve = CURVE_METRICS[metric]
     drawn = [r for r in records if any(chart_of(r.workload, row) == metric for row in r.rows)]
     if curve.sweep_label and drawn and all(r.params.get("context_sweep") for r in drawn):
-        return curve.sweep_label
-    return curve.x_label
+        title = curve.sweep_label
+    else:
+        title = curve.x_label
+    return title.replace("linear", "log₂ scale") if log_x and not curve.log_x else title
+
+
+def log_x_for(curve: Curve, xs: list[float]) -> bool:
+    """Whether a curve with these x values is drawn over log2 x: always where it says so,
+    else where its values above zero span more than Curve.log_beyond."""
+    above = [x for x in xs if x > 0]
+    return curve.log_x or bool(curve.log_beyond and above
+                               and max(above) > curve.log_beyond * min(above))
+
+
+def zero_position(xs: list[float]) -> float:
+    """Where x = 0 lies on a log2 axis of these values: a whole doubling below the least
+    above zero, where no value lies (the axis labels it 0)."""
+    return math.floor(math.log2(min(x for x in xs if x > 0))) - 1.0
+
+
+def token_label(n: float) -> str:
+    """A count of tokens as an axis reads it: 512, 1K, 32K; 3968 whole."""
+    n = int(round(n))
+    return f"{n // 1024}K" if n >= 1024 and n % 1024 == 0 else str(n)
 
 
 def size_label(n: float) -> str:
@@ -215,13 +251,18 @@ class Series:
     log_x: bool = True
     bounds: list[Row] = field(default_factory=list)   # the curve's bound at each x, in order
     bound_label: str = ""                              # 'memory bound (measured triad)'
+    zero_at: float = 0.0                               # where x = 0 lies on a log2 axis
 
     def x_of(self, row: Row) -> float:
         return float(row.params[self.x])
 
     def position(self, row: Row) -> float:
-        """Where the row lies on the x axis: log2 of its x, or x itself on a linear axis."""
-        return math.log2(self.x_of(row)) if self.log_x else self.x_of(row)
+        """Where the row lies on the x axis: log2 of its x (0 at zero_at), or x itself on
+        a linear axis."""
+        x = self.x_of(row)
+        if not self.log_x:
+            return x
+        return math.log2(x) if x > 0 else self.zero_at
 
     def xs(self) -> list[float]:
         return [self.position(r) for r in self.rows]
@@ -254,8 +295,7 @@ def curve_series(records: list[RunRecord], metric: str) -> list[Series]:
             s = groups.get(key)
             if s is None:
                 s = groups[key] = Series(key, series_title(rec, dict(point)),
-                                         rec.device_name or rec.device, x=x,
-                                         log_x=curve.log_x)
+                                         rec.device_name or rec.device, x=x)
             (s.rows if row.value is not None else s.missing).append(row)
         for s in groups.values():
             s.rows.sort(key=s.x_of)
@@ -264,6 +304,12 @@ def curve_series(records: list[RunRecord], metric: str) -> list[Series]:
             if curve.peak:
                 s.peak = peak_of(rec, metric, dict(s.key[1]), s.rows)
             out.append(s)
+    # One scale for the chart: log2 where its x values span far (a context sweep's depths).
+    xs = [s.x_of(r) for s in out for r in s.rows + s.bounds]
+    log_x = log_x_for(curve, xs)
+    for s in out:
+        s.log_x = log_x
+        s.zero_at = zero_position(xs) if log_x and any(x > 0 for x in xs) else 0.0
     name_apart(out, records)
     return out
 

@@ -75,6 +75,7 @@ from siliconbench.gui.charts.chart import Chart
 from siliconbench.gui.charts.curve import CurveChart
 from siliconbench.gui.charts.elided import ElidedLabel
 from siliconbench.gui.charts.export import export_chart
+from siliconbench.gui.row_table import one_row_height, rows_height
 from siliconbench.gui.sheets import file_dialog, message_sheet
 from siliconbench.gui.theme import LIGHT, Theme
 
@@ -85,9 +86,13 @@ FIXED_W = (90, 140, 130)  # Workload, Metric, Point
 # best · dtype=float32' whole in the room the metric leaves.
 BEST_POINT_W = 190
 MAX_WARNINGS_H = 120  # unfolded warnings scroll here instead of squeezing the chart
-# Below this the Compare tab scrolls: the chart keeps MIN_CHART_H. As narrow as the charts'
-# pane at the window's narrowest (main_window.MIN_CHARTS_W) less the tabs' frame.
-MIN_CONTENT = (440, 440)
+# Narrower than this the Compare tab scrolls sideways: as narrow as the charts' pane at the
+# window's narrowest (main_window.MIN_CHARTS_W) less the tabs' frame. Shorter than its
+# layout's least height (the chart's MIN_CHART_H and the rows above it) it scrolls down.
+MIN_CONTENT = (440, 0)
+# Shorter than this, the sides' names and the reference's description take one line each
+# (the rest on hover), and the chart the room they leave.
+SHORT_H = 440
 BEST_TIP = ("Best vs best: each side's best point of the workload's headline metric, "
             "where two sides share no point to compare; a ratio of values at different "
             "points, so no statistical test.")
@@ -278,6 +283,7 @@ class CompareView(QWidget):
         chart_box = QWidget()
         chart_col = QVBoxLayout(chart_box)
         chart_col.setContentsMargins(0, 0, 0, 0)
+        chart_col.setSpacing(2)
         chart_bar = QHBoxLayout()
         chart_bar.addWidget(QLabel("Chart:"))
         chart_bar.addWidget(self.chart_combo, 1)
@@ -300,11 +306,18 @@ class CompareView(QWidget):
         # chart was 30 px tall and every button clipped.
         self.content = QWidget()
         self.content.setMinimumSize(*MIN_CONTENT)
+        # The reference's two rows: above the verdicts, or under the chart where the tab is
+        # short (_place_reference).
+        self.reference_box = QWidget()
+        rows = QVBoxLayout(self.reference_box)
+        rows.setContentsMargins(0, 0, 0, 0)
+        rows.setSpacing(4)
+        rows.addLayout(tools)
+        rows.addLayout(repeat)
         layout = QVBoxLayout(self.content)
         layout.setContentsMargins(8, 6, 8, 6)
         layout.setSpacing(4)
-        layout.addLayout(tools)
-        layout.addLayout(repeat)
+        layout.addWidget(self.reference_box)
         layout.addLayout(head)
         layout.addWidget(self.warnings_area)
         layout.addWidget(self.splitter, 1)
@@ -536,21 +549,43 @@ class CompareView(QWidget):
     def table_height(self) -> int:
         """The height that shows the header and every row of the verdict table."""
         t = self.table
-        rows = sum(t.rowHeight(r) for r in range(t.rowCount()) if not t.isRowHidden(r))
-        bar = t.horizontalScrollBar()
-        return (t.horizontalHeader().sizeHint().height() + rows + 2 * t.frameWidth()
-                + (bar.sizeHint().height() if bar.maximum() > 0 else 0))
+        return rows_height(t, [t.rowHeight(r) for r in range(t.rowCount())
+                               if not t.isRowHidden(r)], t.horizontalScrollBar().maximum() > 0)
 
     def _fit_table(self) -> None:
         total = sum(self.splitter.sizes())
         if total <= 0:           # not laid out yet: the stretch factors decide
             return
-        top = max(MIN_TABLE_H, min(self.table_height(), total // 3))
+        least = one_row_height(self.table) if self.is_short() else MIN_TABLE_H
+        self.table.setMinimumHeight(least)
+        top = max(least, min(self.table_height(), total // 3))
         self.splitter.setSizes([top, total - top])
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
+        self._place_reference(self.height() < SHORT_H)
         self._fit_table()
+
+    def is_short(self) -> bool:
+        """Whether the tab is laid out short (_place_reference)."""
+        return self.content.layout().indexOf(self.reference_box) != 0
+
+    def _place_reference(self, short: bool) -> None:
+        """Where the tab is short (the window at its smallest), the chart comes before the
+        reference's rows: they go under it, a scroll away, the sides' names and the
+        reference's description take a line each, and the verdicts a row; the chart keeps
+        MIN_CHART_H in view. At the window's smallest it showed 60 px, the rest scrolled
+        off below those rows."""
+        for label, lines in ((self.summary, 3), (self.reference_info, 2)):
+            if label.lines != (1 if short else lines):
+                label.lines = 1 if short else lines
+                label.setText(label.text())     # its height for its lines
+        if short == self.is_short():
+            return
+        layout = self.content.layout()
+        layout.setContentsMargins(8, 2 if short else 6, 8, 6)
+        layout.removeWidget(self.reference_box)
+        layout.insertWidget(layout.count() if short else 0, self.reference_box)
 
     def _style_verdict(self, item: QTableWidgetItem, verdict: str | None) -> None:
         kind = verdict_class(verdict)

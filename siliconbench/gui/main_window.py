@@ -51,6 +51,10 @@ MIN_CHARTS_W = 480         # the charts, Compare and Results: narrower, their co
 # The window's narrowest with the sidebar shown: its two panes beside the charts (at 720 the
 # charts had 270 px and Compare's buttons and Results' filters were cut).
 MIN_WITH_SIDEBAR_W = 2 * MIN_PANE_WIDTH + MIN_CHARTS_W + 20
+# The charts' pane's height the Run Queue and Results give up their room for as the window
+# shrinks: Compare whole at its most compact, its chart readable (at the window's smallest the
+# Results kept 166 px and Compare's chart showed 60).
+CHARTS_FIRST_H = 330
 
 
 class _BuiltLater:
@@ -65,6 +69,23 @@ class _BuiltLater:
             return self
         window.build_rest()
         return getattr(window, self.slot)
+
+
+class ChartsFirstSplit(QSplitter):
+    """The charts over the Run Queue and Results. The charts take what the window grows by
+    (stretch 3:1), and as it shrinks the lower pane gives up its room first, down to its
+    own minimum, until the charts have CHARTS_FIRST_H; a height the user drags stays."""
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self.charts_first()
+
+    def charts_first(self) -> None:
+        charts, below = self.sizes()
+        spare = below - self.widget(1).minimumSizeHint().height()
+        give = min(CHARTS_FIRST_H - charts, spare)
+        if give > 0:
+            self.setSizes([charts + give, below - give])
 
 
 class MainWindow(QMainWindow):
@@ -187,7 +208,7 @@ class MainWindow(QMainWindow):
         self.bottom = QTabWidget()  # Run Queue and Results: build_rest
         self.bottom.setDocumentMode(True)
 
-        self.right_split = QSplitter()
+        self.right_split = ChartsFirstSplit()
         set_value(self.right_split, "orientation", qt_values.VERTICAL)
         self.right_split.addWidget(self.chart_slot)
         self.right_split.addWidget(self.bottom)

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 
 from siliconbench.core.results import RunRecord
 from siliconbench.gui.background import BackgroundCall
+from siliconbench.gui.row_table import one_row_height
 from siliconbench.gui.row_text import flag_counts, headline_text, warning_count, warnings_tooltip
 from siliconbench.gui.theme import LIGHT, Theme
 
@@ -241,6 +242,9 @@ class ResultsBrowser(QWidget):
         for column, width in enumerate(COLUMN_WIDTHS):
             self.view.setColumnWidth(column, width)
         self.view.selectionModel().selectionChanged.connect(self._on_selection)
+        # At the window's smallest the charts have the room first (main_window.
+        # ChartsFirstSplit): the table keeps its header and a row over its scroll bar.
+        self.view.setMinimumHeight(one_row_height(self.view))
         layout.addWidget(self.view, 1)
         foot = QHBoxLayout()
         foot.setContentsMargins(6, 0, 6, 4)

@@ -17,6 +17,21 @@ from siliconbench.gui.theme import LIGHT, Theme
 FIXED = ["Run", "Device"]
 
 
+def rows_height(view, rows: list[int], scroll_bar: bool) -> int:
+    """The height that shows a table view's header and rows of these heights, with room for
+    its horizontal scroll bar where `scroll_bar`."""
+    bar = view.horizontalScrollBar().sizeHint().height() if scroll_bar else 0
+    return view.horizontalHeader().sizeHint().height() + sum(rows) + 2 * view.frameWidth() + bar
+
+
+def one_row_height(view) -> int:
+    """The least height of a table view that still shows a row under its header, whether or
+    not its scroll bar is shown: what it keeps when the window is at its smallest."""
+    row = view.rowHeight(0) if view.model() is not None and view.model().rowCount() else \
+        view.verticalHeader().defaultSectionSize()
+    return rows_height(view, [row], True)
+
+
 class RowTable(QTableWidget):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)

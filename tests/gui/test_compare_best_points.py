@@ -150,16 +150,8 @@ def test_compare_fits_the_narrowest_window_without_scrolling_sideways(window, qt
     """At the window's minimum size with the sidebar the charts get 480 px and Compare asked
     for 600: it scrolled sideways, Export Report… out of view. Its buttons now fit whole,
     and the chart's list ends in '…' where its text does not fit."""
-    from siliconbench.gui.main_window import MIN_WINDOW
-    window.show_sidebar(sidebar)
-    window.resize(*MIN_WINDOW)
-    window.store.import_records([h200("h200-gemm"), recorded("gemm-torch")])
-    window.results.reload()
-    window.select_all_runs()
-    window.charts.setCurrentWidget(window.compare)
-    view = window.compare
-    qtbot.waitUntil(lambda: view.comparison is not None and view.isVisible(), timeout=3000)
-    qtbot.wait(50)
+    from tests.gui.test_small_window import show_compare
+    view = show_compare(window, qtbot, [h200("h200-gemm"), recorded("gemm-torch")], sidebar)
     assert view.scroll.horizontalScrollBar().maximum() == 0
     for button in (view.add_reference_button, view.clear_references_button,
                    view.export_chart_button, view.export_report_button,

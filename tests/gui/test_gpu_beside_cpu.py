@@ -131,7 +131,8 @@ def test_legends_lie_beside_the_plot_scroll_and_tell_every_series_apart(panel, q
     # Long: it scrolls rather than running off the chart; each name whole in its tooltip.
     legend = tflops.legend
     assert legend.count() * legend.sizeHintForRow(0) > legend.viewport().height()
-    assert legend.verticalScrollBar().maximum() > 0
+    # (one line per name, laid out by the list at its next event)
+    qtbot.waitUntil(lambda: legend.verticalScrollBar().maximum() > 0, timeout=1000)
     assert [tflops.legend.item(i).toolTip() for i in range(len(names))] == names
     # Unticking a line hides its series.
     item = tflops.legend.item(0)

@@ -9,7 +9,7 @@ import math
 import pyqtgraph as pg
 
 from siliconbench.core.numbers import LOG_SPAN, compact
-from siliconbench.gui.chart_series import size_label
+from siliconbench.gui.chart_series import size_label, token_label
 from siliconbench.gui.singleton_refs import top_up
 
 # The series of a chart spanning more than LOG_SPAN times (highest over lowest value) are
@@ -69,23 +69,43 @@ def plot_widget(**kwargs) -> pg.PlotWidget:
 
 class SizeAxis(pg.AxisItem):
     """x is log2(size): ticks at whole powers of two, labelled with the size itself (as a
-    size in bytes, '256 KB', where `unit_bytes` gives the bytes of one unit)."""
+    size in bytes, '256 KB', where `unit_bytes` gives the bytes of one unit; as tokens,
+    '1K', where `tokens`). With `log` off it is a plain linear axis (decode's depths until
+    they span far); `zero_at` is where x = 0 lies on the log axis, labelled 0, and
+    `ticks_at`, where set, puts the ticks at those positions (the depths measured) rather
+    than at every power of two."""
 
-    def __init__(self, *args, unit_bytes: int = 0, **kwargs) -> None:
+    def __init__(self, *args, unit_bytes: int = 0, tokens: bool = False, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.unit_bytes = unit_bytes
+        self.unit_bytes, self.tokens = unit_bytes, tokens
+        self.log = True
+        self.zero_at: float | None = None
+        self.ticks_at: list[float] = []
 
     def tickValues(self, minVal: float, maxVal: float, size: float):
+        if not self.log:
+            return super().tickValues(minVal, maxVal, size)
+        room = max(2, size / 60)           # a label about every 60 px
+        if self.ticks_at:
+            at = [v for v in self.ticks_at if minVal <= v <= maxVal]
+            return [(1.0, at[::max(1, math.ceil(len(at) / room))])]
         lo, hi = math.ceil(minVal), math.floor(maxVal)
         if hi < lo:
             return []
-        step = max(1, math.ceil((hi - lo + 1) / max(2, size / 60)))
+        step = max(1, math.ceil((hi - lo + 1) / room))
         return [(float(step), [float(v) for v in range(lo, hi + 1, step)])]
 
     def tickStrings(self, values, scale, spacing):
+        if not self.log:
+            return super().tickStrings(values, scale, spacing)
+        return [self._label(v) for v in values]
+
+    def _label(self, v: float) -> str:
+        if self.zero_at is not None and v <= self.zero_at:
+            return "0" if v == self.zero_at else ""
         if self.unit_bytes:
-            return [compact(2 ** v * self.unit_bytes, "bytes") for v in values]
-        return [size_label(2 ** v) for v in values]
+            return compact(2 ** v * self.unit_bytes, "bytes")
+        return token_label(2 ** v) if self.tokens else size_label(2 ** v)
 
 
 class CategoryAxis(pg.AxisItem):

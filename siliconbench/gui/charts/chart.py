@@ -243,8 +243,10 @@ class Chart(QWidget):
 
     def _place_legend(self) -> None:
         """Beside the plot where the chart is wide; under it, a few lines tall and scrolling,
-        where a legend beside it would leave the plot too narrow to read."""
-        below = self.width() < NARROW_CHART_W
+        where a legend beside it would leave the plot too narrow to read, unless the chart
+        is short too (the window at its smallest): there the lines under it left the plot
+        90 px of its 180."""
+        below = self.width() < NARROW_CHART_W and self.height() >= SHORT_CHART_H
         if below == getattr(self, "_legend_below", None):
             if below:
                 self._size_legend_below()
@@ -255,9 +257,6 @@ class Chart(QWidget):
         layout = self.layout()
         layout.removeWidget(self.legend)
         layout.removeWidget(self.caption)
-        # Under the plot, one line per name (elided in the middle, whole on hover): wrapped
-        # names let only one entry into the strip.
-        self.legend.setWordWrap(not below)
         if below:
             layout.addWidget(self.legend, 1, 0, 1, 2)
             layout.addWidget(self.caption, 2, 0, 1, 2)

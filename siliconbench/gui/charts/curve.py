@@ -43,8 +43,8 @@ class CurveChart(Chart):
 
     def __init__(self, metric: str, parent: QWidget | None = None) -> None:
         curve = CURVE_METRICS[metric]
-        axis = SizeAxis("bottom", unit_bytes=curve.x_bytes) if curve.log_x else \
-            pg.AxisItem("bottom")
+        axis = SizeAxis("bottom", unit_bytes=curve.x_bytes, tokens=curve.tokens)
+        axis.log = curve.log_x           # decode's depths: linear until they span far
         axis.enableAutoSIPrefix(False)   # a depth of 2048 reads 2048, not "2.048 (x1000)"
         plot = plot_widget(axisItems={"bottom": axis})
         super().__init__(f"No {curve.y_name if curve.tab == 'LLM' else curve.tab} results "
@@ -72,10 +72,16 @@ class CurveChart(Chart):
 
     def set_records(self, records: list[RunRecord]) -> None:
         self.series = curve_series(records, self.metric_name)
-        title = x_title(records, self.metric_name)    # a context sweep: "Context (tokens…)"
+        # A context sweep: "Context (tokens…)"; its depths on log2 where they span far.
+        title = x_title(records, self.metric_name, self.log_x())
         if title != self.plot_item.getAxis("bottom").labelText:
             self.plot_item.setLabel("bottom", title)
         self._redraw()
+
+    def log_x(self) -> bool:
+        """Whether the x axis is log2 now (always for sizes; decode's depths where they
+        span more than Curve.log_beyond)."""
+        return self.series[0].log_x if self.series else self.curve.log_x
 
     def set_marked(self, points: list[tuple[str, dict]]) -> None:
         """The points to ring, each (run id, its parameters), drawn at the next redraw."""
@@ -142,9 +148,11 @@ class CurveChart(Chart):
         if not self._bound_above:
             top = max(top, bound_top)
         self._show_plot(bool(xs_all))
+        log_x = self.log_x()
+        self._set_x_axis(log_x, xs_all)
         if xs_all:
             lo, hi = min(xs_all), max(xs_all)
-            if self.curve.log_x:      # 0.4 of a doubling either side
+            if log_x:                 # 0.4 of a doubling either side
                 lo, hi = lo - 0.4, hi + 0.4
             elif hi > lo:             # a linear axis: 5% of the span either side
                 lo, hi = lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo)
@@ -168,6 +176,18 @@ class CurveChart(Chart):
         caption = self._caption()
         if caption != self.caption.text():
             self.caption.setText(caption)
+
+    def _set_x_axis(self, log_x: bool, xs: list[float]) -> None:
+        """The x axis's scale; a linear curve turned log2 has its ticks at the depths
+        measured, 0 where zero lies (the series' zero_at)."""
+        axis = self.plot_item.getAxis("bottom")
+        zero_at = self.series[0].zero_at if self.series and log_x \
+            and not self.curve.log_x else None
+        ticks = sorted(set(xs)) if log_x and not self.curve.log_x else []
+        if (axis.log, axis.zero_at, axis.ticks_at) != (log_x, zero_at, ticks):
+            axis.log, axis.zero_at, axis.ticks_at = log_x, zero_at, ticks
+            axis.picture = None
+            axis.update()
 
     def _items_of(self, key) -> list:
         items = self._items.get(key, {})

@@ -38,9 +38,10 @@ class SeriesLegend(QListWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        # Names wrap onto a second line rather than lose their middle (the time, the
-        # workload): the whole name is in view, and in the tooltip.
-        self.setWordWrap(True)
+        # One line per name, elided in the middle (the device and the point stay, '…'
+        # between), the whole name in the tooltip: wrapped, an LLM run's name took two to
+        # five lines and the legend showed three runs of nine.
+        self.setWordWrap(False)
         self.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         self.setResizeMode(QListWidget.ResizeMode.Adjust)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
