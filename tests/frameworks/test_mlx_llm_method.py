@@ -63,19 +63,86 @@ lm = mlx_llm.MlxLM(llm.PRESETS["tiny"], "float32")
 mx.random.seed(5)
 call = lm.prefill(2, 8)
 tokens = []
-original = lm._next
+original = lm._sampled
 def record(logits):
-    y = original(logits)
+    y, logprobs = original(logits)
     tokens.append(y)
-    return y
-lm._next = record
+    return y, logprobs
+lm._sampled = record
 call()
 mx.random.seed(5)
 prompt = lm._tokens(2, 8)
 whole = mx.argmax(lm.model(prompt)[:, -1, :], axis=-1)
-print(json.dumps({"chunked": tokens[0][:, 0].tolist(), "whole": whole.tolist()}))
+print(json.dumps({"chunked": tokens[0].tolist(), "whole": whole.tolist()}))
 """)
     assert found["chunked"] == found["whole"]
+
+
+def test_prefill_makes_generate_steps_calls_up_to_its_first_token():
+    """The installed mlx_lm's stream_generate and the prefill, watched alike: the model's
+    calls (tokens in each), MLX's evaluations, buffer-cache clears and the streams they run
+    on, from a new prompt cache to the first token. The one difference is the one the
+    prefill's docstring gives: generate_step also queues its second step (a decode step)
+    before it waits for the first token. This process imports all of mlx_lm (transformers
+    with it), as the fidelity script's reference does."""
+    r = subprocess.run([sys.executable, "-c", """
+import json
+import mlx.core as real
+import importlib
+generate = importlib.import_module("mlx_lm.generate")  # the package exports a function of the name
+from benchmarks.llm_fidelity import token_ids
+from siliconbench.core.frameworks.mlx import llm as mlx_llm
+from siliconbench.core.workloads import llm
+
+seen, streams = [], set()
+class Watched:
+    def __getattr__(self, name):
+        return getattr(real, name)
+    def stream(self, s):
+        streams.add(type(s).__name__)
+        return real.stream(s)
+    def eval(self, *arrays):
+        seen.append(["eval", "cache" if isinstance(arrays[0], list) else "token"])
+        return real.eval(*arrays)
+    def async_eval(self, *arrays):
+        seen.append(["async_eval", len(arrays)])
+        return real.async_eval(*arrays)
+    def clear_cache(self):
+        seen.append(["clear_cache"])
+        return real.clear_cache()
+
+lm = mlx_llm.MlxLM(llm.PRESETS["tiny"], "float32")
+model = lm.model
+class Model:
+    def __getattr__(self, name):
+        return getattr(model, name)
+    def __call__(self, tokens, cache=None):
+        seen.append(["model", tokens.shape[1]])
+        return model(tokens, cache=cache)
+lm.model = Model()
+mlx_llm.PREFILL_STEP = 4
+lm.mx = Watched()
+call = lm.prefill(1, 10)
+seen.clear()            # the prompt made before the call, untimed
+call()
+ours, ours_streams = seen, streams
+seen, streams = [], set()
+generate.mx = Watched()
+prompt = real.random.randint(0, llm.PRESETS["tiny"].vocab, (10,))
+for _ in generate.stream_generate(lm.model, token_ids(), prompt, max_tokens=1,
+                                  prefill_step_size=4):
+    pass
+print(json.dumps({"ours": ours, "ours_streams": sorted(ours_streams), "mlx_lm": seen,
+                  "mlx_lm_streams": sorted(streams)}))
+"""], capture_output=True, text=True, cwd=ROOT, timeout=240)
+    assert r.returncode == 0, r.stderr
+    found = json.loads(r.stdout.strip().splitlines()[-1])
+    theirs = found["mlx_lm"]
+    first = theirs.index(["async_eval", 2])       # the last prompt token's step queued
+    assert theirs[first + 1:first + 3] == [["model", 1], ["async_eval", 2]]   # the 2nd step
+    assert found["ours"] == theirs[:first + 1] + theirs[first + 3:]
+    assert found["ours"][-1] == ["eval", "token"]
+    assert found["ours_streams"] == found["mlx_lm_streams"]
 
 
 def test_the_wired_limit_is_set_to_the_recommended_working_set_and_put_back():
