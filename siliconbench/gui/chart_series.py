@@ -307,9 +307,9 @@ def curve_series(records: list[RunRecord], metric: str) -> list[Series]:
     # One scale for the chart: log2 where its x values span far (a context sweep's depths).
     xs = [s.x_of(r) for s in out for r in s.rows + s.bounds]
     log_x = log_x_for(curve, xs)
+    zero_at = zero_position(xs) if log_x and any(x > 0 for x in xs) else 0.0
     for s in out:
-        s.log_x = log_x
-        s.zero_at = zero_position(xs) if log_x and any(x > 0 for x in xs) else 0.0
+        s.log_x, s.zero_at = log_x, zero_at
     name_apart(out, records)
     return out
 
