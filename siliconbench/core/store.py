@@ -159,7 +159,7 @@ def _completes(here: str, rec: RunRecord) -> bool:
     try:
         old = json.loads(here)
         old_status, old_reason, old_rows = old["status"], old.get("reason"), len(old["rows"])
-    except (ValueError, TypeError, KeyError):
+    except (ValueError, TypeError, KeyError, RecursionError, MemoryError):
         return True
     if not _unfinished(old_status, old_reason):
         return False

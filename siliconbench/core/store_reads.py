@@ -61,8 +61,8 @@ class StoreReads(Database):
                     found.append(Listed.from_dict(d, validate_schema=False))
                 else:   # a store that could not be migrated, or a damaged listing
                     found.append(listed(RunRecord.from_dict(d, validate_schema=False)))
-            except (ValueError, TypeError, KeyError, AttributeError) as e:
-                self.unreadable.append((run_id, f"{type(e).__name__}: {e}"))
+            except Exception as e:   # RecursionError, MemoryError too: this run alone
+                self.unreadable.append((run_id, f"{type(e).__name__}: {str(e)[:200]}"))
         return found
 
     def _read_row_by_row(self, sql: str, args, error: sqlite3.DatabaseError,

@@ -213,8 +213,8 @@ class Database:
         for run_id, text in self.db.execute("SELECT id, record FROM runs").fetchall():
             try:
                 rec = RunRecord.from_dict(json.loads(text), validate_schema=False)
-            except (ValueError, TypeError, KeyError, AttributeError):
-                continue   # read (and named as damaged) in full, as before
+            except Exception:   # RecursionError too: read (and named as damaged) in full
+                continue
             self.db.execute("UPDATE runs SET listing = ? WHERE id = ?",
                             (listing_of(rec, rec.to_dict()), run_id))
 
