@@ -168,17 +168,22 @@ def _nested(depth: int) -> str:
     return '{"id": "deep", "params": ' + "[" * depth + "]" * depth + "}"
 
 
+def test_the_database_refuses_a_record_it_cannot_read(shared):
+    with _as(shared, "mach_b") as b:
+        for record in (_nested(100_000), "not json"):
+            with pytest.raises(psycopg.Error) as refused:
+                b.execute("INSERT INTO siliconbench.runs (id, created_at, workload, framework, "
+                          "device, status, source, record) VALUES ('deep', 'now', 'gemm', "
+                          "'torch', 'cpu', 'ok', 'measured', %s)", (record,))
+            assert refused.value.sqlstate == "SB001"
+    assert shared.count() == 0
+
+
 def test_a_row_nested_too_deep_is_left_out_and_counted(shared, tmp_path, capsys):
     a = Store(shared.url("mach_a"))
     good = _run(None)
     a.save(good)
     a.close()
-    with _as(shared, "mach_b") as b:           # the database refuses what is not JSON to it
-        with pytest.raises(psycopg.Error) as refused:
-            b.execute("INSERT INTO siliconbench.runs (id, created_at, workload, framework, "
-                      "device, status, source, record) VALUES ('deep', 'now', 'gemm', 'torch',"
-                      " 'cpu', 'ok', 'measured', %s)", (_nested(100_000),))
-        assert refused.value.sqlstate == "SB001"
     with shared.admin() as db:                 # a row from before the rules, or damaged
         db.execute("SET session_replication_role = replica")
         db.execute("INSERT INTO siliconbench.runs (id, created_at, workload, framework, device,"
