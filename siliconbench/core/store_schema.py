@@ -49,6 +49,10 @@ MIGRATIONS: list[list[str]] = [
     # What a listing of runs reads of each (listing_of): its cost is the same whatever a
     # record holds (thousands of samples, a telemetry series). Filled by _fill_listings.
     ["ALTER TABLE runs ADD COLUMN listing TEXT"],
+    # The machine a run under way began on (store_reads.this_machine), beside its host name,
+    # which changes (a Mac's follows the network): a run killed before a rename is judged by
+    # its process here, not hidden as another machine's.
+    ["ALTER TABLE live_runs ADD COLUMN machine TEXT"],
 ]
 COLUMNS = ("id, created_at, workload, framework, device, status, label, source, imported, "
            "record, listing")
