@@ -55,6 +55,7 @@ def test_a_run_killed_here_under_an_old_host_name_comes_back_at_once(siliconbenc
     """The machine renamed since the run began (a Mac's name follows its network), the run
     killed: its process is not here, and the row names this machine, so it is interrupted."""
     *kept, killed = real_runs()
+    killed.created_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")   # moments ago
     s = Store()
     s.import_records(kept)
     s.begin_run(killed)
