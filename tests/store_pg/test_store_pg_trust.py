@@ -18,7 +18,9 @@ import pytest
 from siliconbench.core import cli
 from siliconbench.core.comparison import group_runs, machine_names
 from siliconbench.core.store import Store
+from siliconbench.core.store_pg import SharedDatabase
 from tests.recorded import recorded
+from tests.store_pg.conftest import new_database
 
 
 def _as(shared, role: str):
@@ -225,3 +227,26 @@ def test_connecting_as_a_reserved_name_is_not_told_to_create_it(shared, capsys):
     code, out, err = _cli(capsys, "--store", shared.url("pg_lab"), "results")
     assert code == 2 and err.count("\n") == 1
     assert "PostgreSQL's own" in err and "store init" not in err
+
+
+# ---------------------------------------------------------------- an older store
+
+def test_an_older_store_brought_up_gives_each_name_to_its_first_sender(pg_server, tmp_path,
+                                                                      monkeypatch):
+    """Schema 2 let any writer use any name: the admin's SiliconBench, opening it, gives each
+    name to the role that sent the first run of its own under it, and the rules hold from
+    then on; what was there stays readable."""
+    shared = new_database(pg_server, tmp_path, monkeypatch, upto=2)
+    first, second, later = _run("Old Name"), _run("old name", "infer-torch"), _run("Old Name")
+    for role, rec in (("mach_a", first), ("mach_b", second)):
+        with _as(shared, role) as db:
+            _insert(db, rec)
+    SharedDatabase(shared.url("lab_admin")).close()      # an admin, not a superuser, migrates
+    said = []
+    b = Store(shared.url("mach_b"), notice=said.append)
+    b.save(later)
+    assert shared.count(later.id) == 0 and "belongs to the role mach_a" in said[0]
+    assert {r.id: r.owner for r in b.runs()} == {first.id: "mach_a", second.id: "mach_b"}
+    b.close()
+    with _as(shared, "mach_b") as db, pytest.raises(psycopg.errors.InsufficientPrivilege):
+        db.execute("UPDATE siliconbench.runs SET label = NULL")
