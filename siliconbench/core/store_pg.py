@@ -410,11 +410,12 @@ def init(url: str, machines: list[str] = (), admins: list[str] = (),
             for names, group in ((machines, WRITER_ROLE), (admins, ADMIN_ROLE)):
                 for name in names:
                     if group == WRITER_ROLE and db.execute(
-                            "SELECT rolsuper FROM pg_roles WHERE rolname = %s",
+                            "SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = %s",
                             (name,)).fetchone() in ((True,),):
                         raise StoreError(
-                            f"{name} is a superuser of the shared store {without_password(url)}"
-                            ", which no rule binds, so it cannot be a machine's role; give "
+                            f"{name} is a superuser (or bypasses row-level security) of the "
+                            f"shared store {without_password(url)}, which no rule binds, so it "
+                            "cannot be a machine's role; give "
                             "each machine a role of its own (--machine NAME), and keep "
                             f"{name} for setting the store up.")
                     if not _role_exists(db, name):

@@ -190,7 +190,8 @@ class SharedStore:
             n = len(done.deleted)
             self.notice(f"{n:,} of the runs {_was(n)} deleted from the shared store before, "
                         f"so {'it was' if n == 1 else 'they were'} not added again.")
-        return Imported(len(done.added), 0, len(records) - len(done.added))
+        return Imported(len(done.added), 0, len(records) - len(done.added)
+                        - len(done.refused) - len(done.deleted))   # those: said above
 
     def set_label(self, run_ids: list[str], label: str | None) -> None:
         self._connected().set_label(run_ids, label)
