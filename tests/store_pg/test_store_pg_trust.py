@@ -142,7 +142,8 @@ def test_a_held_lock_is_one_sentence_and_a_save_waits_here(shared, capsys):
 
 # ---------------------------------------------------------------- tombstones
 
-def test_store_push_does_not_bring_back_a_run_deleted_in_the_shared_store(shared, capsys):
+def test_store_push_does_not_bring_back_a_run_deleted_in_the_shared_store(shared, tmp_path,
+                                                                          capsys):
     a = Store(shared.url("mach_a"))
     gone, by_admin, kept = _run(None), _run(None, "infer-torch"), _run(None, "train-torch")
     for rec in (gone, by_admin, kept):
@@ -161,6 +162,12 @@ def test_store_push_does_not_bring_back_a_run_deleted_in_the_shared_store(shared
         assert db.execute("SELECT count(*) FROM siliconbench.deleted").fetchone()[0] == 2
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             db.execute("DELETE FROM siliconbench.deleted")
+    assert shared.count(gone.id) == 0
+    from siliconbench.core.results import records_to_json
+    (tmp_path / "gone.json").write_text(records_to_json([gone]))   # nor by an import
+    code, out, err = _cli(capsys, "import", tmp_path / "gone.json", "--store",
+                          shared.url("mach_a"))
+    assert "Imported 0 runs." in out and "1 of the runs was deleted from the shared" in err
     assert shared.count(gone.id) == 0
 
 
