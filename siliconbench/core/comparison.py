@@ -51,12 +51,14 @@ def machine_identity(rec: RunRecord) -> tuple:
     """The machine a run was made on: its name where it was given one, else its hardware's
     fingerprint (siliconbench.core.machine.MachineInfo.key) with its core count. Two hosts
     whose CPUs report one name ('Intel(R) Xeon(R) Processor': a 2-core VM, a GPU server's
-    16 cores) are two machines."""
+    16 cores) are two machines. A run from a shared store carries `owner`, the database role
+    that wrote it: two roles' runs are two machines, whatever hardware or name they give."""
+    owner = getattr(rec, "owner", None)
     if rec.label:
-        return ("name", rec.label)
+        return ("name", rec.label, owner)
     from siliconbench.core.machine import MachineInfo
     info = MachineInfo.from_dict(rec.machine or {})
-    return ("hardware", info.key(), info.cpu_cores)
+    return ("hardware", info.key(), info.cpu_cores, owner)
 
 
 def run_identity(rec: RunRecord) -> tuple:
@@ -143,7 +145,8 @@ def _machine_facts(rec: RunRecord) -> dict[str, str]:
             "memory": size(info.memory_bytes) if info.memory_bytes else "",
             "gpu": info.gpu_name or "no GPU",
             "os": " ".join(str(x) for x in (info.os_name, info.os_version) if x),
-            "host": "host " + info.key()[:6]}
+            "host": "host " + info.key()[:6],
+            "owner": f"sent by {rec.owner}" if getattr(rec, "owner", None) else ""}
 
 
 def machine_details(records: list[RunRecord]) -> dict[tuple, str]:
@@ -155,7 +158,7 @@ def machine_details(records: list[RunRecord]) -> dict[tuple, str]:
     out: dict[tuple, str] = {}
     for machines in named.values():
         facts = {who: _machine_facts(rec) for who, rec in machines.items()}
-        telling = [k for k in ("cores", "memory", "gpu", "os")
+        telling = [k for k in ("cores", "memory", "gpu", "os", "owner")
                    if len({f[k] for f in facts.values()}) > 1] or ["host"]
         for who, f in facts.items():
             out[who] = ", ".join(f[k] for k in telling if f[k]) if len(machines) > 1 else ""

@@ -18,7 +18,7 @@ import socket
 from pathlib import Path
 
 from siliconbench.core.results import RunRecord, records_to_json
-from siliconbench.core.store_reads import StoreReads
+from siliconbench.core.store_reads import StoreReads, this_machine
 from siliconbench.core.store_schema import (
     COLUMNS,
     MIGRATIONS,
@@ -74,8 +74,8 @@ class Store(StoreReads):
         with self._transaction() as db:
             db.execute(f"INSERT OR REPLACE INTO runs ({COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                        self._row_values(rec, False, _interrupted(rec)))
-            db.execute("INSERT OR REPLACE INTO live_runs VALUES (?,?,?,?)",
-                       (rec.id, host, pid, started))
+            db.execute("INSERT OR REPLACE INTO live_runs (id, host, pid, started, machine) "
+                       "VALUES (?,?,?,?,?)", (rec.id, host, pid, started, this_machine()))
 
     def update_run(self, rec: RunRecord) -> None:
         """The rows so far of a run under way. Gives up (StoreError) rather than wait for
@@ -159,7 +159,7 @@ def _completes(here: str, rec: RunRecord) -> bool:
     try:
         old = json.loads(here)
         old_status, old_reason, old_rows = old["status"], old.get("reason"), len(old["rows"])
-    except (ValueError, TypeError, KeyError):
+    except (ValueError, TypeError, KeyError, RecursionError, MemoryError):
         return True
     if not _unfinished(old_status, old_reason):
         return False

@@ -13,10 +13,14 @@ as one sentence (sentence()) saying what to fix."""
 from __future__ import annotations
 
 import json
+import os
 import re
+from typing import NamedTuple
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from siliconbench.core.results import RunRecord
+from siliconbench.core.store_pg_rules import ADMIN_ROLE, REFUSED, SCHEMA, WRITER_ROLE
+from siliconbench.core.store_pg_rules import MIGRATION as _RULES
 from siliconbench.core.store_schema import (
     COLUMNS,
     MIGRATIONS,
@@ -26,11 +30,13 @@ from siliconbench.core.store_schema import (
     listing_of,
 )
 
-SCHEMA = "siliconbench"
 _SQLITE_RUNS = MIGRATIONS[0][0]
-ADMIN_ROLE = "siliconbench_admin"
-WRITER_ROLE = "siliconbench_writer"
 CONNECT_TIMEOUT_S = 5     # an unreachable server: the run is kept here instead, soon
+# A lock another session holds (a migration, an admin's LOCK TABLE) is waited on this long,
+# a statement this long, then the command says so in a sentence and a run is kept here
+# unsent; libpq's `options=-c lock_timeout=...` in the address (or PGOPTIONS) sets others.
+LOCK_TIMEOUT_MS = 3_000
+STATEMENT_TIMEOUT_MS = 60_000
 _ROLES = f"{WRITER_ROLE}, {ADMIN_ROLE}"
 
 # Each entry brings the shared store up by one version (siliconbench.schema_version says
@@ -57,6 +63,9 @@ PG_MIGRATIONS: list[list[str]] = [
     [f"CREATE INDEX runs_newest ON {SCHEMA}.runs (created_at DESC, seq DESC)",
      f"CREATE INDEX runs_by_label ON {SCHEMA}.runs (lower(label), created_at DESC)",
      f"CREATE INDEX runs_by_owner ON {SCHEMA}.runs (owner)"],
+    # A machine's name bound to the role that writes its runs, no direct UPDATE or DELETE
+    # (nor LOCK) for writers, tombstones for deleted runs: siliconbench.core.store_pg_rules.
+    _RULES,
 ]
 PG_SCHEMA_VERSION = len(PG_MIGRATIONS)
 _VALUES = ", ".join(["%s"] * len(COLUMNS.split(",")))
@@ -116,9 +125,19 @@ def connect(url: str):
     try:
         extra = {} if "connect_timeout" in conninfo_to_dict(url) else {
             "connect_timeout": CONNECT_TIMEOUT_S}
-        return psycopg.connect(url, autocommit=True, application_name="siliconbench", **extra)
+        db = psycopg.connect(url, autocommit=True, application_name="siliconbench", **extra)
     except psycopg.Error as e:
         raise StoreError(sentence(e, url)) from None
+    try:
+        given = (conninfo_to_dict(url).get("options") or "") + os.environ.get("PGOPTIONS", "")
+        for name, ms in (("lock_timeout", LOCK_TIMEOUT_MS),
+                         ("statement_timeout", STATEMENT_TIMEOUT_MS)):
+            if name not in given:
+                db.execute(f"SET {name} = {int(ms)}")
+    except psycopg.Error as e:
+        db.close()
+        raise StoreError(sentence(e, url)) from None
+    return db
 
 
 def sentence(e: Exception, url: str) -> str:
@@ -127,12 +146,26 @@ def sentence(e: Exception, url: str) -> str:
     text = str(e).strip()
     detail = text.rsplit("FATAL:", 1)[-1].strip().splitlines()[0] if text else type(e).__name__
     state = getattr(e, "sqlstate", None)
+    user = _user_of(url)
+    if user and reserved_role(user) and re.search(
+            r"password authentication failed|no password supplied|does not exist", text):
+        return (f"{where} refused the user {user} ({detail}): {reserved_role(user)}, so it is "
+                "no machine's role; connect as the machine's own role (user=NAME in the "
+                "address).")
     if "password authentication failed" in text or "no password supplied" in text:
         return (f"{where} refused the password ({detail}); fix it in ~/.pgpass, the service "
                 "file or PGPASSWORD (SiliconBench keeps no password).")
     if re.search(r'database ".*" does not exist', text):
         return (f"{where} has no such database ({detail}); create it (createdb) or correct "
                 "the database name in the address.")
+    if state == "55P03":
+        return (f"{where} is held by another session's lock ({detail}); try again later, or "
+                "ask its admin to end that session (pg_stat_activity, pg_terminate_backend).")
+    if state == "57014":
+        return (f"{where} did not finish in time ({detail}); try again later, or ask its "
+                "admin what holds it up.")
+    if state == REFUSED:
+        return f"{where} refused the run ({detail})."
     if re.search(r'role ".*" does not exist', text):
         return (f"{where} has no such user ({detail}); ask its admin to create it with: "
                 "siliconbench store init URL --machine NAME.")
@@ -208,17 +241,23 @@ class SharedDatabase:
     # ------------------------------------------------------------ reads
 
     def _read(self, sql: str, args=(), column: str = "record") -> list[RunRecord]:
-        sql = sql.replace("{column}", "coalesce(listing, record)" if column == "listing"
-                          else "record")
+        """The records a query selects; those that cannot be read (a record nested too deep,
+        not a record) are left out and named in `unreadable`, whatever the error. Each record
+        read carries `owner`, the role that wrote it: part of its machine's identity."""
+        sql = sql.replace("{column}", ("coalesce(listing, record)" if column == "listing"
+                                       else "record") + ", owner")
         self.unreadable = []
         found = []
-        for run_id, text in self.execute(sql, args).fetchall():
+        for run_id, text, owner in self.execute(sql, args).fetchall():
             try:
                 d = json.loads(text)
-                found.append(Listed.from_dict(d, validate_schema=False) if "row_count" in d
-                             else RunRecord.from_dict(d, validate_schema=False))
-            except (ValueError, TypeError, KeyError, AttributeError) as e:
-                self.unreadable.append((run_id, f"{type(e).__name__}: {e}"))
+                rec = (Listed.from_dict(d, validate_schema=False) if "row_count" in d
+                       else RunRecord.from_dict(d, validate_schema=False))
+            except Exception as e:   # RecursionError, MemoryError too: this row alone
+                self.unreadable.append((run_id, f"{type(e).__name__}: {str(e)[:200]}"))
+                continue
+            rec.owner = owner
+            found.append(rec)
         return found
 
     def get(self, run_id: str) -> RunRecord | None:
@@ -252,43 +291,65 @@ class SharedDatabase:
 
     # ------------------------------------------------------------ writes
 
-    def insert(self, records: list[tuple[RunRecord, bool]]) -> list[str]:
-        """Add runs (record, imported) not here yet, in one transaction; the ids added. A run
-        already here (sent before, by this machine or pushed by another) is left as it is:
-        the run id is the key, so a run sent twice is kept once."""
+    def insert(self, records: list[tuple[RunRecord, bool]]) -> Inserted:
+        """Add runs (record, imported) not here yet, in one transaction: what was added, what
+        the store's rules refused (store_pg_rules: another role's machine name), and what was
+        deleted here before (a tombstone: not brought back). A run already here (sent
+        before, by this machine or pushed by another) is left as it is: the run id is the
+        key, so a run sent twice is kept once."""
         import psycopg
-        added = []
+        added, refused = [], []
         try:
             with self.db.transaction():
                 for rec, imported in records:
                     d = rec.to_dict()
-                    row = self.db.execute(
-                        f"INSERT INTO {SCHEMA}.runs ({COLUMNS}) VALUES ({_VALUES}) "
-                        "ON CONFLICT (id) DO NOTHING RETURNING id",
-                        (rec.id, rec.created_at, rec.workload, rec.framework, rec.device,
-                         d["status"], rec.label, rec.source, int(imported), json.dumps(d),
-                         listing_of(rec, d))).fetchone()
+                    try:
+                        with self.db.transaction():   # a savepoint: a refusal is this run's
+                            row = self.db.execute(
+                                f"INSERT INTO {SCHEMA}.runs ({COLUMNS}) VALUES ({_VALUES}) "
+                                "ON CONFLICT (id) DO NOTHING RETURNING id",
+                                (rec.id, rec.created_at, rec.workload, rec.framework,
+                                 rec.device, d["status"], rec.label, rec.source,
+                                 int(imported), json.dumps(d), listing_of(rec, d))).fetchone()
+                    except psycopg.Error as e:
+                        if getattr(e, "sqlstate", None) != REFUSED:
+                            raise
+                        refused.append((rec.id, _first_line(e)))
+                        continue
                     if row:
                         added.append(row[0])
+            left = [rec.id for rec, _ in records if rec.id not in set(added)]
+            deleted = {r[0] for r in self.db.execute(
+                f"SELECT id FROM {SCHEMA}.deleted WHERE id = ANY(%s)", (left,)).fetchall()} \
+                if left else set()
         except psycopg.Error as e:
             raise StoreError(sentence(e, self.url)) from None
-        return added
+        return Inserted(added, refused, sorted(deleted))
 
     def set_label(self, run_ids: list[str], label: str | None) -> None:
+        """Relabel runs: this role's own (any, for the admin), through the store's function
+        (writers do not update the table: store_pg_rules)."""
         for run_id in run_ids:
             rec = self.get(run_id)
             if rec is not None:
                 rec.label = label or None
                 d = rec.to_dict()
-                self.execute(f"UPDATE {SCHEMA}.runs SET label = %s, record = %s, listing = %s "
-                             "WHERE id = %s",
-                             (rec.label, json.dumps(d), listing_of(rec, d), run_id))
+                self.execute(f"SELECT {SCHEMA}.set_label(%s, %s, %s, %s)",
+                             (run_id, rec.label, json.dumps(d), listing_of(rec, d)))
 
     def delete(self, run_ids: list[str]) -> int:
-        """Runs deleted; another machine's runs stay unless this role is the admin (the
-        database's row-level security leaves them out)."""
-        return sum(self.execute(f"DELETE FROM {SCHEMA}.runs WHERE id = %s", (i,)).rowcount
-                   for i in run_ids)
+        """Runs deleted, each leaving a tombstone; another machine's runs stay unless this
+        role is the admin."""
+        return self.execute(f"SELECT {SCHEMA}.delete_runs(%s)",
+                            (list(run_ids),)).fetchone()[0]
+
+
+class Inserted(NamedTuple):
+    """What SharedDatabase.insert did: run ids added; (run id, why) refused by the store's
+    rules; run ids deleted in the shared store before, so not added again."""
+    added: list[str]
+    refused: list[tuple[str, str]]
+    deleted: list[str]
 
 
 def migrate(db, upto: int = PG_SCHEMA_VERSION) -> int:
@@ -325,6 +386,11 @@ def init(url: str, machines: list[str] = (), admins: list[str] = (),
     machine's and admin's login role; one line for each thing done."""
     import psycopg
     from psycopg import sql
+    for name in [*machines, *admins]:
+        why = reserved_role(name)
+        if why:
+            raise StoreError(f"{name!r} cannot be a SiliconBench role: {why}; choose another "
+                             "name (a machine's own, such as lab_mac_1).")
     db = connect(url)
     done = []
     try:
@@ -343,6 +409,15 @@ def init(url: str, machines: list[str] = (), admins: list[str] = (),
                 sql.Identifier(ADMIN_ROLE)))
             for names, group in ((machines, WRITER_ROLE), (admins, ADMIN_ROLE)):
                 for name in names:
+                    if group == WRITER_ROLE and db.execute(
+                            "SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = %s",
+                            (name,)).fetchone() in ((True,),):
+                        raise StoreError(
+                            f"{name} is a superuser (or bypasses row-level security) of the "
+                            f"shared store {without_password(url)}, which no rule binds, so it "
+                            "cannot be a machine's role; give "
+                            "each machine a role of its own (--machine NAME), and keep "
+                            f"{name} for setting the store up.")
                     if not _role_exists(db, name):
                         db.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(name)))
                         done.append(f"Created the login role {name}; give it a password with "
@@ -362,6 +437,26 @@ def init(url: str, machines: list[str] = (), admins: list[str] = (),
     done.append(f"The schema is at version {after}" + (
         f" (was {before})." if before != after else " (already)."))
     return done
+
+
+def reserved_role(name: str) -> str | None:
+    """Why `name` cannot be a machine's or an admin's role (a clause), or None: names PostgreSQL
+    keeps for itself (pg_..., public, none) and SiliconBench's two group roles."""
+    if name.startswith("pg_"):
+        return "names beginning pg_ are PostgreSQL's own"
+    if name in ("public", "none"):
+        return f"PostgreSQL reserves the name {name}"
+    if name in (WRITER_ROLE, ADMIN_ROLE):
+        return f"{name} is SiliconBench's group role, which the machines' roles join"
+    return None
+
+
+def _user_of(url: str) -> str | None:
+    try:
+        from psycopg.conninfo import conninfo_to_dict
+        return conninfo_to_dict(url).get("user")
+    except Exception:   # unreadable, or psycopg missing: nothing to say about the user
+        return None
 
 
 def _role_exists(db, role: str) -> bool:

@@ -4,10 +4,13 @@ a run whose owner process still runs is under way, not listed until it ends."""
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import socket
 import sqlite3
 import time
+import uuid
 
 from siliconbench.core.results import RunRecord
 from siliconbench.core.store_schema import Database, Listed, listed
@@ -21,12 +24,15 @@ OTHER_HOST_ALIVE_S = 7 * 86_400.0
 class StoreReads(Database):
     """The store's reads; siliconbench.core.store.Store adds its writes."""
 
+    hidden: int = 0   # runs under way the last read left out (listed when they end)
+
     def _live(self) -> list[tuple[str, bool]]:
         """Each run marked as under way, and whether the process that owns it still runs."""
         if not self._has_table("live_runs"):
             return []
+        machine = "l.machine" if self._has_column("live_runs", "machine") else "NULL"
         return [(row[0], _alive(*row[1:])) for row in self.db.execute(
-            "SELECT l.id, l.host, l.pid, l.started, r.created_at FROM "
+            f"SELECT l.id, l.host, l.pid, l.started, r.created_at, {machine} FROM "
             "live_runs l LEFT JOIN runs r ON r.id = l.id").fetchall()]
 
     def _under_way(self) -> set[str]:
@@ -49,9 +55,11 @@ class StoreReads(Database):
         except sqlite3.DatabaseError as e:
             rows = self._read_row_by_row(sql, args, e, column)
         hidden = self._under_way() if rows else set()
+        self.hidden = 0
         found = []
         for run_id, text in rows:
             if run_id in hidden:
+                self.hidden += 1
                 continue
             try:
                 d = json.loads(text)
@@ -61,8 +69,8 @@ class StoreReads(Database):
                     found.append(Listed.from_dict(d, validate_schema=False))
                 else:   # a store that could not be migrated, or a damaged listing
                     found.append(listed(RunRecord.from_dict(d, validate_schema=False)))
-            except (ValueError, TypeError, KeyError, AttributeError) as e:
-                self.unreadable.append((run_id, f"{type(e).__name__}: {e}"))
+            except Exception as e:   # RecursionError, MemoryError too: this run alone
+                self.unreadable.append((run_id, f"{type(e).__name__}: {str(e)[:200]}"))
         return found
 
     def _read_row_by_row(self, sql: str, args, error: sqlite3.DatabaseError,
@@ -116,26 +124,58 @@ class StoreReads(Database):
         return self._read(sql, args, column)
 
 
-def _alive(host: str, pid: int, started: float, created_at: str | None = None) -> bool:
+def _alive(host: str, pid: int, started: float, created_at: str | None = None,
+           machine: str | None = None) -> bool:
     """Whether the process that owns a run still runs. On this machine: the process with that
     pid and start time (against pid reuse) exists, whatever host name the row gives (the
-    machine may have been renamed since: a Mac's name changes with the network). Under
-    another host name, not found here: another machine's process (a store on a shared drive),
-    which cannot be asked; it counts as alive for OTHER_HOST_ALIVE_S after the run began
-    (`created_at`, the record's), so a run killed before this machine's name changed comes
-    back as interrupted, not hidden for good."""
+    machine may have been renamed since: a Mac's name changes with the network). This
+    machine is the row's host name, or its `machine` (this_machine: the same machine, boot
+    and process namespace, whatever its name). Otherwise another machine's process (a store
+    on a shared drive), which cannot be asked; it counts as alive for OTHER_HOST_ALIVE_S
+    after the run began (`created_at`, the record's), so a run killed before this machine
+    was renamed and restarted comes back as interrupted, not hidden for good."""
     import psutil
+    here = host == socket.gethostname() or (machine is not None and machine == this_machine())
     try:
         if abs(psutil.Process(pid).create_time() - started) < 1.0:
             return True
     except psutil.AccessDenied:
-        if host == socket.gethostname():
+        if here:
             return True   # someone else's process, but it exists
     except (psutil.NoSuchProcess, ValueError, OverflowError, TypeError):
         pass
-    if host == socket.gethostname():
+    if here:
         return False
     return _age_s(created_at) < OTHER_HOST_ALIVE_S
+
+
+@functools.cache
+def this_machine() -> str | None:
+    """What names this machine as it runs now, whatever its host name: its machine id
+    (systemd's, else the network card's address), its boot time and its process namespace
+    (two containers of one image share a machine id and a boot, never a pid namespace); a
+    pid found or not found here says whether a run of that machine still runs. None where
+    no id can be had."""
+    import psutil
+    ident = None
+    for name in ("/etc/machine-id", "/var/lib/dbus/machine-id"):
+        try:
+            with open(name, encoding="ascii", errors="replace") as f:
+                ident = f.read(64).strip() or None
+        except OSError:
+            continue
+        if ident:
+            break
+    if ident is None:
+        node = uuid.getnode()
+        if node & (1 << 40):   # a random number: getnode found no network card
+            return None
+        ident = f"{node:012x}"
+    try:
+        namespace = str(os.stat("/proc/self/ns/pid").st_ino)
+    except OSError:
+        namespace = ""
+    return f"{ident} {int(psutil.boot_time())} {namespace}".strip()
 
 
 def _age_s(created_at: str | None) -> float:

@@ -49,6 +49,10 @@ MIGRATIONS: list[list[str]] = [
     # What a listing of runs reads of each (listing_of): its cost is the same whatever a
     # record holds (thousands of samples, a telemetry series). Filled by _fill_listings.
     ["ALTER TABLE runs ADD COLUMN listing TEXT"],
+    # The machine a run under way began on (store_reads.this_machine), beside its host name,
+    # which changes (a Mac's follows the network): a run killed before a rename is judged by
+    # its process here, not hidden as another machine's.
+    ["ALTER TABLE live_runs ADD COLUMN machine TEXT"],
 ]
 COLUMNS = ("id, created_at, workload, framework, device, status, label, source, imported, "
            "record, listing")
@@ -213,8 +217,8 @@ class Database:
         for run_id, text in self.db.execute("SELECT id, record FROM runs").fetchall():
             try:
                 rec = RunRecord.from_dict(json.loads(text), validate_schema=False)
-            except (ValueError, TypeError, KeyError, AttributeError):
-                continue   # read (and named as damaged) in full, as before
+            except Exception:   # RecursionError too: read (and named as damaged) in full
+                continue
             self.db.execute("UPDATE runs SET listing = ? WHERE id = ?",
                             (listing_of(rec, rec.to_dict()), run_id))
 

@@ -33,16 +33,26 @@ def shared_url(path=None) -> str | None:
 
 class Sent(NamedTuple):
     """What a sync or a push did: runs sent, runs the shared store had already, runs left
-    here (unsent, with why)."""
+    here (unsent, with why), runs deleted in the shared store (not sent again), runs its
+    rules refused (another role's machine name; with the first reason)."""
     sent: int
     already: int
     left: int
     why: str | None = None
+    deleted: int = 0
+    refused: int = 0
+    refusal: str | None = None
 
     def summary(self) -> str:
         line = f"Sent {self.sent:,} run{'s' * (self.sent != 1)} to the shared store"
         if self.already:
-            line += f"; {self.already:,} {'was' if self.already == 1 else 'were'} there already"
+            line += f"; {self.already:,} {_was(self.already)} there already"
+        if self.deleted:
+            line += (f"; {self.deleted:,} {_was(self.deleted)} deleted from it and "
+                     f"{'is' if self.deleted == 1 else 'are'} not sent again")
+        if self.refused:
+            line += (f"; {self.refused:,} {_was(self.refused)} refused ({self.refusal}) and "
+                     "stay on this machine")
         if self.left:
             line += (f"; {self.left:,} kept here unsent ({self.why}); run siliconbench store "
                      "sync when it can be reached")
@@ -123,6 +133,9 @@ class SharedStore:
         if done.left:
             self.notice(f"the run {rec.id[:8]} is kept on this machine and not yet in the "
                         f"shared store ({done.why}); siliconbench store sync sends it.")
+        elif done.refused:
+            self.notice(f"the shared store refused {_count(done.refused)} ({done.refusal}); "
+                        f"the run {rec.id[:8]} stays on this machine alone.")
 
     def sync(self) -> Sent:
         """Send the runs kept here unsent (not those still under way)."""
@@ -143,12 +156,15 @@ class SharedStore:
         records = [(rec, bool(imported.get(rec.id))) for rec in
                    (self.local.get(i) for i in ids) if rec is not None]
         try:
-            added = self._connected().insert(records)
+            done = self._connected().insert(records)
         except StoreError as e:
             self.offline = str(e)
             return Sent(0, 0, len(records), _short(str(e)))
-        self._unmark(ids)
-        return Sent(len(added), len(records) - len(added), 0)
+        self._unmark(ids)   # a run refused or deleted there stays here, and is not retried
+        already = len(records) - len(done.added) - len(done.refused) - len(done.deleted)
+        return Sent(len(done.added), already, 0, deleted=len(done.deleted),
+                    refused=len(done.refused),
+                    refusal=done.refused[0][1] if done.refused else None)
 
     def _unsent(self) -> list[str]:
         under_way = self.local._under_way()
@@ -166,14 +182,30 @@ class SharedStore:
     # ------------------------------------------------------------ other writes: the shared store
 
     def import_records(self, records: list[RunRecord]):
-        added = self._connected().insert([(rec, True) for rec in records])
-        return Imported(len(added), 0, len(records) - len(added))
+        done = self._connected().insert([(rec, True) for rec in records])
+        if done.refused:
+            self.notice(f"the shared store refused {len(done.refused):,} of the runs "
+                        f"({done.refused[0][1]}).")
+        if done.deleted:
+            n = len(done.deleted)
+            self.notice(f"{n:,} of the runs {_was(n)} deleted from the shared store before, "
+                        f"so {'it was' if n == 1 else 'they were'} not added again.")
+        return Imported(len(done.added), 0, len(records) - len(done.added)
+                        - len(done.refused) - len(done.deleted))   # those: said above
 
     def set_label(self, run_ids: list[str], label: str | None) -> None:
         self._connected().set_label(run_ids, label)
 
     def delete(self, run_ids: list[str]) -> int:
         return self._connected().delete(run_ids)
+
+
+def _count(n: int) -> str:
+    return f"{n:,} run{'s' * (n != 1)}"
+
+
+def _was(n: int) -> str:
+    return "was" if n == 1 else "were"
 
 
 def _short(sentence: str) -> str:

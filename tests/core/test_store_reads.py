@@ -37,8 +37,10 @@ def dead_pid() -> int:
 
 
 def store_with_a_dead_owner(home: Path, host: str | None = None, begun: dt.datetime | None = None,
-                            pid: int | None = None, started: float | None = None) -> tuple:
-    """A store of real runs, one of them begun by a process that is gone (killed)."""
+                            pid: int | None = None, started: float | None = None,
+                            machine: str | None = None) -> tuple:
+    """A store of real runs, one of them begun by a process that is gone (killed); `machine`:
+    another machine's (store_reads.this_machine), where the run began elsewhere."""
     os.environ["SILICONBENCH_HOME"] = str(home)
     *kept, killed = real_runs()
     if begun is not None:
@@ -49,6 +51,8 @@ def store_with_a_dead_owner(home: Path, host: str | None = None, begun: dt.datet
     s.db.execute("UPDATE live_runs SET host = ?, pid = ?, started = ?",
                  (host or socket.gethostname(), pid or dead_pid(),
                   started if started is not None else 1.0))
+    if machine is not None:
+        s.db.execute("UPDATE live_runs SET machine = ?", (machine,))
     s.db.commit()
     s.close()
     return kept, killed
@@ -153,7 +157,7 @@ def test_a_run_killed_before_the_machine_was_renamed_comes_back(tmp_path):
 
 def test_a_run_under_way_on_another_host_stays_hidden_while_it_may_run(tmp_path):
     kept, killed = store_with_a_dead_owner(tmp_path / "home", host="other-mac.local",
-                                           begun=ago(0.01))
+                                           begun=ago(0.01), machine="another machine")
     assert listed() == {r.id for r in kept}
 
 
@@ -221,6 +225,7 @@ def test_a_store_kept_before_listings_gets_them_and_a_read_only_one_lists_withou
     s = Store()
     s.import_records(runs)
     s.db.execute("ALTER TABLE runs DROP COLUMN listing")    # as SiliconBench kept it before
+    s.db.execute("ALTER TABLE live_runs DROP COLUMN machine")
     s.db.execute("PRAGMA user_version = 2")
     s.db.commit()
     path = s.path

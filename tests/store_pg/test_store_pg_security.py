@@ -23,10 +23,15 @@ def test_machine_b_cannot_delete_or_alter_machine_a_s_run(shared):
     a.save(rec)
     a.close()
     with _as(shared, "mach_b") as b:
-        # Row-level security: A's row is not B's to delete or update; nothing happens to it.
-        assert b.execute("DELETE FROM siliconbench.runs WHERE id = %s", (rec.id,)).rowcount == 0
-        assert b.execute("UPDATE siliconbench.runs SET label = 'B was here' WHERE id = %s",
-                         (rec.id,)).rowcount == 0
+        # Writers neither delete nor update the table directly (store_pg_rules), and through
+        # the store's functions only their own runs: nothing happens to A's.
+        for statement in ("DELETE FROM siliconbench.runs WHERE id = %s",
+                          "UPDATE siliconbench.runs SET label = 'B was here' WHERE id = %s"):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                b.execute(statement, (rec.id,))
+        assert b.execute("SELECT siliconbench.delete_runs(%s)", ([rec.id],)).fetchone()[0] == 0
+        assert b.execute("SELECT siliconbench.set_label(%s, 'B', '{}', NULL)",
+                         (rec.id,)).fetchone()[0] == 0
         # Taking A's run over, forging a run in A's name, or switching the rules off: refused.
         with pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"):
             b.execute("INSERT INTO siliconbench.runs (id, created_at, workload, framework, "

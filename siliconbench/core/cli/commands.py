@@ -180,6 +180,13 @@ def cmd_results(args) -> int:
         return EXIT_OK
     runs = store.listing(limit=args.limit)    # the same cost whatever a record holds
     _say_unreadable(store)
+    hidden = getattr(store, "hidden", 0)   # runs under way: never "no runs" while there are
+    if not runs and hidden:
+        print(f"No finished runs yet in {store.path}: {hidden:,} run{'s' * (hidden != 1)} "
+              f"under way, listed when {'it ends' if hidden == 1 else 'they end'} (a run "
+              "another machine began, the store on a shared drive, counts as under way for "
+              "up to a week).")
+        return EXIT_OK
     if not runs:
         print(f"No runs yet in {store.path}. Try: siliconbench run gemm")
         return EXIT_OK

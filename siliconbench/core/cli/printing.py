@@ -156,6 +156,10 @@ def print_runs(runs) -> None:
     # ('NVIDIA H200 (torch cuda)'), its host in the machine column.
     t = Table("id", "when (UTC)", "workload", "device", "machine", "status", "rows")
     t.add_column(as_text("headline [p25–p75]"))   # text: rich would read [p25–p75] as markup
+    # A shared store's runs: the database role that wrote each (who vouches for the machine).
+    owners = any(getattr(r, "owner", None) for r in runs)
+    if owners:
+        t.add_column("sent by")
     for r in runs:
         best = headline(r)
         status = as_text(r.status) if r.status == "ok" else \
@@ -163,7 +167,8 @@ def print_runs(runs) -> None:
         t.add_row(as_text(r.id[:8]), as_text(r.created_at[:19].replace("T", " ")),
                   as_text(r.workload), as_text(r.device_text),
                   as_text(r.machine_label), status, str(r.row_count),
-                  as_text(row_with_spread(best) if best else ""))
+                  as_text(row_with_spread(best) if best else ""),
+                  *([as_text(getattr(r, "owner", None) or "")] if owners else []))
     console().print(t)
 
 
