@@ -67,7 +67,18 @@ def powermetrics_values(doc: dict) -> Values:
         out["package_power_w"] = ("W", float(proc["combined_power"]) / 1000)
     elif proc.get("package_watts") is not None:       # Intel Macs
         out["package_power_w"] = ("W", float(proc["package_watts"]))
+    for cluster in proc.get("clusters") or []:
+        # "E-Cluster", "P0-Cluster", "P1-Cluster": each cluster's active clock, in Hz here.
+        name = str(cluster.get("name", "")).lower().removesuffix("-cluster").replace("-", "_")
+        if name and cluster.get("freq_hz") is not None:
+            out[f"cpu_{name}_clock_mhz"] = ("MHz", float(cluster["freq_hz"]) / 1e6)
     gpu = doc.get("gpu") or {}
+    states = [s for s in gpu.get("dvfm_states") or [] if s.get("used_ratio")]
+    if states:
+        # Residency: the share of the interval at the GPU's highest frequency state used.
+        top = max(s["freq"] for s in states)
+        out["gpu_top_state_percent"] = ("%", 100.0 * sum(
+            s["used_ratio"] for s in states if s["freq"] == top))
     if gpu.get("freq_hz") is not None:
         out["gpu_clock_mhz"] = ("MHz", float(gpu["freq_hz"]))  # the key says Hz; it is MHz
     if gpu.get("idle_ratio") is not None:

@@ -1,0 +1,206 @@
+"""Sustained mode for every workload: the one loop (RunContext.measure_sustained), the figure per
+interval on the telemetry's time axis, burst / sustained / ratio, the first lasting drop and
+what coincided with it. A real run on this CPU, and the arithmetic on real NVIDIA telemetry
+(tests/data/h100, h200)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from statistics import median
+
+import pytest
+
+from siliconbench.core import telemetry
+from siliconbench.core.runner import RunSpec, execute
+from siliconbench.core.store import Store
+from siliconbench.core.telemetry import burst as sus
+from siliconbench.core.telemetry.linux import (
+    LinuxCpuSource,
+    cpuinfo_mhz,
+    hottest_zone,
+    rapl_watts,
+)
+
+DATA = Path(__file__).parents[1] / "data"
+
+
+@pytest.fixture(scope="module")
+def cpu_run(tmp_path_factory):
+    """A real 12 s sustained GEMM on this CPU (MLX: it imports in a tenth of a second)."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("SILICONBENCH_HOME", str(tmp_path_factory.mktemp("home")))
+    mp.setattr(telemetry.sampler, "DEFAULT_INTERVAL_S", 0.5)
+    try:
+        rec = execute(RunSpec("gemm", "mlx", params={"sizes": [256], "dtypes": ["float32"],
+                                                     "duration": 0.2}), Store())
+    finally:
+        mp.undo()
+    assert rec.status == "ok", rec.reason
+    return rec
+
+
+def test_a_sustained_gemm_keeps_its_blocks_on_the_telemetry_axis(cpu_run):
+    rec = cpu_run
+    [entry] = rec.telemetry["sustained"]
+    tflops = next(r for r in rec.rows if r.metric == "tflops")
+    ends = entry["block_end_s"]
+    assert len(ends) == len(tflops.samples) >= 20          # one figure per timed block
+    assert ends == sorted(ends) and 12.0 <= ends[-1] < 14.0
+    assert entry["unit"] == "TFLOPS" and entry["metric"] == "tflops"
+    # The blocks start after the child started (imports done) and end before the run did.
+    assert rec.telemetry["summary"]["duration_s"] > entry["start_s"] >= 0
+    assert entry["start_s"] + ends[-1] <= rec.telemetry["summary"]["duration_s"]
+    assert rec.settings["duration_min"] == 0.2
+
+
+def test_burst_and_sustained_are_the_medians_of_their_windows(cpu_run):
+    rec = cpu_run
+    [entry] = rec.telemetry["sustained"]
+    rates = next(r for r in rec.rows if r.metric == "tflops").samples
+    ends = entry["block_end_s"]
+    # A 12 s run: the burst is every block (its first 30 s), the sustained window its last
+    # minute, also every block: both the median of all blocks, the ratio exactly 1.
+    assert entry["burst"] == pytest.approx(median(rates))
+    assert entry["sustained"] == pytest.approx(median(rates))
+    assert entry["ratio"] == pytest.approx(1.0)
+    # Per 5 s interval: the median of the blocks that end inside it.
+    for t, value in entry["intervals"]:
+        inside = [r for e, r in zip(ends, rates) if t < e <= t + 5 or (t == 0 and e <= 5)]
+        assert value == pytest.approx(median(inside))
+    rows = {r.metric: r for r in rec.rows if r.metric in ("burst", "sustained",
+                                                         "sustained_ratio")}
+    assert rows["burst"].value == entry["burst"] and rows["burst"].unit == "TFLOPS"
+    assert "no lasting drop" in rows["sustained_ratio"].note
+    intervals = [r for r in rec.rows if r.metric == "interval"]
+    assert [r.params["t_s"] for r in intervals] == [t for t, _ in entry["intervals"]]
+    assert all(r.params["size"] == 256 for r in intervals)
+
+
+def test_the_clock_is_beside_each_interval_on_linux(cpu_run):
+    series = cpu_run.telemetry["series"]
+    assert series["cpu_clock_mhz"]["unit"] == "MHz"   # cpufreq, or /proc/cpuinfo here
+    [entry] = cpu_run.telemetry["sustained"]
+    assert all("cpu_clock_mhz" in seen for seen in entry["beside"])
+    assert all("MHz" in r.note for r in cpu_run.rows if r.metric == "interval")
+
+
+def test_the_power_state_is_kept_at_the_start_and_end(cpu_run):
+    state = cpu_run.telemetry["power_state"]
+    assert set(state) == {"start", "end"}
+    assert set(state["start"]) >= {"power_source", "battery_percent", "power_mode",
+                                   "lid_closed"}
+
+
+# ---------------------------------------------------------------- arithmetic on real telemetry
+
+def _record(name: str) -> dict:
+    return json.loads((DATA / name).read_text())
+
+
+def _steps(before: float, after: float, at: float, span: float, block: float = 0.25):
+    ends = [round(block * (i + 1), 4) for i in range(int(span / block))]
+    return ends, [before if e <= at else after for e in ends]
+
+
+def test_a_drop_when_the_h200_clock_fell(monkeypatch):
+    """The H200 GEMM record's own SM clock (1,950-1,980 MHz, then 1,425-1,545 MHz from 7 s as
+    the board held 700 W; this throughput is made up, the telemetry is the record's), against a throughput that steps down when it did: the drop is
+    found at that time and the clock named, from its burst median to its median after."""
+    series = _record("h200/h200-gemm.json")["telemetry"]["series"]
+    monkeypatch.setattr(sus, "BURST_S", 2.0)
+    monkeypatch.setattr(sus, "SUSTAINED_MIN_S", 1.0)      # seconds here, not minutes
+    monkeypatch.setattr(sus, "LASTING_S", 2.0)
+    monkeypatch.setattr(sus, "INTERVAL_S", 1.0)
+    ends, rates = _steps(680.0, 560.0, at=3.0, span=5.5)
+    a = sus.analyse(ends, rates, "TFLOPS", series, start_s=4.0)
+    assert a.drop_at_s == 3.0
+    assert a.burst == 680.0 and a.sustained == 560.0
+    assert a.ratio == pytest.approx(560 / 680)
+    # Burst: the samples at 4.0 and 5.0 s (1,980, 1,950); after: 7.0 and 8.0 s (1,545, 1,425).
+    assert a.coincided == ["GPU SM clock fell from 1,965 to 1,485 MHz", "53 °C"]
+    assert "at 3 s" in sus.drop_sentence(a)
+
+
+def test_a_power_cap_from_nvml_reasons(monkeypatch):
+    """The H100 GEMM record: NVML said power_capped at every point from 5.2 s; as the reason
+    series the sampler now keeps (0x4: SW power cap), it is named beside the drop."""
+    t = _record("h100/h100-gemm.json")["telemetry"]
+    series = dict(t["series"])
+    capped = [e for e in t["energy"] if "power_capped" in e["state"]["throttle"]]
+    series["gpu_throttle_reasons"] = {"unit": "mask", "t": [e["t"] for e in capped],
+                                      "v": [4.0] * len(capped)}
+    monkeypatch.setattr(sus, "BURST_S", 1.0)
+    monkeypatch.setattr(sus, "LASTING_S", 2.0)
+    monkeypatch.setattr(sus, "INTERVAL_S", 1.0)
+    ends, rates = _steps(700.0, 600.0, at=1.0, span=6.0)
+    a = sus.analyse(ends, rates, "TFLOPS", series, start_s=4.0)
+    assert a.drop_at_s == 1.0
+    # Its burst second read 1,980 MHz; the two seconds after the drop 1,140 and 1,200.
+    assert "GPU SM clock fell from 1,980 to 1,170 MHz" in a.coincided
+    assert "power capped (NVML: power cap)" in a.coincided
+
+
+def test_a_dip_that_recovers_is_no_drop_and_nothing_seen_is_said(monkeypatch):
+    monkeypatch.setattr(sus, "INTERVAL_S", 5.0)
+    ends = [0.5 * (i + 1) for i in range(240)]                  # 2 minutes
+    rates = [100.0 if not 40 < e <= 50 else 80.0 for e in ends]  # 10 s dip, then back
+    a = sus.analyse(ends, rates, "tok/s", {}, start_s=0.0)
+    assert a.drop_at_s is None and a.coincided == []
+    # The sustained window: the last minute of two (more than a third).
+    assert a.sustained_from_s == 60.0 and a.sustained == 100.0
+    lasting = [100.0 if e <= 70 else 90.0 for e in ends]
+    a = sus.analyse(ends, lasting, "tok/s", {}, start_s=0.0)
+    assert a.drop_at_s == 70.0 and a.coincided == ["none seen"]
+    assert a.ratio == pytest.approx(0.9)
+
+
+def test_too_few_blocks_is_said():
+    with pytest.raises(ValueError, match="at least two timed blocks"):
+        sus.burst_and_sustained([1.0], [3.0])
+
+
+# ---------------------------------------------------------------- Linux's CPU readings
+
+def test_linux_cpu_readings_from_sysfs(tmp_path):
+    """cpufreq, RAPL and thermal zones in the files' own units (kHz, µJ, m°C), as the kernel
+    lays them out; this machine (a VM) has none of them, so the tree is built here."""
+    cpu = tmp_path / "cpu"
+    for i, khz in enumerate((3_000_000, 2_400_000)):
+        (cpu / f"cpu{i}" / "cpufreq").mkdir(parents=True)
+        (cpu / f"cpu{i}" / "cpufreq" / "scaling_cur_freq").write_text(f"{khz}\n")
+    cap = tmp_path / "powercap"
+    (cap / "intel-rapl:0").mkdir(parents=True)
+    (cap / "intel-rapl:0:0").mkdir()                      # a subdomain: not counted again
+    (cap / "intel-rapl:0" / "max_energy_range_uj").write_text("262143328850\n")
+    thermal = tmp_path / "thermal"
+    for name, kind, milli in (("thermal_zone0", "acpitz", 27800), ("thermal_zone1",
+                                                                   "x86_pkg_temp", 71000)):
+        (thermal / name).mkdir(parents=True)
+        (thermal / name / "type").write_text(kind + "\n")
+        (thermal / name / "temp").write_text(f"{milli}\n")
+    now = [100.0]
+    source = LinuxCpuSource(cpu, cap, thermal, tmp_path / "none", clock=lambda: now[0])
+    source.open(lambda values: None)
+    (cap / "intel-rapl:0" / "energy_uj").write_text("262143000000\n")
+    first = source.poll()
+    assert first["cpu_clock_mhz"] == ("MHz", 2700.0)
+    assert first["thermal_zone_c"] == ("°C", 71.0)
+    assert "rapl_power_w" not in first                   # one reading is no power yet
+    now[0] += 2.0
+    (cap / "intel-rapl:0" / "energy_uj").write_text("89671150\n")   # wrapped
+    assert source.poll()["rapl_power_w"][1] == pytest.approx(45.0, rel=1e-3)
+    assert hottest_zone(thermal) == ("x86_pkg_temp", 71.0)
+    assert rapl_watts(10.0, 5.0, 1.0, None) is None
+
+
+def test_this_machines_proc_cpuinfo_and_missing_sensors_are_said(tmp_path):
+    text = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").exists() else ""
+    clocks = cpuinfo_mhz(text)
+    if text and "cpu MHz" in text:
+        assert clocks and all(c > 100 for c in clocks)
+    source = LinuxCpuSource(tmp_path / "a", tmp_path / "b", tmp_path / "c", tmp_path / "d")
+    source.open(lambda values: None)
+    assert source.poll() == {}
+    assert source.notes == ["Not readable on this machine: a CPU clock; RAPL power (no "
+                            "readable powercap energy_uj); a thermal zone."]
