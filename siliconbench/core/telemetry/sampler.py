@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from siliconbench.core.results import RunRecord
+from siliconbench.core.telemetry.burst import sustained_rows
 from siliconbench.core.telemetry.derived import derived_rows
 from siliconbench.core.telemetry.ioreport import mac_power_source
 from siliconbench.core.telemetry.linux import LinuxCpuSource
@@ -24,7 +25,6 @@ from siliconbench.core.telemetry.sources import (
     Values,
 )
 from siliconbench.core.telemetry.summary import summarize_series
-from siliconbench.core.telemetry.burst import sustained_rows
 from siliconbench.core.telemetry.thermal import ThermalPressureSource
 
 
