@@ -204,3 +204,24 @@ def test_this_machines_proc_cpuinfo_and_missing_sensors_are_said(tmp_path):
     assert source.poll() == {}
     assert source.notes == ["Not readable on this machine: a CPU clock; RAPL power (no "
                             "readable powercap energy_uj); a thermal zone."]
+
+
+# ---------------------------------------------------------------- Compare's sentence
+
+def test_compares_burst_and_sustained_of_two_real_runs(cpu_run, monkeypatch):
+    """The sentence from two runs' sustained measurements of one point: the real CPU run, and
+    the same run read as if its machine had slowed to 0.7 of its burst after 4 min 20 s."""
+    import copy
+    slower = copy.deepcopy(cpu_run)
+    [entry] = slower.telemetry["sustained"]
+    entry.update(burst=entry["burst"] * 0.99, sustained=entry["sustained"] * 0.71,
+                 drop_at_s=260.0, coincided=["GPU clock fell from 1,398 to 1,030 MHz",
+                                             "thermal pressure Heavy", "98 °C"])
+    said = sus.burst_sustained_sentence("MacBook Pro", slower, "Mac Studio", cpu_run)
+    assert said == ("MacBook Pro: burst 0.99×, sustained 0.71× of the Mac Studio; its GPU "
+                    "clock fell from 1,398 to 1,030 MHz at 4 min 20 s, thermal pressure Heavy")
+    back = sus.burst_sustained_sentence("Mac Studio", cpu_run, "MacBook Pro", slower)
+    assert back.startswith("Mac Studio: burst 1.01×, sustained 1.41× of the MacBook Pro")
+    other = copy.deepcopy(cpu_run)
+    other.telemetry["sustained"][0]["point"] = {"size": 512, "dtype": "float32"}
+    assert sus.burst_sustained_sentence("a", other, "b", cpu_run) is None   # not one point

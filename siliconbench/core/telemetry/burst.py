@@ -270,3 +270,45 @@ def sustained_rows(rows: list[Row], row_times: list[float], events: list[tuple[i
         entries.append({"metric": metric, "point": point, **a.to_dict(),
                         "block_end_s": [round(e, 4) for e in ends]})
     return out_rows, entries
+
+
+# ---------------------------------------------------------------- two machines, side by side
+
+def _entry(rec, metric: str | None = None, point: dict | None = None) -> dict | None:
+    entries = (getattr(rec, "telemetry", None) or {}).get("sustained") or []
+    for e in entries:
+        if (metric is None or e.get("metric") == metric) and \
+                (point is None or e.get("point") == point):
+            return e
+    return None
+
+
+def _times(a: float, b: float) -> str:
+    return f"{a / b:.2f}×" if b else "—"
+
+
+def burst_sustained_sentence(label: str, rec, base_label: str, base) -> str | None:
+    """Compare's burst/sustained row for one side against another, from their runs'
+    sustained measurements of the same metric and point: "MacBook Pro: burst 0.99×,
+    sustained 0.71× of the Mac Studio; its GPU clock fell from 1,398 to 1,030 MHz at 4 min
+    20 s, thermal pressure Heavy". None when either run has no sustained measurement or they
+    measured different things."""
+    mine = _entry(rec)
+    if mine is None:
+        return None
+    theirs = _entry(base, mine.get("metric"), mine.get("point"))
+    if theirs is None or mine.get("unit") != theirs.get("unit"):
+        return None
+    text = (f"{label}: burst {_times(mine['burst'], theirs['burst'])}, sustained "
+            f"{_times(mine['sustained'], theirs['sustained'])} of the {base_label}")
+    seen = [c for c in mine.get("coincided") or [] if c != "none seen"]
+    if mine.get("drop_at_s") is not None:
+        said = seen[0] if seen else "nothing the machine reports changed"
+        if seen and " fell from " in said:     # "GPU clock fell from ... MHz": its clock
+            said = f"its {said}"
+        rest = [c for c in seen[1:] if not c.endswith("°C")]
+        text += f"; {said} at {when(mine['drop_at_s'])}" + (f", {', '.join(rest)}"
+                                                            if rest else "")
+    else:
+        text += "; no lasting drop"
+    return text
