@@ -312,3 +312,49 @@ def burst_sustained_sentence(label: str, rec, base_label: str, base) -> str | No
     else:
         text += "; no lasting drop"
     return text
+
+
+# ---------------------------------------------------------------- what the chart draws
+
+PANES = (("clock", "Clock (MHz)", [n for n, _ in CLOCKS]),
+         ("power", "Power (W)", list(POWERS)),
+         ("heat", "Thermal pressure", ["thermal_pressure"]),
+         ("temperature", "Temperature (°C)", list(TEMPERATURES)))
+
+
+def chart_data(rec) -> list[dict]:
+    """Per sustained measurement of a run, what the Sustained chart draws on one time axis
+    (seconds since its blocks began): the figure per interval (at each interval's middle),
+    the burst and sustained windows with their figures, the drop, and each pane's series
+    (the first series present of each kind) cut to the measurement's span."""
+    out = []
+    series = (getattr(rec, "telemetry", None) or {}).get("series") or {}
+    for e in (getattr(rec, "telemetry", None) or {}).get("sustained") or []:
+        start, span, step = e["start_s"], e["span_s"], e["interval_s"]
+        panes = {}
+        for key, title, names in PANES:
+            name = _first(series, names)
+            if name is None:
+                continue
+            pts = [(t - start, v) for t, v in zip(series[name]["t"], series[name]["v"])
+                   if v is not None and -step <= t - start <= span + step]
+            if pts:
+                panes[key] = {"title": title, "series": name,
+                              "x": [p[0] for p in pts], "y": [p[1] for p in pts]}
+        out.append({"metric": e["metric"], "unit": e["unit"], "point": e["point"],
+                    "x": [t + step / 2 for t, _ in e["intervals"]],
+                    "y": [v for _, v in e["intervals"]],
+                    "burst": (0.0, e["burst_s"], e["burst"]),
+                    "sustained": (e["sustained_from_s"], span, e["sustained"]),
+                    "drop_at_s": e["drop_at_s"], "ratio": e["ratio"],
+                    "said": drop_sentence_of(e), "panes": panes})
+    return out
+
+
+def drop_sentence_of(entry: dict) -> str:
+    """drop_sentence of a kept entry (telemetry["sustained"])."""
+    a = Analysis(entry["unit"], entry["start_s"], entry["span_s"], entry["interval_s"], [],
+                 entry["burst"], entry["burst_s"], entry["sustained"],
+                 entry["sustained_from_s"], entry["ratio"], entry["drop_at_s"],
+                 list(entry.get("coincided") or []))
+    return drop_sentence(a)
