@@ -225,3 +225,24 @@ def test_compares_burst_and_sustained_of_two_real_runs(cpu_run, monkeypatch):
     other = copy.deepcopy(cpu_run)
     other.telemetry["sustained"][0]["point"] = {"size": 512, "dtype": "float32"}
     assert sus.burst_sustained_sentence("a", other, "b", cpu_run) is None   # not one point
+
+
+# ---------------------------------------------------------------- a Mac's clocks
+
+def test_cluster_clocks_and_gpu_residency_from_the_real_m4_max_sample():
+    """tests/data/powermetrics/m4max_pausemonitor.plist, a real sample (its README): each CPU
+    cluster's clock (Hz in the plist), the GPU's clock (MHz though the key says Hz) and its
+    residency in its top frequency state (1,578 MHz: none of this idle interval)."""
+    stream = telemetry.PlistStream()
+    path = DATA / "powermetrics" / "m4max_pausemonitor.plist"
+    [doc] = stream.feed(path.read_bytes()) + stream.flush()
+    values = telemetry.powermetrics_values(doc)
+    assert values["cpu_e_clock_mhz"] == ("MHz", pytest.approx(1154.44))
+    assert values["cpu_p0_clock_mhz"] == ("MHz", pytest.approx(3560.87))
+    assert values["cpu_p1_clock_mhz"] == ("MHz", pytest.approx(1260.02))
+    assert values["gpu_clock_mhz"] == ("MHz", 338.0)
+    assert values["gpu_top_state_percent"] == ("%", 0.0)
+    assert values["gpu_active_percent"][1] == pytest.approx(12.2657)
+    # The P-cluster clock is what the sentence names on a Mac's CPU run.
+    assert sus._first({"cpu_p0_clock_mhz": {"t": [0.0], "v": [3560.87]}},
+                      [n for n, _ in sus.CLOCKS]) == "cpu_p0_clock_mhz"

@@ -73,9 +73,11 @@ def powermetrics_values(doc: dict) -> Values:
         if name and cluster.get("freq_hz") is not None:
             out[f"cpu_{name}_clock_mhz"] = ("MHz", float(cluster["freq_hz"]) / 1e6)
     gpu = doc.get("gpu") or {}
-    states = [s for s in gpu.get("dvfm_states") or [] if s.get("used_ratio")]
+    states = [s for s in gpu.get("dvfm_states") or []
+              if s.get("freq") is not None and s.get("used_ratio") is not None]
     if states:
-        # Residency: the share of the interval at the GPU's highest frequency state used.
+        # Residency at the top: the share of the interval the GPU ran at its highest
+        # frequency state, which falls when it is held below it (heat, power).
         top = max(s["freq"] for s in states)
         out["gpu_top_state_percent"] = ("%", 100.0 * sum(
             s["used_ratio"] for s in states if s["freq"] == top))
