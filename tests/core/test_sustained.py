@@ -246,3 +246,23 @@ def test_cluster_clocks_and_gpu_residency_from_the_real_m4_max_sample():
     # The P-cluster clock is what the sentence names on a Mac's CPU run.
     assert sus._first({"cpu_p0_clock_mhz": {"t": [0.0], "v": [3560.87]}},
                       [n for n, _ in sus.CLOCKS]) == "cpu_p0_clock_mhz"
+
+
+def test_duration_with_a_sweep_is_one_sentence_before_the_run():
+    from siliconbench.core.child import UsageError, prepare
+    with pytest.raises(UsageError, match=r"^--duration measures each point for minutes; "
+                                         r"--grow sweeps sizes against time"):
+        prepare(RunSpec("gemm", "torch", "cpu", {"duration": 1, "grow": True}))
+    spec = prepare(RunSpec("bandwidth", "torch", "cpu", {"duration": 0.5}))
+    assert spec.params["duration"] == 0.5
+
+
+def test_a_start_off_the_run_falls_back_to_the_events_arrival():
+    """A clock that does not match (another host's): the blocks are placed to end when their
+    event arrived, not at a made-up time."""
+    ends = [1.0, 2.0, 3.0]
+    event = {"block_end_s": ends, "per_call_s": [0.1] * 3, "start_monotonic": 10**9,
+             "arrived_s": 7.5}
+    _, [entry] = sus.sustained_rows([], [], [(0, event)], {"series": {}}, t0_monotonic=5.0)
+    assert entry["start_s"] == 4.5 and entry["unit"] == "calls/s"
+    assert entry["burst"] == pytest.approx(10.0)

@@ -27,6 +27,7 @@ LASTING_S = 30.0          # ... and every interval of the next 30 s (or to the e
 INTERVAL_S = 5.0          # throughput every 5 s; longer runs keep at most MAX_INTERVALS
 MAX_INTERVALS = 120
 CLOCK_FELL = 0.97         # a clock 3% under its burst median fell
+KEEP_BLOCKS = 20_000      # telemetry["sustained"] keeps block ends up to this many blocks
 
 # What a series says, for the sentence: (series, what, unit word), the first present wins.
 CLOCKS = (("gpu_sm_clock_mhz", "GPU SM clock"), ("gpu_clock_mhz", "GPU clock"),
@@ -262,13 +263,19 @@ def sustained_rows(rows: list[Row], row_times: list[float], events: list[tuple[i
         else:
             rates = [1 / s if s > 0 else math.nan for s in per_call]
             unit, metric, point = "calls/s", "calls", {}
+        # When the blocks began on the telemetry's axis: the child's monotonic clock is this
+        # machine's; failing that (or out of the run), the event's arrival less their span.
+        arrived = float(event.get("arrived_s", ends[-1]))
         start = event.get("start_monotonic")
-        start_s = (start - t0_monotonic if isinstance(start, int | float) else
-                   float(event.get("arrived_s", ends[-1])) - ends[-1])
+        start_s = start - t0_monotonic if isinstance(start, int | float) else math.nan
+        if not -1.0 <= start_s <= arrived:
+            start_s = max(0.0, arrived - ends[-1])
         a = analyse(ends, rates, unit, series, start_s)
         out_rows += rows_of(a, point, metric)
-        entries.append({"metric": metric, "point": point, **a.to_dict(),
-                        "block_end_s": [round(e, 4) for e in ends]})
+        entry = {"metric": metric, "point": point, **a.to_dict()}
+        if len(ends) <= KEEP_BLOCKS:   # the blocks' ends for a re-check; the rows hold the rest
+            entry["block_end_s"] = [round(e, 4) for e in ends]
+        entries.append(entry)
     return out_rows, entries
 
 

@@ -38,6 +38,7 @@ WORKLOAD = Workload(
     metric="tflops",
     x="size",
     module=__name__,
+    checks="check_params",
     params=(
         Param("sizes", "int_list", None, "Matrix sizes N (N x N times N x N).", min=1,
               max=65536, auto="powers of two from 128 to 8192 (4096 on a CPU) that fit in "
@@ -148,6 +149,18 @@ def run(ctx, params: dict) -> None:
                 ctx.record_settings(**{f"grow_{dtype}": f"sizes doubled up to {sizes[-1]}, "
                                                        "the largest that fits in memory"})
     ctx.progress(total, total, "done")
+
+
+def check_params(params: dict) -> None:
+    """Before the run: --duration holds each point for minutes, which --grow's and
+    --budget-s's sweeps cannot share (ParamError in one sentence)."""
+    from siliconbench.core.params import ParamError
+    if params.get("duration"):
+        given = [f"--{k.replace('_', '-')}" for k in ("grow", "budget_s") if params.get(k)]
+        if given:
+            verb = "sweeps" if len(given) == 1 else "sweep"
+            raise ParamError(f"--duration measures each point for minutes; {' and '.join(given)} "
+                             f"{verb} sizes against time: use one or the other.")
 
 
 def sustained_point(params: dict, kind: str, free: int | None
