@@ -266,3 +266,15 @@ def test_a_start_off_the_run_falls_back_to_the_events_arrival():
     _, [entry] = sus.sustained_rows([], [], [(0, event)], {"series": {}}, t0_monotonic=5.0)
     assert entry["start_s"] == 4.5 and entry["unit"] == "calls/s"
     assert entry["burst"] == pytest.approx(10.0)
+
+
+def test_the_estimate_holds_each_sustained_point_for_its_minutes():
+    from siliconbench.core.estimate import estimate
+    from siliconbench.core.frameworks import DeviceInfo
+    gpu = DeviceInfo("torch", "cuda:0", "NVIDIA H200", "gpu", 141 * 10**9)
+    assert estimate("gemm", {"duration": 10}, gpu).seconds == 600       # one point
+    two = estimate("gemm", {"duration": 1, "sizes": [1024, 2048]}, gpu)   # float32 alone
+    assert (two.points, two.seconds) == (2, 120)
+    assert estimate("bandwidth", {"duration": 2}, gpu).seconds in (120, None)
+    llm = estimate("llm", {"duration": 5, "prompts": [128], "depths": [0]}, gpu)
+    assert llm.seconds is None or llm.seconds >= 300
