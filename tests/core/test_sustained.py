@@ -278,3 +278,17 @@ def test_the_estimate_holds_each_sustained_point_for_its_minutes():
     assert estimate("bandwidth", {"duration": 2}, gpu).seconds in (120, None)
     llm = estimate("llm", {"duration": 5, "prompts": [128], "depths": [0]}, gpu)
     assert llm.seconds is None or llm.seconds >= 300
+
+
+def test_compare_notes_put_burst_and_sustained_side_by_side():
+    """Two real sustained runs (the 1-minute GEMM kept in tests/data/sustained, as two
+    machines): Compare's notes carry the sentence, with the record's own figures."""
+    from siliconbench.core.comparison import compared, sides_for
+    from siliconbench.core.results import RunRecord
+    doc = json.loads((DATA / "sustained" / "gemm-cpu-1min.json").read_text("utf-8"))
+    studio, laptop = RunRecord.from_dict(doc), RunRecord.from_dict(doc)
+    studio.label, laptop.label, laptop.id = "Mac Studio", "MacBook Pro", "b" * 32
+    cmp = compared(sides_for([studio, laptop]))
+    first, second = (s.label for s in cmp.sides)
+    assert f"{second}: burst 1.00×, sustained 1.00× of the {first}; no lasting drop" \
+        in cmp.notes

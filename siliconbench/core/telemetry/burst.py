@@ -365,3 +365,20 @@ def drop_sentence_of(entry: dict) -> str:
                  entry["sustained_from_s"], entry["ratio"], entry["drop_at_s"],
                  list(entry.get("coincided") or []))
     return drop_sentence(a)
+
+
+def burst_sustained_notes(sides) -> list[str]:
+    """Compare's burst/sustained lines: each later side's sustained runs against the first
+    side's run of the same workload, metric and point (burst_sustained_sentence)."""
+    if len(sides) < 2:
+        return []
+    out = []
+    for side in sides[1:]:
+        for rec in side.records:
+            for base in sides[0].records:
+                if base.workload == rec.workload:
+                    said = burst_sustained_sentence(side.label, rec, sides[0].label, base)
+                    if said:
+                        out.append(said)
+                        break
+    return list(dict.fromkeys(out))
