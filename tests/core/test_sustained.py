@@ -292,3 +292,22 @@ def test_compare_notes_put_burst_and_sustained_side_by_side():
     first, second = (s.label for s in cmp.sides)
     assert f"{second}: burst 1.00×, sustained 1.00× of the {first}; no lasting drop" \
         in cmp.notes
+
+
+def test_each_measurement_finds_its_own_throughput_row():
+    """An LLM's decode rows wait for the memory bound and come after later points were
+    measured: two events, then a time row and each point's tok/s row. Each event takes the
+    throughput row of its own blocks (figure x seconds constant), never the other's."""
+    from siliconbench.core.results import Row
+    first, second = [0.2, 0.25, 0.2], [0.4, 0.5, 0.4]
+    rows = [Row("ttft_ms", 200.0, "ms", {"depth": 0}, samples=[200.0, 250.0, 200.0]),
+            Row("decode_tokens_per_s", 160.0, "tok/s", {"depth": 0},
+                samples=[32 / s for s in first]),
+            Row("decode_tokens_per_s", 80.0, "tok/s", {"depth": 512},
+                samples=[32 / s for s in second])]
+    events = [(0, {"block_end_s": [0.2, 0.45, 0.65], "per_call_s": first}),
+              (0, {"block_end_s": [0.4, 0.9, 1.3], "per_call_s": second})]
+    more, entries = sus.sustained_rows(rows, [], events, {"series": {}}, 0.0)
+    assert [(e["metric"], e["point"]) for e in entries] == [
+        ("decode_tokens_per_s", {"depth": 0}), ("decode_tokens_per_s", {"depth": 512})]
+    assert [e["burst"] for e in entries] == [pytest.approx(160.0), pytest.approx(80.0)]

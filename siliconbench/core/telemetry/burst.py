@@ -243,22 +243,38 @@ def rows_of(a: Analysis, point: dict, metric: str) -> list[Row]:
     return rows
 
 
+def _is_throughput_of(row: Row, per_call: list[float]) -> bool:
+    """Whether a row's per-block figures are a throughput of these blocks: work per call over
+    seconds per call, so figure x seconds is the same for every block (a time row, or another
+    measurement's row with as many blocks, is not)."""
+    if row.value is None or len(row.samples) != len(per_call):
+        return False
+    products = [f * s for f, s in zip(row.samples, per_call)]
+    ref = products[0]
+    return ref > 0 and all(abs(x - ref) <= 1e-6 * ref for x in products)
+
+
 def sustained_rows(rows: list[Row], row_times: list[float], events: list[tuple[int, dict]],
                    telemetry: dict, t0_monotonic: float) -> tuple[list[Row], list[dict]]:
     """Rows and telemetry["sustained"] entries for every "sustained" event of a run: each
-    event's blocks are the first later row with as many per-block figures (the workload's
-    row of that measurement: its metric and unit); without one, calls per second."""
+    event's blocks are the first row after it, not taken by an earlier event, whose figures
+    are a throughput of exactly those blocks (the workload's row of that measurement: its
+    metric and unit; an LLM's decode rows may come after later points were measured); without
+    one, calls per second."""
     out_rows: list[Row] = []
     entries: list[dict] = []
+    taken: set[int] = set()
     series = telemetry.get("series") or {}
     for before, event in events:
         ends = list(event.get("block_end_s") or [])
         per_call = list(event.get("per_call_s") or [])
         if len(ends) < 2 or len(per_call) != len(ends):
             continue
-        row = next((r for r in rows[before:] if len(r.samples) == len(ends)
-                    and r.value is not None), None)
-        if row is not None:
+        i = next((i for i in range(before, len(rows)) if i not in taken
+                  and _is_throughput_of(rows[i], per_call)), None)
+        if i is not None:
+            taken.add(i)
+            row = rows[i]
             rates, unit, metric, point = list(row.samples), row.unit, row.metric, row.params
         else:
             rates = [1 / s if s > 0 else math.nan for s in per_call]
