@@ -311,3 +311,37 @@ def test_each_measurement_finds_its_own_throughput_row():
     assert [(e["metric"], e["point"]) for e in entries] == [
         ("decode_tokens_per_s", {"depth": 0}), ("decode_tokens_per_s", {"depth": 512})]
     assert [e["burst"] for e in entries] == [pytest.approx(160.0), pytest.approx(80.0)]
+
+
+def test_a_macs_clocks_beside_ioreport_power_in_a_sustained_run(monkeypatch):
+    """With IOReport giving the power (no clocks), a sustained run also reads powermetrics for
+    the clocks alone: here the real M4 Max sample stands for its output."""
+    from siliconbench.core.telemetry import sampler
+    from siliconbench.core.telemetry.powermetrics import PowermetricsClocks
+
+    class Monitor:
+        def get_cumulative_energy(self):
+            return None
+    monkeypatch.setattr(sampler.platform, "system", lambda: "Darwin")
+    monkeypatch.setattr(sampler.platform, "machine", lambda: "arm64")
+    monkeypatch.setattr(sampler, "mac_power_source",
+                        lambda arch, interval_s: telemetry.IOReportSource(Monitor()))
+    names = [type(s).__name__ for s in sampler.default_sources("gpu", 1.0, clocks=True)]
+    assert names[-2:] == ["IOReportSource", "PowermetricsClocks"]
+    assert "PowermetricsClocks" not in [type(s).__name__ for s in
+                                        sampler.default_sources("gpu", 1.0)]
+    got = []
+    plist = DATA / "powermetrics" / "m4max_pausemonitor.plist"
+    source = PowermetricsClocks(["cat", str(plist)])
+    source.open(got.append)
+    source._proc.wait(10)      # the stand-in ends at the end of its file: all of it read
+    source.close()
+    assert got and set(got[0]) == {"cpu_e_clock_mhz", "cpu_p0_clock_mhz", "cpu_p1_clock_mhz",
+                                   "gpu_clock_mhz", "gpu_active_percent",
+                                   "gpu_top_state_percent"}
+    refused = PowermetricsClocks(["sh", "-c", "echo 'sudo: a password is required' >&2"])
+    refused.open(got.append)
+    refused._proc.wait(10)
+    refused.close()
+    assert refused.notes[0].startswith("GPU and CPU clocks unavailable: sudo: a password is "
+                                       "required.")

@@ -163,3 +163,23 @@ class PowermetricsSource(Source):
         if not self._got_sample:
             self.notes.append(f"power unavailable: {sudo_failure_reason(stderr)}. "
                               f"{POWERMETRICS_HELP}")
+
+
+class PowermetricsClocks(PowermetricsSource):
+    """The clocks and GPU residency alone from `sudo -n powermetrics`, beside IOReport's power
+    (which has no clocks) in a sustained run: each CPU cluster's clock, the GPU's clock, busy
+    share and top-state residency. Without the sudoers rule it says so once, as clocks (the
+    run's power is IOReport's)."""
+
+    name = "powermetrics clocks"
+    power_labels: ClassVar[dict[str, str]] = {}
+    KEEP = ("_clock_mhz", "gpu_active_percent", "gpu_top_state_percent")
+
+    def open(self, emit: Callable[[Values], None]) -> None:
+        super().open(lambda values: emit({k: v for k, v in values.items()
+                                          if k.endswith(self.KEEP)}))
+
+    def close(self) -> None:
+        super().close()
+        self.notes = [n.replace("power unavailable:", "GPU and CPU clocks unavailable:", 1)
+                      for n in self.notes]

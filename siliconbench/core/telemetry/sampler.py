@@ -14,9 +14,10 @@ from typing import Any
 from siliconbench.core.results import RunRecord
 from siliconbench.core.telemetry.burst import sustained_rows
 from siliconbench.core.telemetry.derived import derived_rows
-from siliconbench.core.telemetry.ioreport import mac_power_source
+from siliconbench.core.telemetry.ioreport import IOReportSource, mac_power_source
 from siliconbench.core.telemetry.linux import LinuxCpuSource
 from siliconbench.core.telemetry.nvidia import NvmlSource
+from siliconbench.core.telemetry.powermetrics import PowermetricsClocks, powermetrics_command
 from siliconbench.core.telemetry.sources import (
     DEFAULT_INTERVAL_S,
     BatterySource,
@@ -28,14 +29,20 @@ from siliconbench.core.telemetry.summary import summarize_series
 from siliconbench.core.telemetry.thermal import ThermalPressureSource
 
 
-def default_sources(device: str, interval_s: float = DEFAULT_INTERVAL_S) -> list[Source]:
-    """What can be read on this machine for a run on `device`."""
+def default_sources(device: str, interval_s: float = DEFAULT_INTERVAL_S,
+                    clocks: bool = False) -> list[Source]:
+    """What can be read on this machine for a run on `device`; with `clocks` (a sustained
+    run) a Mac whose power comes from IOReport also reads its clocks from powermetrics."""
     sources: list[Source] = [PsutilSource(), BatterySource()]
     # torch says cuda:N; TensorFlow says gpu:N, which off a Mac is an NVIDIA GPU too.
     if device.startswith("cuda") or (device.startswith("gpu") and platform.system() != "Darwin"):
         sources.append(NvmlSource(device))
     if platform.system() == "Darwin":
-        sources += [ThermalPressureSource(), mac_power_source(platform.machine(), interval_s)]
+        power = mac_power_source(platform.machine(), interval_s)
+        sources += [ThermalPressureSource(), power]
+        if clocks and isinstance(power, IOReportSource):
+            sources.append(PowermetricsClocks(powermetrics_command(platform.machine(),
+                                                                   interval_s)))
     elif platform.system() == "Linux":
         sources.append(LinuxCpuSource())
     return sources
@@ -52,10 +59,11 @@ class TelemetrySampler:
     notes when each result row arrived so derived metrics use that point's power."""
 
     def __init__(self, device: str, interval_s: float | None = None,
-                 sources: list[Source] | None = None) -> None:
+                 sources: list[Source] | None = None, clocks: bool = False) -> None:
         self.device = device
         self.interval_s = interval_s or DEFAULT_INTERVAL_S
-        self.sources = default_sources(device, self.interval_s) if sources is None else sources
+        self.sources = (default_sources(device, self.interval_s, clocks) if sources is None
+                        else sources)
         self.row_times: list[float] = []
         self.started_at = 0.0          # when the child said it started (imports done)
         # The worker's "energy" events, each with when it came and how many rows came before
