@@ -75,10 +75,16 @@ def interval_length(span_s: float) -> float:
 def per_interval(ends: list[float], rates: list[float], interval_s: float
                  ) -> list[tuple[float, float]]:
     """The median figure of the blocks that end in each interval (a block belongs to the
-    interval it ends in); an interval no block ended in is left out, not made up."""
+    interval it ends in; the run's last blocks, past its duration by less than half an
+    interval, join the interval before); an interval no block ended in is left out."""
+    def bucket(end: float) -> int:
+        return max(math.ceil(end / interval_s - 1e-9) - 1, 0)
+    last = bucket(ends[-1])
+    if last > 0 and ends[-1] - last * interval_s < interval_s / 2:
+        last -= 1
     buckets: dict[int, list[float]] = {}
     for end, rate in zip(ends, rates):
-        buckets.setdefault(max(math.ceil(end / interval_s - 1e-9) - 1, 0), []).append(rate)
+        buckets.setdefault(min(bucket(end), last), []).append(rate)
     return [(k * interval_s, median(v)) for k, v in sorted(buckets.items())]
 
 
