@@ -105,14 +105,16 @@ def burst_and_sustained(ends: list[float], rates: list[float]
 def first_lasting_drop(intervals: list[tuple[float, float]], burst: float,
                        interval_s: float) -> float | None:
     """The start of the first interval more than DROP under the burst after which every
-    interval of the next LASTING_S (or to the end of the run) stays under: a dip that
-    recovers is not a drop. Intervals inside the burst window are not looked at."""
+    interval of the next LASTING_S (or to the end of the run, two intervals at least) stays
+    under: a dip that recovers, or one low interval at the end, is not a drop. Intervals
+    inside the burst window are not looked at."""
     limit = burst * (1 - DROP)
     for i, (t, v) in enumerate(intervals):
         if t + interval_s <= BURST_S or v >= limit:
             continue
         following = [w for u, w in intervals[i:] if u < t + LASTING_S]
-        if all(w < limit for w in following) and (len(following) >= 2 or i == len(intervals) - 1):
+        # At least two intervals: one low interval at the very end is not yet a lasting drop.
+        if len(following) >= 2 and all(w < limit for w in following):
             return t
     return None
 
