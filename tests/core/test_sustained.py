@@ -354,3 +354,27 @@ def test_a_macs_clocks_beside_ioreport_power_in_a_sustained_run(monkeypatch):
     refused.close()
     assert refused.notes[0].startswith("GPU and CPU clocks unavailable: sudo: a password is "
                                        "required.")
+
+
+def test_compare_warns_when_two_sides_power_states_differ():
+    """Through Compare itself (compare.comparability_warnings): the real 1-minute run, and the
+    same run as a laptop that was on battery in Low Power mode."""
+    from siliconbench.core.comparison import compared, sides_for
+    from siliconbench.core.results import RunRecord
+    text = (DATA / "sustained" / "gemm-cpu-1min.json").read_text("utf-8")
+    # Two parses: a record made from a dict shares its telemetry with it.
+    desk, laptop = (RunRecord.from_dict(json.loads(text)) for _ in range(2))
+    desk.label, laptop.label, laptop.id = "desk", "laptop", "c" * 32
+    for rec, source, mode in ((desk, "ac", "Automatic"), (laptop, "battery", "Low Power")):
+        state = {"power_source": source, "battery_percent": None, "power_mode": mode,
+                 "lid_closed": None}
+        rec.telemetry["power_state"] = {"start": state, "end": state}
+    cmp = compared(sides_for([desk, laptop]))
+    first, second = (s.label for s in cmp.sides)
+    said = {first: ("on AC", "Automatic"), second: ("on battery", "Low Power")} \
+        if first == "desk" else {first: ("on battery", "Low Power"), second: ("on AC",
+                                                                            "Automatic")}
+    assert (f"different power: {first} ran {said[first][0]}, {second} {said[second][0]}"
+            in cmp.warnings)
+    assert (f"different power mode: {first} ran in {said[first][1]} mode, {second} in "
+            f"{said[second][1]} mode" in cmp.warnings)
