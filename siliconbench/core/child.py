@@ -200,7 +200,9 @@ class ChildRun:
         self.record.software = dict(self.record.machine.get("frameworks") or {})
         # Power, temperature and load, sampled here so the child's workload pays nothing;
         # `telemetry.snapshot()` gives the series so far, for a live plot.
-        self.telemetry = TelemetrySampler(self.spec.device).start()
+        # A sustained run (--duration) reads a Mac's clocks too, beside IOReport's power.
+        self.telemetry = TelemetrySampler(self.spec.device,
+                                          clocks=bool(self.spec.params.get("duration"))).start()
         threading.Thread(target=self._read_events, daemon=True).start()
         self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
         self._stderr_reader.start()

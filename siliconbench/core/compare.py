@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from siliconbench.core.machine import other_cpu_of_same_chip, virtual_mac
+from siliconbench.core.machine import other_cpu_of_same_chip, power_state_warnings, virtual_mac
 from siliconbench.core.numbers import times
 from siliconbench.core.results import FLAGS, NotAResultFile, Row, RunRecord, records_from_file
 from siliconbench.core.stats import summarize
@@ -492,6 +492,8 @@ def comparability_warnings(sides: list[Side], picks: list[dict], rows: list[Comp
             if i != base:
                 out += _pair_warnings(sides[base].label, used[base], sides[i].label, used[i],
                                       point_keys)
+                out += power_state_warnings(sides[base].label, used[base], sides[i].label,
+                                            used[i])
         for r in wrows:
             present = [(sides[i].label, c) for i, c in enumerate(r.cells) if c is not None]
             synthetic = {label for label, c in present if "synthetic" in c.flags}

@@ -226,6 +226,8 @@ def compared(sides: list[Side]) -> Comparison:
     report show."""
     cmp = compare(sides)
     cmp.best = best_of_sides(sides)
+    from siliconbench.core.telemetry.burst import burst_sustained_notes
+    cmp.notes += burst_sustained_notes(sides)     # burst and sustained side by side
     return cmp
 
 

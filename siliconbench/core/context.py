@@ -27,6 +27,8 @@ class RunContext:
         self.sync = adapter.synchronizer(device) if adapter is not None else None
         self._meter = None
         self._said_window = False
+        # --duration (minutes) of a workload that has it: every measure() is sustained mode.
+        self.duration_min: float | None = None
 
     @property
     def on_cpu(self) -> bool:
@@ -94,8 +96,45 @@ class RunContext:
         if m.energy is not None:
             self._emit({"event": "energy", **m.energy})
 
-    def measure(self, call: Callable[[], object], sync: Callable[[], None] | None = None
-                ) -> Measurement:
+    def measure(self, call: Callable[[], object], sync: Callable[[], None] | None = None,
+                sustained: bool = True) -> Measurement:
+        """The timing protocol; with --duration (and `sustained`, which a measurement that
+        only prepares the sustained one turns off) sustained mode."""
+        if self.duration_min and sustained:
+            return self.measure_sustained(call, self.duration_min, sync=sync)
         m = measure(call, sync or self.sync, self.settings_for_meter(), meter=self.meter())
+        self.energy(m)
+        return m
+
+    def measure_sustained(self, call: Callable[[], object], duration_min: float,
+                          label: str = "", sync: Callable[[], None] | None = None
+                          ) -> Measurement:
+        """Sustained mode, the one loop every workload's --duration runs: blocks back to back
+        for `duration_min` minutes, progress about once a second, then a "sustained" event
+        with each block's end and when the first began (this machine's monotonic clock, which
+        the parent's telemetry shares), from which the parent makes the figure per interval,
+        burst and sustained (siliconbench.core.telemetry.sustained)."""
+        import math
+        import time
+
+        from siliconbench.core.measure import measure_for
+        from siliconbench.core.numbers import duration
+        self.record_settings(duration_min=duration_min)
+        duration_s = duration_min * 60
+        reported = [-math.inf]
+        started: list[float] = []
+
+        def on_block(elapsed: float) -> None:
+            if not started:
+                started.append(time.monotonic() - elapsed)
+            # Blocks last ~20 ms: one progress event per block would flood the event stream.
+            if elapsed - reported[0] >= 1.0:
+                reported[0] = elapsed
+                self.progress(min(elapsed, duration_s), duration_s,
+                              f"{label}sustained: {duration(elapsed)} of {duration(duration_s)}")
+        m = measure_for(call, sync or self.sync, duration_s, self.settings, on_block=on_block,
+                        meter=self.meter())
+        self._emit({"event": "sustained", "start_monotonic": started[0],
+                    "block_end_s": m.block_end_s, "per_call_s": m.per_call_s})
         self.energy(m)
         return m

@@ -154,10 +154,13 @@ def estimate(workload: str, params: dict, device, quick: bool = False) -> Estima
 def _gemm(est: Estimate, params: dict, device, settings, fits) -> None:
     from siliconbench.core.workloads import gemm
     sizes = params["sizes"] or gemm.default_sizes(device.kind, device.memory_bytes)
+    dtypes = params["dtypes"]
     if params.get("grow"):
         sizes = gemm.grown_sizes(sizes[0], device.memory_bytes)
+    if params.get("duration"):   # sustained mode's points, each held that long
+        sizes, dtypes, _ = gemm.sustained_point(params, device.kind, device.memory_bytes)
     total = 0.0
-    for dtype in params["dtypes"]:
+    for dtype in dtypes:
         rate, est.basis = _gflops(device, dtype, bool(params.get("tf32")))
         for n in sizes:
             need = 3 * n * n * ITEMSIZE.get(dtype, 4)
@@ -170,6 +173,9 @@ def _gemm(est: Estimate, params: dict, device, settings, fits) -> None:
                 total = float("nan")
                 continue
             product_s = 2 * n ** 3 / (rate * 1e9)
+            if params.get("duration"):
+                total += params["duration"] * 60
+                continue
             if params["sizes"] is None and product_s > gemm.AUTO_MAX_PRODUCT_S:
                 continue      # the automatic sweep skips it
             total += point_seconds(product_s, settings)
@@ -181,8 +187,13 @@ def _bandwidth(est: Estimate, params: dict, device, settings, fits) -> None:
     arrays = bandwidth.ARRAYS
     rate, est.basis = _memory_gbs(device)
     total = 0.0
-    for op in params.get("ops") or list(arrays):
-        for mb in params["sizes_mb"] or bandwidth.DEFAULT_SIZES_MB:
+    ops, sizes = params.get("ops") or list(arrays), params["sizes_mb"] or \
+        bandwidth.DEFAULT_SIZES_MB
+    if params.get("duration"):   # sustained mode: triad at SUSTAINED_MB unless named
+        ops = ops if list(ops) != list(bandwidth.OPS) else ["triad"]
+        sizes = params["sizes_mb"] or [bandwidth.SUSTAINED_MB]
+    for op in ops:
+        for mb in sizes:
             need = arrays[op] * mb * 2**20
             if not fits(need):
                 est.too_big.append(f"{op} of {mb} MB arrays ({size(need)})")
@@ -190,7 +201,8 @@ def _bandwidth(est: Estimate, params: dict, device, settings, fits) -> None:
             est.points += 1
             est.peak_bytes = max(est.peak_bytes or 0, need)
             if rate is not None:
-                total += point_seconds(need / (rate * 1e9), settings)
+                total += params["duration"] * 60 if params.get("duration") else \
+                    point_seconds(need / (rate * 1e9), settings)
     est.seconds = total if rate is not None else None
 
 
@@ -276,7 +288,8 @@ def _llm(est: Estimate, params: dict, device, settings, fits) -> None:
                                / (flops * 1e9), settings)
     for d in runs["decode"]:
         step = shapes.bytes_per_decode_step(shape, dtype, batch, d, gen) / (gbs * 1e9)
-        total += point_seconds(gen * step, settings)
+        total += params["duration"] * 60 if params.get("duration") else \
+            point_seconds(gen * step, settings)
     est.seconds = total
     est.basis = f"{est.basis} and {memory}"
 

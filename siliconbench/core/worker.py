@@ -70,6 +70,7 @@ def run(spec: dict, emit: Callable[[dict], None]) -> int:
     ctx = RunContext(framework=spec["framework"], device_id=spec["device"], adapter=adapter,
                      device=dev, device_name=name, emit=emit, settings=settings,
                      peak=_peak(adapter, dev, name), quick=quick)
+    ctx.duration_min = spec["params"].get("duration")   # sustained mode, where it has --duration
     emit({"event": "started", "device_name": name, "software": adapter.software(),
           "settings": {"measure": settings.to_dict(),
                        "peak": ctx.peak.name if ctx.peak else None}})

@@ -22,29 +22,33 @@ SHOWN_KEY = "welcome/shown"
 QueueCompared = Callable[[list["RunSpec"], list[str]], list["RunJob"]]
 
 
-def queue_quick_suite(devices: DeviceList, status: QStatusBar, queue: QueueCompared) -> int:
+def queue_quick_suite(devices: DeviceList, status: QStatusBar, queue: QueueCompared,
+                      suite: str = "quick") -> int:
     """Queue the quick suite on every usable device of `devices` with `queue` (it ends beside
     a published machine; a device the suite cannot fit is asked about first); before the
     device list is in, say so in `status` and queue it the moment it arrives. Returns the
-    number of runs queued now."""
-    from siliconbench.core.suites import expand
+    number of runs queued now. `suite`: another suite of suites.json ("sustained": the
+    Sustained check) the same way."""
+    from siliconbench.core.suites import expand, load_suites
     found = [d for d in devices.devices if d.usable]
     # Every framework's devices, not those of the first to answer (MLX loads fastest).
     if not found or not devices.complete:
         status.showMessage("The quick suite starts once the devices are found.")
-        devices.discovered.connect(_queue_once(devices, status, queue))
+        devices.discovered.connect(_queue_once(devices, status, queue, suite))
         return 0
     names = {(d.framework, d.id): d.name for d in found}
-    specs = expand("quick", found)
-    titles = [f"Quick suite · {s.workload} · {names[(s.framework, s.device)]} "
+    specs = expand(suite, found)
+    title = load_suites()[suite]["title"]
+    titles = [f"{title} · {s.workload} · {names[(s.framework, s.device)]} "
               f"({s.framework} {s.device})" for s in specs]
     return len(queue(specs, titles))
 
 
-def _queue_once(devices: DeviceList, status: QStatusBar, queue: QueueCompared):
+def _queue_once(devices: DeviceList, status: QStatusBar, queue: QueueCompared,
+                suite: str = "quick"):
     def once() -> None:
         devices.discovered.disconnect(once)
-        queue_quick_suite(devices, status, queue)
+        queue_quick_suite(devices, status, queue, suite)
     return once
 
 

@@ -148,8 +148,22 @@ PMSET_BATT_CAPTURES = [
     ("pmset_batt_ac_powerlevel9k376.txt", ("ac", 43)),
 ]
 
+# `pmset -g`: (the power mode in use, Low Power Mode on). An older macOS's `lowpowermode 0`
+# reads as Automatic: pmset takes it as a synonym of `powermode` (SOURCES.md).
 PMSET_CAPTURES = [
-    ("pmset_g_arm64_aldente603.txt", False),
+    ("pmset_g_arm64_aldente603.txt", ("Automatic", False)),
+    ("pmset_g_powermode0_m3max_knowledgebase.txt", ("Automatic", False)),
+    ("pmset_g_powermode0_laptop_realm.txt", ("Automatic", False)),
+]
+
+# `pmset -g custom`: the mode each power source is set to.
+PMSET_CUSTOM_CAPTURES = [
+    ("pmset_custom_battery_low_ac_high.txt",
+     {"Battery Power": "Low Power", "AC Power": "High Power"}),
+    ("pmset_custom_mac17_8_battery_low.txt",
+     {"Battery Power": "Low Power", "AC Power": "Automatic"}),
+    ("pmset_custom_mbp18_2_battery_low.txt",
+     {"Battery Power": "Low Power", "AC Power": "Automatic"}),
 ]
 
 
@@ -178,14 +192,52 @@ def test_pmset_batt_capture(name, power):
     assert (parsed["power_source"], parsed["battery_percent"]) == power
 
 
-@pytest.mark.parametrize(("name", "low_power"), PMSET_CAPTURES)
-def test_pmset_capture(name, low_power):
+@pytest.mark.parametrize(("name", "state"), PMSET_CAPTURES)
+def test_pmset_capture(name, state):
+    mode, low_power = state
+    assert machine.parse_pmset_mode(capture(name)) == mode
     assert machine.parse_pmset_lowpower(capture(name)) is low_power
+
+
+@pytest.mark.parametrize(("name", "modes"), PMSET_CUSTOM_CAPTURES)
+def test_pmset_custom_capture(name, modes):
+    assert machine.parse_pmset_custom(capture(name)) == modes
+    # `pmset -g` would print no mode from these: the per-source sections hold none in use.
+    assert machine.parse_pmset_mode("Currently in use:\n sleep 1\n") is None
+
+
+@pytest.mark.parametrize(("source", "expected"), [("ac", "High Power"),
+                                                  ("battery", "Low Power")])
+def test_the_mode_in_use_falls_back_to_the_current_sources_section(monkeypatch, source,
+                                                                   expected):
+    """A `pmset -g` without the key: the mode the current source is set to, from the real
+    `pmset -g custom` with Low Power on battery and High Power on AC."""
+    batt = {"ac": "pmset_batt_ac_maccli69.txt",
+            "battery": "pmset_batt_battery_spaceship640.txt"}[source]
+    outputs = {"pmset -g batt": capture(batt), "pmset -g": "Currently in use:\n sleep 1\n",
+               "pmset -g custom": capture("pmset_custom_battery_low_ac_high.txt"),
+               "ioreg": '  |   "AppleClamshellState" = No\n'}
+
+    def run(args, *rest, **kw):
+        return outputs[" ".join(args[:3]) if args[0] == "pmset" else args[0]]
+    monkeypatch.setattr(machine.commands, "run_command", run)
+    from siliconbench.core.machine.power import power_status_macos
+    status = power_status_macos()
+    assert (status.power_source, status.power_mode) == (source, expected)
+    assert status.low_power_mode is (expected == "Low Power")
+    assert status.lid_closed is False
+
+
+def test_the_lid_line():
+    # Only this line is quoted by projects that read it (SOURCES.md: no whole capture).
+    assert machine.parse_clamshell('  |   "AppleClamshellState" = Yes\n') is True
+    assert machine.parse_clamshell('  |   "AppleClamshellState" = No\n') is False
+    assert machine.parse_clamshell("") is None
 
 
 def test_every_capture_is_tested_and_has_a_source():
     tables = (SYSCTL_CAPTURES, SYSTEM_PROFILER_CAPTURES, SW_VERS_CAPTURES, PMSET_BATT_CAPTURES,
-              PMSET_CAPTURES)
+              PMSET_CAPTURES, PMSET_CUSTOM_CAPTURES)
     tested = [name for table in tables for name, _ in table]
     on_disk = sorted(p.name for p in MACOS.iterdir() if p.name != "SOURCES.md")
     assert sorted(tested) == on_disk
@@ -230,6 +282,10 @@ def test_parse_pmset_edge_cases():
     assert machine.parse_pmset_lowpower(" lowpowermode         1\n womp 0\n") is True
     assert machine.parse_pmset_lowpower(" powermode            1\n") is True
     assert machine.parse_pmset_lowpower(" powermode            2\n") is False
+    assert machine.parse_pmset_mode(" powermode            2\n") == "High Power"
+    # Both keys printed: powermode, the newer one, says which mode (it can be High Power).
+    assert machine.parse_pmset_mode(" lowpowermode         0\n powermode            2\n") \
+        == "High Power"
     assert machine.parse_pmset_lowpower(" sleep 1\n") is None
     assert machine.parse_sw_vers("") is None
 
@@ -674,3 +730,28 @@ def test_a_probed_mac_travels_in_a_result_file(captures, monkeypatch):
     back = records_from_json(records_to_json([rec]))[0]
     assert machine.MachineInfo.from_dict(back.machine).cpu_tiers == info.cpu_tiers
     assert back.machine["sources"] == info.sources
+
+
+def test_compare_says_when_two_runs_power_states_differ():
+    from siliconbench.core.results import RunRecord
+    studio = RunRecord(workload="gemm", framework="mlx", device="gpu", params={},
+                       machine={"power_source": "ac"})
+    studio.telemetry = {"power_state": {
+        "start": {"power_source": "ac", "power_mode": "Automatic", "lid_closed": None},
+        "end": {"power_source": "ac", "power_mode": "Automatic", "lid_closed": None}}}
+    laptop = RunRecord(workload="gemm", framework="mlx", device="gpu", params={},
+                       machine={"power_source": "battery"})
+    laptop.telemetry = {"power_state": {
+        "start": {"power_source": "ac", "power_mode": "High Power", "lid_closed": False},
+        "end": {"power_source": "battery", "power_mode": "High Power", "lid_closed": False}}}
+    said = machine.power_state_warnings("Mac Studio", studio, "MacBook Pro", laptop)
+    assert said == [
+        "different power: Mac Studio ran on AC, MacBook Pro on AC then on battery",
+        "MacBook Pro's power changed during the run (on AC then on battery)",
+        "different power mode: Mac Studio ran in Automatic mode, MacBook Pro in High Power mode"]
+    # An older record without power states: its machine probe's Low Power Mode.
+    old = RunRecord(workload="gemm", framework="mlx", device="gpu", params={},
+                    machine={"power_source": "ac", "low_power_mode": True})
+    assert machine.power_state_warnings("old", old, "Mac Studio", studio) == [
+        "different power mode: old ran in Low Power mode, Mac Studio in Automatic mode"]
+    assert machine.power_state_warnings("a", studio, "b", studio) == []

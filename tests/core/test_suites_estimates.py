@@ -310,3 +310,15 @@ def test_a_cpu_whose_triad_is_stored_gets_the_llm_its_bandwidth_runs(monkeypatch
     assert fitted() == "llama-3.2-1b"
     est = estimate("llm", {"preset": "llama-3.2-1b", "dtype": "float32"}, xeon)
     assert "the triad measured here" in est.basis
+
+
+def test_the_sustained_check_is_one_suite_and_the_quick_one_stays_short():
+    """The Sustained check: 10 minutes of GEMM then 5 of LLM decode on each GPU, none on a
+    CPU; the quick suite keeps no --duration."""
+    specs = expand("sustained", [LAPTOP, H200])
+    assert [(s.workload, s.device, s.params["duration"]) for s in specs] == [
+        ("gemm", "cuda:0", 10), ("llm", "cuda:0", 5)]
+    assert all("duration" not in s.params for s in expand("quick", [LAPTOP, H200]))
+    from siliconbench.core.child import prepare
+    for spec in specs:             # the parameters are the workloads' own, and valid
+        prepare(spec)

@@ -316,7 +316,8 @@ def test_tiny_gemm_gets_tflops_per_watt(monkeypatch):
     monkeypatch.setenv("SILICONBENCH_MEASURE", '{"min_time_s": 0.5}')
     monkeypatch.setenv(telemetry.POWERCAP_ENV, "/nonexistent")
     monkeypatch.setattr(telemetry.sampler, "default_sources",
-                        lambda device, interval_s: [telemetry.PsutilSource(), ConstantPower()])
+                        lambda device, interval_s, clocks=False: [telemetry.PsutilSource(),
+                                                                  ConstantPower()])
     # In MLX, a tenth of a CPU-second to import where PyTorch takes three: the per-watt row is
     # derived in the parent from any framework's products.
     rec = execute(RunSpec("gemm", "mlx", params={"sizes": [64], "dtypes": ["float32"]},

@@ -4,13 +4,12 @@ and TFLOPS, peak memory, and sustained mode's measurement and rows over time."""
 
 from __future__ import annotations
 
-import math
 import resource
 import sys
 from collections.abc import Callable
 
 from siliconbench.core.measure import Measurement
-from siliconbench.core.numbers import duration, quantity
+from siliconbench.core.numbers import quantity
 from siliconbench.core.results import Row
 from siliconbench.core.stats import summarize
 
@@ -63,26 +62,11 @@ def throughput_rows(ctx, m: Measurement, batch_size: int, unit: str, point: dict
 
 def measure_run(ctx, call: Callable[[], object], duration_min: float | None,
                 label: str = "") -> Measurement:
-    """The normal protocol, or with `duration_min` (--duration) sustained mode: blocks back to
-    back for that long, progress reported about once a second as seconds elapsed of the
-    duration."""
+    """The normal protocol, or with `duration_min` (--duration) sustained mode
+    (RunContext.measure_sustained, the loop every workload's --duration runs)."""
     if duration_min is None:
-        return ctx.measure(call)
-    from siliconbench.core.measure import measure_for
-    ctx.record_settings(duration_min=duration_min)
-    duration_s = duration_min * 60
-    reported = [-math.inf]
-
-    def on_block(elapsed: float) -> None:
-        # Blocks last ~20 ms: one progress event per block would flood the event stream.
-        if elapsed - reported[0] >= 1.0:
-            reported[0] = elapsed
-            ctx.progress(min(elapsed, duration_s), duration_s,
-                         f"{label}sustained: {duration(elapsed)} of {duration(duration_s)}")
-    m = measure_for(call, ctx.sync, duration_s, ctx.settings, on_block=on_block,
-                    meter=ctx.meter())
-    ctx.energy(m)
-    return m
+        return ctx.measure(call, sustained=False)
+    return ctx.measure_sustained(call, duration_min, label)
 
 
 def sustained_rows(m: Measurement, batch_size: int, unit: str, point: dict) -> list[Row]:

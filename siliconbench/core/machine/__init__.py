@@ -42,9 +42,13 @@ from siliconbench.core.machine.mac import (
 )
 from siliconbench.core.machine.power import (
     PowerStatus,
+    parse_clamshell,
     parse_pmset_batt,
+    parse_pmset_custom,
     parse_pmset_lowpower,
+    parse_pmset_mode,
     parse_power_supplies,
+    power_state_warnings,
     power_status,
 )
 from siliconbench.core.machine.probing import FRAMEWORK_DISTRIBUTIONS, framework_versions, probe

@@ -50,6 +50,11 @@ class NvmlSource(Source):
                 h, nv.NVML_TEMPERATURE_GPU)),
             "gpu_sm_clock_mhz": ("MHz", lambda: nv.nvmlDeviceGetClockInfo(h, nv.NVML_CLOCK_SM)),
             "gpu_memory_used_bytes": ("bytes", lambda: nv.nvmlDeviceGetMemoryInfo(h).used),
+            # Why the clock is held where it is (a bit mask: power cap, thermal, ...): what
+            # sustained mode names beside a drop.
+            "gpu_throttle_reasons": ("mask", lambda: (
+                getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None)
+                or nv.nvmlDeviceGetCurrentClocksThrottleReasons)(h)),
         }
         out: Values = {}
         for name, (unit, read) in readers.items():

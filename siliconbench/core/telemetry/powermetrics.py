@@ -67,7 +67,20 @@ def powermetrics_values(doc: dict) -> Values:
         out["package_power_w"] = ("W", float(proc["combined_power"]) / 1000)
     elif proc.get("package_watts") is not None:       # Intel Macs
         out["package_power_w"] = ("W", float(proc["package_watts"]))
+    for cluster in proc.get("clusters") or []:
+        # "E-Cluster", "P0-Cluster", "P1-Cluster": each cluster's active clock, in Hz here.
+        name = str(cluster.get("name", "")).lower().removesuffix("-cluster").replace("-", "_")
+        if name and cluster.get("freq_hz") is not None:
+            out[f"cpu_{name}_clock_mhz"] = ("MHz", float(cluster["freq_hz"]) / 1e6)
     gpu = doc.get("gpu") or {}
+    states = [s for s in gpu.get("dvfm_states") or []
+              if s.get("freq") is not None and s.get("used_ratio") is not None]
+    if states:
+        # Residency at the top: the share of the interval the GPU ran at its highest
+        # frequency state, which falls when it is held below it (heat, power).
+        top = max(s["freq"] for s in states)
+        out["gpu_top_state_percent"] = ("%", 100.0 * sum(
+            s["used_ratio"] for s in states if s["freq"] == top))
     if gpu.get("freq_hz") is not None:
         out["gpu_clock_mhz"] = ("MHz", float(gpu["freq_hz"]))  # the key says Hz; it is MHz
     if gpu.get("idle_ratio") is not None:
@@ -150,3 +163,23 @@ class PowermetricsSource(Source):
         if not self._got_sample:
             self.notes.append(f"power unavailable: {sudo_failure_reason(stderr)}. "
                               f"{POWERMETRICS_HELP}")
+
+
+class PowermetricsClocks(PowermetricsSource):
+    """The clocks and GPU residency alone from `sudo -n powermetrics`, beside IOReport's power
+    (which has no clocks) in a sustained run: each CPU cluster's clock, the GPU's clock, busy
+    share and top-state residency. Without the sudoers rule it says so once, as clocks (the
+    run's power is IOReport's)."""
+
+    name = "powermetrics clocks"
+    power_labels: ClassVar[dict[str, str]] = {}
+    KEEP = ("_clock_mhz", "gpu_active_percent", "gpu_top_state_percent")
+
+    def open(self, emit: Callable[[Values], None]) -> None:
+        super().open(lambda values: emit({k: v for k, v in values.items()
+                                          if k.endswith(self.KEEP)}))
+
+    def close(self) -> None:
+        super().close()
+        self.notes = [n.replace("power unavailable:", "GPU and CPU clocks unavailable:", 1)
+                      for n in self.notes]

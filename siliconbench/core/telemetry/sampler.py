@@ -12,9 +12,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from siliconbench.core.results import RunRecord
+from siliconbench.core.telemetry.burst import sustained_rows
 from siliconbench.core.telemetry.derived import derived_rows
-from siliconbench.core.telemetry.ioreport import mac_power_source
+from siliconbench.core.telemetry.ioreport import IOReportSource, mac_power_source
+from siliconbench.core.telemetry.linux import LinuxCpuSource
 from siliconbench.core.telemetry.nvidia import NvmlSource
+from siliconbench.core.telemetry.powermetrics import PowermetricsClocks, powermetrics_command
 from siliconbench.core.telemetry.sources import (
     DEFAULT_INTERVAL_S,
     BatterySource,
@@ -26,14 +29,22 @@ from siliconbench.core.telemetry.summary import summarize_series
 from siliconbench.core.telemetry.thermal import ThermalPressureSource
 
 
-def default_sources(device: str, interval_s: float = DEFAULT_INTERVAL_S) -> list[Source]:
-    """What can be read on this machine for a run on `device`."""
+def default_sources(device: str, interval_s: float = DEFAULT_INTERVAL_S,
+                    clocks: bool = False) -> list[Source]:
+    """What can be read on this machine for a run on `device`; with `clocks` (a sustained
+    run) a Mac whose power comes from IOReport also reads its clocks from powermetrics."""
     sources: list[Source] = [PsutilSource(), BatterySource()]
     # torch says cuda:N; TensorFlow says gpu:N, which off a Mac is an NVIDIA GPU too.
     if device.startswith("cuda") or (device.startswith("gpu") and platform.system() != "Darwin"):
         sources.append(NvmlSource(device))
     if platform.system() == "Darwin":
-        sources += [ThermalPressureSource(), mac_power_source(platform.machine(), interval_s)]
+        power = mac_power_source(platform.machine(), interval_s)
+        sources += [ThermalPressureSource(), power]
+        if clocks and isinstance(power, IOReportSource):
+            sources.append(PowermetricsClocks(powermetrics_command(platform.machine(),
+                                                                   interval_s)))
+    elif platform.system() == "Linux":
+        sources.append(LinuxCpuSource())
     return sources
 
 
@@ -48,16 +59,20 @@ class TelemetrySampler:
     notes when each result row arrived so derived metrics use that point's power."""
 
     def __init__(self, device: str, interval_s: float | None = None,
-                 sources: list[Source] | None = None) -> None:
+                 sources: list[Source] | None = None, clocks: bool = False) -> None:
         self.device = device
         self.interval_s = interval_s or DEFAULT_INTERVAL_S
-        self.sources = default_sources(device, self.interval_s) if sources is None else sources
+        self.sources = (default_sources(device, self.interval_s, clocks) if sources is None
+                        else sources)
         self.row_times: list[float] = []
         self.started_at = 0.0          # when the child said it started (imports done)
         # The worker's "energy" events, each with when it came and how many rows came before
         # it (so it belongs to the next rows), and its "energy_meter" event.
         self.energies: list[tuple[int, float, dict]] = []
         self.meter: dict = {}
+        # The child's "sustained" events, each with how many rows came before it.
+        self.sustained: list[tuple[int, dict]] = []
+        self.power_state: dict[str, dict] = {}     # the power state at the start and the end
         self.notes: list[str] = []
         self._series: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
@@ -79,6 +94,7 @@ class TelemetrySampler:
 
     def start(self) -> TelemetrySampler:
         self._t0 = time.monotonic()
+        self._read_power("start")
         opened = []
         for source in self.sources:
             try:
@@ -114,6 +130,16 @@ class TelemetrySampler:
             self.energies.append((len(self.row_times), self._now(), event))
         elif kind == "energy_meter":
             self.meter = event
+        elif kind == "sustained":
+            self.sustained.append((len(self.row_times), {**event, "arrived_s": self._now()}))
+
+    def _read_power(self, when: str) -> None:
+        """The power state (source, charge, power mode, lid) at the run's start or end."""
+        from siliconbench.core.machine.power import power_status
+        try:
+            self.power_state[when] = power_status().to_dict()
+        except Exception as e:  # a power probe that fails must not cost the run
+            self.notes.append(f"power state unreadable at the {when}: {e}")
 
     def snapshot(self) -> dict[str, dict[str, Any]]:
         """The series so far (a copy), for a live plot while the run goes on."""
@@ -128,6 +154,7 @@ class TelemetrySampler:
         self._stopping.set()
         if self._thread is not None:
             self._thread.join(timeout=10)
+        self._read_power("end")
         for source in self.sources:
             try:
                 self._add(source.poll())   # a last sample, so even a short run has two
@@ -142,6 +169,8 @@ class TelemetrySampler:
                         "summary": summarize_series(series, power, labels.get(power),
                                                     self._now(), self.notes),
                         "notes": _unique(self.notes)}
+        if self.power_state:
+            self._result["power_state"] = dict(self.power_state)
         return self._result
 
     def stop_into(self, rec: RunRecord) -> None:
@@ -163,6 +192,11 @@ class TelemetrySampler:
                              self.energies, self.meter.get("idle_w"))
         rec.telemetry["summary"]["derived"] = [r.to_dict() for r in extra]
         rec.rows += extra
+        if self.sustained:    # burst and sustained, with what the machine reported beside
+            more, entries = sustained_rows(rec.rows, self.row_times, self.sustained,
+                                           rec.telemetry, self._t0)
+            rec.telemetry["sustained"] = entries
+            rec.rows += more
 
 
 def _unique(items: Iterable[str]) -> list[str]:

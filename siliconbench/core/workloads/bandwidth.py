@@ -20,6 +20,7 @@ from siliconbench.core.numbers import quantity
 from siliconbench.core.params import Param
 from siliconbench.core.results import Row
 from siliconbench.core.stats import summarize
+from siliconbench.core.workloads.train import DURATION_PARAM
 
 OPS = tuple(STREAM_KERNELS)          # copy, scale, add, triad
 DTYPE = "float32"
@@ -48,8 +49,10 @@ WORKLOAD = Workload(
         Param("ops", "choice_list", list(OPS), "STREAM's kernels: " + ", ".join(
             f"{op} ({formula})" for op, (formula, _) in STREAM_KERNELS.items()) + ".",
               choices=OPS),
+        DURATION_PARAM,
     ),
 )
+SUSTAINED_MB = 256     # sustained mode's array size unless --sizes-mb names others (triad)
 
 
 def fits(size_mb: int, op: str, free_bytes: int | None) -> bool:
@@ -67,6 +70,10 @@ def run(ctx, params: dict) -> None:
     free = ctx.adapter.free_memory(ctx.device)
     sizes = params["sizes_mb"] or default_sizes(free)
     names = params["ops"]
+    if params.get("duration"):   # one point unless named: triad at SUSTAINED_MB (or less)
+        sizes = params["sizes_mb"] or [max([s for s in default_sizes(free)
+                                            if s <= SUSTAINED_MB] or [DEFAULT_SIZES_MB[0]])]
+        names = names if list(names) != list(OPS) else ["triad"]
     reasons = {op: _unsupported_reason(ops, op) for op in names}
     # What each op ran as on this framework, which its GB/s depends on; and that the ops are
     # STREAM's (a record without it has the 4-array triad of before).

@@ -14,6 +14,7 @@ from siliconbench.core.numbers import duration, number, quantity
 from siliconbench.core.params import Param
 from siliconbench.core.results import Row
 from siliconbench.core.stats import summarize
+from siliconbench.core.workloads.train import DURATION_PARAM
 
 DTYPES = ("float32", "float16", "bfloat16", "float64")
 GPU_SIZES = [2**k for k in range(7, 14)]        # 128 .. 8192
@@ -37,6 +38,7 @@ WORKLOAD = Workload(
     metric="tflops",
     x="size",
     module=__name__,
+    checks="check_params",
     params=(
         Param("sizes", "int_list", None, "Matrix sizes N (N x N times N x N).", min=1,
               max=65536, auto="powers of two from 128 to 8192 (4096 on a CPU) that fit in "
@@ -51,8 +53,12 @@ WORKLOAD = Workload(
         Param("budget_s", "float", None, "Seconds the sweep may take: each dtype gets its "
               "share, and a size whose predicted time does not fit is skipped.", min=1,
               max=86400, auto="no limit", title="Time budget (s)"),
+        DURATION_PARAM,
     ),
 )
+# Sustained mode (--duration) measures one point unless --sizes and --dtypes name more: float32
+# at a size whose product takes a good fraction of a block on each kind of device.
+SUSTAINED_SIZE = {"cpu": 1024, "gpu": 8192}
 # --grow stops once a doubled size gains less than this over the best size before it.
 GROW_GAIN = 1.03
 
@@ -85,6 +91,8 @@ def run(ctx, params: dict) -> None:
     grow, budget = bool(params.get("grow")), params.get("budget_s")
     sizes = params["sizes"] or default_sizes(kind, free)
     dtypes = params["dtypes"]
+    if params.get("duration"):
+        sizes, dtypes, auto = sustained_point(params, kind, free)
     if grow:
         sizes = grown_sizes(sizes[0], free)
     total = len(sizes) * len(dtypes)
@@ -141,6 +149,32 @@ def run(ctx, params: dict) -> None:
                 ctx.record_settings(**{f"grow_{dtype}": f"sizes doubled up to {sizes[-1]}, "
                                                        "the largest that fits in memory"})
     ctx.progress(total, total, "done")
+
+
+def check_params(params: dict) -> None:
+    """Before the run: --duration holds each point for minutes, which --grow's and
+    --budget-s's sweeps cannot share (ParamError in one sentence)."""
+    from siliconbench.core.params import ParamError
+    if params.get("duration"):
+        given = [f"--{k.replace('_', '-')}" for k in ("grow", "budget_s") if params.get(k)]
+        if given:
+            verb = "sweeps" if len(given) == 1 else "sweep"
+            raise ParamError(f"--duration measures each point for minutes; {' and '.join(given)} "
+                             f"{verb} sizes against time: use one or the other.")
+
+
+def sustained_point(params: dict, kind: str, free: int | None
+                    ) -> tuple[list[int], list[str], bool]:
+    """(sizes, dtypes, auto) of a sustained run: the sizes and dtypes named, else one point
+    (SUSTAINED_SIZE, halved until it fits; float32), which the automatic skip leaves alone."""
+    sizes = params["sizes"]
+    if not sizes:
+        n = SUSTAINED_SIZE[kind]
+        while n > 128 and not fits(n, 4, free):
+            n //= 2
+        sizes = [n]
+    dtypes = params["dtypes"] if list(params["dtypes"]) != list(DTYPES) else ["float32"]
+    return sizes, dtypes, False
 
 
 def grown_sizes(start: int, free_bytes: int | None, largest: int = 65536) -> list[int]:

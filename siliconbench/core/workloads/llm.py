@@ -36,6 +36,7 @@ from siliconbench.core.kit.model_files import OwnModel, read_model
 from siliconbench.core.params import Param, ParamError
 from siliconbench.core.results import Row
 from siliconbench.core.stats import summarize
+from siliconbench.core.workloads.train import DURATION_PARAM
 
 if TYPE_CHECKING:
     from siliconbench.core.measure import Measurement
@@ -265,6 +266,7 @@ WORKLOAD = Workload(
               max=4096, auto="the preset's", title="KV heads"),
         Param("vocab", "int", None, "Override the preset's vocabulary size.", min=2,
               max=10_000_000, auto="the preset's", title="Vocabulary"),
+        DURATION_PARAM,   # sustained mode: each decode point runs that long
     ),
 )
 
@@ -573,7 +575,7 @@ def too_big_row(metric: str, unit: str, point: dict, tokens: int) -> Row:
 def _prefill_rows(ctx, engine: LLMEngine, shape, point: dict, flags: list[str],
                   ceiling) -> list[Row]:
     batch, prompt = point["batch"], point["prompt"]
-    m = ctx.measure(engine.prefill(batch, prompt, point.get("depth", 0)))
+    m = ctx.measure(engine.prefill(batch, prompt, point.get("depth", 0)), sustained=False)
     flags = (["noisy"] if m.noisy else []) + flags
     rates = m.rates(batch * prompt)
     stats = summarize(rates)

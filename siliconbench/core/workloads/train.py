@@ -39,10 +39,11 @@ MODEL_PARAMS = (
 BATCH_PARAM = Param("batch_size", "int", None, "Samples per training step.", min=1,
                     max=100_000, auto="the published table's: 64 for resnet50 and distilbert, "
                                       "128 for mobilenet_v2, 32 for bert-large")
-# Sustained mode, shared with infer.
+# Sustained mode, shared with infer, gemm, bandwidth and llm.
 DURATION_PARAM = Param("duration", "float", None, "Sustained mode: run this many minutes and "
-                       "report throughput per minute and the last/first-minute ratio "
-                       "(thermal throttling).", min=0.05, max=600,
+                       "report throughput every few seconds, the burst (first 30 s), the "
+                       "sustained figure (last third) and their ratio, with the clocks, power "
+                       "and heat the machine reported beside.", min=0.05, max=600,
                        auto="the normal protocol (until the timing is stable)")
 
 WORKLOAD = Workload(

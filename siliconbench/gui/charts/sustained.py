@@ -1,0 +1,110 @@
+"""The Sustained chart: a sustained run's throughput over time, with the clock, power and
+thermal pressure (or temperature) the machine reported in linked panes below, on the same
+time axis (seconds since the timed blocks began). The burst and sustained windows are shaded
+with their figures, and the first lasting drop is a vertical line through every pane."""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from siliconbench.core.results import RunRecord
+from siliconbench.core.telemetry.burst import chart_data
+from siliconbench.core.telemetry.thermal import THERMAL_LEVELS
+from siliconbench.gui.charts.axes import series_symbol
+from siliconbench.gui.singleton_refs import top_up
+from siliconbench.gui.theme import Theme, series_color, theme_for
+
+PANE_ORDER = ("clock", "power", "heat", "temperature")
+
+
+class SustainedChart(QWidget):
+    """Throughput per interval on top; below it, each kind of reading the runs have, x-linked
+    to it. One colour per sustained measurement (a run, or a point of one)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        top_up()
+        self.theme: Theme = theme_for()
+        self.graphics = pg.GraphicsLayoutWidget()
+        self.empty = QLabel("No sustained run here.\nRun a workload with --duration (minutes) "
+                            "to see its throughput over time beside the clocks, power and "
+                            "heat the machine reported.")
+        self.caption = QLabel()
+        self.caption.setWordWrap(True)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.empty)
+        layout.addWidget(self.graphics, 1)
+        layout.addWidget(self.caption)
+        self.plots: dict[str, pg.PlotItem] = {}
+        self.set_records([])
+
+    def set_records(self, records: list[RunRecord]) -> None:
+        self.graphics.clear()
+        self.plots = {}
+        measured = [(rec, d) for rec in records for d in chart_data(rec)]
+        self.empty.setVisible(not measured)
+        self.graphics.setVisible(bool(measured))
+        self.graphics.setBackground(self.theme.background)
+        if not measured:
+            self.caption.setText("")
+            return
+        top = self.graphics.addPlot(row=0, col=0)
+        self.plots["throughput"] = top
+        units = sorted({d["unit"] for _, d in measured})
+        top.setLabel("left", f"Throughput ({', '.join(units)})")
+        top.addLegend(offset=(-10, -10))   # bottom right: clear of a burst at the top
+        panes = [k for k in PANE_ORDER if any(k in d["panes"] for _, d in measured)]
+        if "heat" in panes and "temperature" in panes:
+            panes.remove("temperature")       # thermal pressure is what throttles a Mac
+        for row, key in enumerate(panes, start=1):
+            plot = self.graphics.addPlot(row=row, col=0)
+            plot.setXLink(top)
+            title = next(d["panes"][key]["title"] for _, d in measured if key in d["panes"])
+            plot.setLabel("left", title)
+            if key == "heat":
+                plot.getAxis("left").setTicks([list(enumerate(THERMAL_LEVELS))])
+                plot.setYRange(0, len(THERMAL_LEVELS) - 1)
+            self.plots[key] = plot
+        bottom = self.plots[panes[-1]] if panes else top
+        bottom.setLabel("bottom", "Time since the timed blocks began (s)")
+        lines = []
+        highest: dict[str, float] = {}
+        for i, (rec, d) in enumerate(measured):
+            color = series_color(self.theme, i)
+            name = _name(rec, d, len(measured) > 1)
+            top.plot(d["x"], d["y"], pen=pg.mkPen(color, width=2), symbol=series_symbol(i),
+                     symbolSize=6, symbolBrush=color, symbolPen=None, name=name)
+            for (x0, x1, value), alpha in ((d["burst"], 40), (d["sustained"], 25)):
+                region = pg.LinearRegionItem((x0, x1), movable=False,
+                                             brush=pg.mkBrush(pg.mkColor(color).red(),
+                                                              pg.mkColor(color).green(),
+                                                              pg.mkColor(color).blue(), alpha))
+                region.setZValue(-10)
+                top.addItem(region)
+                top.plot([x0, x1], [value, value], pen=pg.mkPen(color, width=1,
+                                                                 style=pg.QtCore.Qt.DashLine))
+            for key in panes:
+                pane = d["panes"].get(key)
+                if pane:
+                    self.plots[key].plot(pane["x"], pane["y"], pen=pg.mkPen(color, width=2))
+                    highest[key] = max(highest.get(key, 0.0), max(pane["y"]))
+            if d["drop_at_s"] is not None:
+                for plot in self.plots.values():
+                    plot.addItem(pg.InfiniteLine(d["drop_at_s"], angle=90, pen=pg.mkPen(
+                        self.theme.error, width=1, style=pg.QtCore.Qt.DashLine)))
+            lines.append(f"{name}: sustained {d['ratio']:.2f}× of its burst; {d['said']}")
+        for key in ("clock", "power"):
+            if highest.get(key):   # from zero: a clock that fell by a tenth looks it
+                self.plots[key].setYRange(0, highest[key] * 1.1)
+        self.caption.setText("\n".join(lines) + "\nShaded: the burst (first 30 s) and the "
+                             "sustained window (last third, at least a minute).")
+
+    def pane_titles(self) -> list[str]:
+        return [p.getAxis("left").labelText for p in self.plots.values()]
+
+
+def _name(rec: RunRecord, d: dict, several: bool) -> str:
+    point = ", ".join(f"{k} {v}" for k, v in d["point"].items())
+    who = rec.label or rec.device_name or rec.device
+    return f"{who}: {d['metric']} ({point})" if several or point else f"{who}: {d['metric']}"
