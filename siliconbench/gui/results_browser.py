@@ -200,6 +200,9 @@ class ResultsBrowser(QWidget):
     def __init__(self, store, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.store = store
+        # Why the shared store refused, while Results shows this machine's runs instead
+        # (siliconbench.gui.store_banner); None: Results reads the store itself.
+        self.shared_refused: str | None = None
         self._drawn: set[str] = set()     # the ids selection_changed last gave
         self.model = RunTableModel(self)
         self.proxy = RunFilter(self)
@@ -261,11 +264,22 @@ class ResultsBrowser(QWidget):
 
     # ------------------------------------------------------------ loading
 
-    def load_in_background(self) -> None:
+    def read_locally(self, reason: str | None) -> None:
+        """Show this machine's runs while the shared store refuses (`reason`, its sentence),
+        or the store's own again (None). The caller loads them."""
+        self.shared_refused = reason
+
+    def _reading(self):
+        """The store Results reads: this machine's while the shared one refuses."""
+        return self.store.local if self.shared_refused else self.store
+
+    def load_in_background(self, switched: bool = False) -> None:
         """The first load, off the GUI thread: a store of thousands of runs takes a while to
-        read and validate. Its own connection: SQLite connections are not for sharing."""
+        read and validate. Its own connection: SQLite connections are not for sharing.
+        `switched`: the runs listed came from another store (this machine's, while the shared
+        one refused) and go."""
         from siliconbench.core.store import Store
-        path = self.store.path
+        path = self._reading().path
 
         def read() -> list[RunRecord]:
             store = Store(path)
@@ -276,15 +290,15 @@ class ResultsBrowser(QWidget):
 
         self.count_label.setText("Reading the results store…")
         self._loader = BackgroundCall(read, self)
-        self._loader.done.connect(self._loaded)
+        self._loader.done.connect(lambda records: self._loaded(records, switched))
         self._loader.failed.connect(lambda msg: self.count_label.setText(
             f"The results store could not be read: {msg}"))
         self._loader.start()
 
-    def _loaded(self, records: list[RunRecord]) -> None:
+    def _loaded(self, records: list[RunRecord], switched: bool = False) -> None:
         # Runs that ended while the store was being read are in the model already.
         stored = {r.id for r in records}
-        newer = [r for r in self.model.records if r.id not in stored]
+        newer = [] if switched else [r for r in self.model.records if r.id not in stored]
         ids = {r.id for r in self.selected_records()}
         self.model.set_records(newer + records)
         self._fill_combos()
@@ -292,7 +306,7 @@ class ResultsBrowser(QWidget):
 
     def reload(self, keep_selection: bool = True) -> None:
         ids = {r.id for r in self.selected_records()} if keep_selection else set()
-        self.model.set_records(self.store.runs())
+        self.model.set_records(self._reading().runs())
         self._fill_combos()
         self.select_ids(ids)
 
@@ -385,6 +399,8 @@ class ResultsBrowser(QWidget):
         shown, total = self.proxy.rowCount(), len(self.model.records)
         selected = len(self.view.selectionModel().selectedRows())
         text = f"{shown} of {total} runs" if shown != total else f"{total} runs"
+        if self.shared_refused:
+            text += " on this machine (the shared store could not be opened)"
         if selected:
             text += f" · {selected} selected and drawn"
         elif total:
