@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 from siliconbench.core.catalogue import Workload
 from siliconbench.gui import menus, singleton_refs
 from siliconbench.gui import settings as prefs
+from siliconbench.gui.keyboard import Keyboard
 from siliconbench.gui.param_form import ParamForm
 from siliconbench.gui.sheets import question_sheet, showing
 from siliconbench.gui.theme import Theme, palette_theme, theme_for, tone, tone_role, tone_roles
@@ -56,7 +57,7 @@ class _BuiltLater:
         return getattr(window, self.slot)
 
 
-class MainWindow(WindowLayout, QMainWindow):
+class MainWindow(WindowLayout, Keyboard, QMainWindow):
     store = _BuiltLater()
     queue = _BuiltLater()        # siliconbench.gui.run_queue.RunQueue
     queue_view = _BuiltLater()   # siliconbench.gui.queue_view.QueueView
@@ -196,31 +197,6 @@ class MainWindow(WindowLayout, QMainWindow):
             tone_roles(charts, self.theme)
         self._draw_selection(self.results.selected_records())
         self._update_tab_order()
-
-    def focus_chain(self) -> list[QWidget]:
-        """What Tab visits, in reading order: the devices, the workload, its parameters,
-        Run; then the charts' tabs, the queue and the results."""
-        from PySide6.QtCore import Qt
-        chain: list[QWidget] = [*self.devices.boxes.values(), self.devices.refresh_button,
-                                self.catalogue]
-        form = self.form
-        if form is not None:
-            chain += [w for w in form.findChildren(QWidget)
-                      if w.focusPolicy() & Qt.FocusPolicy.TabFocus and not w.isHidden()]
-        chain += [self.quick_box, self.run_button]
-        if self._charts is not None:
-            chain.append(self._charts.tabBar())
-        chain.append(self.bottom.tabBar())
-        if self._rest_built:
-            chain += [self._results.search, self._results.view]
-        return chain
-
-    def _update_tab_order(self, *_) -> None:
-        if not self._rest_built:    # build_rest sets it, after the first paint (it reads Qt's
-            return                  # focus policies: siliconbench/gui/qt_values.py)
-        chain = self.focus_chain()
-        for first, second in zip(chain, chain[1:]):
-            QWidget.setTabOrder(first, second)
 
     def fill_menus(self) -> None:
         """The menus' entries (siliconbench.gui.menus.fill_menus), once: after the first paint when
