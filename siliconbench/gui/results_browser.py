@@ -64,6 +64,35 @@ def workload_title(name: str) -> str:
         return name  # imported from a newer SiliconBench
 
 
+def run_kind(workload: str, params: dict) -> str:
+    """What a run measured within its workload: its model (a preset, or its own file's name),
+    precision and TF32 ('llama-3.1-8b · bfloat16', 'float32 · TF32'); the Results' Workload
+    column and the queue's rows name it (a TF32 GEMM read like a plain float32 one)."""
+    from siliconbench.core.catalogue import UnknownWorkload
+    from siliconbench.core.catalogue import workload as find
+    try:
+        given = {p.name: p.default for p in find(workload).params}
+    except UnknownWorkload:
+        given = {}
+    given.update(params or {})
+    path = given.get("model_path")
+    model = str(path).rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1] if path else \
+        given.get("model") or given.get("preset")
+    dtypes = given.get("dtypes")
+    dtype = given.get("dtype") or (", ".join(map(str, dtypes)) if isinstance(dtypes, list)
+                                   else None) or given.get("precision")
+    parts = [str(x) for x in (model, dtype) if x]
+    if given.get("tf32"):
+        parts.append("TF32")
+    return " · ".join(parts)
+
+
+def workload_text(rec: RunRecord) -> str:
+    """The Workload column: the workload and what it measured ('GEMM · float32 · TF32')."""
+    kind = run_kind(rec.workload, rec.params)
+    return workload_title(rec.workload) + (f" · {kind}" if kind else "")
+
+
 def best_text(rec: RunRecord) -> str:
     """The headline with its spread and the run's flags: '0.178 TFLOPS [0.17–0.18] · 1 noisy'."""
     flagged = flag_counts(rec.rows)
@@ -83,7 +112,7 @@ def cell_text(rec: RunRecord, column: int, machines: dict[str, str] | None = Non
     if column == MACHINE:
         return (machines or {}).get(rec.id, rec.machine_label)
     if column == WORKLOAD:
-        return workload_title(rec.workload)
+        return workload_text(rec)
     if column == DEVICE:
         return device_text(rec)
     if column == STATUS:
@@ -93,10 +122,26 @@ def cell_text(rec: RunRecord, column: int, machines: dict[str, str] | None = Non
     return best_text(rec)
 
 
+def filter_device(rec: RunRecord) -> str:
+    """The device as the Device filter lists it: PyTorch's "cuda" is the current GPU, cuda:0
+    unless a run chose another, so "cuda" and "cuda:0" are one device there (they were two
+    entries of one H200)."""
+    device = "cuda:0" if rec.device == "cuda" else rec.device
+    return f"{rec.device_name or device} ({rec.framework} {device})"
+
+
 def filter_value(rec: RunRecord, column: int, machines: dict[str, str] | None = None) -> str:
-    """What a filter combo compares: the status without its reason, else the cell text (a
-    machine by its identity: two Xeon hosts of one CPU name are two machines)."""
-    return rec.status if column == STATUS else cell_text(rec, column, machines)
+    """What a filter combo compares: the status without its reason, the workload without
+    what it measured, a device as one however it was addressed (filter_device), else the
+    cell text (a machine by its identity: two Xeon
+    hosts of one CPU name are two machines)."""
+    if column == STATUS:
+        return rec.status
+    if column == WORKLOAD:
+        return workload_title(rec.workload)
+    if column == DEVICE:
+        return filter_device(rec)
+    return cell_text(rec, column, machines)
 
 
 class RunTableModel(QAbstractTableModel):
