@@ -40,8 +40,9 @@ COLUMNS = ("When", "Status", "Workload", "Headline [p25–p75]", "Device", "Mach
 WHEN, STATUS, WORKLOAD, BEST, DEVICE, MACHINE = range(len(COLUMNS))
 COLUMN_WIDTHS = (118, 60, 160, 235, 190)
 # The columns sized to their text (up to these widths) as runs are listed: Status and Device
-# were elided at fixed widths beside an empty Machine column.
-FITTED = {STATUS: 170, DEVICE: 280, MACHINE: 220}
+# were elided at fixed widths beside an empty Machine column, and the Workload's model,
+# precision and TF32 (run_kind) at 160 px.
+FITTED = {STATUS: 170, WORKLOAD: 330, DEVICE: 280, MACHINE: 220}
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 
 

@@ -7,8 +7,6 @@ Queue tab."""
 
 from __future__ import annotations
 
-import html
-
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
@@ -38,6 +36,7 @@ class StoreBanner(QFrame):
         self.sentence.setWordWrap(True)
         from PySide6.QtCore import Qt
         self.sentence.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.sentence.setTextFormat(Qt.TextFormat.PlainText)   # the server's words, as said
         self.try_again = QPushButton("Try Again")
         self.try_again.clicked.connect(self.retry)
         self.open_preferences = QPushButton("Preferences…")
@@ -55,7 +54,7 @@ class StoreBanner(QFrame):
 
     def say(self, sentence: str) -> None:
         """Show the store's sentence (what it refused and what to fix)."""
-        self.sentence.setText(html.escape(sentence) + " " + MEANWHILE)
+        self.sentence.setText(sentence + " " + MEANWHILE)
         self.try_again.setEnabled(True)
         self.try_again.setText("Try Again")
         self.show()
@@ -66,7 +65,7 @@ class StoreBanner(QFrame):
 
     def text(self) -> str:
         """What the banner says, as plain text (for the status line and tests)."""
-        return f"{self.headline.text()} {html.unescape(self.sentence.text())}"
+        return f"{self.headline.text()} {self.sentence.text()}"
 
     def apply_theme(self, theme: Theme) -> None:
         from siliconbench.gui.theme import tone
@@ -107,6 +106,7 @@ class SharedStoreWatch:
         if reason is None:
             return
         self.window.results.read_locally(reason)
+        self.window.show_results()   # this machine's runs, in view
         self.banner.say(reason)
         if self.window.theme is not None:
             self.banner.apply_theme(self.window.theme)

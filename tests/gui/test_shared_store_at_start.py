@@ -46,6 +46,10 @@ def test_a_refused_shared_store_is_said_at_once_and_local_runs_are_shown(
     assert "could not be opened" in said and "this machine's runs" in said
     assert "cannot be reached" in said and "check the address" in said   # what to fix
     assert str(nowhere) in said and "\n" not in said
+    # libpq's quotes as quotes (the label showed &quot;), and Results in view.
+    from PySide6.QtCore import Qt
+    assert banner.sentence.textFormat() == Qt.TextFormat.PlainText and "&quot;" not in said
+    assert w.bottom.currentWidget() is w.results
     assert "on this machine (the shared store could not be opened)" in \
         w.results.count_label.text()
     # Try Again while it still refuses: the banner stays, with the sentence again.
