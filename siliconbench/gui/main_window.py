@@ -222,7 +222,8 @@ class MainWindow(WindowLayout, Keyboard, QMainWindow):
                 "details": lambda: self.results_actions.show_run_details(),
                 "rename": lambda: self.results_actions.choose_machine_name(),
                 "delete": lambda: self.results_actions.confirm_delete(),
-                "run": self.run_clicked, "cancel": self.cancel_current,
+                "run": self.run_clicked, "quick_suite": self.queue_quick_suite,
+                "cancel": self.cancel_current,
                 "cancel_all": lambda: self.queue.cancel_all(), "refresh": self.devices.start,
                 "queue_tab": self.show_queue, "results_tab": self.show_results,
                 "sidebar": self.toggle_sidebar, "preferences": self.show_preferences}
