@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
@@ -64,6 +65,13 @@ def power_doubt(row: Row) -> str | None:
     if row.metric not in POWER_METRICS or set(TRUST_FLAGS) & set(row.flags):
         return None
     why = "no power was measured over the point" if row.value is None else _UNTRUSTED_WHY
+    # A record older than the marks of trust whose note says "mean of 5 samples": the doubt
+    # said "neither ... nor 5+ samples" beside it. Its samples were counted over a window
+    # not checked against the timed blocks.
+    counted = re.search(r"mean of (\d+) samples", row.note or "")
+    if row.value is not None and counted and int(counted.group(1)) >= 5:
+        why = (f"an older record: its {counted.group(1)} samples are not known to lie inside "
+               "the timed blocks")
     return f"{UNTRUSTED_POWER}: {why}"
 
 

@@ -81,7 +81,7 @@ SHORTCUT_WORDS = {
     "export_json": "Export Selected Runs as JSON…", "refresh": "Refresh Devices",
     "queue_tab": "Run Queue", "results_tab": "Results", "sidebar": "Hide Sidebar",
     "help": "SiliconBench Help", "minimize": "Minimize", "close": "Close Window",
-    "quit": "Quit SiliconBench"}
+    "quit": "Quit SiliconBench", "preferences": "Preferences…"}
 
 
 def shortcuts_html(platform_name: str | None = None) -> str:

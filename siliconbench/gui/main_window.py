@@ -11,30 +11,29 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QEvent, QSettings, QTimer
 from PySide6.QtWidgets import (
     QApplication,
-    QCheckBox,
-    QFrame,
-    QHBoxLayout,
-    QLabel,
     QMainWindow,
-    QPushButton,
-    QScrollArea,
     QSplitter,
-    QStackedWidget,
-    QTabWidget,
-    QVBoxLayout,
     QWidget,
 )
 
 from siliconbench.core.catalogue import Workload
-from siliconbench.gui import menus, qt_values, singleton_refs
+from siliconbench.gui import menus, singleton_refs
 from siliconbench.gui import settings as prefs
-from siliconbench.gui.device_list import DeviceList
-from siliconbench.gui.machine_card import MachineCard
+from siliconbench.gui.keyboard import Keyboard
 from siliconbench.gui.param_form import ParamForm
-from siliconbench.gui.qt_values import set_value
 from siliconbench.gui.sheets import question_sheet, showing
 from siliconbench.gui.theme import Theme, palette_theme, theme_for, tone, tone_role, tone_roles
-from siliconbench.gui.workload_catalogue import WorkloadCatalogue
+from siliconbench.gui.window_layout import (  # noqa: F401 (the layout's sizes, named here too)
+    CHARTS_FIRST_H,
+    DEVICE_PANE_WIDTH,
+    MIN_CHARTS_W,
+    MIN_PANE_WIDTH,
+    MIN_WINDOW,
+    MIN_WITH_SIDEBAR_W,
+    SETUP_PANE_WIDTH,
+    ChartsFirstSplit,
+    WindowLayout,
+)
 
 if TYPE_CHECKING:  # the run queue, Results, the runner and dialogs load after the first paint
     from PySide6.QtCore import Qt
@@ -42,19 +41,6 @@ if TYPE_CHECKING:  # the run queue, Results, the runner and dialogs load after t
 
     from siliconbench.core.results import RunRecord
     from siliconbench.gui.run_queue import RunJob
-
-DEVICE_PANE_WIDTH = 290
-SETUP_PANE_WIDTH = 330
-MIN_PANE_WIDTH = 220       # the sidebars' narrowest, when the window is small
-MIN_WINDOW = (720, 520)    # with the sidebar hidden; the panes ask for more when shown
-MIN_CHARTS_W = 480         # the charts, Compare and Results: narrower, their controls clip
-# The window's narrowest with the sidebar shown: its two panes beside the charts (at 720 the
-# charts had 270 px and Compare's buttons and Results' filters were cut).
-MIN_WITH_SIDEBAR_W = 2 * MIN_PANE_WIDTH + MIN_CHARTS_W + 20
-# The charts' pane's height the Run Queue and Results give up their room for as the window
-# shrinks: Compare whole at its most compact, its chart readable (at the window's smallest the
-# Results kept 166 px and Compare's chart showed 60).
-CHARTS_FIRST_H = 330
 
 
 class _BuiltLater:
@@ -71,24 +57,7 @@ class _BuiltLater:
         return getattr(window, self.slot)
 
 
-class ChartsFirstSplit(QSplitter):
-    """The charts over the Run Queue and Results. The charts take what the window grows by
-    (stretch 3:1), and as it shrinks the lower pane gives up its room first, down to its
-    own minimum, until the charts have CHARTS_FIRST_H; a height the user drags stays."""
-
-    def resizeEvent(self, event) -> None:
-        super().resizeEvent(event)
-        self.charts_first()
-
-    def charts_first(self) -> None:
-        charts, below = self.sizes()
-        spare = below - self.widget(1).minimumSizeHint().height()
-        give = min(CHARTS_FIRST_H - charts, spare)
-        if give > 0:
-            self.setSizes([charts + give, below - give])
-
-
-class MainWindow(QMainWindow):
+class MainWindow(WindowLayout, Keyboard, QMainWindow):
     store = _BuiltLater()
     queue = _BuiltLater()        # siliconbench.gui.run_queue.RunQueue
     queue_view = _BuiltLater()   # siliconbench.gui.queue_view.QueueView
@@ -135,130 +104,6 @@ class MainWindow(QMainWindow):
         if not defer:
             self.fill_menus()
             self.build_charts()
-
-    # ------------------------------------------------------------------ layout
-
-    def _build(self) -> None:
-        self.machine_card = MachineCard()
-        self.devices = DeviceList()
-        self.catalogue = WorkloadCatalogue()
-        self.form_stack = QStackedWidget()
-        self.quick_box = QCheckBox("Quick measurement (less precise)")
-        self.quick_box.setToolTip("Fewer and shorter timed blocks: a first look in a fraction "
-                                  "of the time; spreads are wider and more points get flagged "
-                                  "noisy.")
-        self.run_button = QPushButton("Run")
-        self.run_button.setDefault(True)
-        self.run_button.setObjectName("RunButton")
-        self.run_button.setMinimumHeight(32)
-        self.run_hint = QLabel()
-        self.run_hint.setWordWrap(True)
-        self.run_hint.setProperty("role", "hint")
-
-        # Three panes, read left to right: where it runs, what runs, what came out.
-        where = QWidget()
-        col = QVBoxLayout(where)
-        col.setContentsMargins(14, 12, 10, 12)
-        col.setSpacing(8)
-        col.addWidget(self.machine_card)
-        self.role_labels = [self.run_hint]   # toned by apply_theme (siliconbench.gui.theme.ROLES)
-        col.addWidget(self._section("Devices", self.devices.refresh_button))
-        col.addWidget(self.devices)
-        col.addStretch(1)
-        self.device_pane = self._scrolling(where)
-        self.device_pane.setMinimumWidth(MIN_PANE_WIDTH)
-
-        what = QWidget()
-        col = QVBoxLayout(what)
-        col.setContentsMargins(10, 12, 12, 8)
-        col.setSpacing(8)
-        col.addWidget(self._section("Workload"))
-        col.addWidget(self.catalogue)
-        self.workload_summary = QLabel()   # what the chosen workload measures
-        self.workload_summary.setWordWrap(True)
-        self.workload_summary.setProperty("role", "hint")
-        self.role_labels.append(self.workload_summary)
-        col.addWidget(self.workload_summary)
-        col.addWidget(self._section("Parameters"))
-        col.addWidget(self.form_stack)
-        col.addStretch(1)
-        # Run stays in view however long a workload's form is.
-        run_area = QWidget()
-        run_col = QVBoxLayout(run_area)
-        run_col.setContentsMargins(10, 6, 12, 10)
-        run_col.addWidget(self.quick_box)
-        run_col.addWidget(self.run_button)
-        run_col.addWidget(self.run_hint)
-        self.setup_pane = QWidget()
-        setup_col = QVBoxLayout(self.setup_pane)
-        setup_col.setContentsMargins(0, 0, 0, 0)
-        setup_col.setSpacing(0)
-        setup_col.addWidget(self._scrolling(what), 1)
-        self.separator = self._separator()
-        setup_col.addWidget(self.separator)
-        setup_col.addWidget(run_area)
-        self.setup_pane.setMinimumWidth(MIN_PANE_WIDTH)
-
-        self.chart_slot = QStackedWidget()  # "Loading charts…" until build_charts
-        loading = QLabel("Loading charts…")
-        set_value(loading, "alignment", qt_values.ALIGN_CENTER)
-        loading.setProperty("role", "hint")
-        self.role_labels.append(loading)
-        self.chart_slot.addWidget(loading)
-        self.bottom = QTabWidget()  # Run Queue and Results: build_rest
-        self.bottom.setDocumentMode(True)
-
-        self.right_split = ChartsFirstSplit()
-        set_value(self.right_split, "orientation", qt_values.VERTICAL)
-        self.right_split.addWidget(self.chart_slot)
-        self.right_split.addWidget(self.bottom)
-        # The charts first: Compare's chart under its table was 90 px tall.
-        self.right_split.setStretchFactor(0, 3)
-        self.right_split.setStretchFactor(1, 1)
-        self.right_split.setSizes([600, 260])
-        self.right_split.setMinimumWidth(MIN_CHARTS_W)
-
-        self.main_split = QSplitter()           # horizontal
-        for pane in (self.device_pane, self.setup_pane, self.right_split):
-            self.main_split.addWidget(pane)
-        self.main_split.setStretchFactor(2, 1)
-        self.main_split.setCollapsible(2, False)
-        self.main_split.setSizes([DEVICE_PANE_WIDTH, SETUP_PANE_WIDTH, 800])
-        self.setCentralWidget(self.main_split)
-        self.statusBar().showMessage("Looking for devices…")
-
-    def _section(self, text: str, button: QPushButton | None = None) -> QWidget:
-        """A sidebar section's heading (a label of role "section", toned by apply_theme), with
-        an optional small button at its right."""
-        label = QLabel(text)
-        label.setProperty("role", "section")
-        label.setContentsMargins(0, 4, 0, 0)
-        self.role_labels.append(label)
-        if button is None:
-            return label
-        row = QWidget()
-        lay = QHBoxLayout(row)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(label)
-        lay.addStretch(1)
-        lay.addWidget(button)
-        return row
-
-    @staticmethod
-    def _scrolling(inner: QWidget) -> QScrollArea:
-        scroll = QScrollArea()
-        scroll.setWidget(inner)
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
-        set_value(scroll, "focusPolicy", qt_values.NO_FOCUS)  # Tab goes to the controls inside
-        set_value(scroll, "horizontalScrollBarPolicy", qt_values.SCROLL_BAR_ALWAYS_OFF)
-        return scroll
-
-    def _separator(self) -> QFrame:
-        line = QFrame()
-        line.setFrameShape(QFrame.Shape.HLine)
-        line.setFrameShadow(QFrame.Shadow.Plain)
-        return line
 
     @property
     def charts(self):
@@ -324,6 +169,9 @@ class MainWindow(QMainWindow):
         if self.theme is not None:
             self._queue_view.apply_theme(self.theme)
             results.apply_theme(self.theme)
+        from siliconbench.gui.store_banner import SharedStoreWatch
+        self.store_watch = SharedStoreWatch(self)
+        self.store_watch.opened(store)   # a shared store that refused: said now
         self._update_tab_order()
 
     def build_charts(self) -> None:
@@ -350,31 +198,6 @@ class MainWindow(QMainWindow):
         self._draw_selection(self.results.selected_records())
         self._update_tab_order()
 
-    def focus_chain(self) -> list[QWidget]:
-        """What Tab visits, in reading order: the devices, the workload, its parameters,
-        Run; then the charts' tabs, the queue and the results."""
-        from PySide6.QtCore import Qt
-        chain: list[QWidget] = [*self.devices.boxes.values(), self.devices.refresh_button,
-                                self.catalogue]
-        form = self.form
-        if form is not None:
-            chain += [w for w in form.findChildren(QWidget)
-                      if w.focusPolicy() & Qt.FocusPolicy.TabFocus and not w.isHidden()]
-        chain += [self.quick_box, self.run_button]
-        if self._charts is not None:
-            chain.append(self._charts.tabBar())
-        chain.append(self.bottom.tabBar())
-        if self._rest_built:
-            chain += [self._results.search, self._results.view]
-        return chain
-
-    def _update_tab_order(self, *_) -> None:
-        if not self._rest_built:    # build_rest sets it, after the first paint (it reads Qt's
-            return                  # focus policies: siliconbench/gui/qt_values.py)
-        chain = self.focus_chain()
-        for first, second in zip(chain, chain[1:]):
-            QWidget.setTabOrder(first, second)
-
     def fill_menus(self) -> None:
         """The menus' entries (siliconbench.gui.menus.fill_menus), once: after the first paint when
         deferred (build_rest), else in the constructor."""
@@ -399,7 +222,8 @@ class MainWindow(QMainWindow):
                 "details": lambda: self.results_actions.show_run_details(),
                 "rename": lambda: self.results_actions.choose_machine_name(),
                 "delete": lambda: self.results_actions.confirm_delete(),
-                "run": self.run_clicked, "cancel": self.cancel_current,
+                "run": self.run_clicked, "quick_suite": self.queue_quick_suite,
+                "cancel": self.cancel_current,
                 "cancel_all": lambda: self.queue.cancel_all(), "refresh": self.devices.start,
                 "queue_tab": self.show_queue, "results_tab": self.show_results,
                 "sidebar": self.toggle_sidebar, "preferences": self.show_preferences}
@@ -468,7 +292,7 @@ class MainWindow(QMainWindow):
     def _on_workload(self, w: Workload) -> None:
         form = self.forms.get(w.name)
         if form is None:
-            form = self.forms[w.name] = ParamForm(w.params)
+            form = self.forms[w.name] = ParamForm(w.params, check=w.check)
             prefs.restore_form(self.settings, w.name, form)
             form.validity_changed.connect(self._update_run_button)
             if self.theme is not None:   # else apply_theme tones it
@@ -609,7 +433,9 @@ class MainWindow(QMainWindow):
         if self._charts is not None:
             tone_roles(self._charts, theme)
         tone(self.separator, theme.border)
-        rest = (self._queue_view, self._results) if self._rest_built else ()
+        watch = getattr(self, "store_watch", None)   # built with the rest
+        rest = (self._queue_view, self._results, watch and watch.banner) \
+            if self._rest_built else ()
         for panel in (self.machine_card, self.devices, self._charts,
                       self.compare, *rest):
             if panel is not None:  # the charts may not be built yet

@@ -31,8 +31,10 @@ ENTRIES = {
     "Edit": (("copy", "Copy"), ("select_all", "Select All Runs"), None,
              ("details", "Show Run Details…"), ("rename", "Name Machine…"),
              ("delete", "Delete Selected Runs…"), None, ("preferences", "Preferences…")),
-    "Run": (("run", "Run"), ("cancel", "Cancel Current Run"),
-            ("cancel_all", "Cancel All Runs"), None, ("refresh", "Refresh Devices")),
+    # The quick suite the first launch's welcome offers, for whoever chose Not Now.
+    "Run": (("run", "Run"), ("quick_suite", "Run the Quick Suite"), None,
+            ("cancel", "Cancel Current Run"), ("cancel_all", "Cancel All Runs"), None,
+            ("refresh", "Refresh Devices")),
     # The chart entries go before View's first separator once the charts exist
     # (add_chart_entries).
     "View": (None, ("queue_tab", "Run Queue"), ("results_tab", "Results"), None,

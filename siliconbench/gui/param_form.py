@@ -28,6 +28,8 @@ from siliconbench.gui.sheets import file_dialog
 from siliconbench.gui.theme import Theme, tone, tone_role
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from PySide6.QtWidgets import QFileDialog
 
 _BAD_FIELD = "QLineEdit { border: 1px solid #FF3B30; border-radius: 4px; padding: 2px; }"
@@ -213,6 +215,15 @@ class ParamField(QWidget):
             self.error = ""
         except ParamError as e:
             self.error = field_error(self.param, e)
+        return self._show_error()
+
+    def mark(self, sentence: str) -> None:
+        """A clash with other fields (the workload's checks), marked on this field until the
+        next change."""
+        self.error = sentence
+        self._show_error()
+
+    def _show_error(self) -> bool:
         bad = bool(self.error)
         self.error_label.setText(self.error)
         self.error_label.setVisible(bad)
@@ -227,8 +238,13 @@ class ParamForm(QWidget):
 
     validity_changed = Signal(bool)
 
-    def __init__(self, params: tuple[Param, ...], parent: QWidget | None = None) -> None:
+    def __init__(self, params: tuple[Param, ...], parent: QWidget | None = None,
+                 check: Callable[[dict], None] | None = None) -> None:
+        """check: the workload's own (Workload.check), which refuses what the fields allow one
+        by one but not together; its sentence is marked on the field it names first."""
         super().__init__(parent)
+        self.params, self.check = params, check
+        self.clash: str | None = None     # the field marked with check's sentence
         self.fields: dict[str, ParamField] = {}
         layout = QFormLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -262,7 +278,31 @@ class ParamForm(QWidget):
             tone_role(f.error_label, theme)
 
     def _on_change(self) -> None:
+        self.check_together()
         self.validity_changed.emit(self.is_valid())
+
+    def check_together(self) -> str | None:
+        """The workload's check over the fields' values, when each is right on its own: a
+        clash (a context sweep with prompt lengths given) marked on the field its sentence
+        names first, before Run rather than in a sheet after it. The field marked, or None."""
+        if self.clash is not None:
+            self.fields[self.clash].validate()
+            self.clash = None
+        if self.check is None or any(f.error for f in self.fields.values()):
+            return None
+        from siliconbench.core.params import resolve, worded_for_form
+        try:
+            self.check(resolve(self.params, self.values()))
+        except ParamError as e:
+            text = str(e)
+            named = [(text.find(p.flag), -len(p.flag), p.name) for p in self.params
+                     if p.flag in text]   # at one place, --batch-size rather than --batch
+            if named:
+                self.clash = min(named)[2]
+                self.fields[self.clash].mark(worded_for_form(self.params, text))
+        except (ValueError, OSError):
+            pass   # the field's own check says it; Run's check says the rest
+        return self.clash
 
     def is_valid(self) -> bool:
         return not self.errors()

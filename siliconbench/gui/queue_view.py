@@ -105,6 +105,10 @@ class JobRow(QFrame):
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setToolTip("Stop this run; the points measured so far are kept")
         self.cancel_button.clicked.connect(lambda: queue.cancel(job))
+        # Not a Tab stop: Tab after Run went through the queue's rows, and Space there
+        # cancelled a run. The keyboard cancels with Run > Cancel Current Run (Ctrl+.) and
+        # Cancel All.
+        self.cancel_button.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
         top.addWidget(self.title, 1)
         top.addWidget(self.eta)
         top.addWidget(self.cancel_button)

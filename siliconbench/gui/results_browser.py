@@ -40,8 +40,9 @@ COLUMNS = ("When", "Status", "Workload", "Headline [p25–p75]", "Device", "Mach
 WHEN, STATUS, WORKLOAD, BEST, DEVICE, MACHINE = range(len(COLUMNS))
 COLUMN_WIDTHS = (118, 60, 160, 235, 190)
 # The columns sized to their text (up to these widths) as runs are listed: Status and Device
-# were elided at fixed widths beside an empty Machine column.
-FITTED = {STATUS: 170, DEVICE: 280, MACHINE: 220}
+# were elided at fixed widths beside an empty Machine column, and the Workload's model,
+# precision and TF32 (run_kind) at 160 px.
+FITTED = {STATUS: 170, WORKLOAD: 330, DEVICE: 280, MACHINE: 220}
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
@@ -64,6 +65,35 @@ def workload_title(name: str) -> str:
         return name  # imported from a newer SiliconBench
 
 
+def run_kind(workload: str, params: dict) -> str:
+    """What a run measured within its workload: its model (a preset, or its own file's name),
+    precision and TF32 ('llama-3.1-8b · bfloat16', 'float32 · TF32'); the Results' Workload
+    column and the queue's rows name it (a TF32 GEMM read like a plain float32 one)."""
+    from siliconbench.core.catalogue import UnknownWorkload
+    from siliconbench.core.catalogue import workload as find
+    try:
+        given = {p.name: p.default for p in find(workload).params}
+    except UnknownWorkload:
+        given = {}
+    given.update(params or {})
+    path = given.get("model_path")
+    model = str(path).rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1] if path else \
+        given.get("model") or given.get("preset")
+    dtypes = given.get("dtypes")
+    dtype = given.get("dtype") or (", ".join(map(str, dtypes)) if isinstance(dtypes, list)
+                                   else None) or given.get("precision")
+    parts = [str(x) for x in (model, dtype) if x]
+    if given.get("tf32"):
+        parts.append("TF32")
+    return " · ".join(parts)
+
+
+def workload_text(rec: RunRecord) -> str:
+    """The Workload column: the workload and what it measured ('GEMM · float32 · TF32')."""
+    kind = run_kind(rec.workload, rec.params)
+    return workload_title(rec.workload) + (f" · {kind}" if kind else "")
+
+
 def best_text(rec: RunRecord) -> str:
     """The headline with its spread and the run's flags: '0.178 TFLOPS [0.17–0.18] · 1 noisy'."""
     flagged = flag_counts(rec.rows)
@@ -83,7 +113,7 @@ def cell_text(rec: RunRecord, column: int, machines: dict[str, str] | None = Non
     if column == MACHINE:
         return (machines or {}).get(rec.id, rec.machine_label)
     if column == WORKLOAD:
-        return workload_title(rec.workload)
+        return workload_text(rec)
     if column == DEVICE:
         return device_text(rec)
     if column == STATUS:
@@ -93,10 +123,26 @@ def cell_text(rec: RunRecord, column: int, machines: dict[str, str] | None = Non
     return best_text(rec)
 
 
+def filter_device(rec: RunRecord) -> str:
+    """The device as the Device filter lists it: PyTorch's "cuda" is the current GPU, cuda:0
+    unless a run chose another, so "cuda" and "cuda:0" are one device there (they were two
+    entries of one H200)."""
+    device = "cuda:0" if rec.device == "cuda" else rec.device
+    return f"{rec.device_name or device} ({rec.framework} {device})"
+
+
 def filter_value(rec: RunRecord, column: int, machines: dict[str, str] | None = None) -> str:
-    """What a filter combo compares: the status without its reason, else the cell text (a
-    machine by its identity: two Xeon hosts of one CPU name are two machines)."""
-    return rec.status if column == STATUS else cell_text(rec, column, machines)
+    """What a filter combo compares: the status without its reason, the workload without
+    what it measured, a device as one however it was addressed (filter_device), else the
+    cell text (a machine by its identity: two Xeon
+    hosts of one CPU name are two machines)."""
+    if column == STATUS:
+        return rec.status
+    if column == WORKLOAD:
+        return workload_title(rec.workload)
+    if column == DEVICE:
+        return filter_device(rec)
+    return cell_text(rec, column, machines)
 
 
 class RunTableModel(QAbstractTableModel):
@@ -200,6 +246,9 @@ class ResultsBrowser(QWidget):
     def __init__(self, store, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.store = store
+        # Why the shared store refused, while Results shows this machine's runs instead
+        # (siliconbench.gui.store_banner); None: Results reads the store itself.
+        self.shared_refused: str | None = None
         self._drawn: set[str] = set()     # the ids selection_changed last gave
         self.model = RunTableModel(self)
         self.proxy = RunFilter(self)
@@ -261,11 +310,22 @@ class ResultsBrowser(QWidget):
 
     # ------------------------------------------------------------ loading
 
-    def load_in_background(self) -> None:
+    def read_locally(self, reason: str | None) -> None:
+        """Show this machine's runs while the shared store refuses (`reason`, its sentence),
+        or the store's own again (None). The caller loads them."""
+        self.shared_refused = reason
+
+    def _reading(self):
+        """The store Results reads: this machine's while the shared one refuses."""
+        return self.store.local if self.shared_refused else self.store
+
+    def load_in_background(self, switched: bool = False) -> None:
         """The first load, off the GUI thread: a store of thousands of runs takes a while to
-        read and validate. Its own connection: SQLite connections are not for sharing."""
+        read and validate. Its own connection: SQLite connections are not for sharing.
+        `switched`: the runs listed came from another store (this machine's, while the shared
+        one refused) and go."""
         from siliconbench.core.store import Store
-        path = self.store.path
+        path = self._reading().path
 
         def read() -> list[RunRecord]:
             store = Store(path)
@@ -276,15 +336,15 @@ class ResultsBrowser(QWidget):
 
         self.count_label.setText("Reading the results store…")
         self._loader = BackgroundCall(read, self)
-        self._loader.done.connect(self._loaded)
+        self._loader.done.connect(lambda records: self._loaded(records, switched))
         self._loader.failed.connect(lambda msg: self.count_label.setText(
             f"The results store could not be read: {msg}"))
         self._loader.start()
 
-    def _loaded(self, records: list[RunRecord]) -> None:
+    def _loaded(self, records: list[RunRecord], switched: bool = False) -> None:
         # Runs that ended while the store was being read are in the model already.
         stored = {r.id for r in records}
-        newer = [r for r in self.model.records if r.id not in stored]
+        newer = [] if switched else [r for r in self.model.records if r.id not in stored]
         ids = {r.id for r in self.selected_records()}
         self.model.set_records(newer + records)
         self._fill_combos()
@@ -292,7 +352,7 @@ class ResultsBrowser(QWidget):
 
     def reload(self, keep_selection: bool = True) -> None:
         ids = {r.id for r in self.selected_records()} if keep_selection else set()
-        self.model.set_records(self.store.runs())
+        self.model.set_records(self._reading().runs())
         self._fill_combos()
         self.select_ids(ids)
 
@@ -385,6 +445,8 @@ class ResultsBrowser(QWidget):
         shown, total = self.proxy.rowCount(), len(self.model.records)
         selected = len(self.view.selectionModel().selectedRows())
         text = f"{shown} of {total} runs" if shown != total else f"{total} runs"
+        if self.shared_refused:
+            text += " on this machine (the shared store could not be opened)"
         if selected:
             text += f" · {selected} selected and drawn"
         elif total:

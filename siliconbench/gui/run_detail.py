@@ -78,10 +78,45 @@ def _sections(rec: RunRecord) -> list[tuple[str, dict]]:
 _IN_ITS_UNIT = ("mean", "min", "max")
 
 
+def derived_line(d: dict) -> tuple[str, str, str]:
+    """A row the telemetry derived (a point's power, its efficiency, the run's hottest
+    temperature) as (what and where, its value with its marks of trust, its note): the
+    table's columns, with the doubt of an untrusted power in words where the JSON showed the
+    power as measured and its flags empty."""
+    from siliconbench.core.numbers import metric_title, value_text
+    from siliconbench.core.results import FLAGS, TRUST_FLAGS, Row, power_doubt, shown_flags
+    row = Row.from_dict(d)
+    where = ", ".join(f"{k}={v}" for k, v in row.params.items())
+    what = metric_title(row.metric) + (f" · {where}" if where else "")
+    doubt = power_doubt(row)
+    marks = [f"✓ {FLAGS[f]}" if f in TRUST_FLAGS else f.replace("_", " ")
+             for f in shown_flags(row) if f != doubt]
+    shown = "—" if doubt or row.value is None else value_text(row)
+    return what, " · ".join([shown, *([f"⚠ {doubt}"] if doubt else []), *marks]), \
+        row.note or ""
+
+
+def _add_derived(parent: QTreeWidgetItem, rows: list) -> None:
+    for d in rows:
+        try:
+            what, value, note = derived_line(d)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            what, value, note = "row", field_value("derived", d), ""
+        item = QTreeWidgetItem(parent, [what, value])
+        item.setToolTip(1, "\n".join(x for x in (value, note) if x))
+        if note:
+            QTreeWidgetItem(item, ["note", note]).setToolTip(1, note)
+
+
 def _add_fields(parent: QTreeWidgetItem, d: dict) -> None:
     unit = d.get("unit") if isinstance(d.get("unit"), str) else None
     for key, value in d.items():
         if value is None or value == {} or value == []:
+            continue
+        if key == "derived" and isinstance(value, list) \
+                and all(isinstance(v, dict) for v in value):
+            # The rows the telemetry derived: a table of its own (derived_line), not JSON.
+            _add_derived(QTreeWidgetItem(parent, ["derived rows", f"{len(value)}"]), value)
             continue
         if isinstance(value, dict):
             text = ""

@@ -152,6 +152,11 @@ class RunQueue(QObject):
 
     def enqueue(self, specs: list[RunSpec], titles: list[str] | None = None) -> list[RunJob]:
         titles = titles or [f"{s.workload} on {s.framework}:{s.device}" for s in specs]
+        # The model, precision and TF32 the run measures, named on its row.
+        from siliconbench.gui.results_browser import run_kind
+        kinds = [run_kind(s.workload, s.params) for s in specs]
+        titles = [f"{t} · {k}" if k and k not in t else t for t, k in zip(titles, kinds,
+                                                                        strict=True)]
         batch = next(_job_ids)
         jobs = [RunJob(spec, title, batch=batch)
                 for spec, title in zip(specs, titles, strict=True)]

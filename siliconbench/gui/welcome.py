@@ -67,7 +67,8 @@ class WelcomeDialog(QDialog):
             "<p>It takes a few minutes (five or more on a busy 2-core CPU, less on an "
             "Apple GPU). Keep other heavy apps closed meanwhile: they slow the measurements.</p>"
             f"<p>Results are kept in <code>{home()}</code> and listed under Results; "
-            "Help &gt; Show Data Folder opens it.</p>")
+            "Help &gt; Show Data Folder opens it.</p>"
+            "<p>Not now? Run &gt; Run the Quick Suite starts it whenever you like.</p>")
         self.text.setWordWrap(True)
         buttons = QDialogButtonBox()
         self.run_button = buttons.addButton("Run the Quick Suite",

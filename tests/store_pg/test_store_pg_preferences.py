@@ -76,7 +76,7 @@ def test_this_machine_only_forgets_the_shared_store(shared, qtbot, monkeypatch):
     assert not isinstance(Store(), SharedStore)
 
 
-def test_the_preferences_window_names_where_runs_are_kept(qtbot):
+def test_the_preferences_window_names_where_runs_are_kept(qtbot, monkeypatch):
     """Edit > Preferences is one window: the selection choice, and the store, whose Change…
     opens the store's sheet; the line follows what the sheet kept."""
     from siliconbench.gui.preferences import Preferences
@@ -86,6 +86,12 @@ def test_the_preferences_window_names_where_runs_are_kept(qtbot):
     qtbot.addWidget(window)
     assert window.store_text.text() == "Runs are kept on this machine only."
     keep_shared_store(settings, "service=lab")
+    window._say_store()
+    # The app opens its store at the start: a change applies from the next one, and says so.
+    assert window.store_text.text() == ("Runs are kept on this machine only until "
+                                        "SiliconBench starts again; from the next start, in "
+                                        "the shared store service=lab.")
+    use_store_preference(settings)   # the next start
     window._say_store()
     assert window.store_text.text() == "Runs are kept in the shared store service=lab."
     assert window.change_store.text() == "Change…"

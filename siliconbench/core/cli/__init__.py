@@ -61,7 +61,7 @@ def _main(argv: list[str]) -> int:
     from siliconbench.core.store import StoreError
     log_path = setup_logging()
     try:
-        args = build_parser().parse_args(argv)
+        args = build_parser().parse_args(opened_files(argv))
         if args.store:   # the store every Store() of this command (and its children) opens
             from siliconbench.core.store_pg import is_url
             if not is_url(args.store):
@@ -91,6 +91,19 @@ def _main(argv: list[str]) -> int:
         print(f"siliconbench: internal error: {type(e).__name__}: {e} ({where})",
               file=sys.stderr)
         return EXIT_FAILED
+
+
+def opened_files(argv: list[str]) -> list[str]:
+    """`siliconbench FILE...` as `siliconbench gui FILE...`: a first word that is no command
+    but names a file (or a result file's name) opens the app with it, as a double click on the
+    file would."""
+    if not argv or argv[0].startswith("-") or argv[0] in COMMANDS:
+        return argv
+    from pathlib import Path
+    first = Path(argv[0])
+    if first.suffix.lower() in (".sbresults", ".json") or first.exists():
+        return ["gui", *argv]
+    return argv
 
 
 __all__ = ["COMMANDS", "EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "TIME_LIMIT", "Usage",

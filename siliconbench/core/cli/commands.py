@@ -337,13 +337,18 @@ def cmd_gui(args) -> int:
     if not has_display():
         raise Usage("No display found (DISPLAY is not set): the desktop app cannot open; use "
                     "the siliconbench subcommands, e.g. siliconbench quick.")
+    files = [Path(f) for f in getattr(args, "files", None) or []]
+    for f in files:   # said here, in the terminal, before a window opens
+        if not f.is_file():
+            raise Usage(f"{f} is not a file; give result files to open in the app "
+                        f"(.sbresults or JSON exports).")
     try:
         from siliconbench.gui.app import main as gui_main
     except ImportError as e:
         raise Usage(f"The desktop app cannot start: {e}.") from None
     for sig in ENDING_SIGNALS:  # the app keeps its runs itself; Python would only defer these
         signal.signal(sig, signal.SIG_DFL)
-    return gui_main([])
+    return gui_main([str(f.resolve()) for f in files])
 
 
 def cmd_store(args) -> int:

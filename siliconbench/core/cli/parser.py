@@ -96,7 +96,10 @@ def build_parser() -> argparse.ArgumentParser:
                        "LM Studio, Ollama, llama.cpp's cache), read-only")
     m.add_argument("--json", action="store_true", help="machine-readable output")
 
-    sub.add_parser("gui", help="open the desktop app")
+    g = sub.add_parser("gui", help="open the desktop app; `siliconbench FILE...` does too, "
+                       "with the result files")
+    g.add_argument("files", nargs="*", metavar="FILE",
+                   help="result files to open in it (.sbresults or JSON exports)")
 
     st = sub.add_parser("store", help="a lab's shared store on PostgreSQL: set it up, send "
                         "the runs kept here")

@@ -290,11 +290,14 @@ def model_label(params: dict) -> str:
 
 def check_params(params: dict) -> None:
     """Before the run starts: the model file is one an engine here reads (ParamError in one
-    sentence otherwise), and a file that stores its weights quantised sets the precision; a
+    sentence otherwise), a file that stores its weights quantised sets the precision, and a
+    file leaves no preset in the record (it named the preset's default); a
     context sweep goes with neither --prompts nor --depths, nor past the model's positions."""
     own = own_model(params)
     if own is not None and own.stored_dtype:
         params["dtype"] = own.stored_dtype
+    if own is not None:   # the file is the model: no preset's default is left in the record
+        params["preset"] = None
     top = params.get("context_sweep")
     if top:
         given = [f"--{k}" for k in ("prompts", "depths") if params.get(k)]
