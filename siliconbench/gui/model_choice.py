@@ -56,6 +56,7 @@ class ModelChoice(QObject):
         self.preset, self.path, self.combo = preset, path, preset.editor
         self.models: list[ModelFile] | None = None     # None: still looking
         self.error = ""
+        self.notes: list[str] = []
         self.frameworks: set[str] = set()               # the ticked devices'; empty: any
         self.first_row = self.combo.count() + 2         # after a separator and the header
         self.combo.insertSeparator(self.combo.count())
@@ -69,6 +70,7 @@ class ModelChoice(QObject):
         self.call.start()
 
     def _found(self, models: list[ModelFile]) -> None:
+        self.notes = list(getattr(models, "notes", []))     # where the listing was cut
         self.models = sorted(models, key=lambda m: (bool(m.problem), m.name.lower()))
         self._fill()
 
@@ -95,7 +97,8 @@ class ModelChoice(QObject):
             return f"{HEADER}: looking…"
         if self.error:
             return f"{HEADER}: not found ({self.error})"
-        return HEADER if self.models else f"{HEADER}: none found in {PLACES}"
+        cut = " (cut short: its tip says where)" if self.notes else ""
+        return (HEADER if self.models else f"{HEADER}: none found in {PLACES}") + cut
 
     def _fill(self) -> None:
         combo, items = self.combo, self.combo.model()
@@ -105,6 +108,7 @@ class ModelChoice(QObject):
                 combo.removeItem(combo.count() - 1)
             header = self.first_row - 1
             combo.setItemText(header, self._header())
+            combo.setItemData(header, "\n".join(self.notes) or None, TOOL_TIP_ROLE)
             items.item(header).setEnabled(False)
             for m in self.models or []:
                 combo.addItem(model_text(m), m.path)

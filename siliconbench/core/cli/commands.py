@@ -320,8 +320,10 @@ def cmd_models(args) -> int:
     found = model_files.find()
     if args.json:
         print(dumps([m.to_dict() for m in found], indent=1))
-        return EXIT_OK
-    print_models(found)
+    else:
+        print_models(found)
+    for note in getattr(found, "notes", []):   # a listing cut short is said, never silent
+        print(f"siliconbench: {note}", file=sys.stderr)
     return EXIT_OK
 
 
