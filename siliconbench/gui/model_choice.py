@@ -1,5 +1,5 @@
 """The model files on this machine in the LLM form: the Preset list gives the presets, then
-"Your models", the files siliconbench.core.kit.model_files.find() finds (the Hugging Face
+"Your models", the files siliconbench.core.kit.model_places.find() finds (the Hugging Face
 cache, LM Studio, Ollama, llama.cpp's cache), looked for once in the background when the form
 is made. Choosing one fills the Model file field; choosing a preset empties it. A file no
 engine can read, or none of the ticked devices' frameworks, is listed greyed with why."""
@@ -22,8 +22,8 @@ PLACES = "the Hugging Face cache, LM Studio, Ollama or llama.cpp's cache"
 
 
 def find_models() -> list[ModelFile]:
-    from siliconbench.core.kit import model_files  # in the background thread, as its work
-    return model_files.find()
+    from siliconbench.core.kit import model_places  # in the background thread, as its work
+    return model_places.find()
 
 
 def count_text(n: int) -> str:

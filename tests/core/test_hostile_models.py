@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from siliconbench.core.kit import model_files
+from siliconbench.core.kit import model_files, model_places
 from siliconbench.core.kit.llm_shapes import ModelShape, shape_from_config, weight_bytes
 from tests.core.test_estimate_workloads import machine, refused, run  # noqa: F401
 from tests.core.test_model_files import hub_repo, write_gguf
@@ -288,7 +288,7 @@ def test_json_nested_200000_deep_is_one_file_skipped_not_the_listing(tmp_path):
     manifest = ollama / "manifests" / "registry.ollama.ai" / "library" / "deep" / "latest"
     manifest.parent.mkdir(parents=True)
     manifest.write_bytes(deep)
-    found = model_files.find(env={"HF_HUB_CACHE": str(hub), "OLLAMA_MODELS": str(ollama)},
+    found = model_places.find(env={"HF_HUB_CACHE": str(hub), "OLLAMA_MODELS": str(ollama)},
                              home=tmp_path / "none")
     by = {m.name: m for m in found}
     assert by["a/good-GGUF/good.gguf"].engines == ("llamacpp",)
@@ -313,7 +313,7 @@ def test_1100_nested_folders_are_cut_and_said(tmp_path):
             fd = new
     finally:
         os.close(fd)
-    found = model_files.find(env={}, home=home)
+    found = model_places.find(env={}, home=home)
     assert [m.name for m in found] == ["pub/good/good.gguf"]
     assert found.notes == [f"LM Studio: folders more than 8 deep in {models} were not "
                            "looked in."]
@@ -328,7 +328,7 @@ def test_a_link_out_of_the_cache_is_never_read(tmp_path):
     snap = hub_repo(hub, "a/linked", {"model.safetensors": b"x"})
     os.symlink(outside / "config.json", snap / "config.json")
     os.symlink(outside / "model.safetensors", snap / "model2.safetensors")
-    found = {m.name: m for m in model_files.find(env={"HF_HUB_CACHE": str(hub)},
+    found = {m.name: m for m in model_places.find(env={"HF_HUB_CACHE": str(hub)},
                                                  home=tmp_path / "none")}
     assert "config.json links out of" in found["a/linked"].problem
     assert found["a/linked"].architecture == "" and found["a/good-GGUF/good.gguf"].engines
@@ -343,7 +343,7 @@ def test_a_cut_listing_is_said(tmp_path, monkeypatch, capsys):
     hub = tmp_path / "hub"
     for i in range(60):
         (hub / f"models--a--m{i:03d}").mkdir(parents=True)
-    found = model_files.find(env={"HF_HUB_CACHE": str(hub)}, home=tmp_path / "none")
+    found = model_places.find(env={"HF_HUB_CACHE": str(hub)}, home=tmp_path / "none")
     assert found.notes == [f"Hugging Face cache: {hub} holds more than 50 entries; only the "
                            "first 50 were looked at, so models past them are not listed."]
     from tests.cli_processes import cli_in_process

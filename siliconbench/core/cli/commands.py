@@ -316,8 +316,8 @@ def cmd_reference(args) -> int:
 
 
 def cmd_models(args) -> int:
-    from siliconbench.core.kit import model_files
-    found = model_files.find()
+    from siliconbench.core.kit import model_places
+    found = model_places.find()
     if args.json:
         print(dumps([m.to_dict() for m in found], indent=1))
     else:

@@ -50,20 +50,6 @@ class ModelFile:
         return d
 
 
-# --- where (kit/model_places.py) -------------------------------------------------------
-
-def places(env: dict | None = None, home: Path | None = None) -> list[tuple[str, Path]]:
-    from siliconbench.core.kit.model_places import places
-    return places(env, home)
-
-
-def find(env: dict | None = None, home: Path | None = None):
-    """Every model file on this machine (kit/model_places.find: a Found list, its notes
-    saying where the listing was cut)."""
-    from siliconbench.core.kit.model_places import find
-    return find(env, home)
-
-
 # --- what -------------------------------------------------------------------------------
 
 def describe_gguf(path: Path, source: str = "given", name: str | None = None,
@@ -91,7 +77,7 @@ def describe_gguf(path: Path, source: str = "given", name: str | None = None,
         fields, names, params = gguf_header(parts)
     except GGUFError as e:
         return _with(base, size=_size(path), problem=f"{path.name} is not a readable GGUF "
-                     f"file ({_reason(e)}).")
+                     f"file ({reason_of(e)}).")
     arch = str(fields.get("general.architecture", ""))
     ftype = fields.get("general.file_type")
     quant = _ftype_name(ftype) if ftype is not None else ""
@@ -125,17 +111,17 @@ def describe_folder(folder: Path, source: str = "given", name: str | None = None
     # A hub cache snapshot (models--org--model/snapshots/<commit>) is named by its repository,
     # not by its commit, wherever it is given from.
     hub = folder.parent.name == "snapshots" and folder.parent.parent.name.startswith("models--")
-    name = name or (_repo_name(folder.parent.parent.name) if hub else folder.name)
+    name = name or (repo_name(folder.parent.parent.name) if hub else folder.name)
     root = root or (folder.parent.parent if hub else None)
     base = ModelFile(str(folder), name, source, "safetensors", ())
-    files = [p for p in _listdir(folder)]
+    files = [p for p in list_folder(folder)]
     tensors = sorted(p for p in files if p.name.endswith(".safetensors"))
     size = sum(_size(p) for p in files if p.name.endswith((".safetensors",) + PICKLED))
     try:
         config = read_config(folder, root)
     except (OSError, ValueError) as e:
         return _with(base, size=size, problem=f"{folder.name}'s config.json cannot be read "
-                     f"({_reason(e)}).")
+                     f"({reason_of(e)}).")
     arch = str(config.get("model_type", ""))
     base = _with(base, architecture=arch, size=size,
                  context=_int(config.get("max_position_embeddings")),
@@ -186,7 +172,7 @@ def _safetensors_count(files: list[Path], bits: int | None, root: Path | None = 
                     piece = st.get_slice(key)
                     shapes[key] = (list(piece.get_shape()), str(piece.get_dtype()))
     except Exception as e:  # noqa: BLE001 - a damaged header: any reader error is that
-        return None, _reason(e)
+        return None, reason_of(e)
     total, dtypes = 0, {}
     for key, (shape, dtype) in shapes.items():
         n = 1
@@ -212,7 +198,7 @@ def _experts(config: dict) -> tuple[int, int] | None:
 
 # --- small helpers ----------------------------------------------------------------------
 
-def _repo_name(folder: str) -> str:
+def repo_name(folder: str) -> str:
     """'org/model' of the hub cache's models--org--model folder."""
     return folder[len("models--"):].replace("--", "/")
 
@@ -226,7 +212,7 @@ def _ftype_name(ftype) -> str:
         return f"file type {ftype}"
 
 
-def _first_gguf(name: str) -> bool:
+def first_gguf(name: str) -> bool:
     match = SPLIT.search(name)
     return name.endswith(".gguf") and (match is None or match.group(1) == "00001")
 
@@ -234,18 +220,18 @@ def _first_gguf(name: str) -> bool:
 def _regular(path: Path, what: str, root: Path | None = None) -> str:
     """'' for a regular file (a link to one is followed, inside `root` when given: the hub
     cache links its files into blobs/), else the sentence saying what it is."""
-    outside = _outside(path, root)
+    outside = links_out(path, root)
     if outside:
         return outside
     try:
         mode = os.stat(path).st_mode
     except OSError as e:
-        return f"{path.name} cannot be read ({_reason(e)})."
+        return f"{path.name} cannot be read ({reason_of(e)})."
     return "" if stat.S_ISREG(mode) else f"{path.name} is not a regular file, so " \
         f"SiliconBench does not read it as a {what}."
 
 
-def _outside(path: Path, root: Path | None) -> str:
+def links_out(path: Path, root: Path | None) -> str:
     """The sentence refusing `path` when it resolves (through links) outside `root`; '' when
     it stays inside, or no root is given."""
     if root is None:
@@ -253,21 +239,21 @@ def _outside(path: Path, root: Path | None) -> str:
     try:
         real, top = os.path.realpath(path), os.path.realpath(root)
     except (OSError, ValueError, RuntimeError) as e:
-        return f"{path.name} cannot be resolved ({_reason(e)})."
+        return f"{path.name} cannot be resolved ({reason_of(e)})."
     if os.path.commonpath([real, top]) != top:
         return (f"{path.name} links out of {root}, so SiliconBench does not read it "
                 "(a model's files stay inside the place that keeps them).")
     return ""
 
 
-def _is_dir(path: Path) -> bool:
+def is_dir(path: Path) -> bool:
     try:
         return stat.S_ISDIR(os.stat(path).st_mode)
     except OSError:
         return False
 
 
-def _listdir(folder: Path, notes: list[str] | None = None, source: str = "") -> list[Path]:
+def list_folder(folder: Path, notes: list[str] | None = None, source: str = "") -> list[Path]:
     """The first MAX_ENTRIES entries of `folder`; a cut is said in `notes`."""
     try:
         with os.scandir(folder) as it:
@@ -296,7 +282,7 @@ def _int(value) -> int | None:
         else None
 
 
-def _reason(e: BaseException) -> str:
+def reason_of(e: BaseException) -> str:
     if isinstance(e, NotReadable):
         return str(e).rstrip(".")
     text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
@@ -349,7 +335,7 @@ def read_model(path: str) -> OwnModel:
 def _read_model(path: str, _stamp) -> OwnModel:
     from siliconbench.core.kit.llm_shapes import shape_from_config, shape_from_gguf
     p = Path(path)
-    if _is_dir(p):
+    if is_dir(p):
         m = describe_folder(p, "given")
         if m.problem:
             raise ValueError(m.problem)
@@ -385,7 +371,7 @@ def _read_model(path: str, _stamp) -> OwnModel:
 def read_config(folder: Path, root: Path | None) -> dict:
     """A folder's config.json as a JSON object (bounded, not through a link out of `root`);
     ValueError with the reason otherwise (JSON nested past Python's recursion included)."""
-    outside = _outside(folder / "config.json", root)
+    outside = links_out(folder / "config.json", root)
     if outside:
         raise ValueError(outside.rstrip("."))
     try:
@@ -411,7 +397,7 @@ def _fingerprint_folder(folder: Path) -> str:
     import hashlib
     digest = hashlib.sha256(read_small(folder / "config.json", CONFIG_LIMIT, "config.json",
                                        encoding=None))
-    for f in sorted(p for p in _listdir(folder) if p.name.endswith(".safetensors")):
+    for f in sorted(p for p in list_folder(folder) if p.name.endswith(".safetensors")):
         head = read_head(f, 8)
         digest.update(read_head(f, 8 + int.from_bytes(head, "little")))
     return digest.hexdigest()

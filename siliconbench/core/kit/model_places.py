@@ -35,14 +35,14 @@ from siliconbench.core.kit.model_files import (
     MAX_ENTRIES,
     PICKLED,
     ModelFile,
-    _first_gguf,
-    _is_dir,
-    _listdir,
-    _outside,
-    _reason,
-    _repo_name,
     describe_folder,
     describe_gguf,
+    first_gguf,
+    is_dir,
+    links_out,
+    list_folder,
+    reason_of,
+    repo_name,
 )
 
 MAX_DEPTH = 8                 # folders below a place's top that are looked in (publisher/model/..)
@@ -83,7 +83,7 @@ def find(env: dict | None = None, home: Path | None = None) -> Found:
     a note, and the other places are still listed."""
     found = Found()
     for source, folder in places(env, home):
-        if not _is_dir(folder):
+        if not is_dir(folder):
             continue
         notes: list[str] = []
         try:
@@ -94,7 +94,7 @@ def find(env: dict | None = None, home: Path | None = None) -> Found:
             else:
                 found += _tree(folder, source, notes)
         except (OSError, ValueError, RecursionError, MemoryError) as e:
-            notes.append(f"{source}: {folder} could not be looked through ({_reason(e)}).")
+            notes.append(f"{source}: {folder} could not be looked through ({reason_of(e)}).")
         found.notes += notes
     return found
 
@@ -106,15 +106,15 @@ def _safely(make, path: Path, name: str, source: str, fmt: str) -> ModelFile:
         return make()
     except (OSError, ValueError, RecursionError, MemoryError, UnicodeError) as e:
         return ModelFile(str(path), name, source, fmt, (),
-                         problem=f"{path.name} cannot be read ({_reason(e)}).")
+                         problem=f"{path.name} cannot be read ({reason_of(e)}).")
 
 
 def _hub(cache: Path, notes: list[str]) -> list[ModelFile]:
     out = []
-    for repo in sorted(_listdir(cache, notes, "Hugging Face cache")):
-        if not repo.name.startswith("models--") or not _is_dir(repo):
+    for repo in sorted(list_folder(cache, notes, "Hugging Face cache")):
+        if not repo.name.startswith("models--") or not is_dir(repo):
             continue
-        name = _repo_name(repo.name)
+        name = repo_name(repo.name)
         snapshot = _current_snapshot(repo)
         if snapshot is not None:
             out += _folder_models(snapshot, name, "Hugging Face cache", repo, notes)
@@ -124,12 +124,14 @@ def _hub(cache: Path, notes: list[str]) -> list[ModelFile]:
 def _current_snapshot(repo: Path) -> Path | None:
     """The commit refs/main names, else the newest snapshot."""
     try:
-        ref = str(read_small(repo / "refs" / "main", 256, "Hugging Face ref")).strip()
-        if re.fullmatch(r"[0-9a-f]{40}", ref) and _is_dir(repo / "snapshots" / ref):
-            return repo / "snapshots" / ref
+        if not links_out(repo / "refs" / "main", repo):      # never read through a link out
+            ref = str(read_small(repo / "refs" / "main", 256, "Hugging Face ref")).strip()
+            snap = repo / "snapshots" / ref
+            if re.fullmatch(r"[0-9a-f]{40}", ref) and is_dir(snap) and not snap.is_symlink():
+                return snap
     except OSError:
         pass
-    snaps = [p for p in _listdir(repo / "snapshots") if _is_dir(p) and not p.is_symlink()]
+    snaps = [p for p in list_folder(repo / "snapshots") if is_dir(p) and not p.is_symlink()]
     return max(snaps, key=lambda p: p.stat().st_mtime) if snaps else None
 
 
@@ -165,21 +167,21 @@ def _tree(root: Path, source: str, notes: list[str]) -> list[ModelFile]:
         else:
             out += [_safely(lambda f=f: describe_gguf(here / f, source, f"{rel}/{f}".lstrip(
                 "./"), root), here / f, f"{rel}/{f}".lstrip("./"), source, "gguf")
-                for f in files if _first_gguf(f)]
+                for f in files if first_gguf(f)]
     return out
 
 
 def _folder_models(folder: Path, name: str, source: str, root: Path,
                    notes: list[str]) -> list[ModelFile]:
     """A snapshot or model folder: its safetensors model, else its GGUF files."""
-    names = {p.name for p in _listdir(folder, notes, source)}
+    names = {p.name for p in list_folder(folder, notes, source)}
     if "config.json" in names and (any(n.endswith(".safetensors") for n in names)
                                    or any(n.endswith(PICKLED) for n in names)):
         return [_safely(lambda: describe_folder(folder, source, name, root), folder, name,
                         source, "safetensors")]
     return [_safely(lambda n=n: describe_gguf(folder / n, source, f"{name}/{n}", root),
                     folder / n, f"{name}/{n}", source, "gguf")
-            for n in sorted(names) if _first_gguf(n)]
+            for n in sorted(names) if first_gguf(n)]
 
 
 def _ollama(root: Path, notes: list[str]) -> list[ModelFile]:
@@ -205,7 +207,7 @@ def _ollama_blob(manifest: Path, root: Path) -> Path | str | None:
     """The model layer's blob, None for a manifest without one (an adapter, a projector
     only), or the sentence saying why the manifest cannot be read."""
     try:
-        outside = _outside(manifest, root)
+        outside = links_out(manifest, root)
         if outside:
             return outside
         data = json.loads(read_small(manifest, CONFIG_LIMIT, "Ollama manifest"))
@@ -219,4 +221,4 @@ def _ollama_blob(manifest: Path, root: Path) -> Path | str | None:
                 return root / "blobs" / f"sha256-{match.group(1)}"
         return None
     except (OSError, ValueError, RecursionError) as e:
-        return f"{manifest} is not a readable Ollama manifest ({_reason(e)})."
+        return f"{manifest} is not a readable Ollama manifest ({reason_of(e)})."
