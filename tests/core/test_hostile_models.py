@@ -91,6 +91,8 @@ def gguf_with(path: Path, **fields) -> Path:
     w.add_uint32("llama.vocab_size", fields.get("vocab", 256))
     for name in fields.get("tensors", ["token_embd.weight", "output.weight"]):
         w.add_tensor(name, np.zeros((256, 64), np.float16))
+    for i in range(fields.get("blocks", 2)):
+        w.add_tensor(f"blk.{i}.attn_norm.weight", np.ones(64, np.float32))
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
@@ -168,6 +170,26 @@ def test_what_llama_cpp_would_reject_is_refused_before_a_run(machine, capsys, tm
     bare = gguf_with(tmp_path / "bare.gguf", tensors=["output.weight"])
     assert "holds no token_embd.weight tensor" in refused(
         machine, *run(capsys, "llm", "--framework", "mlx", "--model-path", str(bare)))
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("fields, said", [
+    ({"vocab": 512}, "m.gguf: its token_embd.weight is 64 x 256 but its metadata gives hidden "
+                     "size 64 and vocabulary 512, so llama.cpp would refuse it."),
+    ({"layers": 3}, "m.gguf: its metadata gives 3 layers but it holds no tensors of layer 2, "
+                    "so llama.cpp would refuse it."),
+    ({"blocks": 3}, "m.gguf: its metadata gives 2 layers but it holds tensors of layer 2, so "
+                    "llama.cpp would refuse it."),
+])
+def test_tensors_that_disagree_with_the_metadata_are_refused_before_a_run(
+        machine, capsys, tmp_path, fields, said):
+    """llama.cpp's loader refuses a wrong shape or a missing layer; the run stored "could
+    not load" with no reason. Now said before the run, as llama.cpp would say it."""
+    path = gguf_with(tmp_path / "m.gguf", **fields)
+    assert refused(machine, *run(capsys, "llm", "--framework", "mlx", "--model-path",
+                                 str(path))) == said
+    whole = gguf_with(tmp_path / "whole.gguf")
+    assert model_files.read_model(str(whole)).shape.vocab == 256     # a consistent one runs
 
 
 # ---------------------------------------------------------------- sizes no model has

@@ -1,9 +1,13 @@
 """What a model folder's config.json claims, checked against itself and its weights before any
 run starts (kit/model_files.py's describe_folder): code asked for anywhere in the config
 (auto_map inside text_config too), and an MLX quantisation that the safetensors headers bear
-out rather than one config.json alone declares. Each answer is one sentence or ''."""
+out rather than one config.json alone declares; and a GGUF file's tensors against the shape its
+metadata gives, as llama.cpp checks them when it loads (llama-model-loader's "wrong shape",
+"missing tensor"). Each answer is one sentence or ''."""
 
 from __future__ import annotations
+
+import re
 
 CODE_KEYS = ("auto_map", "model_file")
 MLX_BITS = (2, 3, 4, 5, 6, 8)            # what mlx.core.quantize packs
@@ -56,4 +60,30 @@ def quant_mismatch(quant, shapes: dict[str, tuple[list[int], str]]) -> str:
     if not any(cols * 32 == scales * group * bits for cols, scales in matrices):
         return (f"config.json says {bits}-bit in groups of {group} but no matrix is packed "
                 "so (its columns and scales give other figures).")
+    return ""
+
+
+BLOCK = re.compile(r"^blk\.(\d+)\.")
+
+
+def gguf_mismatch(tensors, shape) -> str:
+    """Why llama.cpp would refuse a GGUF file whose `tensors` (kit/gguf_read.Tensor) do not
+    match the `shape` its metadata gives (kit/llm_shapes.ModelShape), one sentence; ''
+    when they match: the embedding (and output) table is hidden x vocabulary, and every
+    layer up to block_count holds tensors, none past it."""
+    dims = {t.name: t.dims for t in tensors}
+    for name in ("token_embd.weight", "output.weight"):
+        if name in dims and tuple(dims[name][:2]) != (shape.hidden, shape.vocab):
+            got = " x ".join(map(str, dims[name]))
+            return (f"its {name} is {got} but its metadata gives hidden size {shape.hidden} "
+                    f"and vocabulary {shape.vocab}, so llama.cpp would refuse it.")
+    blocks = {int(m.group(1)) for name in dims if (m := BLOCK.match(name))}
+    missing = next((i for i in range(shape.layers) if i not in blocks), None)
+    if missing is not None:
+        return (f"its metadata gives {shape.layers} layers but it holds no tensors of layer "
+                f"{missing}, so llama.cpp would refuse it.")
+    extra = max(blocks, default=-1)
+    if extra >= shape.layers:
+        return (f"its metadata gives {shape.layers} layers but it holds tensors of layer "
+                f"{extra}, so llama.cpp would refuse it.")
     return ""

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from siliconbench.core.files import NotReadable, open_regular, read_small
 from siliconbench.core.kit.gguf_read import GGUFError, read_header, read_parts
-from siliconbench.core.kit.model_checks import asks_for_code, quant_mismatch
+from siliconbench.core.kit.model_checks import asks_for_code, gguf_mismatch, quant_mismatch
 
 MAX_ENTRIES = 20_000          # files looked at per place: a huge tree is cut, not walked for good
 CONFIG_LIMIT = 1 << 20        # a config.json or an Ollama manifest is a few KB
@@ -364,7 +364,11 @@ def _read_model(path: str, _stamp) -> OwnModel:
                          "to load a model.")
     ftype = fields.get("general.file_type")
     stored = GGUF_DTYPES.get(ftype) if isinstance(ftype, int) else None
-    return OwnModel(m, shape_from_gguf(fields, names), stored or m.quantisation.lower(),
+    shape = shape_from_gguf(fields, names)
+    mismatch = gguf_mismatch(header.tensors, shape)
+    if mismatch:
+        raise ValueError(f"{p.name}: {mismatch}")
+    return OwnModel(m, shape, stored or m.quantisation.lower(),
                     _fingerprint_file(p, header.data_offset))
 
 
