@@ -2,7 +2,7 @@
 has, JSON nested 200,000 deep, folders nested 1,100 deep, links out of a cache, config values
 of the wrong type, quantisation config.json claims but the weights do not hold. Each is read
 within bounds of time (pytest-timeout, and a subprocess's timeout) and memory (tracemalloc's
-peak in this process, RLIMIT_AS on a subprocess); what a run cannot use is refused in one
+peak in this process for every test, RLIMIT_AS on a subprocess); what a run cannot use is refused in one
 sentence with exit 2 before anything starts or is stored, and one bad file in a place never
 hides the others."""
 
@@ -49,15 +49,29 @@ def capped(*argv: str, env: dict, timeout: float = 90) -> subprocess.CompletedPr
                           env={**os.environ, **env}, preexec_fn=limit)
 
 
-def bounded(fn):
-    """fn()'s result, its peak of Python-traced memory (numpy's too) and its seconds."""
+TEST_MEMORY = 512 << 20         # what any test here may allocate in this process, at most
+
+
+@pytest.fixture(autouse=True)
+def memory_bounded():
+    """Every test here traced (tracemalloc sees Python's and numpy's allocations): its peak
+    stays under TEST_MEMORY."""
     tracemalloc.start()
-    start = time.perf_counter()
     try:
-        out = fn()
-        return out, tracemalloc.get_traced_memory()[1], time.perf_counter() - start
+        yield
+        assert tracemalloc.get_traced_memory()[1] < TEST_MEMORY
     finally:
         tracemalloc.stop()
+
+
+def bounded(fn):
+    """fn()'s result, the peak it added to Python-traced memory (numpy's too) and its
+    seconds."""
+    tracemalloc.reset_peak()
+    before = tracemalloc.get_traced_memory()[0]
+    start = time.perf_counter()
+    out = fn()
+    return out, tracemalloc.get_traced_memory()[1] - before, time.perf_counter() - start
 
 
 def tiny_config(**changes) -> dict:
@@ -354,6 +368,35 @@ def test_a_link_out_of_the_cache_is_never_read(tmp_path):
                                                  home=tmp_path / "none")}
     assert "config.json links out of" in found["a/linked"].problem
     assert found["a/linked"].architecture == "" and found["a/good-GGUF/good.gguf"].engines
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("place", ["Ollama", "LM Studio", "llama.cpp cache"])
+def test_a_gguf_linked_out_of_its_place_is_not_read(tmp_path, place):
+    good, secret = tmp_path / "good.gguf", tmp_path / "elsewhere" / "secret.gguf"
+    write_gguf(good)
+    secret.parent.mkdir()
+    write_gguf(secret, arch="secretarch")
+    home, ollama, cache = tmp_path / "home", tmp_path / "ollama", tmp_path / "llama"
+    if place == "Ollama":
+        blobs = ollama / "blobs"
+        blobs.mkdir(parents=True)
+        digest = "ab" * 32
+        os.symlink(secret, blobs / f"sha256-{digest}")
+        manifest = ollama / "manifests" / "registry.ollama.ai" / "library" / "m" / "latest"
+        manifest.parent.mkdir(parents=True)
+        manifest.write_text(json.dumps({"layers": [{
+            "mediaType": "application/vnd.ollama.image.model", "digest": f"sha256:{digest}"}]}))
+    else:
+        folder = home / ".lmstudio" / "models" / "pub" / "m" if place == "LM Studio" else cache
+        folder.mkdir(parents=True)
+        os.symlink(secret, folder / "linked.gguf")
+        os.link(good, folder / "good.gguf")
+    found = model_places.find(env={"OLLAMA_MODELS": str(ollama), "LLAMA_CACHE": str(cache)},
+                              home=home)
+    linked = [m for m in found if "links out of" in m.problem]
+    assert len(linked) == 1 and linked[0].architecture == "" and linked[0].source == place
+    assert all(m.architecture != "secretarch" for m in found)
 
 
 @pytest.mark.timeout(60)
