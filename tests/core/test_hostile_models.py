@@ -103,6 +103,8 @@ def gguf_with(path: Path, **fields) -> Path:
     w.add_head_count_kv(2)
     w.add_file_type(1)
     w.add_uint32("llama.vocab_size", fields.get("vocab", 256))
+    if "rope" in fields:
+        w.add_float32("llama.rope.freq_base", fields["rope"])
     for name in fields.get("tensors", ["token_embd.weight", "output.weight"]):
         w.add_tensor(name, np.zeros((256, 64), np.float16))
     for i in range(fields.get("blocks", 2)):
@@ -238,6 +240,7 @@ def test_an_absurd_layer_count_in_config_json_is_refused_in_a_sentence(machine, 
     ({"layers": 2**32 - 1}, "the GGUF file gives layers 4294967295, which no model has"),
     ({"vocab": 2**32 - 1}, "the GGUF file gives vocab 4294967295, which no model has"),
     ({"heads": 128}, "the GGUF file gives 128 attention heads for a hidden size of 64"),
+    ({"rope": -1.0}, "the GGUF file gives rope theta -1.0, not a positive number."),
 ])
 def test_an_absurd_gguf_size_is_refused_in_a_sentence(machine, capsys, tmp_path, fields, said):
     """block_count 2^32-1 was "internal error: MemoryError"; a vocabulary of 2^32-1 slipped

@@ -331,6 +331,11 @@ def checked(shape: ModelShape, source: str) -> ModelShape:
                 value < (0 if name in ("experts", "active_experts", "expert_ffn") else 1):
             raise ValueError(f"{source} gives {name.replace('_', ' ')} {_shown(value)}, which "
                              f"no model has (SiliconBench takes 1 to {most:,}).")
+    for name in ("rope_theta", "rms_eps"):
+        value = getattr(shape, name)
+        if not isinstance(value, float) or not 0 < value < float("inf"):
+            raise ValueError(f"{source} gives {name.replace('_', ' ')} {_shown(value)}, not "
+                             "a positive number.")
     if shape.kv_heads > shape.heads or shape.heads % shape.kv_heads:
         raise ValueError(f"{source} gives {shape.kv_heads} key/value heads for "
                          f"{shape.heads} attention heads; the heads must be a whole multiple "
