@@ -30,6 +30,8 @@ from siliconbench.core.text import clip
 ARCHIVE_NAME = "cifar-10-python.tar.gz"
 URL = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
 MD5 = "c58f30108f718f92721af3b95e74349a"
+ARCHIVE_BYTES = 170_498_071   # the published archive's size: only a file of it is hashed
+MAX_ARCHIVE_BYTES = 512 << 20  # no archive of CIFAR-10's batches is larger: not read past it
 FOLDER = "cifar-10-batches-py"
 TRAIN_BATCHES = tuple(f"data_batch_{i}" for i in range(1, 6))
 TEST_BATCH = "test_batch"
@@ -57,6 +59,24 @@ class Cifar10:
 def data_dir() -> Path:
     from siliconbench.core.store import home
     return home() / "data"
+
+
+def is_published(f: BinaryIO) -> bool:
+    """Whether the open archive is the published one: its size first (a 20 GB file is not
+    read through to learn that), then its MD5."""
+    import os
+    return os.fstat(f.fileno()).st_size == ARCHIVE_BYTES and md5sum(f) == MD5
+
+
+def _bounded(f: BinaryIO, path: Path) -> BinaryIO:
+    """`f` when it is no larger than any CIFAR-10 archive; CifarError otherwise."""
+    import os
+    n = os.fstat(f.fileno()).st_size
+    if n > MAX_ARCHIVE_BYTES:
+        f.close()
+        raise CifarError(f"{path} holds {size(n)}; the CIFAR-10 archive is "
+                         f"{size(ARCHIVE_BYTES)}, so SiliconBench does not read it.")
+    return f
 
 
 def md5sum(f: BinaryIO) -> str:
@@ -150,8 +170,8 @@ def load(path: Path) -> Cifar10:
         raise CifarError(f"{path}: no such file or folder.")
     if path.is_dir():
         return _from_folder(path)
-    with _open_archive(path) as f:
-        return _from_archive(f, path, md5sum(f) == MD5)
+    with _bounded(_open_archive(path), path) as f:
+        return _from_archive(f, path, is_published(f))
 
 
 def _from_folder(path: Path) -> Cifar10:
@@ -231,9 +251,9 @@ def find(path: str | None, allow_download: bool) -> tuple[Cifar10 | None, str]:
         why = f"{archive} is {what}, not the CIFAR-10 archive"
     elif archive.exists():
         with _open_archive(archive) as f:
-            if md5sum(f) == MD5:
+            if is_published(f):
                 return _from_archive(f, archive, official=True), ""
-        why = f"{archive} is not the published archive (checksum differs)"
+        why = f"{archive} is not the published archive (its size or checksum differs)"
     else:
         why = (f"CIFAR-10 is not in {archive.parent}; pass --download to fetch it "
                "(163 MB) or --cifar PATH")

@@ -1,5 +1,5 @@
 """The model files on this machine in the LLM form: the Preset list gives the presets, then
-"Your models", the files siliconbench.core.kit.model_files.find() finds (the Hugging Face
+"Your models", the files siliconbench.core.kit.model_places.find() finds (the Hugging Face
 cache, LM Studio, Ollama, llama.cpp's cache), looked for once in the background when the form
 is made. Choosing one fills the Model file field; choosing a preset empties it. A file no
 engine can read, or none of the ticked devices' frameworks, is listed greyed with why."""
@@ -22,8 +22,8 @@ PLACES = "the Hugging Face cache, LM Studio, Ollama or llama.cpp's cache"
 
 
 def find_models() -> list[ModelFile]:
-    from siliconbench.core.kit import model_files  # in the background thread, as its work
-    return model_files.find()
+    from siliconbench.core.kit import model_places  # in the background thread, as its work
+    return model_places.find()
 
 
 def count_text(n: int) -> str:
@@ -56,6 +56,7 @@ class ModelChoice(QObject):
         self.preset, self.path, self.combo = preset, path, preset.editor
         self.models: list[ModelFile] | None = None     # None: still looking
         self.error = ""
+        self.notes: list[str] = []
         self.frameworks: set[str] = set()               # the ticked devices'; empty: any
         self.first_row = self.combo.count() + 2         # after a separator and the header
         self.combo.insertSeparator(self.combo.count())
@@ -69,6 +70,7 @@ class ModelChoice(QObject):
         self.call.start()
 
     def _found(self, models: list[ModelFile]) -> None:
+        self.notes = list(getattr(models, "notes", []))     # where the listing was cut
         self.models = sorted(models, key=lambda m: (bool(m.problem), m.name.lower()))
         self._fill()
 
@@ -95,7 +97,8 @@ class ModelChoice(QObject):
             return f"{HEADER}: looking…"
         if self.error:
             return f"{HEADER}: not found ({self.error})"
-        return HEADER if self.models else f"{HEADER}: none found in {PLACES}"
+        cut = " (cut short: its tip says where)" if self.notes else ""
+        return (HEADER if self.models else f"{HEADER}: none found in {PLACES}") + cut
 
     def _fill(self) -> None:
         combo, items = self.combo, self.combo.model()
@@ -105,6 +108,7 @@ class ModelChoice(QObject):
                 combo.removeItem(combo.count() - 1)
             header = self.first_row - 1
             combo.setItemText(header, self._header())
+            combo.setItemData(header, "\n".join(self.notes) or None, TOOL_TIP_ROLE)
             items.item(header).setEnabled(False)
             for m in self.models or []:
                 combo.addItem(model_text(m), m.path)

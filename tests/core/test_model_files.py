@@ -1,6 +1,6 @@
 """`siliconbench models`: model files found read-only where the tools keep them. Each folder
 here is laid out as its tool lays it out (the layouts and their sources are in
-siliconbench/core/kit/model_files.py's docstring), with tiny real model files written by the
+siliconbench/core/kit/model_places.py's docstring), with tiny real model files written by the
 engines' own writers: transformers' save_pretrained(safe_serialization=True), mlx-lm's
 quantize_model + save_model, gguf-py's GGUFWriter."""
 
@@ -16,7 +16,7 @@ import sys
 import numpy as np
 import pytest
 
-from siliconbench.core.kit import model_files
+from siliconbench.core.kit import model_places
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -142,7 +142,7 @@ def by_name(found):
 
 def test_every_place_is_found_with_what_each_file_is(machine):
     home, env, facts = machine
-    found = by_name(model_files.find(env=env, home=home))
+    found = by_name(model_places.find(env=env, home=home))
     assert set(found) == {"someone/tiny-llama", "someone/tiny-moe-GGUF/tiny-moe-Q8_0.gguf",
                           "mlx-community/tiny-4bit", "tiny:latest",
                           "someone_tiny_tiny-F16.gguf"}
@@ -174,7 +174,7 @@ def test_the_command_lists_them_and_its_json_is_the_same(machine, tmp_path):
                          env=run_env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     listed = {m["name"]: m for m in json.loads(out.stdout)}
-    assert listed == {m.name: m.to_dict() for m in model_files.find(env=env, home=home)}
+    assert listed == {m.name: m.to_dict() for m in model_places.find(env=env, home=home)}
     table = subprocess.run([sys.executable, "-m", "siliconbench", "models"], env=run_env,
                            capture_output=True, text=True, timeout=120)
     assert table.returncode == 0 and "tiny:latest" in table.stdout, table.stderr
@@ -207,13 +207,14 @@ def test_hostile_and_broken_files_are_listed_with_why_and_nothing_runs(tmp_path)
     fifo_repo = hub_repo(hub, "a/fifo-GGUF", {})
     os.mkfifo(fifo_repo / "fifo.gguf")
     os.symlink("/dev/zero", fifo_repo / "zero.gguf")
-    found = by_name(model_files.find(env={"HF_HUB_CACHE": str(hub)}, home=tmp_path / "none"))
+    found = by_name(model_places.find(env={"HF_HUB_CACHE": str(hub)}, home=tmp_path / "none"))
     problems = {name: m.problem for name, m in found.items()}
     assert "pickled weights only" in problems["a/pickled"]
     assert "never runs" in problems["a/remote-code"]
     assert "not a readable GGUF file" in problems["a/broken-GGUF/truncated.gguf"]
     assert "not a regular file" in problems["a/fifo-GGUF/fifo.gguf"]
-    assert "not a regular file" in problems["a/fifo-GGUF/zero.gguf"]
+    # a link out of the cache's own tree is not followed (issue 51), /dev/zero included
+    assert "links out of" in problems["a/fifo-GGUF/zero.gguf"]
     assert all(not m.engines for m in found.values())
     assert not marker.exists()
 
@@ -226,7 +227,7 @@ def test_ollama_digests_are_the_only_text_a_blob_path_is_made_of(tmp_path):
     manifest.parent.mkdir(parents=True)
     manifest.write_text(json.dumps({"layers": [{"mediaType": "application/vnd.ollama.image"
                                                 ".model", "digest": "../../secret.gguf"}]}))
-    (found,) = model_files.find(env={"OLLAMA_MODELS": str(root)}, home=tmp_path / "none")
+    (found,) = model_places.find(env={"OLLAMA_MODELS": str(root)}, home=tmp_path / "none")
     assert "not sha256" in found.problem and not found.engines
 
 
@@ -234,7 +235,7 @@ def test_a_split_gguf_set_is_one_model_of_all_its_parts(tmp_path):
     cache = tmp_path / "llama"
     cache.mkdir()
     sizes = [write_gguf(cache / f"big-0000{i}-of-00002.gguf") for i in (1, 2)]
-    (found,) = model_files.find(env={"LLAMA_CACHE": str(cache)}, home=tmp_path / "none")
+    (found,) = model_places.find(env={"LLAMA_CACHE": str(cache)}, home=tmp_path / "none")
     assert found.name == "big-00001-of-00002.gguf"
     assert found.parameters == sum(sizes)
     assert found.size == sum(p.stat().st_size for p in cache.iterdir())

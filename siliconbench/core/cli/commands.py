@@ -323,12 +323,14 @@ def cmd_reference(args) -> int:
 
 
 def cmd_models(args) -> int:
-    from siliconbench.core.kit import model_files
-    found = model_files.find()
+    from siliconbench.core.kit import model_places
+    found = model_places.find()
     if args.json:
         print(dumps([m.to_dict() for m in found], indent=1))
-        return EXIT_OK
-    print_models(found)
+    else:
+        print_models(found)
+    for note in getattr(found, "notes", []):   # a listing cut short is said, never silent
+        print(f"siliconbench: {note}", file=sys.stderr)
     return EXIT_OK
 
 

@@ -41,11 +41,13 @@ class ModelShape:
     def moe(self) -> bool:
         return self.experts > 0
 
-    def matrices(self, experts: float | None = None) -> list[tuple[int, int]]:
-        """(out, in) of every weight matrix a token passes through, once per layer, then the
-        output head (which is the embedding table when tied). For a mixture of experts: the
-        router and the `experts` a token reads (the active ones unless told; all of them for
-        what is stored) — fractional when a batch's tokens share some."""
+    def matrices(self, experts: float | None = None) -> list[tuple[int, int, int]]:
+        """(out, in, how many) of every weight matrix a token passes through: each of a
+        layer's, `layers` times, then the output head (which is the embedding table when
+        tied) once; counted, never repeated, so a layer count costs nothing to hold. For a
+        mixture of experts: the router and the `experts` a token reads (the active ones
+        unless told; all of them for what is stored) — fractional when a batch's tokens
+        share some."""
         q, kv = self.heads * self.head_dim, self.kv_heads * self.head_dim
         layer = [(q, self.hidden), (kv, self.hidden), (kv, self.hidden), (self.hidden, q)]
         if self.moe:
@@ -57,7 +59,7 @@ class ModelShape:
                 + [(round(n * self.hidden), width)]
         else:
             layer += [(self.ffn, self.hidden), (self.ffn, self.hidden), (self.hidden, self.ffn)]
-        return layer * self.layers + [(self.vocab, self.hidden)]
+        return [(o, i, self.layers) for o, i in layer] + [(self.vocab, self.hidden, 1)]
 
     def experts_read(self, batch: int) -> float:
         """How many distinct experts a layer reads for one decode step of `batch` sequences,
@@ -73,27 +75,27 @@ class ModelShape:
         per_layer = 2 * self.hidden + (2 * self.head_dim if self.qk_norm else 0)
         return self.layers * per_layer + self.hidden
 
-    def stored_matrices(self) -> list[tuple[int, int]]:
+    def stored_matrices(self) -> list[tuple[int, int, int]]:
         """Every matrix stored: all the experts of a mixture."""
         return self.matrices(self.experts if self.moe else None)
 
     @property
     def parameters(self) -> int:
         embedding = self.vocab * self.hidden
-        matrices = sum(o * i for o, i in self.stored_matrices())
+        matrices = sum(o * i * n for o, i, n in self.stored_matrices())
         return matrices + (0 if self.tied else embedding) + self.norm_weights()
 
     @property
     def active_parameters(self) -> int:
         """The weights one token computes with (a mixture's active experts only)."""
-        return self.parameters - sum(o * i for o, i in self.stored_matrices()) \
-            + sum(o * i for o, i in self.matrices())
+        return self.parameters - sum(o * i * n for o, i, n in self.stored_matrices()) \
+            + sum(o * i * n for o, i, n in self.matrices())
 
     @property
     def matmul_parameters(self) -> int:
         """Weights of the per-layer matrix products one token computes with (no embedding,
         no head)."""
-        return sum(o * i for o, i in self.matrices()[:-1])
+        return sum(o * i * n for o, i, n in self.matrices()[:-1])
 
 
 QUANT_BITS = {"q4": 4, "q8": 8,
@@ -107,21 +109,22 @@ ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2}
 def weight_bytes(shape: ModelShape, dtype: str) -> int:
     """Bytes of the weights as stored: the layers' matrices, the embedding table, the head
     when untied, the norms."""
-    tables = [(shape.vocab, shape.hidden)] * (1 if shape.tied else 2)
+    tables = [(shape.vocab, shape.hidden, 1 if shape.tied else 2)]
     return _bytes(shape.stored_matrices()[:-1] + tables, shape, dtype)
 
 
-def _bytes(matrices: list[tuple[int, int]], shape: ModelShape, dtype: str) -> int:
+def _bytes(matrices: list[tuple[int, int, int]], shape: ModelShape, dtype: str) -> int:
     """Quantised: every matrix in `bits` per weight plus a bfloat16 scale and bias per group
     of 64 inputs (mlx-lm leaves a matrix whose inputs do not divide into groups as it is);
     norms stay in the activations' dtype."""
     item = ITEMSIZE[activation_dtype(dtype)]
     total = item * shape.norm_weights()
-    for out, inp in matrices:
+    for out, inp, n in matrices:
         if dtype in QUANT_BITS and inp % GROUP_SIZE == 0:
-            total += out * inp * QUANT_BITS[dtype] // 8 + out * (inp // GROUP_SIZE) * 2 * item
+            total += n * (out * inp * QUANT_BITS[dtype] // 8
+                          + out * (inp // GROUP_SIZE) * 2 * item)
         else:
-            total += out * inp * item
+            total += n * out * inp * item
     return total
 
 
@@ -236,23 +239,29 @@ def shape_from_config(config: dict) -> ModelShape:
     # saved before it, and mlx-lm's, rope_theta and rope_scaling
     rope = config.get("rope_parameters")
     rope = dict(rope) if isinstance(rope, dict) else {}
-    theta = config.get("rope_theta") or rope.pop("rope_theta", None) or 10000.0
+    theta = config.get("rope_theta")
+    theta = rope.pop("rope_theta", None) if theta is None else theta
     scaling = config.get("rope_scaling") if isinstance(config.get("rope_scaling"), dict) \
         else rope if rope.get("rope_type", "default") != "default" else None
     experts = size("num_experts", "num_local_experts", "n_routed_experts", default=0)
-    return ModelShape(
-        family=str(config.get("model_type") or "unknown"), layers=size("num_hidden_layers"),
+    tied = config.get("tie_word_embeddings", False)
+    if not isinstance(tied, bool):
+        raise ValueError(f"config.json's tie_word_embeddings is {_shown(tied)}, not true or "
+                         "false.")
+    return checked(ModelShape(
+        family=config["model_type"] if isinstance(config.get("model_type"), str) and
+        config["model_type"] else "unknown", layers=size("num_hidden_layers"),
         hidden=hidden, heads=heads, kv_heads=size("num_key_value_heads", default=heads),
         head_dim=size("head_dim", default=hidden // heads),
         ffn=size("intermediate_size", default=4 * hidden), vocab=size("vocab_size"),
-        tied=bool(config.get("tie_word_embeddings", False)),
-        rope_theta=float(theta), rms_eps=float(config.get("rms_norm_eps") or 1e-6),
-        max_positions=size("max_position_embeddings", default=4096), rope_scaling=scaling,
-        experts=experts,
+        tied=tied, rope_theta=_real(theta, "rope_theta", 10000.0),
+        rms_eps=_real(config.get("rms_norm_eps"), "rms_norm_eps", 1e-6),
+        max_positions=size("max_position_embeddings", default=4096),
+        rope_scaling=_scaling(scaling), experts=experts,
         active_experts=size("num_experts_per_tok", "experts_per_token", default=0)
         if experts else 0,
         expert_ffn=size("moe_intermediate_size", "intermediate_size", default=0)
-        if experts else 0)
+        if experts else 0), "config.json")
 
 
 GGUF_FAMILY = {"llama": "llama", "qwen3": "qwen3", "qwen3moe": "qwen3_moe"}
@@ -281,7 +290,7 @@ def shape_from_gguf(fields: dict, tensor_names: set[str]) -> ModelShape:
         raise ValueError("the GGUF file gives no vocabulary size, which SiliconBench needs "
                          "to size the model.")
     experts = size("expert_count", 0)
-    return ModelShape(
+    return checked(ModelShape(
         family=GGUF_FAMILY.get(arch, arch), layers=size("block_count"), hidden=hidden,
         heads=heads, kv_heads=size("attention.head_count_kv", heads),
         head_dim=size("attention.key_length", hidden // heads),
@@ -291,10 +300,85 @@ def shape_from_gguf(fields: dict, tensor_names: set[str]) -> ModelShape:
         rms_eps=_float32(fields.get(f"{arch}.attention.layer_norm_rms_epsilon"), 1e-6),
         max_positions=size("context_length", 4096), experts=experts,
         active_experts=size("expert_used_count", 0) if experts else 0,
-        expert_ffn=size("expert_feed_forward_length", 0) if experts else 0)
+        expert_ffn=size("expert_feed_forward_length", 0) if experts else 0), "the GGUF file")
 
 
 def _float32(value, default: float) -> float:
     """A GGUF float (stored as float32) at the 7 digits float32 holds: 1e-05, not
     9.999999747378752e-06."""
     return float(f"{float(value):.7g}") if isinstance(value, (int, float)) else default
+
+
+# The largest of each size a model file may give: far past any published model (Llama 3.1
+# 405B: 126 layers, hidden 16384, 128 heads; Gemma 3: a 262,144-token vocabulary; DeepSeek-V3:
+# 256 experts), low enough that no size SiliconBench computes from them is absurd.
+BOUNDS = {"layers": 4096, "hidden": 1 << 20, "heads": 4096, "kv_heads": 4096,
+          "head_dim": 1 << 16, "ffn": 1 << 24, "vocab": 1 << 24, "max_positions": 1 << 31,
+          "experts": 65536, "active_experts": 65536, "expert_ffn": 1 << 24}
+
+
+def checked(shape: ModelShape, source: str) -> ModelShape:
+    """`shape` when every size is one a model can have; ValueError with one sentence
+    otherwise (before anything is computed from it: a layer count of 2^32 is refused, not
+    summed)."""
+    if isinstance(shape.heads, int) and isinstance(shape.hidden, int) and \
+            shape.heads > shape.hidden > 0:
+        raise ValueError(f"{source} gives {shape.heads} attention heads for a hidden size of "
+                         f"{shape.hidden}; a model has at most one head per dimension.")
+    for name, most in BOUNDS.items():
+        value = getattr(shape, name)
+        if not isinstance(value, int) or isinstance(value, bool) or value > most or \
+                value < (0 if name in ("experts", "active_experts", "expert_ffn") else 1):
+            raise ValueError(f"{source} gives {name.replace('_', ' ')} {_shown(value)}, which "
+                             f"no model has (SiliconBench takes 1 to {most:,}).")
+    for name in ("rope_theta", "rms_eps"):
+        value = getattr(shape, name)
+        if not isinstance(value, float) or not 0 < value < float("inf"):
+            raise ValueError(f"{source} gives {name.replace('_', ' ')} {_shown(value)}, not "
+                             "a positive number.")
+    if shape.kv_heads > shape.heads or shape.heads % shape.kv_heads:
+        raise ValueError(f"{source} gives {shape.kv_heads} key/value heads for "
+                         f"{shape.heads} attention heads; the heads must be a whole multiple "
+                         "of the key/value heads.")
+    if shape.moe and not 1 <= shape.active_experts <= shape.experts or \
+            shape.moe and not shape.expert_ffn:
+        raise ValueError(f"{source} gives {shape.experts} experts, {shape.active_experts} a "
+                         f"token, of width {shape.expert_ffn}: a mixture needs 1 to "
+                         f"{shape.experts} a token and a width.")
+    return shape
+
+
+def _real(value, key: str, default: float) -> float:
+    """A positive finite number of a config.json (None: `default`); ValueError otherwise."""
+    import math
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+            not math.isfinite(value) or value <= 0:
+        raise ValueError(f"config.json's {key} is {_shown(value)}, not a positive number.")
+    return float(value)
+
+
+def _scaling(value: dict | None) -> dict | None:
+    """rope_scaling as engines read it: names to numbers, words or lists of numbers."""
+    if value is None:
+        return None
+    for k, v in value.items():
+        ok = isinstance(v, (int, float, str, type(None))) or isinstance(v, list) and all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) for x in v[:4096]) \
+            and len(v) <= 4096
+        if not ok:
+            raise ValueError(f"config.json's rope_scaling gives {str(k)[:40]} as "
+                             f"{_shown(v)}, which no RoPE scaling takes.")
+    factor = value.get("factor")
+    if factor is not None:
+        _real(factor, "rope_scaling factor", 1.0)
+    return value
+
+
+def _shown(value) -> str:
+    """A value as a sentence shows it: short, whatever it is."""
+    kinds = {dict: "a JSON object", list: "a JSON array"}
+    text = repr(value) if isinstance(value, (int, float, str, bool, type(None))) else \
+        kinds.get(type(value), type(value).__name__)
+    return text if len(text) <= 40 else text[:37] + "..."

@@ -10,11 +10,12 @@ CheckedAllSum that is timed.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from siliconbench.core.catalogue import Workload
 from siliconbench.core.kit.headroom import MEMORY_SHARE
-from siliconbench.core.params import Param
+from siliconbench.core.params import Param, ParamError
 from siliconbench.core.results import Row
 from siliconbench.core.stats import summarize
 
@@ -25,6 +26,11 @@ DTYPES = ("float32", "bfloat16")
 ITEMSIZE = {"float32": 4, "bfloat16": 2}
 BACKENDS = ("auto", "ring", "jaccl", "nccl", "gloo", "mpi")
 DEFAULT_SIZES = [4096 * 2**k for k in range(17)]        # 4 KB .. 256 MB
+# Ranks one machine may start: each is a process with its framework loaded (~0.5 GB of torch),
+# so past a few a core they measure only the cores' time-sharing. Up to the cores a run goes
+# ahead; past them it is asked about (siliconbench.core.estimate); past this it is refused.
+RANKS_PER_CORE, LEAST_RANK_CAP = 4, 64
+HOST_RANK_CAP = 256          # on each of the hosts given (their cores are not known here)
 
 WORKLOAD = Workload(
     name="allreduce",
@@ -35,6 +41,7 @@ WORKLOAD = Workload(
     metric="busbw",
     x="size",
     module=__name__,
+    checks="check_ranks",
     multiplies=False,
     distributed=True,
     params=(
@@ -96,6 +103,25 @@ class AllReducePart(Protocol):
     def join(self, ctx: RunContext, backend: str, world_size: int) -> Group:
         """This rank's group of every rank (`world_size` of them), on `backend` ("auto": the
         framework's choice for the device); ParamError for a backend it does not have."""
+
+
+def rank_cap(params: dict) -> int:
+    """The most ranks a run may start on each host: on this machine RANKS_PER_CORE a logical
+    core (at least LEAST_RANK_CAP), on hosts given HOST_RANK_CAP."""
+    if params.get("hosts"):
+        return HOST_RANK_CAP
+    return max(LEAST_RANK_CAP, RANKS_PER_CORE * (os.cpu_count() or 1))
+
+
+def check_ranks(params: dict) -> None:
+    """Before anything starts: --processes within rank_cap (ParamError, one sentence)."""
+    n, most = params["processes"], rank_cap(params)
+    if n <= most:
+        return
+    where = "each host" if params.get("hosts") else \
+        f"this machine ({os.cpu_count() or 1} logical cores)"
+    raise ParamError(f"--processes {n} would start {n} ranks on {where}, each a process "
+                     f"with its framework loaded; SiliconBench starts at most {most} there.")
 
 
 def pattern(rank: int) -> list[float]:

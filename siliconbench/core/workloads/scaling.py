@@ -64,6 +64,7 @@ WORKLOAD = Workload(
     metric="samples_per_s",
     x="world_size",
     module=__name__,
+    checks="check_ranks",
     params=PARAMS,
     starts_runs=True,
 )
@@ -109,6 +110,12 @@ class ScalingPart(Protocol):
     def replica(self, ctx: RunContext, params: dict) -> Replica:
         """This rank's replica; `params` are the workload's, with `widths` and `batch_size`
         resolved."""
+
+
+def check_ranks(params: dict) -> None:
+    """--processes within the all-reduce's bound (allreduce.check_ranks)."""
+    from siliconbench.core.workloads.allreduce import check_ranks
+    check_ranks(params)
 
 
 def unit(model: str) -> str:

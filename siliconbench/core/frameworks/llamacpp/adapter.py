@@ -56,6 +56,7 @@ def lib():
 # "load_tensors:   CPU_REPACK model buffer size =     1.50 MiB" (src/llama-model.cpp).
 _BUFFER_LINE = re.compile(rb"(\S+) model buffer size =\s*([0-9.]+) MiB")
 WEIGHT_BUFFERS: list[tuple[str, float]] = []   # (buffer, MiB) of the loads since the last clear
+ERRORS: list[str] = []     # llama.cpp's last error lines (a failed load's reason), at most 8
 
 
 def quiet() -> None:
@@ -69,6 +70,7 @@ def quiet() -> None:
         def callback(level, text, user_data):
             if level == GGML_LOG_LEVEL_ERROR and text:
                 os.write(2, text)
+                ERRORS[:] = ERRORS[-7:] + [text.decode(errors="replace").strip()[:300]]
             elif level == GGML_LOG_LEVEL_INFO and text and \
                     (m := _BUFFER_LINE.search(text)) is not None:
                 WEIGHT_BUFFERS.append((m[1].decode(errors="replace"), float(m[2])))

@@ -68,6 +68,7 @@ class GgufModel:
 
     def __init__(self, path, device, gpu_layers: int, threads: int, vocab: int) -> None:
         from siliconbench.core.frameworks.llamacpp.adapter import (
+            ERRORS,
             WEIGHT_BUFFERS,
             cpu_extra_buffer_types,
             lib,
@@ -88,9 +89,11 @@ class GgufModel:
             else (ctypes.c_void_p * 1)(None)
         mparams.devices = ctypes.cast(self._devices, ctypes.c_void_p)
         WEIGHT_BUFFERS.clear()
+        ERRORS.clear()
         self.model = lc.llama_model_load_from_file(str(path).encode(), mparams)
-        if not self.model:
-            raise RuntimeError(f"llama.cpp could not load {path}")
+        if not self.model:       # its reason is what llama.cpp logged as an error
+            said = "; ".join(e for e in ERRORS if e) or "it logged no reason"
+            raise RuntimeError(f"llama.cpp could not load {Path(path).name}: {said}")
         # Where the weights went, as llama.cpp's load said it: "CPU_REPACK 1.50 MiB, ..."
         self.weight_buffers = ", ".join(f"{name} {mib:.2f} MiB" for name, mib in WEIGHT_BUFFERS)
         self.ctx = self.pool = None

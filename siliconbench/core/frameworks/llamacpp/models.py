@@ -260,19 +260,20 @@ def model_file(shape, name: str, dtype: str, threads: int,
 
 
 def tensor_bytes(path: Path) -> dict[str, int]:
-    """Bytes of each tensor as the file stores it (read from its header; data is mapped, not
-    read)."""
-    return {t.name: int(t.n_bytes) for t in _reader(path).tensors}
+    """Bytes of each tensor as the file stores it (read from its header within bounds,
+    kit/gguf_read; data is never read)."""
+    return {t.name: t.n_bytes for t in _header(path).tensors}
 
 
 def tensor_types(path: Path) -> dict[str, str]:
-    return {t.name: t.tensor_type.name for t in _reader(path).tensors}
+    return {t.name: t.type_name for t in _header(path).tensors}
 
 
-def _reader(path: Path):
-    """gguf-py's reader of a file checked to be a regular file first (gguf maps it by path:
-    a FIFO would block it, a device would map zeros)."""
-    import gguf
-    with files.open_regular(path, "GGUF model"):
-        pass
-    return gguf.GGUFReader(str(path))
+def _header(path: Path):
+    """The header of a regular GGUF file (a FIFO or a device is refused before it is read),
+    every count checked against the bytes left; ValueError with the reason otherwise."""
+    from siliconbench.core.kit.gguf_read import GGUFError, read_header
+    try:
+        return read_header(path)
+    except GGUFError as e:
+        raise ValueError(f"{Path(path).name} is not a readable GGUF file ({e}).") from None

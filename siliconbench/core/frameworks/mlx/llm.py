@@ -80,9 +80,9 @@ def from_files(path: str, dtype: str):
         weights.update(mx.load(str(f)))
     if hasattr(model, "sanitize"):
         weights = model.sanitize(weights)
-    quant = config.get("quantization")
-    if isinstance(quant, dict):
-        nn.quantize(model, group_size=quant["group_size"], bits=quant["bits"],
+    quant = config.get("quantization")   # checked against the weights before the run
+    if isinstance(quant, dict):          # (kit/model_checks.quant_mismatch), 64 its default
+        nn.quantize(model, group_size=quant.get("group_size", 64), bits=quant["bits"],
                     mode=quant.get("mode", "affine"),
                     class_predicate=lambda p, m: hasattr(m, "to_quantized")
                     and f"{p}.scales" in weights)
