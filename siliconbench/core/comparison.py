@@ -24,6 +24,13 @@ from siliconbench.core.compare import (
     unique_labels,
 )
 from siliconbench.core.numbers import metric_heading, p_value, quantity, ratio
+from siliconbench.core.pairing import (  # noqa: F401  (measurement_settings: callers' name)
+    NOT_SETTINGS,
+    kind_words,
+    measurement_settings,
+    row_traits,
+    run_traits,
+)
 from siliconbench.core.report import (
     best_point,
     best_title,
@@ -38,14 +45,6 @@ FIXED = ["Workload", "Metric", "Point"]   # the verdict table's columns before t
 
 
 # ---------------------------------------------------------------- sides
-
-# A run's parameters that choose which points it measures or how long it runs, not what a
-# point measures: runs that differ only in these are repeats of one another.
-NOT_SETTINGS = frozenset({
-    "budget_s", "grow", "duration", "images", "samples", "epochs", "check", "check_steps",
-    "download", "cifar", "port", "hosts", "processes", "probe_time_limit", "max_batch",
-    "start_batch", "bisect_steps"})
-
 
 def machine_identity(rec: RunRecord) -> tuple:
     """The machine a run was made on: its name where it was given one, else its hardware's
@@ -65,35 +64,30 @@ def run_identity(rec: RunRecord) -> tuple:
     return machine_identity(rec), rec.device_label, rec.framework, device
 
 
-def measurement_settings(rec: RunRecord) -> dict:
-    """The run's parameters that change what a point measures (TF32, precision, channels
-    last, image size, compile, ...): its scalar parameters that are not a point's own (a
-    row's model, batch size, dtype) nor NOT_SETTINGS."""
-    points = {k for row in rec.rows for k in row.params}
-    return {k: v for k, v in rec.params.items()
-            if k not in points and k not in NOT_SETTINGS and v is not None
-            and not isinstance(v, (list, dict))}
-
-
-def _agree(a: dict, b: dict) -> bool:
-    """Settings agree where both runs name them (an older record may lack a parameter)."""
-    return all(a[k] == b[k] for k in a.keys() & b.keys())
+def _run_key(rec: RunRecord) -> tuple:
+    """What a run must share with another to be its repeat, beside its identity: every
+    setting that changes the measurement (siliconbench.core.pairing.run_traits; one a record
+    does not name is unknown, so an older record is not taken for a newer one's repeat) and
+    its models (an 8B and a 1B run never merge)."""
+    models = sorted({str(row.params[k]) for row in rec.rows for k in ("preset", "model")
+                     if k in row.params})
+    return tuple(sorted(run_traits(rec).items())), tuple(models)
 
 
 def group_runs(records: list[RunRecord]) -> list[list[RunRecord]]:
     """The runs in groups of one run identity each (machine, device, framework) whose runs of
-    one workload share their measurement settings: repeats, and the identity's other
-    workloads beside them. In the order the runs come."""
-    groups: list[tuple[tuple, dict[str, dict], list[RunRecord]]] = []
+    one workload share every setting that changes the measurement and their model (_run_key):
+    repeats, and the identity's other workloads beside them. In the order the runs come."""
+    groups: list[tuple[tuple, dict[str, tuple], list[RunRecord]]] = []
     for rec in records:
-        who, mine = run_identity(rec), measurement_settings(rec)
+        who, mine = run_identity(rec), _run_key(rec)
         for ident, settings, recs in groups:
-            if ident == who and _agree(settings.get(rec.workload, {}), mine):
-                settings.setdefault(rec.workload, {}).update(mine)
+            if ident == who and settings.get(rec.workload, mine) == mine:
+                settings.setdefault(rec.workload, mine)
                 recs.append(rec)
                 break
         else:
-            groups.append((who, {rec.workload: dict(mine)}, [rec]))
+            groups.append((who, {rec.workload: mine}, [rec]))
     return [recs for _, _, recs in groups]
 
 
@@ -119,16 +113,19 @@ def split_sides(sides: list[Side]) -> list[Side]:
 
 
 def _settings_of(side: Side) -> dict:
-    """{(workload, setting): value} of a side's runs."""
-    return {(rec.workload, k): v for rec in side.records
-            for k, v in measurement_settings(rec).items()}
+    """{(workload, setting): value in words} of a side's runs: every setting that changes
+    the measurement (run_traits), and the models they ran."""
+    out: dict = {}
+    for rec in side.records:
+        out.update({(rec.workload, k): v for k, v in run_traits(rec).items()})
+        for model in _run_key(rec)[1]:
+            out[(rec.workload, "model")] = model
+    return out
 
 
 def _setting_text(key: tuple, value) -> str:
-    key = key[1]
-    if isinstance(value, bool):
-        value = "on" if value else "off"
-    return f"{key.replace('_', ' ')} {value}"
+    from siliconbench.core.pairing import word
+    return value if key[1] == "model" else f"{word(key[1])} {value}"
 
 
 def _machine_facts(rec: RunRecord) -> dict[str, str]:
@@ -143,7 +140,7 @@ def _machine_facts(rec: RunRecord) -> dict[str, str]:
             "memory": size(info.memory_bytes) if info.memory_bytes else "",
             "gpu": info.gpu_name or "no GPU",
             "os": " ".join(str(x) for x in (info.os_name, info.os_version) if x),
-            "host": "host " + info.key()[:6]}
+            "host": info.host_tag()}
 
 
 def machine_details(records: list[RunRecord]) -> dict[tuple, str]:
@@ -174,17 +171,26 @@ def machine_names(records: list[RunRecord]) -> dict[str, str]:
     return out
 
 
+def base_name(rec: RunRecord) -> str:
+    """What a side is called first: the user's name for its machine, else the Mac's model
+    ('MacBook Pro (16-inch, 2023)'), else its device ('NVIDIA H200', 'AMD EPYC')."""
+    return rec.label or (rec.machine or {}).get("model_name") or rec.device_label
+
+
 def name_sides(sides: list[Side]) -> list[Side]:
-    """Name measured sides by their device, and only where two sides would read alike by
-    what sets them apart: the machine ('[2 cores, ...]'), the framework and device, the
-    measurement settings ('tf32 on'); then how many runs a side holds ('· 3 runs').
-    Published sides keep their names. Relabels in place and returns the sides."""
+    """Name measured sides by what sets them apart, in this order: the user's name for the
+    machine, else its model (a Mac's) or device (base_name); then, only where two sides would
+    still read alike, the chip, the machine's hardware ('[2 cores, ...]'), the framework and
+    device, the settings that change the measurement ('TF32 on', the model), and last a
+    short tag of the host ('host 3fa2c1': identical machines); then how many runs a side
+    holds ('· 3 runs'). Published sides keep their names. Relabels in place and returns the
+    sides."""
+    from siliconbench.core.machine import MachineInfo
     for s in sides:
         if s.published and not s.label:
             s.label = s.records[0].identity
     measured = [s for s in sides if s.records and not s.published]
-    details = machine_details([r for s in measured for r in s.records])
-    names = {id(s): s.records[0].device_label for s in measured}
+    names = {id(s): base_name(s.records[0]) for s in measured}
 
     def refine(part) -> None:
         alike: dict[str, list[Side]] = {}
@@ -196,23 +202,51 @@ def name_sides(sides: list[Side]) -> list[Side]:
                 for s, text in zip(group, texts):
                     names[id(s)] += text
 
-    def machine(s: Side, _) -> str:
-        detail = details[machine_identity(s.records[0])]
+    def chip(s: Side, _) -> str:
+        m = s.records[0].machine or {}
+        return f" · {m['chip']}" if m.get("chip") and m.get("model_name") else ""
+
+    def hardware(s: Side, group: list[Side]) -> str:
+        facts = [_machine_facts(o.records[0]) for o in group]
+        mine = _machine_facts(s.records[0])
+        telling = [k for k in ("cores", "memory", "gpu", "os")
+                   if len({f[k] for f in facts}) > 1]
+        detail = ", ".join(mine[k] for k in telling if mine[k])
         return f" [{detail}]" if detail else ""
 
     def settings(s: Side, group: list[Side]) -> str:
         mine = _settings_of(s)
         others = [_settings_of(o) for o in group if o is not s]
-        differ = [k for k in mine if any(k in o and o[k] != mine[k] for o in others)]
+        differ = [k for k in mine if any(o.get(k) != mine[k] for o in others)]
         return "".join(dict.fromkeys(f" · {_setting_text(k, mine[k])}" for k in differ))
 
-    refine(machine)
+    def host(s: Side, _) -> str:
+        info = MachineInfo.from_dict(s.records[0].machine or {})
+        return f" · {info.host_tag()}" if s.records[0].machine else ""
+
+    refine(chip)
+    refine(hardware)
     refine(lambda s, _: f" · {s.records[0].framework} {run_identity(s.records[0])[3]}")
     refine(settings)
+    refine(host)
     for s in measured:
         runs = len(s.records)
         s.label = names[id(s)] + (f" · {runs} runs" if runs > 1 else "")
     return unique_labels(sides)
+
+
+def older_machine_notes(sides: list[Side]) -> list[str]:
+    """A sentence per side of several runs some of whose records name no host (written
+    before hosts were told apart): its runs may be of identical machines, counted as one."""
+    from siliconbench.core.machine import MachineInfo
+    out = []
+    for s in sides:
+        old = [r for r in s.records if r.machine and not s.published
+               and not MachineInfo.from_dict(r.machine).told_apart]
+        if len(s.records) > 1 and old:
+            out.append(f"machine not told apart (older record): the {len(s.records)} runs of "
+                       f"{s.label} may come from identical machines")
+    return out
 
 
 # ---------------------------------------------------------------- comparing
@@ -223,51 +257,81 @@ def compared(sides: list[Side]) -> Comparison:
     report show."""
     cmp = compare(sides)
     cmp.best = best_of_sides(sides)
+    cmp.warnings = list(dict.fromkeys(cmp.warnings + best_warnings(sides, cmp.best)))
+    cmp.notes += older_machine_notes(sides)
     return cmp
 
 
-def _kind(params: dict[str, Any]) -> tuple:
+def _kind(params: dict[str, Any], traits: dict[str, str] | None = None) -> tuple:
     """What a point measures beyond its sizes: its parameters that are not numbers (dtype,
-    model, preset, op, data). A best vs best compares like kinds only: a CPU's float32
-    product with a GPU's float32 one, never a tiny LLM with an 8B one."""
+    model, preset, op, data), and the kind of arithmetic its run did (pairing.kind_words:
+    TF32, a mixed precision). A best vs best compares like kinds only: a CPU's float32
+    product with a GPU's plain float32 one, never with its TF32 one, nor a tiny LLM with an
+    8B one."""
     return tuple(sorted((k, str(v)) for k, v in params.items()
-                        if isinstance(v, bool) or not isinstance(v, (int, float))))
+                        if isinstance(v, bool) or not isinstance(v, (int, float)))) + \
+        tuple(kind_words(traits or {}))
 
 
 def best_of_sides(sides: list[Side]) -> list[BestRow]:
     """Per workload and kind of point (_kind) that two or more sides measured: each side's
     best point of the workload's headline metric (siliconbench.core.catalogue), with its
-    ratio to the first side's best. A best of 0 (one rank's bus bandwidth) is none."""
+    ratio to the first side's best, each cell saying how its run is unlike the first's or not
+    known to be alike (pairing). A best of 0 (one rank's bus bandwidth) is none."""
     from siliconbench.core.catalogue import catalogue
+    from siliconbench.core.pairing import differences, unknown_text, unlike_text
     from siliconbench.core.telemetry import power_trusted
     declared = catalogue()
     best: dict[tuple, list[tuple[RunRecord, Row] | None]] = {}
     for i, side in enumerate(sides):
         for rec in side.records:
             w = declared.get(rec.workload)
+            run = run_traits(rec)
             for row in rec.rows:
                 if w is None or row.metric != w.metric or not row.value \
                         or not power_trusted(row):
                     continue
-                found = best.setdefault((rec.workload, _kind(row.params)), [None] * len(sides))
+                kind = _kind(row.params, row_traits(rec, row, run))
+                found = best.setdefault((rec.workload, kind), [None] * len(sides))
                 lower = direction(row.metric, row.unit) == "lower"
                 held = found[i]
                 if held is None or (row.value < held[1].value if lower
                                     else row.value > held[1].value):
                     found[i] = (rec, row)
     out = []
-    for (workload, _), picked in best.items():
+    for (workload, kind), picked in best.items():
         present = [i for i, p in enumerate(picked) if p is not None]
         if len(present) < 2:
             continue
         cells = [cell_for(*p) if p is not None else None for p in picked]
-        base = cells[present[0]]
+        base, (brec, brow) = cells[present[0]], picked[present[0]]
         for i in present[1:]:
             cells[i].ratio = cells[i].value / base.value if base.value else None
-        row = picked[present[0]][1]
-        out.append(BestRow(workload, row.metric, row.unit, cells,
+            rec, row = picked[i]
+            differ, unknown = differences(row_traits(brec, brow), row_traits(rec, row),
+                                          brec.framework == rec.framework)
+            cells[i].unlike = unlike_text(differ) or None
+            cells[i].unknown = unknown_text(
+                unknown, (side_letter(present[0]), side_letter(i))) or None
+        out.append(BestRow(workload, brow.metric, brow.unit, cells,
                            [dict(p[1].params) if p is not None else None for p in picked],
-                           present[0]))
+                           present[0], " · ".join(kind_words(row_traits(brec, brow)))))
+    return out
+
+
+def best_warnings(sides: list[Side], bests: list[BestRow]) -> list[str]:
+    """The best vs best pairs not known to be alike: a setting that changes the measurement
+    named by one run only ('not known to be alike (llm, best vs best): decode loop unknown
+    for NVIDIA H200 (older record)')."""
+    from siliconbench.core.pairing import NOT_KNOWN
+    out = []
+    for b in bests:
+        for i, c in enumerate(b.cells):
+            if c is not None and c.unknown:
+                text = c.unknown
+                for k in (b.baseline, i):
+                    text = text.replace(f" for {side_letter(k)} (", f" for {sides[k].label} (")
+                out.append(f"{NOT_KNOWN} ({b.workload}, best vs best): {text}")
     return out
 
 

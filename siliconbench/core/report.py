@@ -89,7 +89,8 @@ def _numeric(value: Any) -> bool:
 def best_title(best: BestRow) -> str:
     """'gemm dtype=float32': the workload and the kind of point its bests share."""
     kind = {k: v for k, v in (best.points[best.baseline] or {}).items() if not _numeric(v)}
-    return best.workload + (f" {point_label(kind)}" if kind else "")
+    return best.workload + (f" {point_label(kind)}" if kind else "") + \
+        (f" · {best.kind}" if best.kind else "")
 
 
 def best_point(best: BestRow, k: int) -> str:

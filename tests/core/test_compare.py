@@ -12,6 +12,7 @@ from siliconbench.core.compare import (
     INCONCLUSIVE,
     NO_SAMPLES_VERDICT,
     PUBLISHED_VERDICT,
+    RUNS_OVERLAP,
     SAME,
     TOO_FEW,
     Side,
@@ -122,7 +123,9 @@ def test_rows_match_on_workload_metric_and_point_with_99_percent_intervals():
     assert other.p_value < 0.01
 
 
-def test_newest_run_of_a_side_wins_and_baseline_is_first_side_with_the_row():
+def test_every_run_of_a_side_counts_and_baseline_is_first_side_with_the_row():
+    """A side of two runs stands by both (the median of their medians, their range the
+    run-to-run spread), not by its newest run alone (issue 50; the newest won before)."""
     old = gemm_run("Studio", 5.0, created_at="2024-01-01T00:00:00+00:00")
     new = gemm_run("Studio", 9.0, created_at="2024-06-01T00:00:00+00:00")
     only_4096 = gemm_run("Laptop", 8.0, sizes=(4096,))
@@ -133,8 +136,14 @@ def test_newest_run_of_a_side_wins_and_baseline_is_first_side_with_the_row():
     assert r.params["size"] == 4096 and r.baseline == 1 and r.cells[0] is None
     assert r.cells[2].verdict == "faster"
     cmp = compare([Side("Studio", [new, old]), Side("Studio again", [new])])
-    assert all(c.value == pytest.approx(9.0 * r.params["size"] / 2048)
-               for r in cmp.rows for c in r.cells)
+    for r in cmp.rows:
+        two, one = r.cells
+        scale = r.params["size"] / 2048
+        assert two.runs == 2 and two.value == pytest.approx(7.0 * scale)
+        assert two.spread == pytest.approx((5.0 * scale, 9.0 * scale))
+        assert one.runs == 1 and one.value == pytest.approx(9.0 * scale)
+        # The one run lies within the two's spread: the runs disagree as much as the sides.
+        assert one.verdict == RUNS_OVERLAP
 
 
 def test_published_and_sample_less_rows_compare_by_value_only():
