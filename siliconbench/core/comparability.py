@@ -9,6 +9,7 @@ from typing import Any
 
 from siliconbench.core.compare import SUSPECT_FLAGS, ComparedRow, Side
 from siliconbench.core.machine import other_cpu_of_same_chip, virtual_mac
+from siliconbench.core.pairing import value_text, word
 from siliconbench.core.results import FLAGS, RunRecord
 
 
@@ -18,14 +19,14 @@ def _differences(a: dict, b: dict, skip: set[str] = frozenset()) -> list[str]:
     for k, va in a.items():
         if k in skip or k not in b or isinstance(va, (list, dict)) or va == b[k]:
             continue
-        out.append(f"{k} {_fmt(va)} vs {_fmt(b[k])}")
+        out.append(f"{word(k)} {_fmt(va)} vs {_fmt(b[k])}")
     return out
 
 
 def _fmt(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    return str(v)
+    """A setting's value as a sentence says it: 'on', 'off', 'not set' (a parameter left at
+    its default: 'context sweep not set vs 2048')."""
+    return "not set" if v is None else value_text(v)
 
 
 def _os(rec: RunRecord) -> str | None:
@@ -120,7 +121,7 @@ def comparability_warnings(sides: list[Side], rows: list[ComparedRow]) -> list[s
             for label, c in present:
                 for flag in SUSPECT_FLAGS:
                     if flag in c.flags:
-                        out.append(f"{label}'s {workload} {r.metric} is flagged {flag}: "
+                        out.append(f"{workload} {r.metric} of {label} is flagged {flag}: "
                                    f"{FLAGS[flag]}")
     return list(dict.fromkeys(out))
 
@@ -146,8 +147,8 @@ def untrusted_power(sides: list[Side]) -> list[str]:
     for side in sides:
         n = sum(not power_trusted(row) for rec in side.records for row in rec.rows)
         if n:
-            out.append(f"{side.label}'s {n} power and efficiency figure{'s' * (n != 1)} left "
-                       "out: not measured over the point by the device's energy counter (an "
+            out.append(f"{n} power and efficiency figure{'s' * (n != 1)} of {side.label} "
+                       "left out: not measured over the point by the device's energy counter (an "
                        "older run's power was one sample, often taken while the device idled)")
     return out
 

@@ -27,7 +27,9 @@ WORDS = {"tf32": "TF32", "decode_loop": "decode loop", "parameters": "model size
          "gguf_type": "GGUF type", "n_gpu_layers": "GPU layers", "op_offload": "op offload",
          "kv_cache": "KV cache", "flash_attn": "flash attention", "gen_tokens": "generated tokens",
          "image_size": "image size", "channels_last": "channels last", "gpu_layers": "GPU layers",
-         "low_power_mode": "power mode", "batch_size": "batch size", "seq_len": "sequence length"}
+         "low_power_mode": "power mode", "batch_size": "batch size", "seq_len": "sequence length",
+         "min_blocks": "fewest blocks", "min_time_s": "least measured time (s)",
+         "max_time_s": "most measured time (s)", "max_warmup_s": "most warm-up (s)"}
 
 # Settings whose absence is their default, not an unknown: a Linux record names no Low
 # Power Mode, and runs before channels-last existed ran without it.

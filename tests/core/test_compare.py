@@ -177,7 +177,7 @@ def test_the_compare_tabs_sides_table_and_summary_need_no_display():
     assert headers(cmp.sides) == FIXED + ["A", "B", "C", "B vs A", "C vs A"]
     assert headers(cmp.sides, cmp.rows) == FIXED + ["A", "B", "C", "B vs A", "C vs B"]
     [r] = cmp.rows                                   # 4096: Laptop (B) is its baseline
-    assert row_texts(r) == ["gemm", "Throughput (TFLOPS)", "size=4096 dtype=float32", "",
+    assert row_texts(r) == ["gemm", "Throughput (TFLOPS)", "dtype=float32 size=4096", "",
                             "16 TFLOPS", "18 TFLOPS", "", "1.12× faster (vs B)"]
     assert row_texts(r, [0, 0, 1])[-1] == "1.12× faster"
     assert verdict_tip(r, 2).startswith("C vs B: 1.12× faster (vs B)\nRatio of medians: ")
@@ -210,11 +210,12 @@ def test_the_same_setup_warns_nothing():
     ({"framework": "tensorflow"}, "other framework (gemm): A ran torch, B tensorflow"),
     ({"machine_kw": {"os_version": "15.1"}}, "other OS or OS version: A macOS 14.5, B macOS 15.1"),
     ({"params": {"sizes": [8], "dtypes": ["float32"], "tf32": True}},
-     "other parameters (gemm): tf32 false vs true (A vs B)"),
+     "other parameters (gemm): TF32 off vs on (A vs B)"),
     ({"settings": {"measure": QUICK_MEASURE, "tf32": False}},
-     "different measurement settings (gemm): min_blocks 10 vs 5, max_time_s 10.0 vs 2.0"),
+     "different measurement settings (gemm): fewest blocks 10 vs 5, most measured time (s) "
+     "10 vs 2"),
     ({"settings": {"measure": {"min_blocks": 10, "max_time_s": 10.0}, "tf32": True}},
-     "other settings (gemm): tf32 false vs true (A vs B)"),
+     "other settings (gemm): TF32 off vs on (A vs B)"),
     ({"machine_kw": {"power_source": "battery"}}, "B ran on battery"),
     ({"machine_kw": {"low_power_mode": True}}, "B had Low Power Mode on"),
     ({"machine_kw": {"rosetta": True}}, "B ran under Rosetta"),
@@ -257,7 +258,7 @@ def test_synthetic_versus_real_data_and_suspect_flags_warn():
                              infer_run("B", 260.0, flags=["fallback"]))
     assert "synthetic vs real data (infer): A used synthetic data, the others the real data set" \
         in found
-    assert any(w.startswith("B's infer samples_per_s is flagged fallback") for w in found)
+    assert any(w.startswith("infer samples_per_s of B is flagged fallback") for w in found)
 
 
 # ---------------------------------------------------------------- naming sides

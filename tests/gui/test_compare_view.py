@@ -147,7 +147,7 @@ def test_a_reference_says_what_it_measured_and_can_be_run_here(view, qtbot):
     ref = infer_reference()
     view.reference_combo.setCurrentIndex(view.reference_combo.findData(ref.id))
     text = view.reference_info.text()
-    assert "infer (batch_size=64 data=host model=resnet50) on torch mps" in text
+    assert "infer (model=resnet50 data=host batch_size=64) on torch mps" in text
     assert ref.machine_label in text and ref.provenance["source"] in text
     details = view.reference_info.toolTip()
     assert details == reference_details(ref) and "Throughput (img/s) at" in details

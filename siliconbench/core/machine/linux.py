@@ -91,7 +91,10 @@ def nvidia_gpu() -> dict[str, Any] | None:
         if isinstance(uuid, bytes):
             uuid = uuid.decode("ascii", errors="replace")
         # The GPU's UUID beside the host's id, kept only as its one-way hash.
-        return {"gpu_name": name, "gpu_memory_bytes": int(memory), "gpu_id": host_hash(uuid)}
+        found = {"gpu_name": name, "gpu_memory_bytes": int(memory)}
+        if host_hash(uuid):
+            found["gpu_id"] = host_hash(uuid)
+        return found
     finally:
         attempt(pynvml.nvmlShutdown)
 

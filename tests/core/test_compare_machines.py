@@ -1,0 +1,224 @@
+"""Which machine, which run (issue 50): two Macs of one chip stay two, identical machines are
+told apart by their host, a side's repeats all count, and only like is paired.
+
+The Mac records are made from a real run: tests/data/records/gemm-torch.json (a float32 GEMM
+with PyTorch on this Linux CPU) copied, its machine fields replaced by what a MacBook Pro
+(Mac14,6) and a Mac Studio (Mac14,13), both Apple M2 Max with 12 cores (8 performance + 4
+efficiency) and 32 GB, report through the probe's parsers (parse_system_profiler with a
+platform_UUID, mac_models.json for the model's name), and its values scaled so the three
+machines measure apart. The GPU records are the H100's and H200's real runs (tests/data)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+
+from siliconbench.core import cli
+from siliconbench.core.compare import SAME, Side, compare
+from siliconbench.core.comparison import compared, machine_names, sides_for, summary_text
+from siliconbench.core.export import to_json
+from siliconbench.core.machine import MachineInfo, mac_model_name, parse_system_profiler
+from siliconbench.core.report import to_csv, to_html
+from siliconbench.core.results import RunRecord
+from tests.recorded import recorded
+
+DATA = Path(__file__).parents[1] / "data"
+
+
+def gpu(name: str) -> RunRecord:
+    folder = "h100" if name.startswith("h100") else "h200"
+    return RunRecord.from_dict(json.loads((DATA / folder / f"{name}.json").read_text("utf-8")))
+
+
+def mac_machine(identifier: str, host: str | None) -> dict:
+    """What the probe records for an M2 Max Mac: system_profiler's fields as
+    parse_system_profiler reads them, the model's name from mac_models.json."""
+    profile = {"SPHardwareDataType": [{
+        "chip_type": "Apple M2 Max", "machine_model": identifier,
+        "machine_name": "Mac", "number_processors": "proc 12:8:4",
+        "physical_memory": "32 GB",
+        # A host's IOPlatformUUID, made up: the record keeps only its hash.
+        "platform_UUID": str(uuid.uuid5(uuid.NAMESPACE_DNS, host)).upper() if host else None}],
+        "SPDisplaysDataType": [{"sppci_model": "Apple M2 Max", "sppci_cores": "38"}]}
+    info = MachineInfo(os_name="macOS", os_version="14.5", arch="arm64",
+                       cpu_model="Apple M2 Max", cpu_cores=12)
+    for k, v in parse_system_profiler(profile).items():
+        setattr(info, k, v)
+    info.model_name = mac_model_name(identifier)
+    return info.to_dict()
+
+
+def mac_run(identifier: str, host: str | None, scale: float, n: int = 0,
+            label: str | None = None) -> RunRecord:
+    rec = recorded("gemm-torch")
+    rec.id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{identifier}-{host}-{scale}-{n}"))
+    rec.created_at = f"2026-11-2{n}T05:41:19+00:00"
+    rec.machine = mac_machine(identifier, host)
+    rec.label = label
+    for row in rec.rows:
+        row.value = row.value * scale if row.value is not None else None
+        row.samples = [x * scale for x in row.samples]
+    return rec
+
+
+MBP, STUDIO = "Mac14,6", "Mac14,13"
+
+
+def three_macs() -> list[RunRecord]:
+    return [mac_run(MBP, "my-laptop", 1.0), mac_run(STUDIO, "the-studio", 1.5),
+            mac_run(MBP, "colleagues-laptop", 0.7)]
+
+
+# ---------------------------------------------------------------- a machine is a host
+
+def test_the_host_identity_is_a_hash_and_tells_identical_macs_apart():
+    mine, studio, theirs = three_macs()
+    a, b = MachineInfo.from_dict(mine.machine), MachineInfo.from_dict(theirs.machine)
+    assert a.hardware_key() == b.hardware_key()           # model, chip, memory alike
+    assert a.key() != b.key() and a.told_apart and b.told_apart
+    raw = str(uuid.uuid5(uuid.NAMESPACE_DNS, "my-laptop")).upper()
+    text = to_json([mine])
+    assert a.host_id and raw not in text and raw.lower() not in text
+    # A redacted UUID (as in tests/data/macos's captures) is no identity.
+    assert parse_system_profiler(
+        (DATA / "macos" / "m1_macbookair_SPHardwareDataType.json").read_text())["host_id"] \
+        is None
+    # An older record keeps the hardware's fingerprint.
+    old = mac_run(MBP, None, 1.0)
+    info = MachineInfo.from_dict(old.machine)
+    assert not info.told_apart and info.key() == info.hardware_key()
+
+
+def test_three_macs_of_one_chip_are_three_sides_named_by_machine():
+    mine, studio, theirs = three_macs()
+    sides = sides_for([mine, studio, theirs])
+    labels = [s.label for s in sides]
+    tag = MachineInfo.from_dict(mine.machine).host_tag()
+    other = MachineInfo.from_dict(theirs.machine).host_tag()
+    assert labels == [f"MacBook Pro (16-inch, 2023) · {tag}", "Mac Studio (2023)",
+                      f"MacBook Pro (16-inch, 2023) · {other}"]
+    cmp = compared(sides)
+    assert all(len(r.cells) == 3 and all(r.cells) for r in cmp.rows)
+    text = summary_text(cmp, [mine, studio, theirs], [])
+    assert "A = MacBook Pro (16-inch, 2023) · host" in text and "B = Mac Studio (2023)" in text
+    # The report and the CSV name the same sides.
+    page, table = to_html(cmp), to_csv(cmp)
+    for label in labels:
+        assert label in page and label in table
+    # The Results' Machine column tells the two MacBook Pros apart by their hosts.
+    names = machine_names([mine, studio, theirs])
+    assert names[mine.id] != names[theirs.id] and names[studio.id] == "Mac Studio (2023)"
+
+
+def test_the_compare_command_names_the_three_macs(tmp_path, capsys):
+    files = []
+    for i, rec in enumerate(three_macs()):
+        path = tmp_path / f"mac{i}.json"
+        path.write_text(to_json([rec]), encoding="utf-8")
+        files.append(str(path))
+    assert cli.main(["compare", *files]) == cli.EXIT_OK
+    out = capsys.readouterr().out
+    assert "Mac Studio (2023)" in out and out.count("MacBook Pro (16-inch, 2023) · host") >= 2
+    assert "Apple M2 Max [" not in out
+
+
+def test_name_machine_names_that_host_and_asks_before_an_imported_name():
+    from siliconbench.core.machine_names import runs_to_name
+    mine, studio, theirs = three_macs()
+    again = mac_run(MBP, "my-laptop", 1.02, n=1)
+    imported = mac_run(MBP, "my-laptop", 0.98, n=2, label="Lab Mac")
+    ids, other = runs_to_name([mine, studio, theirs, again, imported], [mine], "My MBP")
+    # The colleague's identical MacBook Pro and the Studio are other machines.
+    assert set(ids) == {mine.id, again.id, imported.id}
+    assert [r.id for r in other] == [imported.id]
+
+
+# ---------------------------------------------------------------- repeats count
+
+def repeats_with_an_outlier() -> list[RunRecord]:
+    """Three runs of one Mac: two agree, one read 14 times higher (a run disturbed)."""
+    return [mac_run(STUDIO, "the-studio", 14.0, n=0), mac_run(STUDIO, "the-studio", 1.0, n=1),
+            mac_run(STUDIO, "the-studio", 0.95, n=2)]
+
+
+def test_three_repeats_with_one_outlier_give_a_figure_near_the_agreeing_runs():
+    runs = repeats_with_an_outlier()
+    laptop = mac_run(MBP, "my-laptop", 0.5)
+    sides = sides_for([*runs, laptop])
+    assert sides[0].label == "Mac Studio (2023) · 3 runs" and len(sides[0].records) == 3
+    cmp = compared(sides)
+    for row in cmp.rows:
+        studio = row.cells[0]
+        agreeing = sorted(r.value for rec in runs[1:] for r in rec.rows
+                          if r.params == row.params and r.metric == row.metric)
+        assert studio.runs == 3
+        assert agreeing[0] <= studio.value <= agreeing[-1]
+        lo, hi = studio.spread
+        assert hi / lo > 10                      # the spread shows the outlier
+    from siliconbench.core.report import cell_text
+    assert "3 runs" in cell_text(cmp.rows[0].cells[0], cmp.rows[0].unit)
+
+
+def test_the_run_to_run_spread_is_used_by_the_verdict():
+    """A side whose repeats disagree as much as the sides do gets no 'faster'."""
+    from siliconbench.core.compare import RUNS_OVERLAP
+    runs = repeats_with_an_outlier()
+    one = mac_run(MBP, "my-laptop", 3.0)     # inside the Studio's spread
+    cmp = compare([Side("Studio", runs), Side("Laptop", [one])])
+    assert all(r.cells[1].verdict in (RUNS_OVERLAP, SAME) for r in cmp.rows)
+    far = mac_run(MBP, "my-laptop", 40.0)    # beyond every run of it
+    cmp = compare([Side("Studio", runs), Side("Laptop", [far])])
+    assert all(r.cells[1].verdict == "faster" for r in cmp.rows)
+
+
+# ---------------------------------------------------------------- only like is paired
+
+def test_tf32_beside_a_cpu_float32_is_named_and_not_paired_best_vs_best():
+    tf32, cpu = gpu("h200-gemmtf32"), recorded("gemm-torch")
+    cmp = compared(sides_for([tf32, cpu]))
+    assert not [b for b in cmp.best if b.workload == "gemm"]
+    text = summary_text(cmp, [tf32, cpu], [])
+    assert "float32 · TF32" in text and "not compared best vs best" in text.lower()
+    # With the H200's plain float32 run there, that one is the CPU's pair, named as such.
+    plain = gpu("h200-gemm")
+    cmp = compared(sides_for([plain, tf32, cpu]))
+    (best,) = [b for b in cmp.best if b.workload == "gemm"]
+    assert best.kind == "" and best.cells[1] is None and best.cells[2] is not None
+
+
+def test_two_models_never_merge_into_one_side():
+    one_b, eight_b = gpu("h100-llm1b"), gpu("h100-llm8b-quick")
+    sides = sides_for([one_b, eight_b, gpu("h200-llm8b")])
+    assert len(sides) == 3
+    assert all(len({r.rows[0].params["preset"] for r in s.records}) == 1 for s in sides)
+
+
+def test_the_h100_h200_8b_comparison_warns_about_the_decode_loop():
+    h100, h200 = gpu("h100-llm8b-quick"), gpu("h200-llm8b")
+    cmp = compared(sides_for([h100, h200]))
+    said = " ".join(cmp.warnings)
+    assert "not known to be alike" in said and "decode loop unknown for NVIDIA H200 " \
+        "(older record)" in said
+    (best,) = [b for b in cmp.best if b.workload == "llm"]
+    assert "decode loop unknown for B (older record)" in best.cells[1].unknown
+
+
+@pytest.mark.parametrize("missing", ["decode_loop"])
+def test_a_setting_one_record_lacks_is_unknown_not_agreed(missing):
+    """The same run twice, one copy as an older record without the setting: paired, and
+    the cell says the pair is not known to be alike."""
+    new = gpu("h100-llm8b-quick")
+    old = gpu("h100-llm8b-quick")
+    old.id = "0ld" + old.id[3:]
+    old.settings.pop(missing)
+    old.params.pop(missing)
+    old.machine = {**old.machine, "cpu_cores": 8}      # another machine
+    cmp = compare([Side("new", [new]), Side("old", [old])])
+    assert cmp.rows and all(r.cells[1].unknown == "decode loop unknown for B (older record)"
+                            for r in cmp.rows)
+    from siliconbench.core.compare import cell_words
+    assert "not known to be alike: decode loop unknown for B" in cell_words(
+        cmp.rows[0].cells[1], "higher")
