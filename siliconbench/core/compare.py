@@ -37,6 +37,7 @@ FAR_APART = "far apart"
 TOO_FEW = "too few samples (a quick run times few blocks)"
 FEW_SAMPLES = 10                 # fewer blocks than the full protocol's minimum: a quick run
 FAR_FACTOR = 2.0                 # disjoint ranges this far apart are a difference plain to see
+INTERVAL_UNITS = {"°C", "C"}       # no true zero: differences, never ratios
 RUNS_ESTIMATOR = "median of the runs' medians"   # a side of several runs, per point
 RUNS_OVERLAP = "inconclusive: the runs' spread overlaps"   # repeats disagree more than sides
 
@@ -280,6 +281,20 @@ def cell_for_runs(entries: list[tuple[RunRecord, Row]]) -> Cell:
     return cell
 
 
+def _difference(base: Cell, cell: Cell, unit: str) -> None:
+    """A temperature in Celsius has no true zero: 50 °C is not 1.22× 41 °C. Such a cell
+    reads as a difference ('9 °C higher'), never a ratio."""
+    from siliconbench.core.numbers import quantity
+    if base.value is None or cell.value is None:
+        return
+    cell.ratio = None
+    diff = cell.value - base.value
+    said = "the same" if not diff else \
+        f"{quantity(abs(diff), unit)} {'higher' if diff > 0 else 'lower'}"
+    cell.verdict = said if cell.verdict in (None, NO_SAMPLES_VERDICT, PUBLISHED_VERDICT) \
+        or cell.verdict in ("higher", "lower") else f"{said} · {cell.verdict}"
+
+
 def runs_overlap(base: Cell, cell: Cell) -> bool:
     """Whether the run-to-run spreads of two sides overlap, one of them of several runs
     (one run's spread is its figure): the repeats then disagree as much as the sides."""
@@ -418,6 +433,8 @@ def _row(key: tuple, chosen: dict[int, _Group], n: int) -> ComparedRow:
     base = chosen[base_i]
     for i in present[1:]:
         _judge(cells[base_i], cells[i], better)
+        if base_row.unit in INTERVAL_UNITS:
+            _difference(cells[base_i], cells[i], base_row.unit)
         differ, unknown = differences(base.traits, chosen[i].traits,
                                       base.framework == chosen[i].framework)
         cells[i].unlike = unlike_text(differ) or None

@@ -90,7 +90,12 @@ def _settings_of(side: Side) -> dict:
 
 def _setting_text(key: tuple, value) -> str:
     from siliconbench.core.pairing import word
-    return value if key[1] == "model" else f"{word(key[1])} {value}"
+    if key[1] == "model":
+        return value
+    if key[1] == "parameters" and str(value).isdigit():     # '8.03B parameters'
+        n = int(value)
+        return f"{n / 1e9:.3g}B parameters" if n >= 1e9 else f"{n / 1e6:.3g}M parameters"
+    return f"{word(key[1])} {value}"
 
 
 def _machine_facts(rec: RunRecord) -> dict[str, str]:
@@ -181,8 +186,11 @@ def name_sides(sides: list[Side]) -> list[Side]:
 
     def settings(s: Side, group: list[Side]) -> str:
         mine = _settings_of(s)
-        others = [_settings_of(o) for o in group if o is not s]
-        differ = [k for k in mine if any(o.get(k) != mine[k] for o in others)]
+        # Of the workloads both sides ran: a GEMM side is not named by its twin's LLM runs.
+        others = [(_settings_of(o), {r.workload for r in o.records}) for o in group
+                  if o is not s]
+        differ = [k for k in mine
+                  if any(k[0] in ran and o.get(k) != mine[k] for o, ran in others)]
         return "".join(dict.fromkeys(f" · {_setting_text(k, mine[k])}" for k in differ))
 
     def host(s: Side, _) -> str:

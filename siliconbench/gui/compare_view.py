@@ -421,14 +421,14 @@ class CompareView(QWidget):
             chart.set_marked([(c.run_id, p) for b in bests
                               for c, p in zip(b.cells, b.points) if c is not None])
             chart.set_note(" ".join(notes + ringed_note(lines)))
-            chart.set_records([rec for rec in runs if rec.workload == key[0]])
+            chart.set_records([rec for rec in runs if rec.workload == key[0]], self.run_names())
         elif is_curve(rows):
             chart = self.curves[rows[0].metric]
             chart.set_marked([])
             chart.set_note(" ".join(notes))
             # The curve chart draws every run's sweep: give it the runs this comparison used.
             used = {c.run_id for r in rows for c in r.cells if c is not None}
-            chart.set_records([rec for rec in runs if rec.id in used])
+            chart.set_records([rec for rec in runs if rec.id in used], self.run_names())
         else:
             chart = self.bars
             chart.set_note(" ".join(notes + (lines if len(lines) <= MAX_BEST_LINES else [
@@ -445,6 +445,13 @@ class CompareView(QWidget):
         chart.empty.setText(EMPTY_CHART if cmp is None else " ".join(notes) or
                             "Nothing to draw: the sides share no workload and point.")
         self.chart_stack.setCurrentWidget(chart)
+
+    def run_names(self) -> dict[str, str]:
+        """{run id: its side's name}, the run's time after it where the side holds several:
+        the curves' legend names the sides as the table and the summary do."""
+        sides = self.comparison.sides if self.comparison else []
+        return {rec.id: side.label + (f" · {rec.when}" if len(side.records) > 1 else "")
+                for side in sides for rec in side.records}
 
     def _drawing_nothing(self, key: tuple | None) -> list[Side]:
         """The sides whose every value of this chart's metric is 0 (one rank's bus

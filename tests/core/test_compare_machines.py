@@ -222,3 +222,45 @@ def test_a_setting_one_record_lacks_is_unknown_not_agreed(missing):
     from siliconbench.core.compare import cell_words
     assert "not known to be alike: decode loop unknown for B" in cell_words(
         cmp.rows[0].cells[1], "higher")
+
+
+def test_linux_host_identity_is_the_hashed_machine_id(monkeypatch):
+    """The EPYC captures of tests/data/machine with a machine-id beside them (systemd's
+    format: 32 hex digits), and an NVML that gives a GPU UUID: both kept only hashed."""
+    from siliconbench.core.machine import commands, linux, power
+    from siliconbench.core.machine.record import host_hash
+    epyc = DATA / "machine" / "linux_epyc"
+    machine_id = "4f1c2b9d8e7a6c5b4a3f2e1d0c9b8a7f"
+    files = {"/proc/cpuinfo": "cpuinfo.txt", "/proc/meminfo": "meminfo.txt",
+             "/etc/os-release": "os-release.txt"}
+
+    def read(path):
+        if str(path) == "/etc/machine-id":
+            return machine_id + "\n"
+        return (epyc / files[str(path)]).read_text(encoding="utf-8")
+    monkeypatch.setattr(commands, "read_text", read)
+    monkeypatch.setattr(commands, "run_command",
+                        lambda args: (epyc / "lscpu.txt").read_text(encoding="utf-8"))
+    monkeypatch.setattr(linux, "nvidia_gpu", lambda: None)
+    monkeypatch.setattr(power, "POWER_SUPPLY_DIR", DATA / "absent")
+    info = linux.probe_linux()
+    assert info.host_id == host_hash(machine_id) and machine_id not in json.dumps(
+        info.to_dict())
+    # Another host of the same hardware is another machine; the same id, the same one.
+    twin = MachineInfo.from_dict({**info.to_dict(), "host_id": host_hash("f" * 32)})
+    assert twin.hardware_key() == info.hardware_key() and twin.key() != info.key()
+    assert linux.probe_linux().key() == info.key()
+
+    import sys
+    import types
+    uuid_text = "GPU-5a0b1c2d-3e4f-5a6b-7c8d-9e0f1a2b3c4d"
+    fake = types.SimpleNamespace(
+        nvmlInit=lambda: None, nvmlShutdown=lambda: None, nvmlDeviceGetCount=lambda: 1,
+        nvmlDeviceGetHandleByIndex=lambda index: "handle",
+        nvmlDeviceGetName=lambda handle: b"NVIDIA H100 80GB HBM3",
+        nvmlDeviceGetMemoryInfo=lambda handle: types.SimpleNamespace(total=85520809984),
+        nvmlDeviceGetUUID=lambda handle: uuid_text)
+    monkeypatch.undo()       # the real nvidia_gpu, through the fake NVML
+    monkeypatch.setitem(sys.modules, "pynvml", fake)
+    gpu_facts = linux.nvidia_gpu()
+    assert gpu_facts["gpu_id"] == host_hash(uuid_text) and uuid_text not in str(gpu_facts)
