@@ -82,6 +82,7 @@ class Cell:
     # which `value` is the median (RUNS_ESTIMATOR); their range is the run-to-run spread.
     runs: int = 1
     run_values: list[float] = field(default_factory=list)
+    run_ids: list[str] = field(default_factory=list)     # every run it stands for
     samples: list[float] = field(default_factory=list, repr=False)
 
     @property
@@ -273,7 +274,7 @@ def cell_for_runs(entries: list[tuple[RunRecord, Row]]) -> Cell:
     cell = Cell(median(values), published=any(c.published for c in cells),
                 flags=list(dict.fromkeys(f for c in cells for f in c.flags)),
                 note=newest.note, run_id=newest.run_id, samples=pooled,
-                runs=len(values), run_values=values)
+                runs=len(values), run_values=values, run_ids=[c.run_id for c in cells])
     if pooled and not cell.published:
         s = summarize(pooled, CONFIDENCE)
         cell.ci_low, cell.ci_high, cell.n = s.ci_low, s.ci_high, s.n

@@ -12,10 +12,10 @@ from siliconbench.gui.chart_series import curve_x, param_text
 
 MAX_VERDICT_W = 260  # a verdict column's widest; longer verdicts end in '…', whole on hover
 MAX_VALUE_W = 130    # a side's value column's widest
-FIXED_W = (90, 140, 130)  # Workload, Metric, Point
+FIXED_W = (90, 140, 200)  # Workload, Metric, Point (a whole point: "dtype=float32 size=128")
 # The Point column's widest with a best vs best row whose Metric column is hidden: 'best vs
 # best · dtype=float32' whole in the room the metric leaves.
-BEST_POINT_W = 190
+BEST_POINT_W = 240
 MAX_WARNINGS_H = 120  # unfolded warnings scroll here instead of squeezing the chart
 # Narrower than this the Compare tab scrolls sideways: as narrow as the charts' pane at the
 # window's narrowest (main_window.MIN_CHARTS_W) less the tabs' frame. Shorter than its

@@ -105,7 +105,9 @@ def fill_table(table: QTableWidget, cmp: Comparison | None, header: list[str],
     table.resizeColumnsToContents()
     n_sides = len(cmp.sides) if cmp else 0
     caps = list(FIXED_W)
-    if bests and table.isColumnHidden(1):
+    if table.isColumnHidden(1):
+        # The whole point where the metric leaves it room ('dtype=float32 size=128'), and
+        # 'best vs best · dtype=float32'.
         caps[2] = BEST_POINT_W
     for j in range(len(header)):
         cap = MAX_VERDICT_W if j >= len(FIXED) + n_sides else \

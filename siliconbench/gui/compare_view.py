@@ -427,7 +427,8 @@ class CompareView(QWidget):
             chart.set_marked([])
             chart.set_note(" ".join(notes))
             # The curve chart draws every run's sweep: give it the runs this comparison used.
-            used = {c.run_id for r in rows for c in r.cells if c is not None}
+            used = {i for r in rows for c in r.cells if c is not None
+                    for i in c.run_ids or [c.run_id]}
             chart.set_records([rec for rec in runs if rec.id in used], self.run_names())
         else:
             chart = self.bars

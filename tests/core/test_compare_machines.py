@@ -264,3 +264,45 @@ def test_linux_host_identity_is_the_hashed_machine_id(monkeypatch):
     monkeypatch.setitem(sys.modules, "pynvml", fake)
     gpu_facts = linux.nvidia_gpu()
     assert gpu_facts["gpu_id"] == host_hash(uuid_text) and uuid_text not in str(gpu_facts)
+
+
+# ---------------------------------------------------------------- read whole
+
+def ten_sides() -> list[RunRecord]:
+    """Ten run identities of the real records (as tests/gui/test_gpu_beside_cpu.py's)."""
+    stems = ["gemm-torch", "infer-torch", "infer-torch-reference", "gemm-tensorflow",
+             "gemm-mlx", "gemm_cpu_tiny", "llm-llamacpp"]
+    suite = json.loads((DATA / "h100" / "h100-quick-suite.json").read_text("utf-8"))
+    runs = suite["runs"] if isinstance(suite, dict) else suite
+    xeon = next(RunRecord.from_dict(r) for r in runs
+                if r["workload"] == "gemm" and r["device"] == "cpu")
+    return [gpu("h200-gemm"), gpu("h200-gemmtf32"), *(recorded(s) for s in stems), xeon,
+            gpu("h100-gemm")]
+
+
+def test_the_html_report_fits_ten_sides_and_shows_no_raw_keys():
+    import re
+    cmp = compared(sides_for(ten_sides()))
+    assert len(cmp.sides) == 10
+    page = to_html(cmp)
+    for table in re.findall(r'<table class="comparison".*?</table>', page, re.S):
+        heads = re.findall(r"<th[^>]*>([^<]*)</th>", table.split("</thead>")[0])
+        # A letter per side and one 'B vs A' column per other side: never a side's whole
+        # name (or 'ratio' and 'verdict' columns) per side across the page.
+        assert len(heads) <= 6 + 10 + 9 and all(len(h) <= 16 for h in heads), heads
+    assert "A = " in page and "J = " in page     # the machines table names the letters
+    for raw in ("power_capped", "energy_counter", "context_sweep None"):
+        assert raw not in page
+
+
+def test_best_vs_best_follows_the_five_percent_rule():
+    """Two runs of one GEMM a few % apart: the report's best vs best says no difference,
+    as its point-by-point verdicts do, not '1.03× faster'."""
+    from siliconbench.core.report import best_words
+    a = mac_run(STUDIO, "the-studio", 1.0)
+    b = mac_run(MBP, "my-laptop", 1.03)
+    cmp = compared(sides_for([a, b]))
+    (best,) = [x for x in cmp.best if x.workload == "gemm"]
+    assert best.cells[1].ratio == pytest.approx(1.03, rel=1e-6)
+    words = best_words(best, 1)
+    assert words.startswith("no significant difference (1.03×") and "faster" not in words

@@ -72,11 +72,13 @@ def test_runs_of_one_machine_side_by_side_by_framework(view):
     assert "C shares no result with another side and is not in the table" in \
         view.summary.text()
     view.clear_references()
-    # A size sweep is drawn as overlaid curves, one per run the comparison used (the torch
-    # side's newer run), named apart.
+    # A size sweep is drawn as overlaid curves, one per run the comparison used (each of the
+    # torch side's two runs, issue 50: not its newer alone), named by their side, apart.
     chart = view.current_chart()
     assert chart is view.curves["tflops"] and chart.has_data()
-    assert len({s.name for s in chart.series}) == 2
+    names = {s.name for s in chart.series}
+    assert len(names) == 3
+    assert sum(n.startswith(f"{device} · torch cpu · 2 runs · ") for n in names) == 2
 
 
 def test_warnings_fold_away_under_one_line(view):

@@ -40,16 +40,21 @@ def distinct_names(names: list[str], fits) -> list[str]:
     split = [n.split(" · ") for n in names]
     out = []
     for name, parts in zip(names, split):
-        if fits(name) or len(parts) < 2:
+        others = [q for q in split if q is not parts]
+        if fits(name) or len(parts) < 2 or not others:
             out.append(name)
             continue
-        others = [p for q in split if q is not parts for p in q]
-        # The first part names the device: it goes last, and only where it is shared.
-        order = [i for i in range(len(parts) - 1, 0, -1) if others.count(parts[i])] + \
-            ([0] if others.count(parts[0]) else [])
+        # A part every other name has too tells nothing apart: those go, the last first;
+        # the first part (the machine or device) only where every name shares it.
+        shared = [i for i in range(len(parts) - 1, -1, -1)
+                  if all(parts[i] in q for q in others)]
+        shared = [i for i in shared if i] + [i for i in shared if not i]
         kept, text = list(parts), name
-        for i in order:
+        for i in shared:
             kept[i] = "…"
+            # Runs of '…' read as one; one at the end is left out (the name just stops).
+            while kept and kept[-1] == "…" and len(kept) > 1:
+                kept.pop()
             text = " · ".join(p for j, p in enumerate(kept)
                               if p != "…" or j == 0 or kept[j - 1] != "…")
             if fits(text):
