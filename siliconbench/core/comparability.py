@@ -7,10 +7,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from siliconbench.core.compare import SUSPECT_FLAGS, ComparedRow, Side
 from siliconbench.core.machine import other_cpu_of_same_chip, virtual_mac
 from siliconbench.core.pairing import value_text, word
 from siliconbench.core.results import FLAGS, RunRecord
+
+# compare imports this module, so it names none of compare's: a side is a
+# siliconbench.core.compare.Side (label, records), a row a ComparedRow (workload, metric,
+# cells, baseline).
+Side = Any
+ComparedRow = Any
+
+# Flags that make a number untrustworthy, not just different.
+SUSPECT_FLAGS = ("fallback", "above_peak", "wrong_result", "noisy")
 
 
 def _differences(a: dict, b: dict, skip: set[str] = frozenset()) -> list[str]:

@@ -25,8 +25,6 @@ LOWER_IS_BETTER = {"step_time", "epoch_seconds", "train_seconds", "us_per_sample
 LOWER_UNITS = {"s", "ms", "us", "µs", "ns", "s/epoch", "J/sample"}
 # Neither faster nor slower: memory, power and heat are reported as higher or lower.
 NEUTRAL = {"peak_memory", "power", "max_temperature", "max_thermal_pressure"}
-# Flags that make a number untrustworthy, not just different.
-SUSPECT_FLAGS = ("fallback", "above_peak", "wrong_result", "noisy")
 
 PUBLISHED_VERDICT = "no statistics: published figure"
 NO_SAMPLES_VERDICT = "no statistics: no per-block samples"

@@ -217,6 +217,6 @@ def older_machine_notes(sides: list[Side]) -> list[str]:
         old = [r for r in s.records if r.machine and not s.published
                and not MachineInfo.from_dict(r.machine).told_apart]
         if len(s.records) > 1 and old:
-            out.append(f"machine not told apart (older record): the {len(s.records)} runs of "
-                       f"{s.label} may come from identical machines")
+            out.append(f"machine not told apart (older record): {s.label} may hold runs of "
+                       "identical machines, counted as one")
     return out
