@@ -306,3 +306,23 @@ def test_best_vs_best_follows_the_five_percent_rule():
     assert best.cells[1].ratio == pytest.approx(1.03, rel=1e-6)
     words = best_words(best, 1)
     assert words.startswith("no significant difference (1.03×") and "faster" not in words
+
+
+def test_warnings_read_as_sentences():
+    """'context_sweep None vs 2048' and "NVIDIA H100 · 2 runs's" (issue 50's minors): a
+    parameter left unset says so in words, and no side's label takes a possessive."""
+    a = recorded("llm-torch")
+    a.params["context_sweep"] = None
+    b = recorded("llm-torch")
+    b.id = "b" + b.id[1:]
+    b.params["context_sweep"] = 2048
+    b.machine = {**b.machine, "cpu_cores": 16}
+    cmp = compare([Side("A · 2 runs", [a]), Side("B", [b])])
+    said = " ".join(cmp.warnings)
+    assert "context sweep not set vs 2048" in said and "None" not in said
+    assert "context_sweep" not in said
+    # The H200's GEMM record holds power rows no energy counter measured: said of the side.
+    cmp = compare([Side("NVIDIA H200 · 2 runs", [gpu("h200-gemm")]),
+                   Side("NVIDIA H100", [gpu("h100-gemm")])])
+    power = [w for w in cmp.warnings if "power and efficiency" in w]
+    assert power and not any("runs's" in w for w in cmp.warnings)
