@@ -48,7 +48,10 @@ PALETTE = LIGHT
 # A comparison's CSV: one line per row and machine, the point's parameters between these.
 CSV_HEAD = ["workload", "metric", "unit"]
 CSV_TAIL = ["compared", "machine", "source", "run_id", "value", "ci_low", "ci_high",
-            "confidence", "n", "baseline", "ratio", "verdict", "p_value", "flags", "note"]
+            "confidence", "n", "baseline", "ratio", "verdict", "p_value", "flags", "note",
+            # A side of several runs: how many, the lowest and highest run's figure (value is
+            # the median of the runs' medians), and why a pair is not known to be alike.
+            "runs", "runs_low", "runs_high", "unlike", "not_known_alike"]
 POINT_BY_POINT = "point by point"   # the "compared" column of a row both sides measured
 
 
@@ -191,7 +194,8 @@ def to_csv(cmp: Comparison) -> str:
             lines.append([r.workload, r.metric, r.unit] + [(params[k] or {}).get(key) for key in keys]
                          + [said, side.label, "published" if c.published else "measured",
                             c.run_id, c.value, c.ci_low, c.ci_high, c.confidence, c.n, base,
-                            c.ratio, c.verdict, c.p_value, csv_flags(c.flags), c.note])
+                            c.ratio, c.verdict, c.p_value, csv_flags(c.flags), c.note,
+                            c.runs, *(c.spread or (None, None)), c.unlike, c.unknown])
     return csv_text(header, lines)
 
 

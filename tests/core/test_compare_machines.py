@@ -326,3 +326,17 @@ def test_warnings_read_as_sentences():
                    Side("NVIDIA H100", [gpu("h100-gemm")])])
     power = [w for w in cmp.warnings if "power and efficiency" in w]
     assert power and not any("runs's" in w for w in cmp.warnings)
+
+
+def test_the_csv_carries_each_sides_runs_and_spread():
+    import csv
+    import io
+    runs = repeats_with_an_outlier()
+    cmp = compared(sides_for([*runs, mac_run(MBP, "my-laptop", 0.5)]))
+    lines = list(csv.DictReader(io.StringIO(to_csv(cmp))))
+    studio = [x for x in lines if x["machine"] == "Mac Studio (2023) · 3 runs"
+              and x["compared"] == "point by point"]
+    assert studio and all(x["runs"] == "3" for x in studio)
+    for line in studio:
+        assert float(line["runs_low"]) <= float(line["value"]) <= float(line["runs_high"])
+        assert float(line["runs_high"]) / float(line["runs_low"]) > 10
