@@ -320,7 +320,16 @@ def _judge(base: Cell, cell: Cell, better: str) -> None:
         if cell.verdict != SAME and runs_overlap(base, cell):
             cell.verdict = RUNS_OVERLAP
     if cell.ratio is not None and (base.runs > 1 or cell.runs > 1) and base.value:
-        cell.ratio = cell.value / base.value      # of the runs' medians, as the values read
+        # Of the runs' medians, as the values read; the words follow that ratio, by the
+        # same 5% rule.
+        cell.ratio = cell.value / base.value
+        if cell.verdict in (SAME, "faster", "slower", "higher", "lower"):
+            if abs(cell.ratio - 1) < MIN_EFFECT:
+                cell.verdict = SAME
+            elif cell.verdict == SAME:
+                cell.verdict = f"{INCONCLUSIVE}: the runs' medians differ, their blocks do not"
+            else:
+                cell.verdict = _word(cell.ratio, better)
 
 
 # ---------------------------------------------------------------- matching
