@@ -87,6 +87,12 @@ def ordered_keys(keys: list[str]) -> list[str]:
     return list(ordered(dict.fromkeys(keys)))
 
 
+def whisker(cell: Cell) -> tuple[float | None, float | None]:
+    """A bar's whisker: a side of several runs, its lowest and highest run; else the
+    interval of its median."""
+    return cell.spread or (cell.ci_low, cell.ci_high)
+
+
 def point_label(params: dict[str, Any]) -> str:
     """The whole point in POINT_ORDER: 'preset=tiny dtype=float32 batch=1 prompt=16'."""
     return " ".join(f"{k}={v}" for k, v in ordered(params).items()) or "whole run"
@@ -168,7 +174,9 @@ def legend() -> str:
             f"slower, higher or lower only when a Mann-Whitney test on the per-block samples "
             f"says so at the {ALPHA:.0%} level and the medians differ by at least "
             f"{MIN_EFFECT:.0%}; inconclusive where the samples cannot tell (quick runs time too few "
-            "blocks), far apart where the ranges do not overlap by 2× or more. Published "
+            "blocks), far apart where the ranges do not overlap by 2× or more. A side of "
+            "several runs stands by all of them: the median of the runs' medians, the lowest "
+            "and highest run in brackets; where those ranges overlap, inconclusive. Published "
             "figures carry no samples: they compare by value only.")
 
 
@@ -412,7 +420,7 @@ def bar_chart(cmp: Comparison, rows: list[ComparedRow], chart_id: str) -> str:
                              - gap / 2 - n * bar / 2 + 4))
     width = max(left + n * legend_w + 20, left + len(rows) * group_w + 20)
     height = top + plot_h + bottom
-    values = [v for r in rows for c in r.cells if c for v in (c.value, c.ci_low, c.ci_high)
+    values = [v for r in rows for c in r.cells if c for v in (c.value, *whisker(c))
               if v is not None]
     unit = rows[0].unit
     log = log_scale(rows)
@@ -466,11 +474,12 @@ def bar_chart(cmp: Comparison, rows: list[ComparedRow], chart_id: str) -> str:
             parts.append(f'<rect x="{x:.1f}" y="{y(c.value):.1f}" width="{bar - 2}" '
                          f'height="{max(0.0, foot - y(c.value)):.1f}" fill="{fill}"{stroke}>'
                          f"<title>{_e(tip)}</title></rect>")
-            if c.ci_low is not None and c.ci_high is not None:
+            lo, hi = whisker(c)
+            if lo is not None and hi is not None:
                 cx = x + (bar - 2) / 2
-                parts.append(f'<path d="M{cx:.1f} {y(c.ci_low):.1f}V{y(c.ci_high):.1f}'
-                             f'M{cx - 3:.1f} {y(c.ci_low):.1f}h6M{cx - 3:.1f} '
-                             f'{y(c.ci_high):.1f}h6" stroke="{PALETTE.foreground}" fill="none"/>')
+                parts.append(f'<path d="M{cx:.1f} {y(lo):.1f}V{y(hi):.1f}'
+                             f'M{cx - 3:.1f} {y(lo):.1f}h6M{cx - 3:.1f} '
+                             f'{y(hi):.1f}h6" stroke="{PALETTE.foreground}" fill="none"/>')
         lx, ly = gx + n * bar / 2, top + plot_h + 12
         parts.append(f'<text x="{lx:.1f}" y="{ly}" text-anchor="end" '
                      f'transform="rotate(-{LABEL_SLANT} {lx:.1f} {ly})">{_e(labels[g])}</text>')

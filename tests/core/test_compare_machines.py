@@ -340,3 +340,23 @@ def test_the_csv_carries_each_sides_runs_and_spread():
     for line in studio:
         assert float(line["runs_low"]) <= float(line["value"]) <= float(line["runs_high"])
         assert float(line["runs_high"]) / float(line["runs_low"]) > 10
+
+
+@pytest.mark.parametrize("hostile", [123, "not hex", "ab" * 40, ["x"], {"a": 1}])
+def test_a_received_files_host_id_of_another_shape_is_no_identity(tmp_path, capsys, hostile):
+    """A result file is a received file: one whose host_id is no hash's hex digits is
+    refused in one sentence; a record that carries one anyway names no host by it."""
+    mine, studio, _ = three_macs()
+    mine.machine["host_id"] = hostile
+    files = []
+    for i, rec in enumerate((mine, studio)):
+        path = tmp_path / f"r{i}.json"
+        path.write_text(to_json([rec]), encoding="utf-8")
+        files.append(str(path))
+    code = cli.main(["compare", *files])
+    out, err = capsys.readouterr()
+    # The schema refuses it: one sentence, exit 2, no traceback.
+    assert code == 2 and "not a SiliconBench result file" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+    # A record read past the schema (a store's) names no host by it either.
+    assert not MachineInfo.from_dict(mine.machine).told_apart

@@ -66,6 +66,11 @@ class MachineInfo:
             values["cpu_tiers"] = _tiers_of_old_record(data)
         if values.get("power_source") is None:
             values.pop("power_source", None)
+        for name in ("host_id", "gpu_id"):
+            # A received file's id is a hash's hex digits or nothing, never another type.
+            if not (isinstance(values.get(name), str)
+                    and re.fullmatch(r"[0-9a-f]{1,64}", values[name])):
+                values.pop(name, None)
         return cls(**values)
 
     def summary(self) -> str:
