@@ -98,6 +98,15 @@ def _setting_text(key: tuple, value) -> str:
     return f"{word(key[1])} {value}"
 
 
+OLDER_RECORD = "machine not told apart (older record)"
+
+
+def _host_words(info) -> str:
+    """'host 3fa2c1', or where the record names no host (written before hosts were told
+    apart) OLDER_RECORD: its fingerprint is the hardware's, which identical machines share."""
+    return info.host_tag() if info.told_apart else OLDER_RECORD
+
+
 def _machine_facts(rec: RunRecord) -> dict[str, str]:
     """What tells machines of one name apart, in words."""
     from siliconbench.core.machine import MachineInfo
@@ -110,7 +119,7 @@ def _machine_facts(rec: RunRecord) -> dict[str, str]:
             "memory": size(info.memory_bytes) if info.memory_bytes else "",
             "gpu": info.gpu_name or "no GPU",
             "os": " ".join(str(x) for x in (info.os_name, info.os_version) if x),
-            "host": info.host_tag()}
+            "host": _host_words(info)}
 
 
 def machine_details(records: list[RunRecord]) -> dict[tuple, str]:
@@ -195,7 +204,7 @@ def name_sides(sides: list[Side]) -> list[Side]:
 
     def host(s: Side, _) -> str:
         info = MachineInfo.from_dict(s.records[0].machine or {})
-        return f" · {info.host_tag()}" if s.records[0].machine else ""
+        return f" · {_host_words(info)}" if s.records[0].machine else ""
 
     refine(chip)
     refine(hardware)
@@ -217,6 +226,6 @@ def older_machine_notes(sides: list[Side]) -> list[str]:
         old = [r for r in s.records if r.machine and not s.published
                and not MachineInfo.from_dict(r.machine).told_apart]
         if len(s.records) > 1 and old:
-            out.append(f"machine not told apart (older record): {s.label} may hold runs of "
-                       "identical machines, counted as one")
+            out.append(f"{OLDER_RECORD}: {s.label} may hold runs of identical machines, "
+                       "counted as one")
     return out

@@ -360,3 +360,17 @@ def test_a_received_files_host_id_of_another_shape_is_no_identity(tmp_path, caps
     assert len(err.strip().splitlines()) == 1
     # A record read past the schema (a store's) names no host by it either.
     assert not MachineInfo.from_dict(mine.machine).told_apart
+
+
+def test_identical_older_records_say_they_are_not_told_apart():
+    """Two MacBook Pro records written before hosts were told apart, one named: the Results'
+    Machine column and the sides say which is not told apart, never a made-up host."""
+    old = mac_run(MBP, None, 1.0)
+    new = mac_run(MBP, "my-laptop", 1.2, n=1)
+    names = machine_names([old, new])
+    assert "machine not told apart (older record)" in names[old.id]
+    assert "host " in names[new.id]
+    sides = sides_for([old, mac_run(MBP, None, 1.01, n=2), new])
+    assert any("machine not told apart (older record)" in s.label for s in sides)
+    cmp = compared(sides)
+    assert any(n.startswith("machine not told apart (older record): ") for n in cmp.notes)
