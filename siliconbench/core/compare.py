@@ -323,9 +323,11 @@ def _judge(base: Cell, cell: Cell, better: str) -> None:
         # Of the runs' medians, as the values read; the words follow that ratio, by the
         # same 5% rule.
         cell.ratio = cell.value / base.value
-        if cell.verdict in (SAME, "faster", "slower", "higher", "lower"):
+        if cell.verdict in (SAME, RUNS_OVERLAP, "faster", "slower", "higher", "lower"):
             if abs(cell.ratio - 1) < MIN_EFFECT:
                 cell.verdict = SAME
+            elif cell.verdict == RUNS_OVERLAP:
+                pass
             elif cell.verdict == SAME:
                 cell.verdict = f"{INCONCLUSIVE}: the runs' medians differ, their blocks do not"
             else:

@@ -176,8 +176,13 @@ def test_the_run_to_run_spread_is_used_by_the_verdict():
 
 # ---------------------------------------------------------------- only like is paired
 
-def test_tf32_beside_a_cpu_float32_is_named_and_not_paired_best_vs_best():
+def test_tf32_beside_a_cpu_float32_is_named_and_not_paired_best_vs_best(capsys):
     tf32, cpu = gpu("h200-gemmtf32"), recorded("gemm-torch")
+    # The command says why there is nothing to compare, naming TF32.
+    code = cli.main(["compare", str(DATA / "h200" / "h200-gemmtf32.json"),
+                     str(DATA / "records" / "gemm-torch.json")])
+    err = capsys.readouterr().err
+    assert code == 2 and "float32 · TF32" in err and "unlike kinds" in err
     cmp = compared(sides_for([tf32, cpu]))
     assert not [b for b in cmp.best if b.workload == "gemm"]
     text = summary_text(cmp, [tf32, cpu], [])
