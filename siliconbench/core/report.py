@@ -474,12 +474,12 @@ def bar_chart(cmp: Comparison, rows: list[ComparedRow], chart_id: str) -> str:
             parts.append(f'<rect x="{x:.1f}" y="{y(c.value):.1f}" width="{bar - 2}" '
                          f'height="{max(0.0, foot - y(c.value)):.1f}" fill="{fill}"{stroke}>'
                          f"<title>{_e(tip)}</title></rect>")
-            lo, hi = whisker(c)
-            if lo is not None and hi is not None:
+            w_lo, w_hi = whisker(c)
+            if w_lo is not None and w_hi is not None:
                 cx = x + (bar - 2) / 2
-                parts.append(f'<path d="M{cx:.1f} {y(lo):.1f}V{y(hi):.1f}'
-                             f'M{cx - 3:.1f} {y(lo):.1f}h6M{cx - 3:.1f} '
-                             f'{y(hi):.1f}h6" stroke="{PALETTE.foreground}" fill="none"/>')
+                parts.append(f'<path d="M{cx:.1f} {y(w_lo):.1f}V{y(w_hi):.1f}'
+                             f'M{cx - 3:.1f} {y(w_lo):.1f}h6M{cx - 3:.1f} '
+                             f'{y(w_hi):.1f}h6" stroke="{PALETTE.foreground}" fill="none"/>')
         lx, ly = gx + n * bar / 2, top + plot_h + 12
         parts.append(f'<text x="{lx:.1f}" y="{ly}" text-anchor="end" '
                      f'transform="rotate(-{LABEL_SLANT} {lx:.1f} {ly})">{_e(labels[g])}</text>')
