@@ -190,6 +190,15 @@ CASES = {
                                        if r.workload == "llm" and r.device != "cpu"]),
     # A context sweep's decode over its depths, 0 to 3968, on a log2 axis.
     "llm-context-sweep": ("LLM", lambda f: f["llm-torch-context-sweep"]),
+    # Issue 50's cases (the Mac records as tests/core/test_compare_machines.py makes them,
+    # written by scripts/mac_records.py): two Macs of one chip and a colleague's identical
+    # MacBook Pro; three repeats with one outlier; TF32 beside a CPU's float32; the H100's
+    # and H200's Llama-3.1-8B runs, one without its decode loop.
+    "compare-three-macs": ("Compare", lambda f: f["mac-mbp"] + f["mac-studio"]
+                           + f["mac-mbp-colleague"]),
+    "compare-repeats": ("Compare", lambda f: f["mac-studio-repeats"] + f["mac-mbp"]),
+    "compare-tf32-cpu": ("Compare", lambda f: f["h200-gemmtf32"] + f["gemm-torch"]),
+    "compare-8b": ("Compare", lambda f: f["h100-llm8b-quick"] + f["h200-llm8b"]),
 }
 
 

@@ -10,9 +10,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from siliconbench.core.machine import other_cpu_of_same_chip, power_state_warnings, virtual_mac
 from siliconbench.core.numbers import times
-from siliconbench.core.results import FLAGS, NotAResultFile, Row, RunRecord, records_from_file
+from siliconbench.core.results import NotAResultFile, Row, RunRecord, records_from_file
 from siliconbench.core.stats import summarize
 
 CONFIDENCE = 0.99
@@ -26,8 +25,6 @@ LOWER_IS_BETTER = {"step_time", "epoch_seconds", "train_seconds", "us_per_sample
 LOWER_UNITS = {"s", "ms", "us", "µs", "ns", "s/epoch", "J/sample"}
 # Neither faster nor slower: memory, power and heat are reported as higher or lower.
 NEUTRAL = {"peak_memory", "power", "max_temperature", "max_thermal_pressure"}
-# Flags that make a number untrustworthy, not just different.
-SUSPECT_FLAGS = ("fallback", "above_peak", "wrong_result", "noisy")
 
 PUBLISHED_VERDICT = "no statistics: published figure"
 NO_SAMPLES_VERDICT = "no statistics: no per-block samples"
@@ -38,6 +35,9 @@ FAR_APART = "far apart"
 TOO_FEW = "too few samples (a quick run times few blocks)"
 FEW_SAMPLES = 10                 # fewer blocks than the full protocol's minimum: a quick run
 FAR_FACTOR = 2.0                 # disjoint ranges this far apart are a difference plain to see
+INTERVAL_UNITS = {"°C", "C"}       # no true zero: differences, never ratios
+RUNS_ESTIMATOR = "median of the runs' medians"   # a side of several runs, per point
+RUNS_OVERLAP = "inconclusive: the runs' spread overlaps"   # repeats disagree more than sides
 
 
 class UnknownSide(ValueError):
@@ -73,7 +73,20 @@ class Cell:
     # Where no like run was there to pair with: how this cell's run differs from the
     # baseline's in what changes the measurement ('TF32 on vs off', 'precision mixed vs fp32').
     unlike: str | None = None
+    # Where a setting that changes the measurement is named by one run only (an older
+    # record): 'decode loop unknown for A (older record)'; the pair is not known to be alike.
+    unknown: str | None = None
+    # A side of several like runs: how many, and each run's own figure (its median), of
+    # which `value` is the median (RUNS_ESTIMATOR); their range is the run-to-run spread.
+    runs: int = 1
+    run_values: list[float] = field(default_factory=list)
+    run_ids: list[str] = field(default_factory=list)     # every run it stands for
     samples: list[float] = field(default_factory=list, repr=False)
+
+    @property
+    def spread(self) -> tuple[float, float] | None:
+        """The run-to-run spread (lowest and highest run's figure), None for one run."""
+        return (min(self.run_values), max(self.run_values)) if self.runs > 1 else None
 
 
 @dataclass
@@ -101,6 +114,7 @@ class BestRow:
     cells: list[Cell | None]            # one per side; None where it has no such headline
     points: list[dict[str, Any] | None]  # the point each side's best was measured at
     baseline: int                       # the first side that has one
+    kind: str = ""                      # the arithmetic beyond the dtype: 'TF32'
 
     def to_dict(self) -> dict:
         return {**_fields(self, "cells"),
@@ -203,7 +217,12 @@ def cell_words(cell: Cell, better: str) -> str:
         text = f"{SAME} ({times(cell.ratio)})"
     else:
         text = f"{words} · {cell.verdict}"
-    return f"{text} · unlike: {cell.unlike}" if cell.unlike else text
+    if cell.unlike:
+        text += f" · unlike: {cell.unlike}"
+    if cell.unknown:
+        from siliconbench.core.pairing import NOT_KNOWN
+        text += f" · {NOT_KNOWN}: {cell.unknown}"
+    return text
 
 
 def _too_few_or_spread(base: list[float], other: list[float]) -> str:
@@ -238,6 +257,53 @@ def cell_for(rec: RunRecord, row: Row) -> Cell:
     return cell
 
 
+def cell_for_runs(entries: list[tuple[RunRecord, Row]]) -> Cell:
+    """A side's cell for a point it measured in one or more like runs. One run: cell_for.
+    Several: each run's figure (its median), the cell's value their median (RUNS_ESTIMATOR:
+    an outlier run does not move it), their range the run-to-run spread; the samples pooled
+    for the test, the interval the pooled one's. The newest run's id, flags and note."""
+    cells = [cell_for(rec, row) for rec, row in entries]
+    if len(cells) == 1:
+        return cells[0]
+    from statistics import median
+    newest = cells[-1]
+    values = [c.value for c in cells if c.value is not None]
+    pooled = [x for c in cells for x in c.samples]
+    cell = Cell(median(values), published=any(c.published for c in cells),
+                flags=list(dict.fromkeys(f for c in cells for f in c.flags)),
+                note=newest.note, run_id=newest.run_id, samples=pooled,
+                runs=len(values), run_values=values, run_ids=[c.run_id for c in cells])
+    if pooled and not cell.published:
+        s = summarize(pooled, CONFIDENCE)
+        cell.ci_low, cell.ci_high, cell.n = s.ci_low, s.ci_high, s.n
+        cell.confidence = CONFIDENCE
+    return cell
+
+
+def _difference(base: Cell, cell: Cell, unit: str) -> None:
+    """A temperature in Celsius has no true zero: 50 °C is not 1.22× 41 °C. Such a cell
+    reads as a difference ('9 °C higher'), never a ratio."""
+    from siliconbench.core.numbers import quantity
+    if base.value is None or cell.value is None:
+        return
+    cell.ratio = None
+    diff = cell.value - base.value
+    said = "the same" if not diff else \
+        f"{quantity(abs(diff), unit)} {'higher' if diff > 0 else 'lower'}"
+    cell.verdict = said if cell.verdict in (None, NO_SAMPLES_VERDICT, PUBLISHED_VERDICT) \
+        or cell.verdict in ("higher", "lower") else f"{said} · {cell.verdict}"
+
+
+def runs_overlap(base: Cell, cell: Cell) -> bool:
+    """Whether the run-to-run spreads of two sides overlap, one of them of several runs
+    (one run's spread is its figure): the repeats then disagree as much as the sides."""
+    if base.runs < 2 and cell.runs < 2:
+        return False
+    a = base.spread or (base.value, base.value)
+    b = cell.spread or (cell.value, cell.value)
+    return a[0] <= b[1] and b[0] <= a[1]
+
+
 def _judge(base: Cell, cell: Cell, better: str) -> None:
     if base.value is None or cell.value is None:
         return
@@ -250,6 +316,22 @@ def _judge(base: Cell, cell: Cell, better: str) -> None:
         cell.verdict = ZERO_BASE_VERDICT
     else:
         cell.verdict, cell.p_value, cell.ratio = verdict(base.samples, cell.samples, better)
+        # The test counts blocks; where a side is several runs, the runs must agree too.
+        if cell.verdict != SAME and runs_overlap(base, cell):
+            cell.verdict = RUNS_OVERLAP
+    if cell.ratio is not None and (base.runs > 1 or cell.runs > 1) and base.value:
+        # Of the runs' medians, as the values read; the words follow that ratio, by the
+        # same 5% rule.
+        cell.ratio = cell.value / base.value
+        if cell.verdict in (SAME, RUNS_OVERLAP, "faster", "slower", "higher", "lower"):
+            if abs(cell.ratio - 1) < MIN_EFFECT:
+                cell.verdict = SAME
+            elif cell.verdict == RUNS_OVERLAP:
+                pass
+            elif cell.verdict == SAME:
+                cell.verdict = f"{INCONCLUSIVE}: the runs' medians differ, their blocks do not"
+            else:
+                cell.verdict = _word(cell.ratio, better)
 
 
 # ---------------------------------------------------------------- matching
@@ -259,259 +341,116 @@ def row_key(workload: str, row: Row) -> tuple[str, str, str]:
     return workload, row.metric, json.dumps(row.params, sort_keys=True, default=str)
 
 
-_DEFAULT_PRECISIONS = {None, "", "fp32", "float32"}
+@dataclass
+class _Group:
+    """A side's runs of one point that are alike in every setting that changes the
+    measurement (siliconbench.core.pairing): repeats, each with its row."""
+    traits: dict[str, str]
+    framework: str
+    entries: list[tuple[RunRecord, Row]]
 
 
-def traits(rec: RunRecord, row: Row) -> tuple[tuple[str, str], ...]:
-    """What about a run changes the measurement beyond its point, where it is not the
-    default: TF32 on a float32 product (7x the plain float32's TFLOPS on an H200), a reduced
-    or mixed precision, channels-last images. Like is paired with like on these."""
-    out = []
-    if rec.settings.get("tf32") and row.params.get("dtype", "float32") == "float32":
-        out.append(("TF32", "on"))
-    precision = row.params.get("precision") or rec.params.get("precision")
-    if precision not in _DEFAULT_PRECISIONS:
-        out.append(("precision", str(precision)))
-    if rec.params.get("channels_last"):
-        out.append(("channels-last", "on"))
-    return tuple(out)
-
-
-def _traits_text(a: tuple, b: tuple) -> str:
-    """'TF32 on vs off, precision mixed vs fp32': how two runs' traits differ."""
-    da, db = dict(a), dict(b)
-    defaults = {"TF32": "off", "precision": "fp32", "channels-last": "off"}
-    parts = [f"{k} {da.get(k, defaults.get(k, 'default'))} vs {db.get(k, defaults.get(k, 'default'))}"
-             for k in dict.fromkeys([*da, *db]) if da.get(k) != db.get(k)]
-    return ", ".join(parts)
-
-
-def _pick(side: Side) -> dict[tuple, tuple[RunRecord, Row]]:
-    """Each (key, traits)'s row on one side: the newest run's. A row without a value (a
-    dtype the device does not support) is no measurement: a side with only such a row has
-    not measured that point, and a point no side measured is not counted at all."""
+def _pick(side: Side) -> dict[tuple, list[_Group]]:
+    """Each point's rows on one side, in groups of like runs (_Group): every run counts, not
+    only the newest. A row without a value (a dtype the device does not support) is no
+    measurement, and a power no energy counter measured is not compared either."""
+    from siliconbench.core.pairing import row_traits, run_traits
     from siliconbench.core.telemetry import power_trusted
-    picked: dict[tuple, tuple[RunRecord, Row]] = {}
+    picked: dict[tuple, list[_Group]] = {}
     for rec in sorted(side.records, key=lambda r: r.created_at):
+        run = run_traits(rec)
         for row in rec.rows:
-            # A power no energy counter measured is not compared either.
             if row.value is None or not power_trusted(row):
                 continue
-            picked[(*row_key(rec.workload, row), traits(rec, row))] = (rec, row)
+            traits = row_traits(rec, row, run)
+            groups = picked.setdefault(row_key(rec.workload, row), [])
+            for g in groups:
+                if g.traits == traits and g.framework == rec.framework:
+                    g.entries.append((rec, row))
+                    break
+            else:
+                groups.append(_Group(traits, rec.framework, [(rec, row)]))
     return picked
 
 
+def _alike(a: _Group, b: _Group) -> bool:
+    """No setting both name differs (one only one names is unknown: marked, still paired)."""
+    from siliconbench.core.pairing import differences
+    return not differences(a.traits, b.traits, a.framework == b.framework)[0]
+
+
 def compare(sides: list[Side]) -> Comparison:
-    """Match rows across sides, like with like: workload, metric, point and the traits that
-    change the measurement (TF32, precision). Where no two sides share a row's traits, the
-    sides' rows of that point are compared anyway, each cell saying how its run was unlike
-    the baseline's. Each row's baseline is the first side that has it."""
+    """Match rows across sides, like with like: workload, metric, point and every setting
+    that changes the measurement (siliconbench.core.pairing: TF32, decode loop, model size,
+    precision, ...); a setting one record lacks is unknown, and the pair says so. Where no
+    two sides' runs of a point are alike, the sides' rows of that point are compared anyway,
+    each cell saying how its run was unlike the baseline's. Each row's baseline is the first
+    side that has it; a side of several runs stands by all of them (cell_for_runs)."""
+    from siliconbench.core.comparability import (
+        comparability_warnings,
+        one_rank_notes,
+        unknown_warnings,
+        untrusted_power,
+    )
     picks = [_pick(s) for s in sides]
-    keys: list[tuple] = []
+    points: list[tuple] = []
     for p in picks:
-        keys += [k for k in p if k not in keys]
+        points += [k for k in p if k not in points]
     rows: list[ComparedRow] = []
     left_out = 0
-    like_points = {k[:3] for k in keys if sum(k in p for p in picks) >= 2}
-    unlike: dict[tuple, list[tuple]] = {}   # point -> its keys no two sides share
-    for key in keys:
-        present = [i for i, p in enumerate(picks) if key in p]
-        if len(present) < 2:
-            if key[:3] in like_points:
-                left_out += 1
+    for point in points:
+        groups = [(i, g) for i, p in enumerate(picks) for g in p.get(point, [])]
+        clusters: list[dict[int, _Group]] = []
+        for i, g in groups:
+            for cl in clusters:
+                if i not in cl and _alike(next(iter(cl.values())), g):
+                    cl[i] = g
+                    break
             else:
-                unlike.setdefault(key[:3], []).append(key)
+                clusters.append({i: g})
+        paired = [cl for cl in clusters if len(cl) >= 2]
+        if paired:
+            left_out += sum(len(cl) for cl in clusters if len(cl) < 2)
+            rows += [_row(point, cl, len(sides)) for cl in paired]
             continue
-        rows.append(_row(key, [p.get(key) for p in picks]))
-    order = {key[:3]: i for i, key in reversed(list(enumerate(keys)))}
-    for point, point_keys in unlike.items():
-        # One key per side (the first side that has each, in key order); a point no second
-        # side measured is left out.
-        chosen: list[tuple | None] = [None] * len(sides)
-        for key in point_keys:
-            for i, p in enumerate(picks):
-                if key in p and chosen[i] is None:
-                    chosen[i] = key
-        if sum(k is not None for k in chosen) < 2:
-            left_out += len(point_keys)
-            continue
-        left_out += len(point_keys) - sum(k is not None for k in chosen)
-        row = _row(point, [picks[i][k] if k is not None else None
-                           for i, k in enumerate(chosen)])
-        base_traits = chosen[row.baseline][3]
-        for i, k in enumerate(chosen):
-            if k is not None and i != row.baseline and row.cells[i] is not None:
-                row.cells[i].unlike = _traits_text(k[3], base_traits) or None
-        rows.append(row)
-    # In the order the points came in, whether paired like with like or not.
-    rows.sort(key=lambda r: order[row_key(r.workload, _Point(r.metric, r.params))])
-    warnings = comparability_warnings(sides, picks, rows) + _untrusted_power(sides)
+        # No like pair: one group per side (its first), marked with how it is unlike.
+        chosen: dict[int, _Group] = {}
+        for i, g in groups:
+            chosen.setdefault(i, g)
+        left_out += len(groups) - (len(chosen) if len(chosen) >= 2 else 0)
+        if len(chosen) >= 2:
+            rows.append(_row(point, chosen, len(sides)))
+    warnings = comparability_warnings(sides, rows) + unknown_warnings(sides, rows) \
+        + untrusted_power(sides)
     return Comparison(sides, rows, list(dict.fromkeys(warnings)), left_out,
                       notes=one_rank_notes(sides))
 
 
-def one_rank_notes(sides: list[Side]) -> list[str]:
-    """A sentence per side whose all-reduce ran on one rank: its bus bandwidth is 0 by
-    definition (nothing crosses between ranks), which no log axis can draw."""
-    out = []
-    for side in sides:
-        if any(row.metric == "busbw" and row.params.get("ranks") == 1
-               for rec in side.records if rec.workload == "allreduce" for row in rec.rows):
-            out.append(f"{side.label} ran all-reduce on one rank: its bus bandwidth is 0 by "
-                       "definition (nothing crosses between ranks), so no bus-bandwidth bar "
-                       "or point is drawn for it")
-    return out
+def _letter(i: int) -> str:
+    return chr(ord("A") + i) if i < 26 else str(i + 1)
 
 
-def _untrusted_power(sides: list[Side]) -> list[str]:
-    """A sentence per side whose power or efficiency rows were left out: measured without
-    the device's energy counter or enough samples inside the point (siliconbench.core.telemetry)."""
-    from siliconbench.core.telemetry import power_trusted
-    out = []
-    for side in sides:
-        n = sum(not power_trusted(row) for rec in side.records for row in rec.rows)
-        if n:
-            out.append(f"{side.label}'s {n} power and efficiency figure{'s' * (n != 1)} left "
-                       "out: not measured over the point by the device's energy counter (an "
-                       "older run's power was one sample, often taken while the device idled)")
-    return out
-
-
-@dataclass
-class _Point:
-    """What row_key reads of a row: its metric and point."""
-    metric: str
-    params: dict
-
-
-def _row(key: tuple, picked: list[tuple[RunRecord, Row] | None]) -> ComparedRow:
-    """One compared row from each side's (run, row) or None; judged against the first."""
-    present = [i for i, p in enumerate(picked) if p is not None]
-    _, base_row = picked[present[0]]
-    cells = [cell_for(*p) if p is not None else None for p in picked]
+def _row(key: tuple, chosen: dict[int, _Group], n: int) -> ComparedRow:
+    """One compared row from each side's group of like runs; judged against the first side,
+    each other cell saying where its runs are unlike the first's or not known to be alike."""
+    from siliconbench.core.pairing import differences, unknown_text, unlike_text
+    present = sorted(chosen)
+    base_i = present[0]
+    base_row = chosen[base_i].entries[-1][1]
+    cells: list[Cell | None] = [cell_for_runs(chosen[i].entries) if i in chosen else None
+                                for i in range(n)]
     better = direction(base_row.metric, base_row.unit)
+    base = chosen[base_i]
     for i in present[1:]:
-        _judge(cells[present[0]], cells[i], better)
+        _judge(cells[base_i], cells[i], better)
+        if base_row.unit in INTERVAL_UNITS:
+            _difference(cells[base_i], cells[i], base_row.unit)
+        differ, unknown = differences(base.traits, chosen[i].traits,
+                                      base.framework == chosen[i].framework)
+        cells[i].unlike = unlike_text(differ) or None
+        cells[i].unknown = unknown_text(unknown, (_letter(base_i), _letter(i))) or None
     return ComparedRow(key[0], base_row.metric, base_row.unit, dict(base_row.params),
-                       cells, present[0])
-
-
-# ---------------------------------------------------------------- comparability
-
-def _differences(a: dict, b: dict, skip: set[str] = frozenset()) -> list[str]:
-    """'key a vs b' for the keys both dicts have with different scalar values."""
-    out = []
-    for k, va in a.items():
-        if k in skip or k not in b or isinstance(va, (list, dict)) or va == b[k]:
-            continue
-        out.append(f"{k} {_fmt(va)} vs {_fmt(b[k])}")
-    return out
-
-
-def _fmt(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    return str(v)
-
-
-def _os(rec: RunRecord) -> str | None:
-    m = rec.machine
-    return " ".join(str(x) for x in (m.get("os_name"), m.get("os_version")) if x) or None
-
-
-def _pair_warnings(a: str, ra: RunRecord, b: str, rb: RunRecord, point_keys: set[str]) -> list[str]:
-    w = ra.workload
-    out: list[str] = []
-    if ra.framework != rb.framework:
-        out.append(f"other framework ({w}): {a} ran {ra.framework}, {b} {rb.framework}")
-    else:
-        va, vb = ra.software.get(ra.framework), rb.software.get(rb.framework)
-        if va and vb and va != vb:
-            out.append(f"other {ra.framework} version ({w}): {a} {va}, {b} {vb}")
-    ma_, mb_ = ra.machine, rb.machine
-    names = (ma_.get("os_name"), mb_.get("os_name"))
-    versions = (ma_.get("os_version"), mb_.get("os_version"))
-    # A published figure often names no OS version: that is unknown, not different.
-    if (all(names) and names[0] != names[1]) or (all(versions) and versions[0] != versions[1]):
-        out.append(f"other OS or OS version: {a} {_os(ra)}, {b} {_os(rb)}")
-    cpus = other_cpu_of_same_chip(ma_, mb_)
-    if cpus:
-        out.append(f"same chip, other CPU cores: {a} {cpus[0]}, {b} {cpus[1]}")
-    params = _differences(ra.params, rb.params, point_keys)
-    if params:
-        out.append(f"other parameters ({w}): {', '.join(params)} ({a} vs {b})")
-    ma, mb = ra.settings.get("measure"), rb.settings.get("measure")
-    if isinstance(ma, dict) and isinstance(mb, dict) and ma != mb:
-        out.append(f"different measurement settings ({w}): {', '.join(_differences(ma, mb))} "
-                   f"({a} vs {b}); one may be a --quick run")
-    other = _differences(ra.settings, rb.settings, {"measure", "peak"})
-    if other:
-        out.append(f"other settings ({w}): {', '.join(other)} ({a} vs {b})")
-    return out
-
-
-def _machine_warnings(label: str, rec: RunRecord) -> list[str]:
-    m, out = rec.machine, []
-    summary = (rec.telemetry or {}).get("summary") or {}
-    if m.get("power_source") == "battery" or summary.get("on_battery"):
-        out.append(f"{label} ran on battery, which can hold a Mac below its full speed")
-    if m.get("low_power_mode"):
-        out.append(f"{label} had Low Power Mode on")
-    if m.get("rosetta"):
-        out.append(f"{label} ran under Rosetta (x86 Python on Apple Silicon)")
-    if virtual_mac(m):
-        out.append(f"{label} ran in a virtual Mac, on the cores and memory its host lent it")
-    return out
-
-
-def comparability_warnings(sides: list[Side], picks: list[dict], rows: list[ComparedRow]
-                           ) -> list[str]:
-    """Why the numbers of two sides may differ for reasons other than the machines."""
-    out: list[str] = []
-    by_workload: dict[str, list[ComparedRow]] = {}
-    for row in rows:
-        by_workload.setdefault(row.workload, []).append(row)
-    for workload, wrows in by_workload.items():
-        point_keys = {k for r in wrows for k in r.params}
-        used: dict[int, RunRecord] = {}     # side -> newest run it contributed to this workload
-        for r in wrows:
-            for i, c in enumerate(r.cells):
-                if c is not None:
-                    rec = next(x for x in sides[i].records if x.id == c.run_id)
-                    if i not in used or rec.created_at > used[i].created_at:
-                        used[i] = rec
-        order = sorted(used)
-        base = order[0]
-        for i in order:
-            out += _machine_warnings(sides[i].label, used[i])
-            if used[i].source == "published":
-                src = (used[i].provenance or {}).get("source", "a publication")
-                out.append(f"{sides[i].label} is no SiliconBench measurement but a figure from "
-                           f"{src}: compared by value only; that experiment had its own "
-                           "software and settings (see its provenance)")
-            if i != base:
-                out += _pair_warnings(sides[base].label, used[base], sides[i].label, used[i],
-                                      point_keys)
-                out += power_state_warnings(sides[base].label, used[base], sides[i].label,
-                                            used[i])
-        for r in wrows:
-            present = [(sides[i].label, c) for i, c in enumerate(r.cells) if c is not None]
-            synthetic = {label for label, c in present if "synthetic" in c.flags}
-            if synthetic and len(synthetic) < len(present):
-                out.append(f"synthetic vs real data ({workload}): {', '.join(sorted(synthetic))} "
-                           "used synthetic data, the others the real data set")
-            # Peak memory is the allocator's count where the framework keeps one, else the
-            # process's resident peak (siliconbench.core.kit.rows.peak_memory): another quantity.
-            kinds = {c.note for _, c in present if r.metric == "peak_memory" and not c.published}
-            if len(kinds) > 1:
-                what = ", ".join(f"{label} {c.note}" for label, c in present if not c.published)
-                out.append(f"peak memory counted differently ({workload}): {what}")
-            for label, c in present:
-                for flag in SUSPECT_FLAGS:
-                    if flag in c.flags:
-                        out.append(f"{label}'s {workload} {r.metric} is flagged {flag}: "
-                                   f"{FLAGS[flag]}")
-    return list(dict.fromkeys(out))
+                       cells, base_i)
 
 
 # ---------------------------------------------------------------- what the user names

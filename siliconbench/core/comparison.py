@@ -12,18 +12,25 @@ from siliconbench.core import reference
 from siliconbench.core.compare import (
     CONFIDENCE,
     BestRow,
+    Cell,
     ComparedRow,
     Comparison,
     Side,
-    cell_for,
+    cell_for_runs,
     cell_words,
     compare,
     direction,
     ratio_words,
     row_key,
-    unique_labels,
 )
 from siliconbench.core.numbers import metric_heading, p_value, quantity, ratio
+from siliconbench.core.pairing import (  # noqa: F401  (measurement_settings: callers' name)
+    NOT_SETTINGS,
+    kind_words,
+    measurement_settings,
+    row_traits,
+    run_traits,
+)
 from siliconbench.core.report import (
     best_point,
     best_title,
@@ -33,189 +40,20 @@ from siliconbench.core.report import (
     point_label,
 )
 from siliconbench.core.results import Row, RunRecord
+from siliconbench.core.sides import (  # noqa: F401  (the app's and the command's names)
+    base_name,
+    group_runs,
+    machine_details,
+    machine_identity,
+    machine_names,
+    name_sides,
+    older_machine_notes,
+    run_identity,
+    sides_for,
+    split_sides,
+)
 
 FIXED = ["Workload", "Metric", "Point"]   # the verdict table's columns before the sides'
-
-
-# ---------------------------------------------------------------- sides
-
-# A run's parameters that choose which points it measures or how long it runs, not what a
-# point measures: runs that differ only in these are repeats of one another.
-NOT_SETTINGS = frozenset({
-    "budget_s", "grow", "duration", "images", "samples", "epochs", "check", "check_steps",
-    "download", "cifar", "port", "hosts", "processes", "probe_time_limit", "max_batch",
-    "start_batch", "bisect_steps"})
-
-
-def machine_identity(rec: RunRecord) -> tuple:
-    """The machine a run was made on: its name where it was given one, else its hardware's
-    fingerprint (siliconbench.core.machine.MachineInfo.key) with its core count. Two hosts
-    whose CPUs report one name ('Intel(R) Xeon(R) Processor': a 2-core VM, a GPU server's
-    16 cores) are two machines. A run from a shared store carries `owner`, the database role
-    that wrote it: two roles' runs are two machines, whatever hardware or name they give."""
-    owner = getattr(rec, "owner", None)
-    if rec.label:
-        return ("name", rec.label, owner)
-    from siliconbench.core.machine import MachineInfo
-    info = MachineInfo.from_dict(rec.machine or {})
-    return ("hardware", info.key(), info.cpu_cores, owner)
-
-
-def run_identity(rec: RunRecord) -> tuple:
-    """Machine, device and framework: what a run is a run of ('cuda' and 'cuda:0' alike)."""
-    device = rec.device[:-2] if rec.device.endswith(":0") else rec.device
-    return machine_identity(rec), rec.device_label, rec.framework, device
-
-
-def measurement_settings(rec: RunRecord) -> dict:
-    """The run's parameters that change what a point measures (TF32, precision, channels
-    last, image size, compile, ...): its scalar parameters that are not a point's own (a
-    row's model, batch size, dtype) nor NOT_SETTINGS."""
-    points = {k for row in rec.rows for k in row.params}
-    return {k: v for k, v in rec.params.items()
-            if k not in points and k not in NOT_SETTINGS and v is not None
-            and not isinstance(v, (list, dict))}
-
-
-def _agree(a: dict, b: dict) -> bool:
-    """Settings agree where both runs name them (an older record may lack a parameter)."""
-    return all(a[k] == b[k] for k in a.keys() & b.keys())
-
-
-def group_runs(records: list[RunRecord]) -> list[list[RunRecord]]:
-    """The runs in groups of one run identity each (machine, device, framework) whose runs of
-    one workload share their measurement settings: repeats, and the identity's other
-    workloads beside them. In the order the runs come."""
-    groups: list[tuple[tuple, dict[str, dict], list[RunRecord]]] = []
-    for rec in records:
-        who, mine = run_identity(rec), measurement_settings(rec)
-        for ident, settings, recs in groups:
-            if ident == who and _agree(settings.get(rec.workload, {}), mine):
-                settings.setdefault(rec.workload, {}).update(mine)
-                recs.append(rec)
-                break
-        else:
-            groups.append((who, {rec.workload: dict(mine)}, [rec]))
-    return [recs for _, _, recs in groups]
-
-
-def sides_for(records: list[RunRecord]) -> list[Side]:
-    """One side per run identity and measurement settings (group_runs), named apart
-    (name_sides). Where every run is a repeat of one, the runs are compared run by run, each
-    under its identity (device · framework device · time)."""
-    groups = group_runs(records)
-    if len(groups) == 1 and len(records) > 1:
-        return [Side(rec.identity, [rec]) for rec in records]
-    return name_sides([Side("", recs) for recs in groups])
-
-
-def split_sides(sides: list[Side]) -> list[Side]:
-    """The command's sides (one per argument) split by run identity (group_runs): a machine
-    label or a result file holding torch and MLX runs is two sides, never one whose points
-    mix them. Named apart (name_sides)."""
-    out: list[Side] = []
-    for side in sides:
-        out += [side] if side.published else [Side("", recs)
-                                              for recs in group_runs(side.records)]
-    return name_sides(out)
-
-
-def _settings_of(side: Side) -> dict:
-    """{(workload, setting): value} of a side's runs."""
-    return {(rec.workload, k): v for rec in side.records
-            for k, v in measurement_settings(rec).items()}
-
-
-def _setting_text(key: tuple, value) -> str:
-    key = key[1]
-    if isinstance(value, bool):
-        value = "on" if value else "off"
-    return f"{key.replace('_', ' ')} {value}"
-
-
-def _machine_facts(rec: RunRecord) -> dict[str, str]:
-    """What tells machines of one name apart, in words."""
-    from siliconbench.core.machine import MachineInfo
-    from siliconbench.core.numbers import size
-    m = rec.machine or {}
-    info = MachineInfo.from_dict(m)
-    # A binned chip's cores by tier ('14-core CPU: 10 performance + 4 efficiency').
-    cores = info.cpu_summary() or (f"{info.cpu_cores} cores" if info.cpu_cores else "")
-    return {"cores": cores,
-            "memory": size(info.memory_bytes) if info.memory_bytes else "",
-            "gpu": info.gpu_name or "no GPU",
-            "os": " ".join(str(x) for x in (info.os_name, info.os_version) if x),
-            "host": "host " + info.key()[:6],
-            "owner": f"sent by {rec.owner}" if getattr(rec, "owner", None) else ""}
-
-
-def machine_details(records: list[RunRecord]) -> dict[tuple, str]:
-    """{machine identity: what tells it apart from the other machines of these runs that
-    bear its name ('16 cores, 126 GB, NVIDIA H100 80GB HBM3'), '' where its name is its own}."""
-    named: dict[str, dict[tuple, RunRecord]] = {}
-    for rec in records:
-        named.setdefault(rec.machine_label, {}).setdefault(machine_identity(rec), rec)
-    out: dict[tuple, str] = {}
-    for machines in named.values():
-        facts = {who: _machine_facts(rec) for who, rec in machines.items()}
-        telling = [k for k in ("cores", "memory", "gpu", "os", "owner")
-                   if len({f[k] for f in facts.values()}) > 1] or ["host"]
-        for who, f in facts.items():
-            out[who] = ", ".join(f[k] for k in telling if f[k]) if len(machines) > 1 else ""
-    return out
-
-
-def machine_names(records: list[RunRecord]) -> dict[str, str]:
-    """{run id: its machine's name, told apart from other machines of that name}: 'Intel(R)
-    Xeon(R) Processor [2 cores, 24 GB, no GPU]' beside '... [16 cores, 126 GB, NVIDIA H100
-    80GB HBM3]'. What the Results' Machine filter lists."""
-    details = machine_details(records)
-    out = {}
-    for rec in records:
-        detail = details[machine_identity(rec)]
-        out[rec.id] = rec.machine_label + (f" [{detail}]" if detail else "")
-    return out
-
-
-def name_sides(sides: list[Side]) -> list[Side]:
-    """Name measured sides by their device, and only where two sides would read alike by
-    what sets them apart: the machine ('[2 cores, ...]'), the framework and device, the
-    measurement settings ('tf32 on'); then how many runs a side holds ('· 3 runs').
-    Published sides keep their names. Relabels in place and returns the sides."""
-    for s in sides:
-        if s.published and not s.label:
-            s.label = s.records[0].identity
-    measured = [s for s in sides if s.records and not s.published]
-    details = machine_details([r for s in measured for r in s.records])
-    names = {id(s): s.records[0].device_label for s in measured}
-
-    def refine(part) -> None:
-        alike: dict[str, list[Side]] = {}
-        for s in measured:
-            alike.setdefault(names[id(s)], []).append(s)
-        for group in alike.values():
-            texts = [part(s, group) for s in group]
-            if len(set(texts)) > 1:
-                for s, text in zip(group, texts):
-                    names[id(s)] += text
-
-    def machine(s: Side, _) -> str:
-        detail = details[machine_identity(s.records[0])]
-        return f" [{detail}]" if detail else ""
-
-    def settings(s: Side, group: list[Side]) -> str:
-        mine = _settings_of(s)
-        others = [_settings_of(o) for o in group if o is not s]
-        differ = [k for k in mine if any(k in o and o[k] != mine[k] for o in others)]
-        return "".join(dict.fromkeys(f" · {_setting_text(k, mine[k])}" for k in differ))
-
-    refine(machine)
-    refine(lambda s, _: f" · {s.records[0].framework} {run_identity(s.records[0])[3]}")
-    refine(settings)
-    for s in measured:
-        runs = len(s.records)
-        s.label = names[id(s)] + (f" · {runs} runs" if runs > 1 else "")
-    return unique_labels(sides)
 
 
 # ---------------------------------------------------------------- comparing
@@ -226,53 +64,127 @@ def compared(sides: list[Side]) -> Comparison:
     report show."""
     cmp = compare(sides)
     cmp.best = best_of_sides(sides)
+    cmp.warnings = list(dict.fromkeys(cmp.warnings + best_warnings(sides, cmp.best)))
+    cmp.notes += unlike_kind_notes(sides, cmp.best) + older_machine_notes(sides)
     from siliconbench.core.telemetry.burst import burst_sustained_notes
     cmp.notes += burst_sustained_notes(sides)     # burst and sustained side by side
     return cmp
 
 
-def _kind(params: dict[str, Any]) -> tuple:
+def _kind(params: dict[str, Any], traits: dict[str, str] | None = None) -> tuple:
     """What a point measures beyond its sizes: its parameters that are not numbers (dtype,
-    model, preset, op, data). A best vs best compares like kinds only: a CPU's float32
-    product with a GPU's float32 one, never a tiny LLM with an 8B one."""
+    model, preset, op, data), and the kind of arithmetic its run did (pairing.kind_words:
+    TF32, a mixed precision). A best vs best compares like kinds only: a CPU's float32
+    product with a GPU's plain float32 one, never with its TF32 one, nor a tiny LLM with an
+    8B one."""
     return tuple(sorted((k, str(v)) for k, v in params.items()
-                        if isinstance(v, bool) or not isinstance(v, (int, float))))
+                        if isinstance(v, bool) or not isinstance(v, (int, float)))) + \
+        tuple(kind_words(traits or {}))
 
 
 def best_of_sides(sides: list[Side]) -> list[BestRow]:
     """Per workload and kind of point (_kind) that two or more sides measured: each side's
-    best point of the workload's headline metric (siliconbench.core.catalogue), with its
-    ratio to the first side's best. A best of 0 (one rank's bus bandwidth) is none."""
+    best point of the workload's headline metric (siliconbench.core.catalogue), a point of
+    several runs standing by all of them (cell_for_runs: an outlier run is no side's best),
+    with its ratio to the first side's best, each cell saying how its run is unlike the
+    first's or not known to be alike (pairing). A best of 0 (one rank's bus bandwidth) is
+    none."""
     from siliconbench.core.catalogue import catalogue
+    from siliconbench.core.pairing import differences, unknown_text, unlike_text
     from siliconbench.core.telemetry import power_trusted
     declared = catalogue()
-    best: dict[tuple, list[tuple[RunRecord, Row] | None]] = {}
+    # (workload, kind) -> per side: {point: [(run, row), ...]}
+    found: dict[tuple, list[dict[tuple, list[tuple[RunRecord, Row]]]]] = {}
     for i, side in enumerate(sides):
-        for rec in side.records:
+        for rec in sorted(side.records, key=lambda r: r.created_at):
             w = declared.get(rec.workload)
+            run = run_traits(rec)
             for row in rec.rows:
                 if w is None or row.metric != w.metric or not row.value \
                         or not power_trusted(row):
                     continue
-                found = best.setdefault((rec.workload, _kind(row.params)), [None] * len(sides))
-                lower = direction(row.metric, row.unit) == "lower"
-                held = found[i]
-                if held is None or (row.value < held[1].value if lower
-                                    else row.value > held[1].value):
-                    found[i] = (rec, row)
+                kind = _kind(row.params, row_traits(rec, row, run))
+                per_side = found.setdefault((rec.workload, kind), [{} for _ in sides])
+                per_side[i].setdefault(row_key(rec.workload, row), []).append((rec, row))
     out = []
-    for (workload, _), picked in best.items():
+    for (workload, _), per_side in found.items():
+        picked: list[tuple[Cell, list] | None] = []
+        for points in per_side:
+            cells = [(cell_for_runs(entries), entries) for entries in points.values()]
+            cells = [c for c in cells if c[0].value]
+            if not cells:
+                picked.append(None)
+                continue
+            lower = direction(cells[0][1][-1][1].metric, cells[0][1][-1][1].unit) == "lower"
+            picked.append((min if lower else max)(cells, key=lambda c: c[0].value))
         present = [i for i, p in enumerate(picked) if p is not None]
         if len(present) < 2:
             continue
-        cells = [cell_for(*p) if p is not None else None for p in picked]
+        cells = [p[0] if p is not None else None for p in picked]
         base = cells[present[0]]
+        brec, brow = picked[present[0]][1][-1]
         for i in present[1:]:
             cells[i].ratio = cells[i].value / base.value if base.value else None
-        row = picked[present[0]][1]
-        out.append(BestRow(workload, row.metric, row.unit, cells,
-                           [dict(p[1].params) if p is not None else None for p in picked],
-                           present[0]))
+            rec, row = picked[i][1][-1]
+            differ, unknown = differences(row_traits(brec, brow), row_traits(rec, row),
+                                          brec.framework == rec.framework)
+            cells[i].unlike = unlike_text(differ) or None
+            cells[i].unknown = unknown_text(
+                unknown, (side_letter(present[0]), side_letter(i))) or None
+        out.append(BestRow(workload, brow.metric, brow.unit, cells,
+                           [dict(p[1][-1][1].params) if p is not None else None
+                            for p in picked],
+                           present[0], " · ".join(kind_words(row_traits(brec, brow)))))
+    return out
+
+
+def unlike_kind_notes(sides: list[Side], bests: list[BestRow]) -> list[str]:
+    """Where sides measured one workload's headline at points of one dtype but of another
+    kind of arithmetic (TF32 beside plain float32) and so have no best vs best between them,
+    a sentence that says so: 'gemm: NVIDIA H200 measured float32 · TF32, AMD EPYC float32:
+    unlike kinds, not compared best vs best'."""
+    from siliconbench.core.catalogue import catalogue
+    declared = catalogue()
+    kinds: dict[tuple, dict[int, set[str]]] = {}
+    for i, side in enumerate(sides):
+        for rec in side.records:
+            w = declared.get(rec.workload)
+            run = run_traits(rec)
+            for row in rec.rows:
+                if w is None or row.metric != w.metric or not row.value:
+                    continue
+                plain = _kind(row.params)
+                words = " · ".join([*(v for k, v in plain if k in ("dtype", "preset")),
+                                    *kind_words(row_traits(rec, row, run))])
+                kinds.setdefault((rec.workload, plain), {}).setdefault(i, set()).add(words)
+    out = []
+    for (workload, _), by_side in kinds.items():
+        if len(by_side) < 2:
+            continue
+        paired = {i for b in bests if b.workload == workload
+                  for i, c in enumerate(b.cells) if c is not None}
+        if len({frozenset(k) for k in by_side.values()}) > 1 and \
+                any(i not in paired for i in by_side):
+            said = ", ".join(f"{sides[i].label} {' and '.join(sorted(k))}"
+                             for i, k in by_side.items())
+            out.append(f"not compared best vs best ({workload}): {said}, unlike kinds of "
+                       "arithmetic")
+    return out
+
+
+def best_warnings(sides: list[Side], bests: list[BestRow]) -> list[str]:
+    """The best vs best pairs not known to be alike: a setting that changes the measurement
+    named by one run only ('not known to be alike (llm, best vs best): decode loop unknown
+    for NVIDIA H200 (older record)')."""
+    from siliconbench.core.pairing import NOT_KNOWN
+    out = []
+    for b in bests:
+        for i, c in enumerate(b.cells):
+            if c is not None and c.unknown:
+                text = c.unknown
+                for k in (b.baseline, i):
+                    text = text.replace(f" for {side_letter(k)} (", f" for {sides[k].label} (")
+                out.append(f"{NOT_KNOWN} ({b.workload}, best vs best): {text}")
     return out
 
 
@@ -435,7 +347,7 @@ def summary_text(cmp: Comparison | None, records: list[RunRecord],
                     f"did ({ref.workload} with {point_label(spec_params(ref))}). Choose a "
                     "device under “Run on” and press Run It Here, then select that run."
                     f"\n{sides}")
-        if best:
+        if best or notes:
             return f"No point both sides measured.{notes}{best}\n{sides}"
         return f"Nothing to compare: the selected runs share no workload and point.\n{sides}"
     hidden = hidden_sentence(cmp)
@@ -543,7 +455,13 @@ def value_tip(side: Side, row: ComparedRow, k: int) -> str:
     """Side k's value with its interval, how many blocks it stands on, its flags and note."""
     c = row.cells[k]
     tip = [f"{side.label}: {cell_text(c, row.unit)}"]
-    if c.n:
+    if c.spread:
+        from siliconbench.core.compare import RUNS_ESTIMATOR
+        tip.append(f"The {RUNS_ESTIMATOR} of {c.runs} runs; [ ]: the lowest and highest "
+                   "run (run-to-run spread), which the verdict weighs too")
+        if c.n:
+            tip.append(f"{c.n} blocks pooled for the test")
+    elif c.n:
         tip.append(f"{c.n} blocks; [ ]: {CONFIDENCE:.0%} interval of the median")
     tip += c.flags + ([c.note] if c.note else [])
     return "\n".join(tip)

@@ -69,7 +69,33 @@ def names() -> dict[str, str]:
 
 
 def name_for(machine: dict[str, Any]) -> str | None:
-    return names().get(machine_key(machine)) if machine else None
+    """This machine's name: given to its host, else one given to its hardware's fingerprint
+    before records told hosts apart (MachineInfo.hardware_key)."""
+    if not machine:
+        return None
+    from siliconbench.core.machine import MachineInfo
+    info = MachineInfo.from_dict(machine)
+    found = names()
+    return found.get(info.key()) or found.get(info.hardware_key())
+
+
+def runs_to_name(records: list, chosen: list, name: str) -> tuple[list[str], list]:
+    """What Name Machine does to the store's `records` when the machines of the `chosen` runs
+    are named `name`: (the ids of those machines' runs to label, the runs among them that
+    carry another name than `name` and than the chosen runs' own: an imported run's "Lab
+    Mac", which is never written over without asking). A machine is its host (MachineInfo.key);
+    a published figure is no machine of the user's."""
+    keys = {machine_key(r.machine) for r in chosen if r.machine and r.source != "published"}
+    own = {r.label for r in chosen if r.label}
+    name = (name or "").strip()
+    ids, other = [], []
+    for rec in records:
+        if rec.source == "published" or not rec.machine or machine_key(rec.machine) not in keys:
+            continue
+        ids.append(rec.id)
+        if rec.label and rec.label != name and rec.label not in own:
+            other.append(rec)
+    return ids, other
 
 
 def set_name(machine: dict[str, Any], name: str | None) -> None:

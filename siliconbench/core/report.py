@@ -15,10 +15,12 @@ from siliconbench.core.compare import (
     FAR_APART,
     INCONCLUSIVE,
     MIN_EFFECT,
+    SAME,
     BestRow,
     Cell,
     ComparedRow,
     Comparison,
+    cell_words,
     direction,
     ratio_words,
 )
@@ -33,10 +35,11 @@ from siliconbench.core.numbers import (
     p_value,
     quantity,
     ratio,
+    times,
     with_spread,
 )
 from siliconbench.core.palette import LIGHT
-from siliconbench.core.results import TRUST_FLAGS, now_iso, run_power_doubt
+from siliconbench.core.results import FLAGS, TRUST_FLAGS, now_iso, run_power_doubt
 from siliconbench.core.text import clip
 
 # The app's light palette: a machine has the colour here that it has in the app.
@@ -45,7 +48,10 @@ PALETTE = LIGHT
 # A comparison's CSV: one line per row and machine, the point's parameters between these.
 CSV_HEAD = ["workload", "metric", "unit"]
 CSV_TAIL = ["compared", "machine", "source", "run_id", "value", "ci_low", "ci_high",
-            "confidence", "n", "baseline", "ratio", "verdict", "p_value", "flags", "note"]
+            "confidence", "n", "baseline", "ratio", "verdict", "p_value", "flags", "note",
+            # A side of several runs: how many, the lowest and highest run's figure (value is
+            # the median of the runs' medians), and why a pair is not known to be alike.
+            "runs", "runs_low", "runs_high", "unlike", "not_known_alike"]
 POINT_BY_POINT = "point by point"   # the "compared" column of a row both sides measured
 
 
@@ -53,12 +59,43 @@ POINT_BY_POINT = "point by point"   # the "compared" column of a row both sides 
 
 def cell_text(cell: Cell | None, unit: str) -> str:
     """A machine's value with its confidence interval: '263 GB/s [245–249]', '—' for a point
-    it did not measure, nothing where it has no such row."""
-    return "" if cell is None else with_spread(cell.value, cell.ci_low, cell.ci_high, unit)
+    it did not measure, nothing where it has no such row; a side of several runs, the
+    median of their medians with the runs' range: '0.0036 TFLOPS [0.0034–0.052] · 3 runs'."""
+    if cell is None:
+        return ""
+    if cell.spread:     # several runs: their median, the run-to-run spread in brackets
+        lo, hi = cell.spread
+        return f"{with_spread(cell.value, lo, hi, unit)} · {cell.runs} runs"
+    return with_spread(cell.value, cell.ci_low, cell.ci_high, unit)
+
+
+# The one order a point's parameters read in, everywhere: what is measured (model, kind of
+# number) before its sizes ('dtype=float32 size=4096', never the other way round on one row
+# and this way on the next). Parameters not named here follow in their own order.
+POINT_ORDER = ("model", "preset", "op", "data", "dtype", "precision", "size", "size_mb",
+               "batch", "batch_size", "prompt", "depth", "gen_tokens", "image_size", "seq_len",
+               "ranks", "world_size")
+
+
+def ordered(params: dict[str, Any]) -> dict[str, Any]:
+    """The point's parameters in POINT_ORDER."""
+    known = [k for k in POINT_ORDER if k in params]
+    return {k: params[k] for k in known + [k for k in params if k not in known]}
+
+
+def ordered_keys(keys: list[str]) -> list[str]:
+    return list(ordered(dict.fromkeys(keys)))
+
+
+def whisker(cell: Cell) -> tuple[float | None, float | None]:
+    """A bar's whisker: a side of several runs, its lowest and highest run; else the
+    interval of its median."""
+    return cell.spread or (cell.ci_low, cell.ci_high)
 
 
 def point_label(params: dict[str, Any]) -> str:
-    return " ".join(f"{k}={v}" for k, v in params.items()) or "whole run"
+    """The whole point in POINT_ORDER: 'preset=tiny dtype=float32 batch=1 prompt=16'."""
+    return " ".join(f"{k}={v}" for k, v in ordered(params).items()) or "whole run"
 
 
 def compared_sentence(cmp: Comparison) -> str:
@@ -74,12 +111,11 @@ def compared_sentence(cmp: Comparison) -> str:
 
 
 def point_text(point: dict | None, order: dict | None = None) -> str:
-    """A point in the order of another's keys, so two points read alike: 'size=4096
-    dtype=bfloat16' beside 'size=128 dtype=float32'."""
+    """A point in POINT_ORDER, so two points read alike: 'dtype=bfloat16 size=4096' beside
+    'dtype=float32 size=128' (`order`, another point, is read in that one order too)."""
     if point is None:
         return ""
-    keys = [k for k in (order or {}) if k in point] + [k for k in point if k not in (order or {})]
-    return point_label({k: point[k] for k in keys})
+    return point_label(point)
 
 
 def _numeric(value: Any) -> bool:
@@ -89,7 +125,8 @@ def _numeric(value: Any) -> bool:
 def best_title(best: BestRow) -> str:
     """'gemm dtype=float32': the workload and the kind of point its bests share."""
     kind = {k: v for k, v in (best.points[best.baseline] or {}).items() if not _numeric(v)}
-    return best.workload + (f" {point_label(kind)}" if kind else "")
+    return best.workload + (f" {point_label(kind)}" if kind else "") + \
+        (f" · {best.kind}" if best.kind else "")
 
 
 def best_point(best: BestRow, k: int) -> str:
@@ -114,6 +151,13 @@ def best_words(best: BestRow, k: int, label: bool = True) -> str:
     if cell is None or k == best.baseline:
         return ""
     words = ratio_words(cell.ratio, direction(best.metric, best.unit)) or "no ratio"
+    if cell.ratio is not None and abs(cell.ratio - 1) < MIN_EFFECT:
+        # The report's rule for every verdict: under 5% apart is no difference.
+        words = f"{SAME} ({times(cell.ratio)}, under {MIN_EFFECT:.0%} apart)"
+    if cell.unlike:
+        words += f" · unlike: {cell.unlike}"
+    if cell.unknown:
+        words += f" · not known to be alike: {cell.unknown}"
     return f"{words} ({best_label(best, k)})" if label else words
 
 
@@ -130,7 +174,9 @@ def legend() -> str:
             f"slower, higher or lower only when a Mann-Whitney test on the per-block samples "
             f"says so at the {ALPHA:.0%} level and the medians differ by at least "
             f"{MIN_EFFECT:.0%}; inconclusive where the samples cannot tell (quick runs time too few "
-            "blocks), far apart where the ranges do not overlap by 2× or more. Published "
+            "blocks), far apart where the ranges do not overlap by 2× or more. A side of "
+            "several runs stands by all of them: the median of the runs' medians, the lowest "
+            "and highest run in brackets; where those ranges overlap, inconclusive. Published "
             "figures carry no samples: they compare by value only.")
 
 
@@ -156,7 +202,8 @@ def to_csv(cmp: Comparison) -> str:
             lines.append([r.workload, r.metric, r.unit] + [(params[k] or {}).get(key) for key in keys]
                          + [said, side.label, "published" if c.published else "measured",
                             c.run_id, c.value, c.ci_low, c.ci_high, c.confidence, c.n, base,
-                            c.ratio, c.verdict, c.p_value, csv_flags(c.flags), c.note])
+                            c.ratio, c.verdict, c.p_value, csv_flags(c.flags), c.note,
+                            c.runs, *(c.spread or (None, None)), c.unlike, c.unknown])
     return csv_text(header, lines)
 
 
@@ -236,7 +283,7 @@ def _machines_table(cmp: Comparison) -> str:
         out.append(
             f'<tr><td class="l"><span class="chip" '
             f'style="background:{PALETTE.series_color(i)}"></span>'
-            f'{_e(side.label)}</td><td class="l">{"published" if side.published else "measured"}'
+            f'{letter(i)} = {_e(side.label)}</td><td class="l">{"published" if side.published else "measured"}'
             f'</td><td class="l">{_e(hardware)}'
             f'</td><td class="l">{_e(", ".join(frameworks))}</td>'
             + (f"<td>{power}</td><td>{temp}</td>" if telemetry else "")
@@ -250,16 +297,28 @@ def _flags_html(flags: list[str]) -> str:
     measured: energy_counter) muted, as the app's table paints them."""
     doubts = [f for f in flags if f not in TRUST_FLAGS]
     trust = [f for f in flags if f in TRUST_FLAGS]
-    return "".join(f' <span class="{cls}">{_e(", ".join(said))}</span>'
-                   for cls, said in (("flag", doubts), ("meta", trust)) if said)
+    # In words ('power capped'), what each means on hover: never a raw key ('power_capped').
+    return "".join(
+        f' <span class="{cls}" title="{_e("; ".join(FLAGS.get(f, f) for f in said))}">'
+        f'{_e(", ".join(f.replace("_", " ") for f in said))}</span>'
+        for cls, said in (("flag", doubts), ("meta", trust)) if said)
+
+
+def letter(i: int) -> str:
+    """A side's letter, as the app and the command name it (comparison.side_letter)."""
+    return chr(ord("A") + i) if i < 26 else str(i + 1)
 
 
 def _comparison_table(cmp: Comparison, workload: str, rows: list[ComparedRow]) -> str:
-    keys = point_keys(rows)
+    """A row per point: its parameters, each side's value under its letter (the machines
+    table names them), and each other side's ratio and verdict in words in one column ('B vs
+    A'), as the app's table: ten sides fit the page."""
+    keys = ordered_keys(point_keys(rows))
     head = "".join(f"<th>{_e(k)}</th>" for k in keys) + '<th class="l">metric</th>'
-    head += "".join(f"<th>{_e(s.label)}</th>" for s in cmp.sides)
-    head += "".join(f"<th>{_e(s.label)} ratio</th><th>{_e(s.label)} verdict</th>"
-                    for s in cmp.sides[1:])
+    head += "".join(f'<th title="{_e(s.label)}">{letter(i)}</th>'
+                    for i, s in enumerate(cmp.sides))
+    head += "".join(f'<th class="l" title="{_e(s.label)}">{letter(i)} vs {letter(0)}</th>'
+                    for i, s in enumerate(cmp.sides) if i)
     out = [(f'<table class="comparison" id="table-{_e(workload)}" '
             f'data-workload="{_e(workload)}"><thead><tr>{head}</tr></thead><tbody>')]
     for r in rows:
@@ -271,14 +330,17 @@ def _comparison_table(cmp: Comparison, workload: str, rows: list[ComparedRow]) -
             cls = ' class="pub"' if c and c.published else ""
             cells += f"<td{cls}{title}>{_e(cell_text(c, r.unit))}{flags}</td>"
         for c in r.cells[1:]:
-            p = f' title="Mann-Whitney p = {p_value(c.p_value)}"' if c and c.p_value is not None \
-                else ""
-            # Times apart with the direction ('≈5,080× slower'), the plain ratio on hover.
-            words = ratio_words(c.ratio, direction(r.metric, r.unit)) if c else ""
-            said = (c.verdict or "") + (f" · unlike: {c.unlike}" if c.unlike else "") if c else ""
-            cells += (f'<td title="{_e(ratio(c.ratio) if c else "")}">{_e(words)}</td>'
-                      f'<td class="l {verdict_class(c.verdict if c else None)}"{p}>'
-                      f"{_e(said)}</td>")
+            # Times apart with the direction and the verdict ('≈5,080× slower'), as the app
+            # says it; the plain ratio and the test's p on hover.
+            tip = " · ".join(x for x in (
+                f"ratio {ratio(c.ratio)}" if c and c.ratio is not None else "",
+                f"Mann-Whitney p = {p_value(c.p_value)}" if c and c.p_value is not None
+                else "") if x)
+            said = cell_words(c, direction(r.metric, r.unit)) if c else ""
+            if c and said and r.baseline != 0:
+                said += f" (vs {letter(r.baseline)})"
+            cells += (f'<td class="l {verdict_class(c.verdict if c else None)}" '
+                      f'title="{_e(tip)}">{_e(said)}</td>')
         out.append(f"<tr>{cells}</tr>")
     out.append("</tbody></table>")
     return "".join(out)
@@ -358,7 +420,7 @@ def bar_chart(cmp: Comparison, rows: list[ComparedRow], chart_id: str) -> str:
                              - gap / 2 - n * bar / 2 + 4))
     width = max(left + n * legend_w + 20, left + len(rows) * group_w + 20)
     height = top + plot_h + bottom
-    values = [v for r in rows for c in r.cells if c for v in (c.value, c.ci_low, c.ci_high)
+    values = [v for r in rows for c in r.cells if c for v in (c.value, *whisker(c))
               if v is not None]
     unit = rows[0].unit
     log = log_scale(rows)
@@ -412,11 +474,12 @@ def bar_chart(cmp: Comparison, rows: list[ComparedRow], chart_id: str) -> str:
             parts.append(f'<rect x="{x:.1f}" y="{y(c.value):.1f}" width="{bar - 2}" '
                          f'height="{max(0.0, foot - y(c.value)):.1f}" fill="{fill}"{stroke}>'
                          f"<title>{_e(tip)}</title></rect>")
-            if c.ci_low is not None and c.ci_high is not None:
+            w_lo, w_hi = whisker(c)
+            if w_lo is not None and w_hi is not None:
                 cx = x + (bar - 2) / 2
-                parts.append(f'<path d="M{cx:.1f} {y(c.ci_low):.1f}V{y(c.ci_high):.1f}'
-                             f'M{cx - 3:.1f} {y(c.ci_low):.1f}h6M{cx - 3:.1f} '
-                             f'{y(c.ci_high):.1f}h6" stroke="{PALETTE.foreground}" fill="none"/>')
+                parts.append(f'<path d="M{cx:.1f} {y(w_lo):.1f}V{y(w_hi):.1f}'
+                             f'M{cx - 3:.1f} {y(w_lo):.1f}h6M{cx - 3:.1f} '
+                             f'{y(w_hi):.1f}h6" stroke="{PALETTE.foreground}" fill="none"/>')
         lx, ly = gx + n * bar / 2, top + plot_h + 12
         parts.append(f'<text x="{lx:.1f}" y="{ly}" text-anchor="end" '
                      f'transform="rotate(-{LABEL_SLANT} {lx:.1f} {ly})">{_e(labels[g])}</text>')

@@ -1,189 +1,76 @@
 """The Compare tab: the runs selected under Results (and published references added here) side
 by side with siliconbench.core.compare's statistics, warnings in sentences, a chart, and report export.
-Its sides, the references' descriptions and the table's words come from siliconbench.core.comparison."""
+Its sides, the references' descriptions and the table's words come from siliconbench.core.comparison;
+its sizes and small parts are in compare_parts.py, its verdict table's filling in compare_table.py."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QComboBox,
     QFileDialog,
     QFrame,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QPushButton,
     QScrollArea,
     QSplitter,
     QStackedWidget,
     QTableWidget,
-    QTableWidgetItem,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from siliconbench.core import reference
-from siliconbench.core.compare import (
-    ComparedRow,
-    Comparison,
-    Side,
-    one_rank_notes,
-    unique_labels,
-)
-from siliconbench.core.comparison import (
+from siliconbench.core.comparability import one_rank_notes
+from siliconbench.core.compare import ComparedRow, Comparison, Side, unique_labels
+from siliconbench.core.comparison import (  # noqa: F401  (reference_details: the tests' name)
     FIXED,
     best_lines,
     best_row_texts,
-    best_value_tip,
     chart_groups,
-    column_baseline,
     compared,
     headers,
     reference_details,
     reference_line,
     reference_side,
-    row_texts,
     side_letter,
     sides_for,
     spec_params,
     summary_text,
     table_bests,
-    unshared,
-    value_tip,
-    verdict_header_tip,
-    verdict_tip,
 )
-from siliconbench.core.numbers import metric_heading, ratio
-from siliconbench.core.report import (
-    best_words,
-    legend,
-    point_label,
-    to_csv,
-    to_html,
-    verdict_class,
-)
+from siliconbench.core.numbers import metric_heading
+from siliconbench.core.report import legend, point_label, to_csv, to_html
 from siliconbench.core.results import RunRecord
 from siliconbench.core.runner import RunSpec
-from siliconbench.gui.chart_series import CURVE_METRICS, curve_x, param_text
+from siliconbench.gui.chart_series import CURVE_METRICS
 from siliconbench.gui.charts.bars import EMPTY_CHART, CompareBarChart
 from siliconbench.gui.charts.chart import Chart
 from siliconbench.gui.charts.curve import CurveChart
 from siliconbench.gui.charts.elided import ElidedLabel
 from siliconbench.gui.charts.export import export_chart
+from siliconbench.gui.compare_parts import (  # noqa: F401  (the sizes: the tests' names)
+    MAX_BEST_LINES,
+    MAX_VERDICT_W,
+    MAX_WARNINGS_H,
+    MIN_CHART_H,
+    MIN_CONTENT,
+    MIN_TABLE_H,
+    SHORT_H,
+    ElidingCombo,
+    first_chart,
+    is_curve,
+    reference_title,
+    ringed_note,
+)
+from siliconbench.gui.compare_table import fill_table
 from siliconbench.gui.row_table import one_row_height, rows_height
 from siliconbench.gui.sheets import file_dialog, message_sheet
 from siliconbench.gui.theme import LIGHT, Theme
-
-MAX_VERDICT_W = 260  # a verdict column's widest; longer verdicts end in '…', whole on hover
-MAX_VALUE_W = 130    # a side's value column's widest
-FIXED_W = (90, 140, 130)  # Workload, Metric, Point
-# The Point column's widest with a best vs best row whose Metric column is hidden: 'best vs
-# best · dtype=float32' whole in the room the metric leaves.
-BEST_POINT_W = 190
-MAX_WARNINGS_H = 120  # unfolded warnings scroll here instead of squeezing the chart
-# Narrower than this the Compare tab scrolls sideways: as narrow as the charts' pane at the
-# window's narrowest (main_window.MIN_CHARTS_W) less the tabs' frame. Shorter than its
-# layout's least height (the chart's MIN_CHART_H and the rows above it) it scrolls down.
-MIN_CONTENT = (440, 0)
-# Shorter than this, the sides' names and the reference's description take one line each
-# (the rest on hover), and the chart the room they leave.
-SHORT_H = 440
-BEST_TIP = ("Best vs best: each side's best point of the workload's headline metric, "
-            "where two sides share no point to compare; a ratio of values at different "
-            "points, so no statistical test.")
-
-
-class ElidingCombo(QComboBox):
-    """A combo box whose current text ends in '…' where it does not fit (the style cut it
-    mid-letter: "build 8"); the whole text is its tooltip and in its list."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.setMinimumContentsLength(12)
-        self.currentTextChanged.connect(self.setToolTip)
-        self.view().setTextElideMode(Qt.TextElideMode.ElideNone)
-
-    def _option(self):
-        """The style's option for the combo, its current text elided to the text field."""
-        from PySide6.QtWidgets import QStyle, QStyleOptionComboBox
-        opt = QStyleOptionComboBox()
-        self.initStyleOption(opt)
-        field = self.style().subControlRect(QStyle.ComplexControl.CC_ComboBox, opt,
-                                            QStyle.SubControl.SC_ComboBoxEditField, self)
-        opt.currentText = self.fontMetrics().elidedText(
-            opt.currentText, Qt.TextElideMode.ElideRight, max(0, field.width() - 4))
-        return opt
-
-    def paintEvent(self, event) -> None:
-        from PySide6.QtWidgets import QStyle, QStylePainter
-        painter = QStylePainter(self)
-        opt = self._option()
-        painter.drawComplexControl(QStyle.ComplexControl.CC_ComboBox, opt)
-        painter.drawControl(QStyle.ControlElement.CE_ComboBoxLabel, opt)
-
-    def displayed_text(self) -> str:
-        """The current text as painted at the combo's width."""
-        return self._option().currentText
-
-
-# A reference's parameters that tell entries of one source apart, in the order they are named.
-TITLE_PARAMS = ("model", "preset", "dtype", "precision", "batch_size")
-
-
-def reference_title(rec: RunRecord) -> str:
-    """'M1 Max 32-core GPU · llm llama-2-7b q4_0 (llamacpp metal)': the machine, the workload
-    and what sets it apart from the source's other entries (model, precision, quantization);
-    the source itself is on the line under the list. Three entries read alike when the title
-    gave the source instead."""
-    what = " ".join(param_text(k, rec.params[k]) for k in TITLE_PARAMS
-                    if k in rec.params and not isinstance(rec.params[k], (list, dict)))
-    return f"{rec.device_label} · {rec.workload}{' ' + what if what else ''} " \
-        f"({rec.framework} {rec.device})"
-
-
-MIN_TABLE_H = 72     # the header and two rows
-MIN_CHART_H = 180    # a plot with its axes and a few decades still reads
-
-
-def is_curve(rows: list[ComparedRow]) -> bool:
-    """GEMM, bandwidth and LLM sweeps read better as curves over their x than as bars."""
-    x = curve_x(rows[0].workload, rows[0].metric) if rows else ""
-    return bool(x) and all(x in r.params for r in rows)
-
-
-def first_chart(groups: list[tuple], chosen: tuple | None) -> tuple:
-    """The chart Compare shows: the one the user chose while the comparison still has it,
-    else the first of a workload's headline metric (an LLM's decode tokens/s, not the
-    temperature or the peak memory its rows list first), else the first."""
-    from siliconbench.core.catalogue import catalogue
-    if chosen in groups:
-        return chosen
-    workloads = catalogue()
-    return next((g for g in groups if g[0] in workloads and workloads[g[0]].metric == g[1]),
-                groups[0])
-
-
-# A chart's caption names at most this many best vs best ratios; more, and it points to the
-# table's rows (ten sides' eight ratios took the chart's height).
-MAX_BEST_LINES = 2
-
-
-def ringed_note(lines: list[str]) -> list[str]:
-    """What a curve chart says of its ringed best points: their ratios (best_lines), or
-    where there are many, where to read them."""
-    if not lines:
-        return []
-    if len(lines) > MAX_BEST_LINES:
-        return [f"Ringed: each side's best, where sides share no point; the table's best vs "
-                f"best rows give their {len(lines)} ratios."]
-    return ["Ringed: each side's best, compared best vs best where the sides share no "
-            "point:", *lines]
 
 
 class CompareView(QWidget):
@@ -292,6 +179,10 @@ class CompareView(QWidget):
         chart_bar.addWidget(self.export_chart_button)
         chart_bar.addWidget(self.export_report_button)
         chart_col.addLayout(chart_bar)
+        self.saved_label = ElidedLabel(lines=1)   # 'Saved to …' after an export
+        self.saved_label.setProperty("role", "hint")
+        self.saved_label.hide()
+        chart_col.addWidget(self.saved_label)
         chart_col.addWidget(self.chart_stack, 1)
         # The verdicts come first, as tall as their rows up to a third; the chart takes the rest
         # (a one-row comparison left it 60 px under a legend) and what the window grows by.
@@ -466,85 +357,7 @@ class CompareView(QWidget):
         return headers(cmp.sides, cmp.rows) if cmp else headers([])
 
     def _fill_table(self) -> None:
-        cmp = self.comparison
-        header = self.headers()
-        self.table.clear()
-        self.table.setColumnCount(len(header))
-        self.table.setHorizontalHeaderLabels(header)
-        for i, side in enumerate(cmp.sides if cmp else []):
-            self.table.horizontalHeaderItem(len(FIXED) + i).setToolTip(side.label)
-            if i:
-                self.table.horizontalHeaderItem(len(FIXED) + len(cmp.sides) + i - 1).setToolTip(
-                    verdict_header_tip(cmp.sides, i, cmp.rows))
-        rows = cmp.rows if cmp else []
-        bests = table_bests(cmp) if cmp else []
-        # Each verdict column's baseline, as its header names it.
-        bases = [column_baseline(rows, k) for k in range(len(cmp.sides))] if cmp else []
-        self.table.setRowCount(len(rows) + len(bests))
-        for i, r in enumerate(rows):
-            values = len(FIXED) + len(r.cells)   # the first verdict's column
-            for j, text in enumerate(row_texts(r, bases)):
-                item = QTableWidgetItem(text)
-                item.setToolTip(text)   # the whole text where the column elides it
-                if j >= values:
-                    k = j - values + 1
-                    cell = r.cells[k]
-                    self._style_verdict(item, cell.verdict if cell else None)
-                    if cell is not None:
-                        item.setToolTip(verdict_tip(r, k, bases[k]))
-                elif j >= len(FIXED) and r.cells[j - len(FIXED)] is not None:
-                    item.setToolTip(value_tip(cmp.sides[j - len(FIXED)], r, j - len(FIXED)))
-                self.table.setItem(i, j, item)
-        # Under them, each side's best where two sides share no point: a ratio of values
-        # at their own points, no test (so no verdict's colour).
-        for i, b in enumerate(bests, start=len(rows)):
-            values = len(FIXED) + len(b.cells)
-            said = unshared(cmp, b)
-            for j, text in enumerate(best_row_texts(b, bases, said)):
-                item = QTableWidgetItem(text)
-                item.setToolTip(text)
-                k = j - values + 1 if j >= values else j - len(FIXED)
-                if j >= values:
-                    self._style_verdict(item, None)
-                    if k in said:
-                        item.setToolTip(f"{text}\n{side_letter(k)} vs "
-                                        f"{side_letter(b.baseline)}: {best_words(b, k)}\n"
-                                        f"Ratio of values: {ratio(b.cells[k].ratio)}")
-                elif j >= len(FIXED) and b.cells[k] is not None:
-                    item.setToolTip(best_value_tip(cmp.sides[k], b, k))
-                elif j == FIXED.index("Point"):
-                    item.setToolTip(f"{text}\n{BEST_TIP}")
-                self.table.setItem(i, j, item)
-        # A side that shares no row (a reference of another workload) takes no room.
-        n = len(cmp.sides) if cmp else 0
-        for j in range(len(header)):
-            self.table.setColumnHidden(j, False)
-        for k in range(n):
-            if not any(r.cells[k] is not None for r in [*rows, *bests]):
-                self.table.setColumnHidden(len(FIXED) + k, True)
-                if k:
-                    self.table.setColumnHidden(len(FIXED) + n + k - 1, True)
-        # One workload, one metric: the chart's list names them; their columns give the
-        # sides room (five sides scrolled sideways beside 'Throughput (TFLOPS)' on each row).
-        shown = [*rows, *bests]
-        self.table.setColumnHidden(0, len({r.workload for r in shown}) == 1)
-        self.table.setColumnHidden(1, len({(r.metric, r.unit) for r in shown}) == 1)
-        head = self.table.horizontalHeader()
-        # Each column as wide as its text up to a cap, then elided ('…'), whole on hover:
-        # with ten sides, wrapping made 'no statis… publis… figure' of every verdict.
-        head.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        self.table.resizeColumnsToContents()
-        n_sides = len(cmp.sides) if cmp else 0
-        caps = list(FIXED_W)
-        if bests and self.table.isColumnHidden(1):
-            caps[2] = BEST_POINT_W
-        for j in range(len(header)):
-            cap = MAX_VERDICT_W if j >= len(FIXED) + n_sides else \
-                MAX_VALUE_W if j >= len(FIXED) else caps[j]
-            if self.table.columnWidth(j) > cap:
-                self.table.setColumnWidth(j, cap)
-        head.setStretchLastSection(True)
-        self.table.resizeRowsToContents()
+        fill_table(self.table, self.comparison, self.headers(), self.theme)
 
     def table_height(self) -> int:
         """The height that shows the header and every row of the verdict table."""
@@ -587,15 +400,6 @@ class CompareView(QWidget):
         layout.removeWidget(self.reference_box)
         layout.insertWidget(layout.count() if short else 0, self.reference_box)
 
-    def _style_verdict(self, item: QTableWidgetItem, verdict: str | None) -> None:
-        kind = verdict_class(verdict)
-        color = {"faster": self.theme.ok, "slower": self.theme.error}.get(kind, self.theme.muted)
-        item.setForeground(QColor(color))
-        font = QFont(item.font())
-        font.setBold(kind in ("faster", "slower"))
-        font.setItalic(kind == "pub")
-        item.setFont(font)
-
     def _draw_chart(self) -> None:
         cmp = self.comparison
         key = self.chart_combo.currentData()
@@ -617,14 +421,15 @@ class CompareView(QWidget):
             chart.set_marked([(c.run_id, p) for b in bests
                               for c, p in zip(b.cells, b.points) if c is not None])
             chart.set_note(" ".join(notes + ringed_note(lines)))
-            chart.set_records([rec for rec in runs if rec.workload == key[0]])
+            chart.set_records([rec for rec in runs if rec.workload == key[0]], self.run_names())
         elif is_curve(rows):
             chart = self.curves[rows[0].metric]
             chart.set_marked([])
             chart.set_note(" ".join(notes))
             # The curve chart draws every run's sweep: give it the runs this comparison used.
-            used = {c.run_id for r in rows for c in r.cells if c is not None}
-            chart.set_records([rec for rec in runs if rec.id in used])
+            used = {i for r in rows for c in r.cells if c is not None
+                    for i in c.run_ids or [c.run_id]}
+            chart.set_records([rec for rec in runs if rec.id in used], self.run_names())
         else:
             chart = self.bars
             chart.set_note(" ".join(notes + (lines if len(lines) <= MAX_BEST_LINES else [
@@ -641,6 +446,13 @@ class CompareView(QWidget):
         chart.empty.setText(EMPTY_CHART if cmp is None else " ".join(notes) or
                             "Nothing to draw: the sides share no workload and point.")
         self.chart_stack.setCurrentWidget(chart)
+
+    def run_names(self) -> dict[str, str]:
+        """{run id: its side's name}, the run's time after it where the side holds several:
+        the curves' legend names the sides as the table and the summary do."""
+        sides = self.comparison.sides if self.comparison else []
+        return {rec.id: side.label + (f" · {rec.when}" if len(side.records) > 1 else "")
+                for side in sides for rec in side.records}
 
     def _drawing_nothing(self, key: tuple | None) -> list[Side]:
         """The sides whose every value of this chart's metric is 0 (one rank's bus
@@ -713,3 +525,8 @@ class CompareView(QWidget):
             write()
         except (OSError, ValueError) as e:
             message_sheet(self, "Export failed", f"Cannot write {path}: {e}")
+            return
+        # Where it went, under the buttons that wrote it (the dialog had closed on it).
+        self.saved_label.setText(f"Saved to {path}")
+        self.saved_label.setToolTip(path)
+        self.saved_label.show()

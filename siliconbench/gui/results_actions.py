@@ -85,9 +85,25 @@ class ResultsActions:
             message_sheet(self.parent, "Name Machine", text)
 
         def rename(label: str) -> None:
+            from siliconbench.core.machine_names import runs_to_name
+            _, named = runs_to_name(self.results.model.records, records, label)
+            if not named:
+                return apply(label, False)
+            theirs = sorted({r.label for r in named})
+            return question_sheet(
+                self.parent, "Name Machine",
+                f"{len(named)} run{'s' * (len(named) != 1)} of this machine carr"
+                f"{'ies' if len(named) == 1 else 'y'} another name: "
+                f"{', '.join(f'“{t}”' for t in theirs[:3])}"
+                f"{' and more' if len(theirs) > 3 else ''}.",
+                "Imported runs keep the name they came with unless you rename them too.",
+                "Rename Them Too", lambda: apply(label, True),
+                otherwise=lambda: apply(label, False))
+
+        def apply(label: str, others: bool) -> None:
             from siliconbench.core.store import StoreError
             try:
-                n = self.results.rename_machine(label, records)
+                n = self.results.rename_machine(label, records, others=others)
             except ValueError as e:       # a name too long (label_problem)
                 return refused(str(e))
             except NotReadable as e:      # machine-names.json: a FIFO, a folder, too large

@@ -455,11 +455,14 @@ class ResultsBrowser(QWidget):
 
     # ------------------------------------------------------------ changing the store
 
-    def rename_machine(self, label: str, records: list[RunRecord] | None = None) -> int:
+    def rename_machine(self, label: str, records: list[RunRecord] | None = None,
+                       others: bool = False) -> int:
         """Name the machine(s) of these runs (default: the selection) on all their runs, and
-        for their future runs (siliconbench.core.machine_names). ValueError or OSError, with nothing
-        renamed, when the name is too long or the names file cannot be written."""
-        from siliconbench.core.machine_names import set_names
+        for their future runs (siliconbench.core.machine_names). A run of theirs that carries
+        another name (an imported run's) keeps it unless `others` (the action asks first:
+        runs_to_name). ValueError or OSError, with nothing renamed, when the name is too long
+        or the names file cannot be written."""
+        from siliconbench.core.machine_names import runs_to_name, set_names
         records = records if records is not None else self.selected_records()
         # The names file first, in one write: when it cannot be written (ValueError, OSError)
         # nothing is renamed.
@@ -467,7 +470,10 @@ class ResultsBrowser(QWidget):
                                            if r.machine}.values()
                    if rec.source != "published"], label)
         keys = {machine_key(r) for r in records}
-        ids = [r.id for r in self.model.records if machine_key(r) in keys]
+        ids, named = runs_to_name(self.model.records, records, label)
+        if not others:
+            kept = {r.id for r in named}
+            ids = [i for i in ids if i not in kept]
         self.store.set_label(ids, label.strip() or None)
         self.reload()
         self.store_changed.emit()

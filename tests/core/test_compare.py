@@ -12,6 +12,7 @@ from siliconbench.core.compare import (
     INCONCLUSIVE,
     NO_SAMPLES_VERDICT,
     PUBLISHED_VERDICT,
+    RUNS_OVERLAP,
     SAME,
     TOO_FEW,
     Side,
@@ -122,7 +123,9 @@ def test_rows_match_on_workload_metric_and_point_with_99_percent_intervals():
     assert other.p_value < 0.01
 
 
-def test_newest_run_of_a_side_wins_and_baseline_is_first_side_with_the_row():
+def test_every_run_of_a_side_counts_and_baseline_is_first_side_with_the_row():
+    """A side of two runs stands by both (the median of their medians, their range the
+    run-to-run spread), not by its newest run alone (issue 50; the newest won before)."""
     old = gemm_run("Studio", 5.0, created_at="2024-01-01T00:00:00+00:00")
     new = gemm_run("Studio", 9.0, created_at="2024-06-01T00:00:00+00:00")
     only_4096 = gemm_run("Laptop", 8.0, sizes=(4096,))
@@ -133,8 +136,14 @@ def test_newest_run_of_a_side_wins_and_baseline_is_first_side_with_the_row():
     assert r.params["size"] == 4096 and r.baseline == 1 and r.cells[0] is None
     assert r.cells[2].verdict == "faster"
     cmp = compare([Side("Studio", [new, old]), Side("Studio again", [new])])
-    assert all(c.value == pytest.approx(9.0 * r.params["size"] / 2048)
-               for r in cmp.rows for c in r.cells)
+    for r in cmp.rows:
+        two, one = r.cells
+        scale = r.params["size"] / 2048
+        assert two.runs == 2 and two.value == pytest.approx(7.0 * scale)
+        assert two.spread == pytest.approx((5.0 * scale, 9.0 * scale))
+        assert one.runs == 1 and one.value == pytest.approx(9.0 * scale)
+        # The one run lies within the two's spread: the runs disagree as much as the sides.
+        assert one.verdict == RUNS_OVERLAP
 
 
 def test_published_and_sample_less_rows_compare_by_value_only():
@@ -168,7 +177,7 @@ def test_the_compare_tabs_sides_table_and_summary_need_no_display():
     assert headers(cmp.sides) == FIXED + ["A", "B", "C", "B vs A", "C vs A"]
     assert headers(cmp.sides, cmp.rows) == FIXED + ["A", "B", "C", "B vs A", "C vs B"]
     [r] = cmp.rows                                   # 4096: Laptop (B) is its baseline
-    assert row_texts(r) == ["gemm", "Throughput (TFLOPS)", "size=4096 dtype=float32", "",
+    assert row_texts(r) == ["gemm", "Throughput (TFLOPS)", "dtype=float32 size=4096", "",
                             "16 TFLOPS", "18 TFLOPS", "", "1.12× faster (vs B)"]
     assert row_texts(r, [0, 0, 1])[-1] == "1.12× faster"
     assert verdict_tip(r, 2).startswith("C vs B: 1.12× faster (vs B)\nRatio of medians: ")
@@ -201,11 +210,12 @@ def test_the_same_setup_warns_nothing():
     ({"framework": "tensorflow"}, "other framework (gemm): A ran torch, B tensorflow"),
     ({"machine_kw": {"os_version": "15.1"}}, "other OS or OS version: A macOS 14.5, B macOS 15.1"),
     ({"params": {"sizes": [8], "dtypes": ["float32"], "tf32": True}},
-     "other parameters (gemm): tf32 false vs true (A vs B)"),
+     "other parameters (gemm): TF32 off vs on (A vs B)"),
     ({"settings": {"measure": QUICK_MEASURE, "tf32": False}},
-     "different measurement settings (gemm): min_blocks 10 vs 5, max_time_s 10.0 vs 2.0"),
+     "different measurement settings (gemm): fewest blocks 10 vs 5, most measured time (s) "
+     "10 vs 2"),
     ({"settings": {"measure": {"min_blocks": 10, "max_time_s": 10.0}, "tf32": True}},
-     "other settings (gemm): tf32 false vs true (A vs B)"),
+     "other settings (gemm): TF32 off vs on (A vs B)"),
     ({"machine_kw": {"power_source": "battery"}}, "B ran on battery"),
     ({"machine_kw": {"low_power_mode": True}}, "B had Low Power Mode on"),
     ({"machine_kw": {"rosetta": True}}, "B ran under Rosetta"),
@@ -248,7 +258,7 @@ def test_synthetic_versus_real_data_and_suspect_flags_warn():
                              infer_run("B", 260.0, flags=["fallback"]))
     assert "synthetic vs real data (infer): A used synthetic data, the others the real data set" \
         in found
-    assert any(w.startswith("B's infer samples_per_s is flagged fallback") for w in found)
+    assert any(w.startswith("infer samples_per_s of B is flagged fallback") for w in found)
 
 
 # ---------------------------------------------------------------- naming sides

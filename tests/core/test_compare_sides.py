@@ -156,8 +156,8 @@ def test_settings_that_change_the_measurement_make_two_sides():
     """The H200's plain float32 GEMM and its TF32 one are two sides, named by the setting."""
     plain, tf32 = h200("h200-gemm"), h200("h200-gemmtf32")
     sides = sides_for([plain, tf32, recorded("gemm-torch")])
-    assert [s.label for s in sides] == [f"{plain.device_label} · tf32 off",
-                                        f"{plain.device_label} · tf32 on", "AMD EPYC"]
+    assert [s.label for s in sides] == [f"{plain.device_label} · TF32 off",
+                                        f"{plain.device_label} · TF32 on", "AMD EPYC"]
 
 
 # ---------------------------------------------------------------- best vs best

@@ -72,11 +72,13 @@ def test_runs_of_one_machine_side_by_side_by_framework(view):
     assert "C shares no result with another side and is not in the table" in \
         view.summary.text()
     view.clear_references()
-    # A size sweep is drawn as overlaid curves, one per run the comparison used (the torch
-    # side's newer run), named apart.
+    # A size sweep is drawn as overlaid curves, one per run the comparison used (each of the
+    # torch side's two runs, issue 50: not its newer alone), named by their side, apart.
     chart = view.current_chart()
     assert chart is view.curves["tflops"] and chart.has_data()
-    assert len({s.name for s in chart.series}) == 2
+    names = {s.name for s in chart.series}
+    assert len(names) == 3
+    assert sum(n.startswith(f"{device} · torch cpu · 2 runs · ") for n in names) == 2
 
 
 def test_warnings_fold_away_under_one_line(view):
@@ -147,7 +149,7 @@ def test_a_reference_says_what_it_measured_and_can_be_run_here(view, qtbot):
     ref = infer_reference()
     view.reference_combo.setCurrentIndex(view.reference_combo.findData(ref.id))
     text = view.reference_info.text()
-    assert "infer (batch_size=64 data=host model=resnet50) on torch mps" in text
+    assert "infer (model=resnet50 data=host batch_size=64) on torch mps" in text
     assert ref.machine_label in text and ref.provenance["source"] in text
     details = view.reference_info.toolTip()
     assert details == reference_details(ref) and "Throughput (img/s) at" in details

@@ -351,7 +351,7 @@ def test_power_without_an_energy_counter_is_flagged_not_shown_nor_compared(panel
     view.set_records([h200("h200-gemm"), h200("h200-gemmtf32"), recorded("gemm-torch")])
     metrics = {r.metric for r in view.comparison.rows}
     assert not metrics & {"power", "tflops_per_watt"}
-    assert "power and efficiency figures left out" in " ".join(view.comparison.warnings)
+    assert "power and efficiency figures of" in " ".join(view.comparison.warnings)
 
 
 # ---------------------------------------------------------------- the queue

@@ -285,8 +285,11 @@ def cmd_compare(args) -> int:
                 raise Usage(f"{side.label} has no {args.workload} run.")
     cmp = compared(split_sides(sides))
     if not cmp.rows and not cmp.best:
+        # Why, where a note says (TF32 beside plain float32: unlike kinds, never paired).
+        why = "".join(f" {n[:1].upper()}{n[1:]}." for n in cmp.notes)
         raise Usage("These have no result in common (the same workload, metric and point "
-                    "parameters) nor a workload in common; there is nothing to compare.")
+                    "parameters) nor a workload in common; there is nothing to compare."
+                    + why)
     from siliconbench.core.report import to_csv, to_html
     for name, render in ((args.html, to_html), (args.csv, to_csv)):
         if name:

@@ -180,11 +180,11 @@ def print_comparison(cmp) -> None:
     from siliconbench.core.compare import direction, ratio_words
     from siliconbench.core.comparison import column_baseline, compared_sentence, side_name
     from siliconbench.core.numbers import metric_heading
-    from siliconbench.core.report import by_workload, cell_text, legend
+    from siliconbench.core.report import by_workload, cell_text, legend, ordered_keys
     c = console()
     verdict_style = {"faster": "green", "slower": "red"}
     for workload, rows in by_workload(cmp).items():
-        keys = point_keys(rows)
+        keys = ordered_keys(point_keys(rows))      # dtype before size, as everywhere
         # Labels, parameters and notes are the user's text, or a received file's: never markup.
         t = Table(title=as_text(f"{workload}: " + " vs ".join(s.label for s in cmp.sides)))
         for k in keys:
@@ -207,6 +207,8 @@ def print_comparison(cmp) -> None:
                 word = (cell.verdict or "") if cell else ""
                 if cell and cell.unlike:     # as the app's cell says it: no like run to pair
                     word += f" · unlike: {cell.unlike}"
+                if cell and cell.unknown:    # a setting one record does not name
+                    word += f" · not known to be alike: {cell.unknown}"
                 if word and r.baseline != bases[k]:
                     word += f" (vs {side_name(cmp.sides[r.baseline])})"
                 # Times apart with the direction, as the app and the HTML report say it

@@ -6,7 +6,8 @@ One module per concern; this package re-exports their public names, so callers k
 `from siliconbench.core.machine import X`:
 
 - record.py: MachineInfo, the record kept with every run (its summary line and hardware key),
-  virtual_mac, other_cpu_of_same_chip and the CPU core tiers in words.
+  virtual_mac, other_cpu_of_same_chip, host_hash (the host identity, one-way) and the CPU
+  core tiers in words.
 - commands.py: run_command and read_text, which every probe calls, and attempt (a failing
   step leaves its facts unknown).
 - mac.py: the Mac's facts from sysctl, system_profiler and sw_vers (probe_macos), and the Mac
@@ -55,6 +56,7 @@ from siliconbench.core.machine.probing import FRAMEWORK_DISTRIBUTIONS, framework
 from siliconbench.core.machine.record import (
     MachineInfo,
     describe_cpu_tiers,
+    host_hash,
     other_cpu_of_same_chip,
     virtual_mac,
 )

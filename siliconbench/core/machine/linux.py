@@ -12,7 +12,7 @@ from typing import Any
 from siliconbench.core.machine import commands
 from siliconbench.core.machine.commands import attempt
 from siliconbench.core.machine.power import apply_power, power_status_linux
-from siliconbench.core.machine.record import MachineInfo, to_int
+from siliconbench.core.machine.record import MachineInfo, host_hash, to_int
 
 
 def parse_cpuinfo(text: str) -> dict[str, Any]:
@@ -87,9 +87,29 @@ def nvidia_gpu() -> dict[str, Any] | None:
         if isinstance(name, bytes):  # older nvidia-ml-py
             name = name.decode("utf-8", errors="replace")
         memory = pynvml.nvmlDeviceGetMemoryInfo(handle).total
-        return {"gpu_name": name, "gpu_memory_bytes": int(memory)}
+        uuid = attempt(lambda: pynvml.nvmlDeviceGetUUID(handle))
+        if isinstance(uuid, bytes):
+            uuid = uuid.decode("ascii", errors="replace")
+        # The GPU's UUID beside the host's id, kept only as its one-way hash.
+        found = {"gpu_name": name, "gpu_memory_bytes": int(memory)}
+        if host_hash(uuid):
+            found["gpu_id"] = host_hash(uuid)
+        return found
     finally:
         attempt(pynvml.nvmlShutdown)
+
+
+MACHINE_ID_FILES = ("/etc/machine-id", "/var/lib/dbus/machine-id")
+
+
+def machine_id_hash() -> str | None:
+    """The one-way hash (host_hash) of this host's /etc/machine-id (systemd's, made once at
+    install of the OS: the same across reinstalls of SiliconBench); None where there is none."""
+    for name in MACHINE_ID_FILES:
+        found = attempt(lambda name=name: host_hash(commands.read_text(name)))
+        if found:
+            return found
+    return None
 
 
 def probe_linux() -> MachineInfo:
@@ -102,6 +122,7 @@ def probe_linux() -> MachineInfo:
         lambda: parse_os_release(commands.read_text("/etc/os-release"))
     ) or (platform.release() or None)
     _fill(info, attempt(nvidia_gpu))
+    info.host_id = machine_id_hash()
     apply_power(info, power_status_linux())
     return info
 

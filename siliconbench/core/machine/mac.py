@@ -14,7 +14,14 @@ from siliconbench import resources
 from siliconbench.core.machine import commands
 from siliconbench.core.machine.commands import attempt
 from siliconbench.core.machine.power import apply_power, power_status_macos
-from siliconbench.core.machine.record import MachineInfo, chip_generation, named_tiers, tier, to_int
+from siliconbench.core.machine.record import (
+    MachineInfo,
+    chip_generation,
+    host_hash,
+    named_tiers,
+    tier,
+    to_int,
+)
 
 # Apple silicon has two levels today (M1-M4: Performance and Efficiency; M5 Pro/Max: Super and
 # Performance); two more are asked for so that a further level is read, not dropped.
@@ -95,6 +102,8 @@ def parse_system_profiler(json_text: str | dict[str, Any]) -> dict[str, Any]:
         "cpu_tiers": tiers,
         "gpu_name": (gpu.get("sppci_model") or gpu.get("_name")) if gpu else None,
         "gpu_cores": to_int(gpu.get("sppci_cores")) if gpu else None,
+        # IOPlatformUUID, kept only as its one-way hash: which Mac, of identical ones.
+        "host_id": host_hash(hardware.get("platform_UUID")),
     }
 
 

@@ -42,6 +42,12 @@ class MachineInfo:
     rosetta: bool | None = None
     python_version: str | None = None
     frameworks: dict[str, str] = field(default_factory=dict)
+    # Which physical machine: a one-way hash (host_hash) of the OS's own id of it
+    # (IOPlatformUUID on macOS, /etc/machine-id on Linux), and of the GPU's UUID beside it for
+    # a machine with an NVIDIA GPU. Two identical MacBook Pros differ here and nowhere else;
+    # the raw ids are never kept. None in records written before hosts were told apart.
+    host_id: str | None = None
+    gpu_id: str | None = None
     # Which command or file each probed fact came from: {"cpu_tiers": "sysctl", ...}.
     sources: dict[str, str] = field(default_factory=dict)
 
@@ -60,6 +66,11 @@ class MachineInfo:
             values["cpu_tiers"] = _tiers_of_old_record(data)
         if values.get("power_source") is None:
             values.pop("power_source", None)
+        for name in ("host_id", "gpu_id"):
+            # A received file's id is a hash's hex digits or nothing, never another type.
+            if not (isinstance(values.get(name), str)
+                    and re.fullmatch(r"[0-9a-f]{1,64}", values[name])):
+                values.pop(name, None)
         return cls(**values)
 
     def summary(self) -> str:
@@ -102,7 +113,28 @@ class MachineInfo:
         return describe_cpu_tiers(self.cpu_tiers)
 
     def key(self) -> str:
-        """A short stable id of the hardware, to group runs made on the same machine."""
+        """A short stable id of the machine, to group runs made on it: its hardware and, where
+        the record has one, its host identity (host_id), so two machines of one model, chip and
+        memory are two. A record without one keeps the hardware's fingerprint alone
+        (hardware_key): its machine is not told apart from identical ones (told_apart)."""
+        if not self.host_id:
+            return self.hardware_key()
+        digest = hashlib.sha256(json.dumps([self.hardware_key(), self.host_id]).encode("utf-8"))
+        return digest.hexdigest()[:12]
+
+    @property
+    def told_apart(self) -> bool:
+        """Whether the record names its host, not only its hardware (older records do not)."""
+        return bool(self.host_id)
+
+    def host_tag(self) -> str:
+        """A short tag of the host, to tell identical machines apart ('host 3fa2c1'); of the
+        hardware's fingerprint where the record has no host identity."""
+        return "host " + (self.host_id or self.hardware_key())[:6]
+
+    def hardware_key(self) -> str:
+        """A short stable id of the hardware alone (model, chip, GPU, memory, core tiers):
+        the same for two identical machines."""
         identity = [
             self.model_identifier or _squash(self.cpu_model),
             self.chip,
@@ -125,6 +157,20 @@ class MachineInfo:
         if self.os_name and self.os_version[:1].isdigit():
             return f"{self.os_name} {self.os_version}"
         return self.os_version
+
+
+HOST_SALT = "siliconbench host identity v1"
+
+
+def host_hash(raw: str | None) -> str | None:
+    """A one-way hash of an OS's or a GPU's id of a machine (salted with HOST_SALT, fixed so
+    it is the same across reinstalls): what a record keeps instead of the id itself. None for
+    an id that is missing or redacted: fewer than the 32 hex digits of a UUID or a
+    machine-id ('XXXXXXXX-XXXX-...', 'E664D52B-5FBC-5A68-******')."""
+    text = (raw or "").strip().lower()
+    if len(re.sub(r"[^0-9a-f]", "", text)) < 32:
+        return None
+    return hashlib.sha256(f"{HOST_SALT}:{text}".encode()).hexdigest()[:16]
 
 
 def virtual_mac(machine: dict[str, Any]) -> bool:

@@ -95,6 +95,15 @@ EMPTY_CHART = ("Select two or more runs under Results, or add a published refere
                "compare them.")
 
 
+def _whisker(cell) -> tuple[float, float]:
+    """A bar's whisker: the run-to-run spread of a side of several runs, else the interval
+    of its median (the value itself where it has none)."""
+    if cell.spread:
+        return cell.spread
+    return (cell.ci_low if cell.ci_low is not None else cell.value,
+            cell.ci_high if cell.ci_high is not None else cell.value)
+
+
 class CompareBarChart(Chart):
     """Grouped bars: one group per point, one bar per machine, whiskers at the 99% intervals;
     published figures hatched (they have no interval)."""
@@ -122,7 +131,7 @@ class CompareBarChart(Chart):
         sides = self.cmp.sides if self.cmp else []
         width = min(0.8 / max(1, len(sides)), 0.45)
         values = [v for r in self.rows for c in r.cells if c is not None
-                  for v in (c.value, c.ci_low, c.ci_high)]
+                  for v in (c.value, *_whisker(c))]
         self._choose_scale(values)
         positive = [v for v in values if v is not None and v > 0]
         top = max(positive, default=0.0)
@@ -144,10 +153,8 @@ class CompareBarChart(Chart):
                 QBrush(color)
             bars = pg.BarGraphItem(x=xs, y0=np.full(len(xs), y_lo), y1=ys, width=width * 0.9,
                                    brush=brush, pen=pg.mkPen(color))
-            low = np.array([y(c.value) - y(c.ci_low if c.ci_low is not None else c.value)
-                            for _, c in cells])
-            high = np.array([y(c.ci_high if c.ci_high is not None else c.value) - y(c.value)
-                             for _, c in cells])
+            low = np.array([y(c.value) - y(_whisker(c)[0]) for _, c in cells])
+            high = np.array([y(_whisker(c)[1]) - y(c.value) for _, c in cells])
             whiskers = pg.ErrorBarItem(x=xs, y=ys, top=high, bottom=low, beam=width * 0.3,
                                        pen=pg.mkPen(self.theme.foreground))
             self._series_items[i] = [bars, whiskers]
@@ -164,7 +171,10 @@ class CompareBarChart(Chart):
             plot.getAxis("left").setLabel("")
             plot.getAxis("bottom").setLabel("")
         self._show_plot(bool(self.rows) and top > 0)
+        several = any(c is not None and c.spread for r in self.rows for c in r.cells)
         self.caption.setText(self._with_note(
-            f"Whiskers: {CONFIDENCE:.0%} confidence intervals of the median. Hatched: "
+            f"Whiskers: {CONFIDENCE:.0%} confidence intervals of the median"
+            + ("; for a side of several runs, the lowest and highest run (bar: the median "
+               "of the runs' medians)" if several else "") + ". Hatched: "
             "published figures (no interval)."
             + (" Log scale: the sides span more than 30×." if self.log_y else "")))

@@ -70,8 +70,17 @@ class CurveChart(Chart):
         # Labels are placed in pixels: again when the plot's size or range changes.
         self.plot_item.vb.sigResized.connect(self._place_labels)
 
-    def set_records(self, records: list[RunRecord]) -> None:
+    def set_records(self, records: list[RunRecord], names: dict[str, str] | None = None
+                    ) -> None:
+        """The runs to draw, a series per run and point; `names` ({run id: name}), where
+        given, stands for each run's identity in its series' names (Compare's sides)."""
         self.series = curve_series(records, self.metric_name)
+        if names:
+            by_id = {r.id: r for r in records}
+            for series in self.series:
+                rec = by_id.get(series.key[0])
+                if rec is not None and rec.id in names:
+                    series.name = series.name.replace(rec.identity, names[rec.id], 1)
         # A context sweep: "Context (tokens…)"; its depths on log2 where they span far.
         title = x_title(records, self.metric_name, self.log_x())
         if title != self.plot_item.getAxis("bottom").labelText:

@@ -1,8 +1,10 @@
 """A chart written to PNG or SVG, as it is laid out on screen, under its title, its legend
-without the check boxes that hide a series on screen."""
+without the check boxes that hide a series on screen, its whole caption without what only
+the screen can do (hover), and in an SVG fonts a browser renders as sans serif."""
 
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -58,6 +60,48 @@ def printable_legend(chart: Chart):
         legend.blockSignals(False)
 
 
+# Browsers render an SVG's text in the family it names; Qt names its own ('Sans Serif',
+# 'DejaVu Sans'), which a browser without it draws in a serif face.
+SVG_FONTS = "Helvetica, Arial, sans-serif"
+MAX_EXPORT_CAPTION_LINES = 12
+
+
+def printed_caption(text: str) -> str:
+    """A caption as a page says it: without the sentences that tell how to hover on screen
+    ('Hover a point for its spread, ...'), which a picture cannot do."""
+    sentences = re.split(r"(?<=[.:])\s+(?=[A-Z✕])", text)
+    return " ".join(x for x in sentences if "Hover" not in x and "hover" not in x).strip()
+
+
+@contextmanager
+def printable_caption(chart: Chart):
+    """The whole caption, as many lines as it takes (on screen it is elided to a few), and
+    without what only the screen can do; put back as it was after."""
+    caption = chart.caption
+    text, lines = caption.text(), caption.lines
+    caption.lines = MAX_EXPORT_CAPTION_LINES
+    caption.setText(printed_caption(text))
+    caption.setVisible(bool(caption.text()))
+    if chart.layout() is not None:
+        chart.layout().activate()
+    try:
+        yield
+    finally:
+        caption.lines = lines
+        caption.setText(text)
+        caption.setVisible(bool(text))
+        if chart.layout() is not None:
+            chart.layout().activate()
+
+
+def with_svg_fonts(data: bytes) -> bytes:
+    """Each font-family the SVG names followed by SVG_FONTS, so browsers fall back to a sans
+    serif face."""
+    return re.sub(rb'font-family="([^"]*)"',
+                  lambda m: b'font-family="' + m.group(1) + b", " + SVG_FONTS.encode() + b'"',
+                  data)
+
+
 def _paint(painter: QPainter, chart: Chart, title: str) -> None:
     """The title over the chart, then the chart."""
     font = QFont(chart.font())
@@ -85,8 +129,9 @@ def export_chart(path: str, chart: Chart, title: str | None = None) -> None:
     size.setHeight(size.height() + TITLE_H)
     buffer = QBuffer()
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    with printable_legend(chart), vector_markers(chart):
-        if path.lower().endswith(".svg"):
+    svg = path.lower().endswith(".svg")
+    with printable_legend(chart), vector_markers(chart), printable_caption(chart):
+        if svg:
             from PySide6.QtSvg import QSvgGenerator
             generator = QSvgGenerator()
             generator.setOutputDevice(buffer)
@@ -108,6 +153,8 @@ def export_chart(path: str, chart: Chart, title: str | None = None) -> None:
             if not image.save(buffer, "PNG"):
                 raise OSError(f"the image for {path} could not be made")
     data = bytes(buffer.data())
+    if svg:
+        data = with_svg_fonts(data)
     if not data:
         raise OSError(f"nothing was drawn for {path}")
     # Written as every export is: whole or not at all, a link in its place replaced.

@@ -29,6 +29,40 @@ def symbol_icon(color: str, symbol: str, dashed: bool = False) -> QIcon:
     return QIcon(pixmap)
 
 
+FULL_NAME = Qt.ItemDataRole.UserRole + 1
+
+
+def distinct_names(names: list[str], fits) -> list[str]:
+    """Each name shortened to fit (fits(text) -> bool) by leaving out first the parts
+    (' · '-separated) every other name shares, so what sets the names apart stays: 'NVIDIA
+    H200 · TF32 on · 3 runs' beside '… · TF32 off · …', never 'NVIDIA H2…3 runs' twice.
+    A name that fits stays whole; what still does not fit is elided by the list."""
+    split = [n.split(" · ") for n in names]
+    out = []
+    for name, parts in zip(names, split):
+        others = [q for q in split if q is not parts]
+        if fits(name) or len(parts) < 2 or not others:
+            out.append(name)
+            continue
+        # A part every other name has too tells nothing apart: those go, the last first;
+        # the first part (the machine or device) only where every name shares it.
+        shared = [i for i in range(len(parts) - 1, -1, -1)
+                  if all(parts[i] in q for q in others)]
+        shared = [i for i in shared if i] + [i for i in shared if not i]
+        kept, text = list(parts), name
+        for i in shared:
+            kept[i] = "…"
+            # Runs of '…' read as one; one at the end is left out (the name just stops).
+            while kept and kept[-1] == "…" and len(kept) > 1:
+                kept.pop()
+            text = " · ".join(p for j, p in enumerate(kept)
+                              if p != "…" or j == 0 or kept[j - 1] != "…")
+            if fits(text):
+                break
+        out.append(text)
+    return out
+
+
 class SeriesLegend(QListWidget):
     """A chart's legend beside its plot, never over the data: one line per series, its
     colour and marker before its name (elided in the middle, whole in the tooltip); it
@@ -53,6 +87,7 @@ class SeriesLegend(QListWidget):
         self.setMinimumWidth(120)
         self.setAccessibleName("Legend")
         self._keys: list = []
+        self._shortening, self._shortened_at = False, -1
         self.itemChanged.connect(self._changed)
 
     def set_entries(self, entries: list[tuple]) -> None:
@@ -68,17 +103,47 @@ class SeriesLegend(QListWidget):
             item = QListWidgetItem(symbol_icon(color, symbol, dashed), name)
             item.setToolTip(name)
             item.setData(Qt.ItemDataRole.UserRole, key)
+            item.setData(FULL_NAME, name)
             item.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(Qt.CheckState.Unchecked if key in hidden
                                else Qt.CheckState.Checked)
             self.addItem(item)
         self.blockSignals(False)
         self._keys = keys
+        self._shortened_at = -1
         self.setVisible(bool(entries))
         self._fit_width()
+        self._shorten()
 
     def names(self) -> list[str]:
+        """The whole names, as given."""
+        return [self.item(i).data(FULL_NAME) for i in range(self.count())]
+
+    def shown_names(self) -> list[str]:
+        """The names as the legend shows them (distinct_names at its width)."""
         return [self.item(i).text() for i in range(self.count())]
+
+    def _shorten(self) -> None:
+        """Each line's name at the legend's width, keeping the parts that differ; once per
+        width (a name set here relays the list out, which must not come back here)."""
+        room = self.width() - self.iconSize().width() - 40
+        if self._shortening or room == self._shortened_at:
+            return
+        self._shortening, self._shortened_at = True, room
+        try:
+            fm = self.fontMetrics()
+            shown = distinct_names(self.names(), lambda t: fm.horizontalAdvance(t) <= room)
+            self.blockSignals(True)
+            for i, text in enumerate(shown):
+                if self.item(i).text() != text:
+                    self.item(i).setText(text)
+            self.blockSignals(False)
+        finally:
+            self._shortening = False
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._shorten()
 
     def _fit_width(self) -> None:
         """As wide as the longest name up to a third of the chart (min 120, max 340 px);
@@ -88,8 +153,8 @@ class SeriesLegend(QListWidget):
             chart._size_legend_below()
             return
         fm = self.fontMetrics()
-        longest = max((fm.horizontalAdvance(self.item(i).text()) for i in range(self.count())),
-                      default=0)
+        longest = max((fm.horizontalAdvance(self.item(i).data(FULL_NAME))
+                       for i in range(self.count())), default=0)
         chart_w = self.parentWidget().width() if self.parentWidget() else 900
         self.setFixedWidth(int(max(120, min(longest + 80, 360, chart_w * 0.36))))
 

@@ -1,0 +1,63 @@
+"""Name Machine names a host (issue 50): a colleague's identical MacBook Pro keeps its runs'
+names, and a run of this host that came with another name ("Lab Mac", imported) is renamed
+only when the person says so. Mac records made from a real run as
+tests/core/test_compare_machines.py says."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from tests.core.test_compare_machines import MBP, mac_run
+
+
+def open_box(qtbot) -> QMessageBox:
+    found: list[QMessageBox] = []
+
+    def shown() -> bool:
+        found[:] = [w for w in QApplication.topLevelWidgets()
+                    if isinstance(w, QMessageBox) and w.isVisible()]
+        found.extend(w for w in QApplication.allWidgets()
+                     if isinstance(w, QMessageBox) and w.isVisible() and w not in found)
+        return bool(found)
+    qtbot.waitUntil(shown)
+    return found[0]
+
+
+def machines(store) -> dict[str, str | None]:
+    return {r.id: r.label for r in store.runs()}
+
+
+def name_it(window, qtbot, rec, name: str):
+    window.results.select_ids({rec.id})
+    dialog = window.results_actions.choose_machine_name()
+    dialog.setTextValue(name)
+    dialog.accept()
+
+
+def test_name_machine_asks_before_an_imported_name_and_leaves_other_hosts(window, store,
+                                                                          qtbot):
+    mine = mac_run(MBP, "my-laptop", 1.0, n=0)
+    again = mac_run(MBP, "my-laptop", 1.01, n=1)
+    imported = mac_run(MBP, "my-laptop", 0.99, n=2, label="Lab Mac")
+    theirs = mac_run(MBP, "colleagues-laptop", 0.7, n=3)   # identical model, other host
+    store.import_records([mine, again, imported, theirs])
+    window.results.reload()
+
+    # Cancel at the question: this host's runs named, the imported one keeps its name.
+    name_it(window, qtbot, mine, "My MBP")
+    box = open_box(qtbot)
+    assert "Lab Mac" in box.text()
+    box.button(QMessageBox.StandardButton.Cancel).click()
+    qtbot.waitUntil(lambda: machines(store)[mine.id] == "My MBP")
+    labels = machines(store)
+    assert labels[again.id] == "My MBP" and labels[imported.id] == "Lab Mac"
+    assert labels[theirs.id] is None
+
+    # Asked again and told to: the imported run too; the colleague's machine never.
+    name_it(window, qtbot, again, "My MacBook")
+    box = open_box(qtbot)
+    next(b for b in box.buttons() if b.text() == "Rename Them Too").click()
+    qtbot.waitUntil(lambda: machines(store)[imported.id] == "My MacBook")
+    labels = machines(store)
+    assert labels[mine.id] == labels[again.id] == "My MacBook"
+    assert labels[theirs.id] is None
