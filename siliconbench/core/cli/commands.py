@@ -345,8 +345,9 @@ def cmd_store(args) -> int:
     if args.store_command == "init":
         from siliconbench.core.store_pg import init, is_url
         if not is_url(args.url):
-            raise Usage(f"{clip(args.url)!r} is not a PostgreSQL address; give one such as "
-                        "postgresql://admin@host/siliconbench or service=NAME.")
+            raise Usage("store init takes a PostgreSQL address (not repeated here: it may hold "
+                        "a password), such as postgresql://admin@host/siliconbench or "
+                        "service=NAME.")
         for line in init(args.url, args.machine, args.admin):
             print(line)
         return EXIT_OK
@@ -357,6 +358,11 @@ def cmd_store(args) -> int:
     if not url:
         raise Usage("No shared store is set: give --store URL or set SILICONBENCH_STORE "
                     "(postgresql://user@host/db or service=NAME).")
+    from siliconbench.core.store_address import UnreadableAddress, parse
+    try:
+        parse(url)       # bad input, not a store that failed: one sentence, never the address
+    except UnreadableAddress as e:
+        raise Usage(str(e)) from None
     if args.store_command == "check":
         from siliconbench.core.store_pg import check
         answers, sentence = check(url)
