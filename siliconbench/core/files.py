@@ -272,18 +272,21 @@ def _new_part(path: Path) -> tuple[int, str]:
 
 
 @contextmanager
-def atomic_file(path: str | os.PathLike) -> Iterator[BinaryIO]:
+def atomic_file(path: str | os.PathLike, own: bool = False) -> Iterator[BinaryIO]:
     """A binary file to write `path`'s new contents to. The one way SiliconBench writes a
     file: never through a link, never over a device node or a FIFO.
 
     A regular file or nothing at `path`: a temporary file beside it, flushed to disk and
     renamed over `path` when the block ends without an error (a link at `path` is replaced,
     its target untouched), removed otherwise; the parts a killed writer left are removed.
-    A FIFO or pipe that is read, a terminal, the null device or the process's own descriptor
-    (/dev/stdout): written as it is, never replaced. A folder, another device, a socket, a
-    FIFO nothing reads: NotWritable, one sentence."""
+    A path the user named (an export): a FIFO or pipe that is read, a terminal, the null
+    device or the process's own descriptor (/dev/stdout) is written as it is, never replaced;
+    another device, a socket, a FIFO nothing reads is NotWritable, one sentence. `own`: a
+    file of SiliconBench's own in its own folder (a cache, the help page), where anything but
+    a regular file is damage: a FIFO, a device node or a link there is replaced like a file
+    (the link itself, never its target). A folder: NotWritable either way."""
     path = Path(path)
-    fd = _stream(path)
+    fd = None if own else _stream(path)
     if fd is not None:
         with os.fdopen(fd, "wb") as f:
             yield f
@@ -313,14 +316,15 @@ def atomic_file(path: str | os.PathLike) -> Iterator[BinaryIO]:
         raise
 
 
-def write_atomic(path: str | os.PathLike, data: str | bytes, encoding: str = "utf-8") -> None:
-    """Replace `path` with `data` all at once (atomic_file: never through a link, a FIFO or
-    a device written as it is); OSError leaves `path` as it was. Text is written as given (the
+def write_atomic(path: str | os.PathLike, data: str | bytes, encoding: str = "utf-8",
+                 own: bool = False) -> None:
+    """Replace `path` with `data` all at once (atomic_file: never through a link; a FIFO or a
+    device written as it is or refused, or, `own`, replaced); OSError leaves `path` as it was. Text is written as given (the
     CSVs' CRLF stays CRLF on any OS); a character the encoding cannot hold (a lone surrogate)
     costs that character, never the file."""
     if isinstance(data, str):
         data = data.encode(encoding, errors="replace")
-    with atomic_file(path) as f:
+    with atomic_file(path, own) as f:
         f.write(data)
 
 

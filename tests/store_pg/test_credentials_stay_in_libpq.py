@@ -155,7 +155,8 @@ def test_a_failing_store_says_one_sentence_without_the_password(failure, shared,
     elif failure == "wrong password":
         urls = _urls(shared, canary, password=f"{CANARY}-not#it?")
     else:
-        urls = [u.replace(shared.dbname, "no_such_lab") for u in _urls(shared, canary)]
+        urls = [u.replace(f"/{shared.dbname}?", "/no_such_lab?").replace(
+            f"dbname={shared.dbname}", "dbname=no_such_lab") for u in _urls(shared, canary)]
     outputs = []
     for url in urls:
         for argv in (["store", "check", "--store", url], ["results", "--store", url],
@@ -165,6 +166,9 @@ def test_a_failing_store_says_one_sentence_without_the_password(failure, shared,
             assert done.returncode != 0, (argv, done.stdout)
             err = done.stderr.strip()
             assert "internal error" not in err and "Traceback" not in err, err
+            said = err + done.stdout     # push says what it kept unsent on stdout
+            assert {"refused": "cannot be reached", "wrong password": "refused the password",
+                    "no database": "has no such database"}[failure] in said, said
             outputs += [done.stdout, done.stderr]
     _nowhere(home, *outputs)
 

@@ -147,7 +147,7 @@ def cmd_quick(args) -> int:
         records.append(rec)
     out = home() / f"quick-suite-{time.strftime('%Y%m%d-%H%M%S')}.csv"
     try:
-        write_atomic(out, to_csv(records))
+        write_atomic(out, to_csv(records), own=True)   # the data folder's
     except OSError as e:
         raise Usage(f"Cannot write {out}: {e.strerror}.") from None
     # A short summary, not every row: `siliconbench results --show ID` has those.
