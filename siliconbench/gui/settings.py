@@ -296,10 +296,24 @@ STORE_KEY = "store/shared"   # the shared store's address, without its password;
 
 
 def shared_store(settings: QSettings) -> str | None:
-    """The shared store Preferences chose, or None for "This machine only"."""
+    """The shared store Preferences chose, or None for "This machine only". An address kept
+    with a password in it (an older SiliconBench read `#` or `?` in one as a URL's fragment
+    or query and kept it) is kept again without it; one libpq cannot read is forgotten."""
+    from siliconbench.core.store_address import SECRET_KEYS, UnreadableAddress, parse, shown
     from siliconbench.core.store_pg import is_url
     url = value_of(settings, STORE_KEY, str)
-    return url if is_url(url) else None
+    if not is_url(url):
+        return None
+    try:
+        if not any(key in parse(url) for key in SECRET_KEYS):
+            return url
+        url = shown(url)
+        settings.setValue(STORE_KEY, url)
+    except UnreadableAddress:
+        url = None
+        settings.remove(STORE_KEY)
+    settings.sync()
+    return url
 
 
 def keep_shared_store(settings: QSettings, url: str | None) -> None:

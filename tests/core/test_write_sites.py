@@ -153,3 +153,43 @@ def f(p, os, shutil, tempfile, sqlite3):
                      "os.replace", "os.rename", "os.open(writing)", "shutil.copy",
                      "shutil.move", "tempfile.mkstemp", "sqlite3.connect", "QSettings",
                      ".rename()", ".symlink_to()", "os.fdopen(mode='wb')"]
+
+
+# Writes of SiliconBench's own files in its own folders (atomic_file's `own=True`): anything
+# but a regular file in their place is damage and is replaced (a link itself, never its
+# target). A path the user names (export -o, Compare's reports, the app's exports) never is:
+# a FIFO, a terminal or the null device there is written as it is, another device refused.
+OWN_FILES = {
+    ("gui/help.py", "help_page"): "help.html in the data folder",
+    ("core/devices.py", "discover_devices"): "devices.json beside the store",
+    ("core/machine_names.py", "set_names"): "machine-names.json beside the store",
+    ("core/hosts.py", "first_hosts"): "a hostfile in the run's own temporary folder",
+    ("core/cli/commands.py", "cmd_quick"): "the quick suite's CSV in the data folder",
+    ("core/cifar.py", "download"): "the CIFAR archive at its default place in the data folder",
+    ("core/store.py", "keep_elsewhere"): "a run the store could not keep, under a new name",
+    ("core/frameworks/mlx/launcher.py", "command"): "the hostfile in the run's own folder",
+    ("core/frameworks/llamacpp/models.py", "_build"): "a model's checksum in models/gguf",
+    ("core/frameworks/coreml/convert.py", "convert"): "a package's record in its cache",
+}
+
+
+def own_writes() -> set[tuple[str, str]]:
+    found = set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = path.relative_to(PACKAGE).as_posix()
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for function in ast.walk(tree):
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for call in ast.walk(function):
+                if isinstance(call, ast.Call) and _name(call.func).rsplit(".", 1)[-1] in (
+                        "write_atomic", "atomic_file") and any(
+                        k.arg == "own" and not (isinstance(k.value, ast.Constant)
+                                                and k.value.value is False)
+                        for k in call.keywords):
+                    found.add((module, function.name))
+    return found
+
+
+def test_only_siliconbench_s_own_files_replace_a_device_or_fifo_in_their_place():
+    assert own_writes() == set(OWN_FILES)

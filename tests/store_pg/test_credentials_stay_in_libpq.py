@@ -214,3 +214,16 @@ def test_preferences_keep_no_password_and_say_an_unreadable_one_in_a_sentence(qt
     assert "cannot be read" in dialog.answer.text()      # the second: said, not kept
     text = settings_file().read_text()
     assert "db.lab.example" in text and CANARY not in text
+
+
+def test_a_password_an_older_version_kept_in_the_settings_is_taken_out(siliconbench_home):
+    """Was: a password with `#` survived without_password and was written to gui-settings.ini;
+    the next start keeps the address again without it."""
+    from siliconbench.gui.settings import STORE_KEY, app_settings, settings_file, shared_store
+    settings = app_settings()
+    settings.setValue(STORE_KEY, f"postgresql://mach_a:{PASSWORD}@db.lab.example/lab")
+    settings.sync()
+    assert CANARY in settings_file().read_text()
+    kept = shared_store(app_settings())
+    assert "db.lab.example" in kept and CANARY not in kept
+    assert CANARY not in settings_file().read_text()
