@@ -183,6 +183,10 @@ def _stream(path: Path) -> int | None:
         info = os.stat(path)              # through links: what a write would reach
     except (FileNotFoundError, NotADirectoryError):
         return None
+    except OSError as e:
+        if e.errno == errno.ELOOP:        # a link to itself: replaced like any link
+            return None
+        raise
     if stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode):
         return None                       # replaced whole; a folder is refused by the caller
     what = kind(info.st_mode)
