@@ -124,7 +124,8 @@ def test_every_store_command_keeps_the_password_to_libpq(shared, canary, tmp_pat
                 (["export", "-o", str(home / f"export{i}.csv")], {"SILICONBENCH_STORE": url}),
                 (["compare", rec.id, rec.id, "--store", url], None),
                 (["store", "push", "--store", url], None),
-                (["store", "sync"], {"SILICONBENCH_STORE": url})):
+                (["store", "sync"], {"SILICONBENCH_STORE": url}),
+                (["store", "init", url, "--machine", "mach_b"], None)):   # not an admin
             done = _sb(home, *argv, env=env)
             assert done.returncode in (0, 2), (argv, done.stderr)
             outputs += [done.stdout, done.stderr]
@@ -203,17 +204,19 @@ def test_preferences_keep_no_password_and_say_an_unreadable_one_in_a_sentence(qt
     from siliconbench.gui.settings import app_settings, settings_file, store_preferences
     from tests.store_pg.test_store_pg_preferences import _ok
     settings = app_settings()
-    for address in (f"postgresql://mach_a:{PASSWORD}@db.lab.example/lab",
+    for address in (f"postgresql://mach_a:{PASSWORD}@127.0.0.1:1/lab",
                     f"postgresql://mach_a:{CANARY}@[::1/lab"):
         dialog = store_preferences(None, settings)
         qtbot.addWidget(dialog)
         dialog.address.setText(address)
         dialog.shared.setChecked(True)
+        dialog.test.click()                          # Test Connection: refused, or unreadable
+        assert dialog.answer.text() and CANARY not in dialog.answer.text()
         _ok(dialog)
         assert CANARY not in dialog.answer.text()
     assert "cannot be read" in dialog.answer.text()      # the second: said, not kept
     text = settings_file().read_text()
-    assert "db.lab.example" in text and CANARY not in text
+    assert "127.0.0.1" in text and CANARY not in text
 
 
 def test_a_password_an_older_version_kept_in_the_settings_is_taken_out(siliconbench_home):
