@@ -57,6 +57,16 @@ SHUTIL_WRITES = {"copy", "copy2", "copyfile", "copytree", "move", "copyfileobj"}
 TEMPFILE_WRITES = {"mkstemp", "mkdtemp", "NamedTemporaryFile", "TemporaryFile",
                    "SpooledTemporaryFile"}
 WRITE_FLAGS = {"O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND"}
+# numpy, torch and archives writing by path; `.save(path)` (Qt images, Core ML models) when
+# its first argument is a path (text, str(...), a Path joined with /), not store.save(rec).
+ARRAY_WRITES = {"savez", "savez_compressed", "tofile", "savetxt", "extractall", "extract"}
+
+
+def _path_like(node: ast.AST) -> bool:
+    return (isinstance(node, (ast.Constant, ast.JoinedStr)) and not isinstance(
+        getattr(node, "value", ""), (int, float))) or (
+        isinstance(node, ast.Call) and _name(node.func) in ("str", "os.fspath", "Path")) or (
+        isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div))
 
 
 def _name(node: ast.AST) -> str:
@@ -92,10 +102,15 @@ def _writes(call: ast.Call) -> str | None:
         return name
     if name.startswith("tempfile.") and last in TEMPFILE_WRITES:
         return name
-    if name == "sqlite3.connect" or last == "QSettings":
+    if name in ("sqlite3.connect", "torch.save", "np.save", "numpy.save") or last == "QSettings":
         return name
     if isinstance(call.func, ast.Attribute) and last in PATH_WRITES | {"rename"}:
         return f".{last}()"
+    if isinstance(call.func, ast.Attribute) and last in ARRAY_WRITES:
+        return f".{last}()"
+    if isinstance(call.func, ast.Attribute) and last == "save" and call.args and _path_like(
+            call.args[0]):
+        return ".save(path)"
     if isinstance(call.func, ast.Name) and last in TEMPFILE_WRITES | {"QSettings"}:
         return name
     return None
@@ -146,13 +161,15 @@ def f(p, os, shutil, tempfile, sqlite3):
     os.replace(p, p); os.rename(p, p); os.open(p, os.O_WRONLY | os.O_CREAT); os.open(p, os.O_RDONLY)
     shutil.copy(p, p); shutil.move(p, p); tempfile.mkstemp(); sqlite3.connect(p)
     QSettings("a", "b"); p.rename(p); p.symlink_to(p); os.fdopen(3, "wb"); "s".replace("a", "b")
+    image.save(str(p)); store.save(rec); torch.save(x, p / "w.pt"); tar.extractall(p)
 """
     kinds = [_writes(n) for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Call)]
-    found = [k for k in kinds if k]
-    assert found == ["open(mode='w')", "open(mode='ab')", ".write_text()", ".write_bytes()",
+    found = sorted(k for k in kinds if k)
+    assert found == sorted(["open(mode='w')", "open(mode='ab')", ".write_text()", ".write_bytes()",
                      "os.replace", "os.rename", "os.open(writing)", "shutil.copy",
                      "shutil.move", "tempfile.mkstemp", "sqlite3.connect", "QSettings",
-                     ".rename()", ".symlink_to()", "os.fdopen(mode='wb')"]
+                     ".rename()", ".symlink_to()", "os.fdopen(mode='wb')", ".save(path)",
+                     "torch.save", ".extractall()"])
 
 
 # Writes of SiliconBench's own files in its own folders (atomic_file's `own=True`): anything
