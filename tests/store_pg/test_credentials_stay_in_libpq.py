@@ -230,3 +230,17 @@ def test_a_password_an_older_version_kept_in_the_settings_is_taken_out(siliconbe
     kept = shared_store(app_settings())
     assert "db.lab.example" in kept and CANARY not in kept
     assert CANARY not in settings_file().read_text()
+
+
+@pytest.mark.parametrize("argv", [
+    ["store", "check", f"postgresql://mach_a:{PASSWORD}@db.lab.example/lab"],
+    ["results", f"host=db.lab.example password='{PASSWORD}'"],
+    ["results", "--show", f"postgresql://mach_a:{PASSWORD}@db.lab.example/lab"],
+    ["compare", "a", f"postgresql://mach_a:{CANARY}@[::1/lab"],
+])
+def test_an_address_where_it_does_not_belong_is_not_repeated(argv, tmp_path):
+    """Was: argparse's "unrecognized arguments: ..." and "No run with id ..." quoted it."""
+    home = tmp_path / "home"
+    done = _sb(home, *argv)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    _nowhere(home, done.stdout, done.stderr)

@@ -80,7 +80,8 @@ def _main(argv: list[str]) -> int:
             args = build_parser().parse_args(["quick"])
         return COMMANDS[args.command](args)
     except (Usage, UsageError, ParamError, StoreError, UnknownWorkload, UnknownFramework) as e:
-        print(f"siliconbench: {e}", file=sys.stderr)
+        from siliconbench.core.store_address import scrub
+        print(scrub(f"siliconbench: {e}"), file=sys.stderr)   # an address where an id goes
         return EXIT_USAGE
     except KeyboardInterrupt as e:
         return interrupted(e)
