@@ -225,7 +225,7 @@ def download(dest: Path, url: str | None = None, timeout_s: float = 60) -> Path:
     dest.parent.mkdir(parents=True, exist_ok=True)
     try:
         with urllib.request.urlopen(url, timeout=timeout_s) as response, \
-                atomic_file(dest) as out:
+                atomic_file(dest, own=True) as out:
             digest = hashlib.md5()
             while chunk := response.read(1 << 20):
                 digest.update(chunk)

@@ -113,7 +113,7 @@ def discover_devices(names: list[str] | None = None,
         list(pool.map(ask_and_report, names))
     try:
         cache_path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(cache_path, json.dumps(cached))  # two discoveries at once: one wins whole
+        write_atomic(cache_path, json.dumps(cached), own=True)  # two discoveries at once: one wins whole
     except OSError:
         pass  # a read-only data dir only costs the next call its speed
     return [d for n in names for d in answers[n]]

@@ -6,11 +6,16 @@ with (no race with a swap between check and read), opened without blocking (a FI
 for reading would wait for a writer for good) and, for small files, of a sane size, so a
 FIFO never blocks and a link to /dev/zero never fills memory (`open_regular`, `read_small`).
 
-Writing (exports, reports, caches, the help page): the new bytes go to a temporary file
-beside the old one, are flushed to disk, and only then renamed over it (`write_atomic`,
-`atomic_file`), so a failure half-way (a full disk, a kill) never destroys the file that was
-there, and a link in the file's place is replaced, never followed (its target is not
-touched); a folder in its place is refused in a sentence.
+Writing (exports, reports, caches, the help page): one rule for every path written, through
+`atomic_file` (`write_atomic`) or, for a log, `open_append`: never through a link, never over
+a device node or a FIFO. The new bytes go to a temporary file beside the old one, are flushed
+to disk, and only then renamed over it, so a failure half-way (a full disk, a kill) never
+destroys the file that was there, and a link in the file's place is replaced, never followed
+(its target is not touched); a writer killed outright leaves a hidden part that the next write
+of that name removes. A FIFO or a terminal (`-o /dev/stdout`, `-o /dev/null`) is written as it
+is, never replaced; a folder, another device or a socket is refused in a sentence. Folders of
+SiliconBench's own (a cache) are real folders, never links (`own_folder`).
+tests/core/test_write_sites.py finds every write in the package and holds it to this.
 
 Caches SiliconBench builds (GGUF models, Core ML packages) keep a fingerprint (`fingerprint`:
 each regular file's size, modification time and sha256) written when they are built;
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -148,29 +154,164 @@ def _refuse_folder(path: Path) -> None:
                           "move it aside or choose another name.")
 
 
-@contextmanager
-def atomic_file(path: str | os.PathLike) -> Iterator[BinaryIO]:
-    """A binary file to write `path`'s new contents to: a temporary file beside it, flushed
-    to disk and renamed over `path` when the block ends without an error (a link at `path`
-    is replaced, its target untouched), removed otherwise. A folder at `path`: NotWritable."""
+# The process's own descriptors, named as a shell names them: `-o /dev/stdout` writes to
+# what the shell opened there (a pipe, a terminal, a file), as it is.
+_OWN_FD = re.compile(r"^/(?:dev/(?:fd/(\d+)|(stdout)|(stderr))|proc/(?:self|(\d+))/fd/(\d+))$")
+
+
+def _own_descriptor(path: Path) -> int | None:
+    m = _OWN_FD.match(str(path))
+    if m is None or (m.group(4) and int(m.group(4)) != os.getpid()):
+        return None
+    return int(m.group(1) or m.group(5) or (1 if m.group(2) else 2))
+
+
+def _stream(path: Path) -> int | None:
+    """A descriptor to write `path` to as it is, where it is not a file to replace: one of
+    this process's own descriptors (/dev/stdout, /dev/fd/N), a FIFO or pipe that a reader
+    holds open, a terminal or the null device; None for a regular file or nothing (replaced
+    whole by atomic_file, a link there replaced, never followed). NotWritable, one sentence,
+    for anything else: another device (a disk, /dev/mem), a socket, a FIFO no one reads."""
+    fd = _own_descriptor(path)
+    if fd is not None:
+        try:
+            return os.dup(fd)
+        except OSError:
+            raise NotWritable(f"{path} is not open in this process, so SiliconBench "
+                              "cannot write there.") from None
+    try:
+        info = os.stat(path)              # through links: what a write would reach
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as e:
+        if e.errno == errno.ELOOP:        # a link to itself: replaced like any link
+            return None
+        raise
+    if stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode):
+        return None                       # replaced whole; a folder is refused by the caller
+    what = kind(info.st_mode)
+    if stat.S_ISFIFO(info.st_mode) or stat.S_ISCHR(info.st_mode):
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0)
+                         | getattr(os, "O_CLOEXEC", 0))
+        except OSError as e:
+            if e.errno == errno.ENXIO:    # a FIFO with no reader: a write would wait for good
+                raise NotWritable(f"{path} is a FIFO that nothing reads, so SiliconBench "
+                                  "does not write there.") from None
+            raise
+        try:
+            now = os.fstat(fd)
+            fine = (now.st_ino, now.st_dev) == (info.st_ino, info.st_dev) and (
+                stat.S_ISFIFO(now.st_mode) or os.isatty(fd) or _is_null(now))
+            if fine:
+                os.set_blocking(fd, True)
+                return fd
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+    raise NotWritable(f"{path} is {what}, so SiliconBench does not write there; choose a "
+                      "file's name.")
+
+
+def _is_null(info: os.stat_result) -> bool:
+    try:
+        null = os.stat(os.devnull)
+    except OSError:
+        return False
+    return stat.S_ISCHR(info.st_mode) and info.st_rdev == null.st_rdev
+
+
+_PART = ".part"
+
+
+def _sweep_parts(path: Path) -> None:
+    """Remove what a writer killed outright (kill -9, a power cut) left of `path`: its hidden
+    `.NAME.*.part` files that no live writer holds. A writer holds an flock on its part file
+    for as long as it writes (atomic_file); the lock goes with the process, so a part that can
+    be locked is a dead writer's."""
+    try:
+        import fcntl
+    except ImportError:           # no flock: nothing can tell a dead writer's part
+        return
+    prefix = f".{path.name}."
+    try:
+        entries = [e.name for e in os.scandir(path.parent)
+                   if e.name.startswith(prefix) and e.name.endswith(_PART)]
+    except OSError:
+        return
+    for name in entries:
+        part = path.parent / name
+        try:
+            fd = os.open(part, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
+                         | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            continue
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                continue
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if os.path.samestat(os.fstat(fd), os.lstat(part)):
+                os.unlink(part)           # still ours to take, under the lock
+        except OSError:
+            pass                          # a live writer holds it
+        finally:
+            os.close(fd)
+
+
+def _new_part(path: Path) -> tuple[int, str]:
+    """A fresh part file beside `path`, created and flock-ed (see _sweep_parts); made again
+    should a sweeper have removed it between the two."""
     import tempfile
+    while True:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=_PART, dir=path.parent)
+        try:
+            import fcntl
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except ImportError:
+            return fd, tmp
+        if os.fstat(fd).st_nlink:
+            return fd, tmp
+        os.close(fd)
+
+
+@contextmanager
+def atomic_file(path: str | os.PathLike, own: bool = False) -> Iterator[BinaryIO]:
+    """A binary file to write `path`'s new contents to. The one way SiliconBench writes a
+    file: never through a link, never over a device node or a FIFO.
+
+    A regular file or nothing at `path`: a temporary file beside it, flushed to disk and
+    renamed over `path` when the block ends without an error (a link at `path` is replaced,
+    its target untouched), removed otherwise; the parts a killed writer left are removed.
+    A path the user named (an export): a FIFO or pipe that is read, a terminal, the null
+    device or the process's own descriptor (/dev/stdout) is written as it is, never replaced;
+    another device, a socket, a FIFO nothing reads is NotWritable, one sentence. `own`: a
+    file of SiliconBench's own in its own folder (a cache, the help page), where anything but
+    a regular file is damage: a FIFO, a device node or a link there is replaced like a file
+    (the link itself, never its target). A folder: NotWritable either way."""
     path = Path(path)
+    fd = None if own else _stream(path)
+    if fd is not None:
+        with os.fdopen(fd, "wb") as f:
+            yield f
+        return
     _refuse_folder(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    _sweep_parts(path)
+    fd, tmp = _new_part(path)
     try:
         with os.fdopen(fd, "wb") as f:
             yield f
             f.flush()
             os.fsync(f.fileno())  # the rename must not publish blocks still in the page cache
-        try:
-            os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; exports are ordinary files
-        except OSError:
-            pass
-        try:
-            os.replace(tmp, path)
-        except IsADirectoryError:   # a folder put there since the check
-            _refuse_folder(path)
-            raise
+            try:
+                os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; exports are ordinary
+            except OSError:
+                pass
+            try:
+                os.replace(tmp, path)             # under the part's lock: no sweeper takes it
+            except IsADirectoryError:   # a folder put there since the check
+                _refuse_folder(path)
+                raise
     except BaseException:
         try:
             os.unlink(tmp)
@@ -179,14 +320,34 @@ def atomic_file(path: str | os.PathLike) -> Iterator[BinaryIO]:
         raise
 
 
-def write_atomic(path: str | os.PathLike, data: str | bytes, encoding: str = "utf-8") -> None:
-    """Replace `path` with `data` all at once; OSError leaves `path` as it was. Text is
-    written as given (the CSVs' CRLF stays CRLF on any OS); a character the encoding cannot
-    hold (a lone surrogate) costs that character, never the file."""
+def write_atomic(path: str | os.PathLike, data: str | bytes, encoding: str = "utf-8",
+                 own: bool = False) -> None:
+    """Replace `path` with `data` all at once (atomic_file: never through a link; a FIFO or a
+    device written as it is or refused, or, `own`, replaced); OSError leaves `path` as it was. Text is written as given (the
+    CSVs' CRLF stays CRLF on any OS); a character the encoding cannot hold (a lone surrogate)
+    costs that character, never the file."""
     if isinstance(data, str):
         data = data.encode(encoding, errors="replace")
-    with atomic_file(path) as f:
+    with atomic_file(path, own) as f:
         f.write(data)
+
+
+def own_folder(folder: str | os.PathLike) -> Path:
+    """A folder SiliconBench keeps its own files in (a cache under the data folder), made where
+    absent: a real folder, never a link (files would be written wherever it points) nor a FIFO
+    or a file; anything else in its place is removed (a link itself, never its target) and the
+    folder made afresh. Its parents are the user's business and are not looked at."""
+    folder = Path(folder)
+    try:
+        mode = os.lstat(folder).st_mode
+    except FileNotFoundError:
+        mode = None
+    if mode is not None and not stat.S_ISDIR(mode):
+        remove(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    if not stat.S_ISDIR(os.lstat(folder).st_mode):   # swapped again since: give up
+        raise NotWritable(f"{folder} is not a folder, so SiliconBench does not write there.")
+    return folder
 
 
 def _umask() -> int:

@@ -276,5 +276,5 @@ def first_hosts(hosts: str, count: int, folder) -> str:
     data = json.loads(hostfile_json(chosen))
     if parsed.backend:
         data["backend"] = parsed.backend
-    write_atomic(out, json.dumps(data))
+    write_atomic(out, json.dumps(data), own=True)
     return str(out)

@@ -29,6 +29,15 @@ class QuietFileHandler(logging.handlers.RotatingFileHandler):
         return open_append(self.baseFilename, "log", self.encoding, self.errors)
 
 
+class ScrubbingFormatter(logging.Formatter):
+    """Every record as written, a traceback's text included, with any password in it hidden
+    (store_address.scrub: the shared store's, wherever an error quoted it)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from siliconbench.core.store_address import scrub
+        return scrub(super().format(record))
+
+
 def log_dir() -> Path:
     env = os.environ.get("SILICONBENCH_HOME")
     if env:
@@ -41,9 +50,12 @@ def log_file() -> Path:
     return log_dir() / LOG_NAME
 
 
-def setup_logging(level: int = logging.INFO) -> Path | None:
+def setup_logging(argv: list[str] | None = None, level: int = logging.INFO) -> Path | None:
     """Send the `siliconbench` logger to the rotating file (once per file); None when the file
-    cannot be opened (a read-only home must not stop the app)."""
+    cannot be opened (a read-only home must not stop the app). The passwords of the addresses
+    in `argv` (--store URL) are noted first, so that no record shows them."""
+    from siliconbench.core.store_address import shown_argv
+    shown_argv(argv or [])
     path = log_file()
     for handler in list(log.handlers):
         if isinstance(handler, logging.handlers.RotatingFileHandler):
@@ -60,7 +72,7 @@ def setup_logging(level: int = logging.INFO) -> Path | None:
         if not any(isinstance(h, logging.NullHandler) for h in log.handlers):
             log.addHandler(logging.NullHandler())
         return None
-    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: "
+    handler.setFormatter(ScrubbingFormatter("%(asctime)s %(process)d %(levelname)s %(name)s: "
                                            "%(message)s"))
     log.addHandler(handler)
     log.setLevel(level)

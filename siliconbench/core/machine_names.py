@@ -122,4 +122,4 @@ def set_names(machines: list[dict[str, Any]], name: str | None) -> None:
             found.pop(key, None)
     where = path()
     where.parent.mkdir(parents=True, exist_ok=True)
-    files.write_atomic(where, json.dumps(found, indent=1, sort_keys=True))  # never half-written
+    files.write_atomic(where, json.dumps(found, indent=1, sort_keys=True), own=True)  # never half-written

@@ -339,6 +339,11 @@ def check_sense(rec: RunRecord) -> None:
     read are there. Checked on every record from outside, so what is shown and what Compare
     reads from the samples are the same figure."""
     import statistics
+    for name in ("created_at", "finished_at"):
+        value = getattr(rec, name)
+        if value is not None and not _is_date(value):
+            raise NotAResultFile(f"its {name} {clip(repr(value), 40)} is not a date that "
+                                 "exists")
     for i, row in enumerate(rec.rows):
         where = f"row {i + 1} ({clip(row.metric, 24)})"
         v = row.value
@@ -359,6 +364,16 @@ def check_sense(rec: RunRecord) -> None:
         for name in _POINT_NEEDS.get((rec.workload, row.metric), ()):
             if name not in row.params:
                 raise NotAResultFile(f"its {where} lacks the point's {name}")
+
+
+def _is_date(value: Any) -> bool:
+    """An ISO 8601 time of a day that exists (not 30 February, not month 13), which this
+    machine can show in its own time zone."""
+    try:
+        _dt.datetime.fromisoformat(value).astimezone()
+    except (TypeError, ValueError, OverflowError):
+        return False
+    return True
 
 
 def _listed(types: Any) -> list[str]:

@@ -180,7 +180,7 @@ def keep_elsewhere(rec: RunRecord, near: Path) -> Path | None:
     name = f"siliconbench-unsaved-run-{rec.id[:8]}.json"
     for folder in (near, Path.cwd(), Path(tempfile.gettempdir())):
         try:
-            write_atomic(folder / name, records_to_json([rec]))
+            write_atomic(folder / name, records_to_json([rec]), own=True)
             return folder / name
         except OSError:
             continue

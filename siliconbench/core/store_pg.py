@@ -16,9 +16,9 @@ import json
 import os
 import re
 from typing import NamedTuple
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from siliconbench.core.results import RunRecord
+from siliconbench.core.store_address import UnreadableAddress, is_url, scrub, shown
 from siliconbench.core.store_pg_rules import ADMIN_ROLE, REFUSED, SCHEMA, WRITER_ROLE
 from siliconbench.core.store_pg_rules import MIGRATION as _RULES
 from siliconbench.core.store_schema import (
@@ -71,31 +71,14 @@ PG_SCHEMA_VERSION = len(PG_MIGRATIONS)
 _VALUES = ", ".join(["%s"] * len(COLUMNS.split(",")))
 
 
-def is_url(text) -> bool:
-    """Whether a store given as text names a PostgreSQL server: a postgresql:// URL or libpq's
-    key=value form (service=lab, host=... dbname=...)."""
-    return isinstance(text, str) and (text.startswith(("postgresql://", "postgres://"))
-                                      or re.match(r"^\s*\w+\s*=", text) is not None)
-
-
 def without_password(url: str) -> str:
-    """The address with any password taken out (what is shown and what Preferences keeps)."""
-    if url.startswith(("postgresql://", "postgres://")):
-        parts = urlsplit(url)
-        netloc = parts.netloc
-        if "@" in netloc:
-            user, host = netloc.rsplit("@", 1)
-            netloc = user.split(":", 1)[0] + "@" + host
-        query = urlencode([(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
-                           if k != "password"])
-        return urlunsplit(parts._replace(netloc=netloc, query=query))
-    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+    """The address as shown and kept: libpq's own reading of it with the password taken out
+    (store_address.shown); StoreError, one sentence that never repeats the address, where
+    libpq cannot read it."""
     try:
-        given = conninfo_to_dict(url)
-    except Exception:   # not libpq's form: shown as nothing rather than with a secret
-        return "(an unreadable connection string)"
-    given.pop("password", None)
-    return make_conninfo(**given)
+        return shown(url)
+    except UnreadableAddress as e:
+        raise StoreError(str(e)) from None
 
 
 class StoreURL(str):
@@ -104,9 +87,9 @@ class StoreURL(str):
     url: str
 
     def __new__(cls, url: str) -> StoreURL:
-        shown = super().__new__(cls, without_password(url))
-        shown.url = url
-        return shown
+        address = super().__new__(cls, without_password(url))
+        address.url = url
+        return address
 
     @property
     def parent(self):
@@ -122,6 +105,7 @@ def connect(url: str):
     except ImportError:
         raise StoreError("A shared store needs psycopg; install it with: pip install "
                          "'siliconbench[postgres]'.") from None
+    without_password(url)   # an address libpq cannot read: one sentence, never echoed
     try:
         extra = {} if "connect_timeout" in conninfo_to_dict(url) else {
             "connect_timeout": CONNECT_TIMEOUT_S}
@@ -143,7 +127,7 @@ def connect(url: str):
 def sentence(e: Exception, url: str) -> str:
     """One sentence for what the server or libpq said, naming what to fix."""
     where = f"The shared store {without_password(url)}"
-    text = str(e).strip()
+    text = scrub(str(e).strip())     # libpq's details may quote the address back
     detail = text.rsplit("FATAL:", 1)[-1].strip().splitlines()[0] if text else type(e).__name__
     state = getattr(e, "sqlstate", None)
     user = _user_of(url)
@@ -465,7 +449,7 @@ def _role_exists(db, role: str) -> bool:
 
 
 def _first_line(e: Exception) -> str:
-    return (str(e).strip().splitlines() or [type(e).__name__])[0]
+    return scrub((str(e).strip().splitlines() or [type(e).__name__])[0])
 
 
 def check(url: str) -> tuple[bool, str]:

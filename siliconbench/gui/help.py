@@ -114,7 +114,7 @@ def help_page() -> Path:
     text = text.replace("<!-- SEND RESULTS -->", send_results_html())
     page = home() / "help.html"
     page.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(page, text)    # a link there is replaced, its target untouched; a FIFO too
+    write_atomic(page, text, own=True)  # a link or FIFO there is replaced, a target untouched
     return page
 
 

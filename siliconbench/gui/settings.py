@@ -72,15 +72,20 @@ def settings_file(platform: str = sys.platform) -> Path | None:
 
 
 def unusable_settings(path: Path) -> str | None:
-    """Why QSettings must not read `path` (one sentence), or None when it may: QSettings reads
-    the file whole as it starts, so a FIFO would keep the window from ever appearing and a link
-    to /dev/zero would fill memory."""
+    """Why QSettings must not read or write `path` (one sentence), or None when it may:
+    QSettings reads the file whole as it starts, so a FIFO would keep the window from ever
+    appearing and a link to /dev/zero would fill memory; and it saves through QSaveFile, which
+    follows a link, so a link there (to a file of the user's, or to nothing: the file would be
+    made outside the data folder) would have the settings written over its target. Looked at
+    with lstat: a link is never followed."""
     try:
-        info = os.stat(path)
+        info = os.lstat(path)
     except FileNotFoundError:
         return None
     except OSError as e:
         return f"{path} cannot be read ({e.strerror or e})"
+    if stat.S_ISLNK(info.st_mode):
+        return f"{path} is a link, which SiliconBench does not write its settings through"
     if not stat.S_ISREG(info.st_mode):
         return f"{path} is not a regular file"
     if info.st_size > SETTINGS_LIMIT:
@@ -89,8 +94,9 @@ def unusable_settings(path: Path) -> str | None:
 
 
 def _set_aside(path: Path, problem: str) -> Path | None:
-    """Move a settings file QSettings must not read out of the way; None when it could not
-    be moved, and `notice` says what happened in either case."""
+    """Move a settings file QSettings must not read out of the way (a link itself, never its
+    target); None when it could not be moved, and `notice` says what happened in either
+    case."""
     global notice
     aside = path.with_name(f"{path.name}.unreadable-{int(time.time())}")
     try:
@@ -290,17 +296,31 @@ STORE_KEY = "store/shared"   # the shared store's address, without its password;
 
 
 def shared_store(settings: QSettings) -> str | None:
-    """The shared store Preferences chose, or None for "This machine only"."""
+    """The shared store Preferences chose, or None for "This machine only". An address kept
+    with a password in it (an older SiliconBench read `#` or `?` in one as a URL's fragment
+    or query and kept it) is kept again without it; one libpq cannot read is forgotten."""
+    from siliconbench.core.store_address import SECRET_KEYS, UnreadableAddress, parse, shown
     from siliconbench.core.store_pg import is_url
     url = value_of(settings, STORE_KEY, str)
-    return url if is_url(url) else None
+    if not is_url(url):
+        return None
+    try:
+        if not any(key in parse(url) for key in SECRET_KEYS):
+            return url
+        url = shown(url)
+        settings.setValue(STORE_KEY, url)
+    except UnreadableAddress:
+        url = None
+        settings.remove(STORE_KEY)
+    settings.sync()
+    return url
 
 
 def keep_shared_store(settings: QSettings, url: str | None) -> None:
     """Remember the store chosen: its address with any password taken out (libpq finds the
     password in ~/.pgpass, a service file or PGPASSWORD), or none for this machine only."""
     from siliconbench.core.store_pg import without_password
-    if url:
+    if url:   # StoreError (one sentence, never the address) where libpq cannot read it
         settings.setValue(STORE_KEY, without_password(url))
     else:
         settings.remove(STORE_KEY)
@@ -362,12 +382,16 @@ def store_preferences(parent, settings: QSettings):
 
     def keep() -> None:
         url = address.text().strip() if shared.isChecked() else None
-        from siliconbench.core.store_pg import is_url
+        from siliconbench.core.store_pg import StoreError, is_url
         if url is not None and not is_url(url):
             answer.setText("Give a PostgreSQL address: postgresql://user@host/db or "
                            "service=NAME.")
             return
-        keep_shared_store(settings, url)
+        try:
+            keep_shared_store(settings, url)
+        except StoreError as e:
+            answer.setText(str(e))
+            return
         dialog.accept()
 
     address.textEdited.connect(lambda _: shared.setChecked(True))

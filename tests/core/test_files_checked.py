@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import stat
 import subprocess
 import sys
 import textwrap
@@ -384,8 +385,10 @@ def test_a_whole_core_ml_package_is_reused_and_one_cut_short_converted_again(mon
 # ---------------------------------------------------------------- exports and probes
 
 @pytest.mark.parametrize("case", CASES)
-def test_an_export_replaces_what_is_in_its_place_never_writes_through(case, outside, tmp_path,
-                                                                     store):
+def test_an_export_never_writes_through_what_is_in_its_place(case, outside, tmp_path, store):
+    """A link to a file is replaced (its target untouched); a FIFO nothing reads and a link
+    to a device other than the null device are refused in one sentence and left as they are
+    (issue 51: an export never replaces a device node or a FIFO, nor a link to one)."""
     from tests.core.test_hostile_files import fixture
     given = tmp_path / "given.json"
     given.write_text(json.dumps(fixture()))
@@ -395,6 +398,13 @@ def test_an_export_replaces_what_is_in_its_place_never_writes_through(case, outs
     done = run_cli("export", "-o", str(out), timeout=GUARD_S)
     if case == "folder":
         assert done.returncode == 2 and "is a folder" in one_sentence(done.stderr)
+    elif case == "fifo":
+        assert done.returncode == 2 and "is a FIFO that nothing reads" in one_sentence(
+            done.stderr)
+        assert stat.S_ISFIFO(os.lstat(out).st_mode)
+    elif case == "dev_zero_link":
+        assert done.returncode == 2 and "is a device" in one_sentence(done.stderr)
+        assert out.is_symlink() and os.readlink(out) == "/dev/zero"
     else:
         assert done.returncode == 0, done.stderr[-3000:]
         assert not out.is_symlink() and out.is_file() and out.read_text().count("\n") >= 2

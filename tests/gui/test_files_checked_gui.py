@@ -1,7 +1,9 @@
 """A chart exported over a FIFO, a link to /dev/zero, a folder or a link to a file of the
 user's elsewhere (tests/core/test_files_checked.py holds every other path to the same): the
 chart is drawn in memory and written whole through siliconbench.core.files, so the link is
-replaced and its target never written, and a folder is refused in a sentence. In a child
+replaced and its target never written, and a folder is refused in a sentence; a FIFO nothing
+reads and a link to a device are refused and left as they are (issue 51: a path the user
+names is never replaced when it is a device or a FIFO). In a child
 process: Qt writing into a FIFO would block this one (its timeout only guards the suite)."""
 
 from __future__ import annotations
@@ -39,7 +41,10 @@ CHILD = """
 
 @pytest.mark.parametrize("fmt", ["png", "svg"])
 @pytest.mark.parametrize("case", CASES)
-def test_a_chart_export_replaces_what_is_in_its_place(case, fmt, outside, tmp_path):  # noqa: F811
+def test_a_chart_export_never_writes_through_what_is_in_its_place(case, fmt, outside,  # noqa: F811
+                                                                  tmp_path):
+    import os
+    import stat
     path = tmp_path / f"chart.{fmt}"
     plant(path, case, outside)
     refused = answer(in_child(CHILD, ("QT_QPA_PLATFORM", "offscreen"), args=[str(path)]))
@@ -47,6 +52,14 @@ def test_a_chart_export_replaces_what_is_in_its_place(case, fmt, outside, tmp_pa
         assert refused == ["NotWritable", f"{path} is a folder, so SiliconBench does not "
                                           "write a file there; move it aside or choose "
                                           "another name."]
+    elif case == "fifo":
+        assert refused == ["NotWritable", f"{path} is a FIFO that nothing reads, so "
+                                          "SiliconBench does not write there."]
+        assert stat.S_ISFIFO(os.lstat(path).st_mode)
+    elif case == "dev_zero_link":
+        assert refused == ["NotWritable", f"{path} is a device, so SiliconBench does not "
+                                          "write there; choose a file's name."]
+        assert path.is_symlink() and os.readlink(path) == "/dev/zero"
     else:
         assert refused is None
         assert not path.is_symlink() and path.read_bytes().startswith(MAGIC[fmt])

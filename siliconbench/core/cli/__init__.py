@@ -59,14 +59,18 @@ def _main(argv: list[str]) -> int:
     from siliconbench.core.params import ParamError
     from siliconbench.core.runner import UsageError
     from siliconbench.core.store import StoreError
-    log_path = setup_logging()
+    log_path = setup_logging(argv)
     try:
         args = build_parser().parse_args(opened_files(argv))
         if args.store:   # the store every Store() of this command (and its children) opens
-            from siliconbench.core.store_pg import is_url
+            from siliconbench.core.store_address import UnreadableAddress, is_url, parse
             if not is_url(args.store):
                 raise Usage("--store takes a PostgreSQL address (postgresql://user@host/db or "
                             "service=NAME); without it runs stay in this machine's store.")
+            try:
+                parse(args.store)
+            except UnreadableAddress as e:
+                raise Usage(str(e)) from None
             os.environ["SILICONBENCH_STORE"] = args.store
         if args.command is None:
             from siliconbench.core.display import has_display
@@ -76,7 +80,8 @@ def _main(argv: list[str]) -> int:
             args = build_parser().parse_args(["quick"])
         return COMMANDS[args.command](args)
     except (Usage, UsageError, ParamError, StoreError, UnknownWorkload, UnknownFramework) as e:
-        print(f"siliconbench: {e}", file=sys.stderr)
+        from siliconbench.core.store_address import scrub
+        print(scrub(f"siliconbench: {e}"), file=sys.stderr)   # an address where an id goes
         return EXIT_USAGE
     except KeyboardInterrupt as e:
         return interrupted(e)
@@ -85,10 +90,11 @@ def _main(argv: list[str]) -> int:
             return interrupted(ctrl_c)
         if os.environ.get("SILICONBENCH_DEBUG"):
             raise
-        log.exception("internal error in siliconbench %s", " ".join(argv))
+        from siliconbench.core.store_address import scrub, shown_argv
+        log.exception("internal error in siliconbench %s", " ".join(shown_argv(argv)))
         where = f"the traceback is in {log_path}" if log_path else \
             "set SILICONBENCH_DEBUG=1 for the traceback"
-        print(f"siliconbench: internal error: {type(e).__name__}: {e} ({where})",
+        print(scrub(f"siliconbench: internal error: {type(e).__name__}: {e} ({where})"),
               file=sys.stderr)
         return EXIT_FAILED
 

@@ -147,7 +147,7 @@ def cmd_quick(args) -> int:
         records.append(rec)
     out = home() / f"quick-suite-{time.strftime('%Y%m%d-%H%M%S')}.csv"
     try:
-        write_atomic(out, to_csv(records))
+        write_atomic(out, to_csv(records), own=True)   # the data folder's
     except OSError as e:
         raise Usage(f"Cannot write {out}: {e.strerror}.") from None
     # A short summary, not every row: `siliconbench results --show ID` has those.
@@ -362,8 +362,9 @@ def cmd_store(args) -> int:
     if args.store_command == "init":
         from siliconbench.core.store_pg import init, is_url
         if not is_url(args.url):
-            raise Usage(f"{clip(args.url)!r} is not a PostgreSQL address; give one such as "
-                        "postgresql://admin@host/siliconbench or service=NAME.")
+            raise Usage("store init takes a PostgreSQL address (not repeated here: it may hold "
+                        "a password), such as postgresql://admin@host/siliconbench or "
+                        "service=NAME.")
         for line in init(args.url, args.machine, args.admin):
             print(line)
         return EXIT_OK
@@ -374,6 +375,11 @@ def cmd_store(args) -> int:
     if not url:
         raise Usage("No shared store is set: give --store URL or set SILICONBENCH_STORE "
                     "(postgresql://user@host/db or service=NAME).")
+    from siliconbench.core.store_address import UnreadableAddress, parse
+    try:
+        parse(url)       # bad input, not a store that failed: one sentence, never the address
+    except UnreadableAddress as e:
+        raise Usage(str(e)) from None
     if args.store_command == "check":
         from siliconbench.core.store_pg import check
         answers, sentence = check(url)

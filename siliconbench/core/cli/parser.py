@@ -16,6 +16,8 @@ class Usage(Exception):
 
 class Parser(argparse.ArgumentParser):
     def error(self, message: str):  # argparse's own errors: one sentence, exit 2
+        from siliconbench.core.store_address import scrub
+        message = scrub(message)     # "unrecognized arguments: postgresql://u:pw@..." too
         raise Usage(message[0].upper() + message[1:] + ("" if message.endswith(".") else "."))
 
 

@@ -103,7 +103,7 @@ def convert(request: dict) -> dict:
               "torchvision": torchvision.__version__,
               # Each file of the package as it was made: a damaged package is converted again.
               "files": fingerprint(out)}
-    write_atomic(out.with_suffix(".json"), json.dumps(result))
+    write_atomic(out.with_suffix(".json"), json.dumps(result), own=True)
     return result
 
 

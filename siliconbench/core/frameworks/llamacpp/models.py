@@ -32,8 +32,19 @@ STD = 0.02              # the weights' standard deviation (transformers' initial
 
 
 def folder() -> Path:
+    """Where the model files are kept: the data folder's models/gguf (not made here)."""
     from siliconbench.core.store import home
     return home() / "models" / "gguf"
+
+
+def own_folder() -> Path:
+    """folder(), made a real folder before anything is written there: a link in its place (or
+    at models) would have the model files written wherever it points, a FIFO or a file would
+    fail every run; either is removed (a link itself, never its target) and the folder made
+    (files.own_folder)."""
+    gguf = folder()
+    files.own_folder(gguf.parent)
+    return files.own_folder(gguf)
 
 
 def key(shape) -> str:
@@ -158,7 +169,7 @@ def _quantize(src: Path, dest: Path, dtype: str, threads: int) -> None:
 
 def _room(dest: Path, need: int) -> None:
     from siliconbench.core.params import ParamError
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    own_folder()
     free = shutil.disk_usage(dest.parent).free
     if need > 0.95 * free:
         raise ParamError(f"The {dest.name} model file needs about {human(need)} and "
@@ -205,7 +216,7 @@ def _cached(path: Path, damaged: list[str]) -> bool:
         return True
     damaged.append(f"the cached model {path.name} was damaged ({why}); rebuilt")
     files.remove(path)
-    checksum_path(path).unlink(missing_ok=True)
+    files.remove(checksum_path(path))     # whatever it is: a file, a folder, a link
     return False
 
 
@@ -225,7 +236,8 @@ def _build(dest: Path, make: Callable[[Path], None]) -> None:
         fingerprint = files.fingerprint(tmp)
         files.remove(dest)                  # whatever was there (a damaged file, a link)
         os.replace(tmp, dest)
-        files.write_atomic(checksum_path(dest), json.dumps(fingerprint))
+        files.remove(checksum_path(dest))   # a folder there would refuse the record for good
+        files.write_atomic(checksum_path(dest), json.dumps(fingerprint), own=True)
     finally:
         Path(tmp).unlink(missing_ok=True)
 
@@ -236,6 +248,7 @@ def model_file(shape, name: str, dtype: str, threads: int,
     """The GGUF file of `shape` in `dtype`, written (and quantised) now unless kept from
     before and whole (damage); `say` hears what is written, with its size, before it is;
     `warn` (else `say`) hears of each damaged file that was rebuilt."""
+    own_folder()          # before anything there is read or written
     dest = path_for(shape, name, dtype)
     damaged: list[str] = []
     if _cached(dest, damaged):

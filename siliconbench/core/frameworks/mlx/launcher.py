@@ -74,7 +74,7 @@ def command(exe: str, worker: list[str], processes: int, hosts, folder: str,
     from siliconbench.core.files import write_atomic
     from siliconbench.core.hosts import hostfile_json, loopback_env
     path = os.path.join(folder, "hosts.json")
-    write_atomic(path, hostfile_json([h for h in hosts for _ in range(processes)]))
+    write_atomic(path, hostfile_json([h for h in hosts for _ in range(processes)]), own=True)
     cmd = [exe, "--starting-port", str(port), "--hostfile", path, "-n", str(processes)]
     if backend != "auto":
         cmd += ["--backend", backend]
