@@ -32,6 +32,8 @@ class Behaviour:
     status: int = 500
     report_usage: bool = True
     server_rate: float | None = None     # the server's own decode tok/s it reports
+    refuse_force: bool = False     # 400 for ignore_eos / min_tokens (OpenAI's own API does)
+    quote_auth: bool = False       # a 401 that quotes the key it got
     requests: list[dict] = field(default_factory=list)   # the bodies received
 
 
@@ -128,6 +130,12 @@ class StandIn:
         request["_path"] = path
         request["_auth"] = headers.get("authorization")
         self.b.requests.append(request)
+        if self.b.quote_auth:
+            return await self._whole(writer, 401, {"error": {
+                "message": f"Incorrect API key provided: {headers.get('authorization')}"}})
+        if self.b.refuse_force and ("ignore_eos" in request or "min_tokens" in request):
+            return await self._whole(writer, 400, {"error": {
+                "message": "Unrecognized request argument supplied: ignore_eos"}})
         if self.b.fault == "status":
             return await self._whole(writer, self.b.status,
                                      {"error": {"message": "the stand-in was told to fail"}})

@@ -290,6 +290,15 @@ def _clipped(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
+def redacted(text: str, secret: str | None) -> str:
+    """`text` with the API key taken out (a server's 401 may quote the key it refused)."""
+    if secret:
+        for part in {secret, secret[:12], secret[-12:]}:
+            if len(part) >= 6:
+                text = text.replace(part, "***")
+    return text
+
+
 def auth_headers(api_key: str | None) -> list[tuple[str, str]]:
     return [("Authorization", f"Bearer {api_key}")] if api_key else []
 
@@ -327,7 +336,7 @@ async def one_request(target: Target, api: str, ask: Ask, limits: Limits,
             raise ServerFault("the answer held no output")
         line.ok = True
     except ServerFault as e:
-        line.reason = str(e)
+        line.reason = redacted(str(e), api_key)
     line.t_first_byte = response.t_first_byte
     line.t_done = response.t_end
     if line.tokens is None and line.chunk_times:

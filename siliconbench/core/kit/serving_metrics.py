@@ -8,8 +8,9 @@ Per request (times from just before the request connected):
 - e2e: the last output chunk's arrival (a trailing usage chunk does not lengthen it);
 - decode rate: (n - 1) / (t_last - t_first), n the server's count of output tokens;
 - tpot: (t_last - t_first) / (n - 1), its inverse (vLLM's TPOT);
-- chunk gaps: between consecutive output chunks (vLLM's ITL); e2e - t_first = their sum;
-- tokens per chunk: n / output chunks.
+- chunk gaps: between consecutive arrivals of output (vLLM's ITL; chunks that came in one
+  read of the socket arrived together: no gap between them); e2e - t_first = their sum;
+- tokens per chunk: n / output chunks (the server's events with output).
 Per level: requests/s and output tok/s over the level's wall time (first request sent to the
 last one's end), and goodput: requests/s of those within the SLO."""
 
@@ -62,7 +63,8 @@ def per_request(line: Timeline) -> RequestMetrics:
     if n >= 2 and first is not None and last is not None and last > first:
         rate = (n - 1) / (last - first)
         tpot = (last - first) / (n - 1) * 1000
-    gaps = tuple((b - a) * 1000 for a, b in zip(times, times[1:], strict=False))
+    # Events that came in one read share its arrival time: they are one arrival, no gap.
+    gaps = tuple((b - a) * 1000 for a, b in zip(times, times[1:], strict=False) if b > a)
     return RequestMetrics(ms(line.t_first_byte), ms(line.t_first_content),
                           ms(line.t_first_reasoning), ms(last), rate, tpot, gaps, n,
                           len(times), n / len(times) if times else None)
