@@ -102,9 +102,10 @@ def test_the_api_key_goes_only_into_the_request(tmp_path):
     key = "sk-siliconbench-test-9f8e7d6c5b4a"
     env = {**os.environ, "MY_SERVER_KEY": key}
     with StandIn(Behaviour(ttft_s=0.01, gap_s=0.002)) as s:
-        from tests.cli_processes import _env
         import subprocess
         import sys
+
+        from tests.cli_processes import _env
         r = subprocess.run([sys.executable, "-m", "siliconbench.core.cli", "run", "serve",
                             "--url", s.url, "--api", "openai", "--api-key-env",
                             "MY_SERVER_KEY", *FAST], capture_output=True, text=True,
