@@ -34,6 +34,7 @@ class Behaviour:
     server_rate: float | None = None     # the server's own decode tok/s it reports
     refuse_force: bool = False     # 400 for ignore_eos / min_tokens (OpenAI's own API does)
     quote_auth: bool = False       # a 401 that quotes the key it got
+    http10: bool = False           # HTTP/1.0, bodies ended by closing (mlx_lm.server's way)
     requests: list[dict] = field(default_factory=list)   # the bodies received
 
 
@@ -149,6 +150,11 @@ class StandIn:
 
     async def _whole(self, writer, status: int, obj) -> None:
         data = json.dumps(obj).encode()
+        if self.b.http10:
+            writer.write(f"HTTP/1.0 {status} X\r\nContent-Type: application/json\r\n"
+                         "Server: standin/1.0\r\n\r\n".encode() + data)
+            await writer.drain()
+            return
         writer.write(f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\n"
                      f"Server: standin/1.0\r\nContent-Length: {len(data)}\r\n"
                      f"Connection: close\r\n\r\n".encode() + data)
@@ -160,8 +166,11 @@ class StandIn:
         start = loop.time()
         ndjson = api == "ollama"
         kind = "application/x-ndjson" if ndjson else "text/event-stream"
-        writer.write(f"HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\nServer: standin/1.0\r\n"
-                     "Transfer-Encoding: chunked\r\n\r\n".encode())
+        if b.http10:
+            writer.write(f"HTTP/1.0 200 OK\r\nContent-Type: {kind}\r\n\r\n".encode())
+        else:
+            writer.write(f"HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\n"
+                         "Server: standin/1.0\r\nTransfer-Encoding: chunked\r\n\r\n".encode())
 
         async def until(at: float) -> None:
             await asyncio.sleep(max(0.0, start + at - loop.time()))
@@ -169,7 +178,10 @@ class StandIn:
         async def send(payload: bytes, at: float | None = None) -> None:
             if at is not None:
                 await until(at)
-            writer.write(f"{len(payload):x}\r\n".encode() + payload + b"\r\n")
+            if b.http10:
+                writer.write(payload)     # an empty payload ends nothing: closing does
+            else:
+                writer.write(f"{len(payload):x}\r\n".encode() + payload + b"\r\n")
             await writer.drain()
 
         def event(obj) -> bytes:

@@ -55,6 +55,15 @@ def test_latency_minus_first_token_is_the_sum_of_the_gaps(api, endpoint):
     assert m.decode_tok_s == pytest.approx(1000 / m.tpot_ms)
 
 
+def test_an_http10_answer_ended_by_closing_is_whole():
+    # mlx_lm.server answers HTTP/1.0 without a length: the close ends the body, no fault.
+    line, _ = request(Behaviour(ttft_s=0.01, gap_s=0.003, http10=True), tokens=5)
+    assert line.ok, line.reason
+    assert line.tokens == 5
+    with StandIn(Behaviour(http10=True)) as s:
+        assert asyncio.run(detect(parse_target(s.url, False), "openai", None)).models
+
+
 def test_a_trailing_usage_chunk_does_not_lengthen_latency():
     line, _ = request(Behaviour(ttft_s=0.02, gap_s=0.005, usage_delay_s=0.4), tokens=8)
     assert line.ok and line.tokens_from == "usage"

@@ -132,6 +132,7 @@ async def stream(target: Target, method: str, path: str, body: bytes | None,
     deadline = response.t0 + limits.stream_s
     reader, writer = await open_connection(target, min(CONNECT_S, limits.stream_s))
     conn = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEADER_BYTES)
+    closed = False
     try:
         all_headers = [("Host", target.host if target.port in (80, 443) else
                         f"{target.host}:{target.port}"), ("Connection", "close"),
@@ -149,6 +150,9 @@ async def stream(target: Target, method: str, path: str, body: bytes | None,
             try:
                 event = conn.next_event()
             except h11.RemoteProtocolError as e:
+                if closed:       # h11: the close came before the body's end
+                    raise ServerFault("the server closed the connection before its answer "
+                                      "ended") from None
                 raise ServerFault(f"the server's answer is not valid HTTP ({e})") from None
             if event is h11.NEED_DATA:
                 left = deadline - clock()
@@ -169,14 +173,10 @@ async def stream(target: Target, method: str, path: str, body: bytes | None,
                 now = clock()
                 if response.t_first_byte is None and data:
                     response.t_first_byte = now - response.t0
+                closed = not data
                 try:
                     conn.receive_data(data)
-                    if not data and conn.their_state is not h11.DONE:
-                        conn.next_event()    # h11 says whether the close ended the body
                 except h11.RemoteProtocolError as e:
-                    if not data:
-                        raise ServerFault("the server closed the connection before its "
-                                          "answer ended") from None
                     raise ServerFault(f"the server's answer is not valid HTTP ({e})") from None
                 arrived = now
                 continue

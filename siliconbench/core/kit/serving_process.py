@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -77,23 +78,45 @@ class ServerProcess:
         text = self._log.read().decode("utf-8", errors="replace")
         return "\n".join(deque(text.splitlines(), maxlen=LOG_LINES))
 
+    def last_words(self) -> str:
+        """'; it said: LAST LINE' for a failure's sentence; its whole tail goes to stderr
+        (the record's stderr_tail)."""
+        tail = self.tail()
+        print(f"{self.name}'s last output:\n{tail}", file=sys.stderr)
+        # Not its access log ('127.0.0.1 - - [date] "GET /health HTTP/1.1" 503 -'); an
+        # error's line where there is one (a traceback's last).
+        lines = [x.strip() for x in tail.splitlines()
+                 if x.strip() and not re.search(r' - - \[.*\] "[A-Z]+ ', x)]
+        errors = [x for x in lines if re.match(r"[A-Za-z_.]*(Error|Exception)\b", x)]
+        said = (errors or lines)[-1:]
+        return f"; it said: {said[0][:300]}" if said else ""
+
     def wait_ready(self, target: Target, path: str, timeout_s: float,
+                   failed_status: int | None = None,
                    cancelled: Callable[[], bool] = lambda: False) -> float:
         """Seconds until GET `path` answered 200; ServerStartFailed where the server ended
-        first or did not answer within `timeout_s`."""
-        from siliconbench.core.kit.serving_apis import get_json
+        first, answered `failed_status` (the server's word that it cannot serve: mlx_lm's
+        /health once its model failed to load) or did not answer within `timeout_s`."""
+        from siliconbench.core.kit.serving_http import ServerFault, fetch
         t0 = time.monotonic()
         while True:
             code = self.proc.poll()
             if code is not None:
                 raise ServerStartFailed(f"the {self.name} ended (exit code {code}) before it "
-                                        f"answered; its last output:\n{self.tail()}")
-            if asyncio.run(get_json(target, path)) is not None:
+                                        f"answered{self.last_words()}")
+            try:
+                response, _ = asyncio.run(fetch(target, "GET", path))
+            except ServerFault:
+                response = None
+            if response is not None and response.status == 200:
                 return time.monotonic() - t0
+            if response is not None and response.status == failed_status:
+                raise ServerStartFailed(f"the {self.name} answered HTTP {failed_status} at "
+                                        f"{path}: it cannot serve{self.last_words()}")
             if time.monotonic() - t0 > timeout_s or cancelled():
                 raise ServerStartFailed(f"the {self.name} did not answer at "
-                                        f"{target.url(path)} within {timeout_s:g} s; its last "
-                                        f"output:\n{self.tail()}")
+                                        f"{target.url(path)} within {timeout_s:g} s"
+                                        f"{self.last_words()}")
             time.sleep(0.2)
 
     def stop(self) -> int | None:
@@ -108,5 +131,4 @@ class ServerProcess:
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
-        self._log.close()
         return p.returncode

@@ -39,6 +39,7 @@ from siliconbench.core.stats import summarize
 KEPT_REQUESTS = 1024
 KEPT_TIMES = 50_000
 WARNINGS = 60
+FIRST_STALL_S = 300.0       # the first request's wait for a model the server loads then
 MAX_SAMPLES = 20_000        # a row's samples (chunk gaps of every request): evenly thinned
 
 
@@ -55,9 +56,11 @@ def thinned(xs: list[float], limit: int = MAX_SAMPLES) -> list[float]:
 
 class Sweep:
     def __init__(self, ctx, params: dict, target: Target, server: Server,
-                 api_key: str | None, started: dict | None) -> None:
+                 api_key: str | None, started: dict | None, shown: str | None = None
+                 ) -> None:
         self.ctx, self.p, self.target, self.server = ctx, params, target, server
         self.key, self.started = api_key, started
+        self.shown = shown           # the model's name in the record, where not its path
         self.slo = parse_slo(params.get("slo"))
         self.limits = Limits(stall_s=params["stall_s"], stream_s=params["request_s"])
         self.force = bool(params["force_length"])
@@ -75,23 +78,24 @@ class Sweep:
     def ask(self, prompt: str) -> Ask:
         return Ask(prompt, self.p["output_tokens"], self.force, self.p["endpoint"], self.model)
 
-    def request(self, prompt: str) -> Timeline:
+    def request(self, prompt: str, limits: Limits | None = None) -> Timeline:
         return asyncio.run(one_request(self.target, self.server.api, self.ask(prompt),
-                                       self.limits, self.key))
+                                       limits or self.limits, self.key))
 
     def run(self) -> None:
         ctx, p, server = self.ctx, self.p, self.server
         self.model = choose_model(server, p.get("model"))
+        shown = self.shown or self.model
         name = server.name or {"openai": "OpenAI-compatible server", "ollama": "Ollama",
                                "lmstudio": "LM Studio"}[server.api]
         software = dict(self.started or {})
         if server.version:
             software["server_version"] = server.version
-        settings = {"api": server.api, "server": name, "model": self.model,
+        settings = {"api": server.api, "server": name, "model": shown,
                     "remote": self.target.remote, "address": self.target.origin,
                     "slo": ",".join(f"{k}={v:g}ms" for k, v in self.slo.items()) or None,
                     "started_by_siliconbench": self.started is not None}
-        ctx.pass_on({"event": "started", "device_name": f"{name} · {self.model}"[:200],
+        ctx.pass_on({"event": "started", "device_name": f"{name} · {shown}"[:200],
                      "software": software, "settings": settings}, set())
         if self.target.remote:
             self.warn(f"The requests went to another host ({self.target.host}, allowed by "
@@ -128,13 +132,17 @@ class Sweep:
         """One request before any level: a server that refuses the forced length (HTTP 400
         or 422) is asked again without it, and said; one that fails otherwise ends the run
         with its reason now, not after every level's requests."""
-        line = self.request(prompts.cold())
+        # A server that loads its model at its first request (mlx_lm.server, Ollama) is
+        # silent meanwhile: the first request may wait FIRST_STALL_S for it.
+        first = Limits(max(self.limits.stall_s, FIRST_STALL_S),
+                       max(self.limits.stream_s, FIRST_STALL_S), self.limits.max_body)
+        line = self.request(prompts.cold(), first)
         if not line.ok and self.force and line.status in (400, 422):
             self.force = False
             self.warn(f"The server refused the forced answer length ({line.reason}); "
                           "answers may stop before --output-tokens.")
             self.ctx.record_settings(forced_length=False)
-            line = self.request(prompts.cold())
+            line = self.request(prompts.cold(), first)
         if not line.ok:
             raise RunFailed(f"the first request failed: {line.reason}")
         self.ctx.record_settings(forced_length=self.force)

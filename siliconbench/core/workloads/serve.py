@@ -23,7 +23,7 @@ from siliconbench.core.catalogue import Workload
 from siliconbench.core.frameworks import FRAMEWORKS
 from siliconbench.core.kit.serving_apis import APIS
 from siliconbench.core.kit.serving_http import Target, parse_target
-from siliconbench.core.kit.serving_load import detect
+from siliconbench.core.kit.serving_load import Server, detect
 from siliconbench.core.kit.serving_metrics import parse_slo
 from siliconbench.core.params import Param, ParamError
 
@@ -94,11 +94,14 @@ WORKLOAD = Workload(
 class ServePart(Protocol):
     """A framework's server: siliconbench.core.frameworks.<framework>.serve."""
     NAME: str               # what the server is called ("mlx_lm.server")
-    READY_PATH: str         # a GET that answers 200 once the model is loaded
+    READY_PATH: str         # a GET that answers 200 once the server can take requests
+    FAILED_STATUS: int | None   # READY_PATH's answer where it never will (None: none)
 
-    def model(self, params: dict, say: Callable[[str], None]) -> tuple[str, dict]:
-        """(what the server loads: a path, what the record says of it), made now if a
-        preset's."""
+    def model(self, shape, name: str, params: dict, say: Callable[[str], None]
+              ) -> tuple[str, dict]:
+        """(what the server loads: a path, what the record says of it): --model-path, or
+        the preset `name` of `shape` (siliconbench.core.kit.llm_shapes.ModelShape) written
+        now with random weights unless kept from before."""
 
     def command(self, model: str, port: int, params: dict, device: str) -> list[str]:
         """The server's command line, bound to 127.0.0.1:port."""
@@ -152,16 +155,24 @@ def started(ctx, params: dict) -> None:
     if params.get("model_path") and not Path(params["model_path"]).expanduser().exists():
         raise ParamError(f"--model-path {params['model_path']} does not exist.")
     ctx.progress(0, 1, f"preparing the model for {part.NAME}")
-    model, about = part.model(params, lambda text: ctx.progress(0, 1, text))
+    from siliconbench.core.workloads.llm import PRESETS
+    model, about = part.model(PRESETS[params["preset"]], params["preset"], params,
+                              lambda text: ctx.progress(0, 1, text))
     port = free_port()
     target = Target("http", "127.0.0.1", port)
     command = part.command(model, port, params, ctx.device_id)
     ctx.progress(0, 1, f"starting {part.NAME} on 127.0.0.1:{port}")
     with ServerProcess(command, name=part.NAME) as proc:
-        ready_s = proc.wait_ready(target, part.READY_PATH, READY_S)
-        server = asyncio.run(detect(target, "openai", None))
-        server.name = part.NAME
-        ctx.record_settings(server_ready_s=round(ready_s, 3), server_command=" ".join(
-            Path(c).name if c == command[0] else c for c in command), **about)
-        Sweep(ctx, params, target, server, None, started=part.software()).run()
+        ready_s = proc.wait_ready(target, part.READY_PATH, READY_S, part.FAILED_STATUS)
+        # The model is the one it was started with (mlx_lm.server's own model list reads
+        # the Hugging Face cache, and fails where there is none).
+        server = Server("openai", [model], part.NAME)
+        # The command as run, the interpreter and the model's path named only (a path
+        # tells where the user keeps files: an export names them only).
+        shown = [Path(c).name if c == command[0] else "MODEL" if c == model else c
+                 for c in command]
+        ctx.record_settings(server_ready_s=round(ready_s, 3), server_command=" ".join(shown),
+                            **about)
+        Sweep(ctx, params, target, server, None, started=part.software(),
+              shown=about.get("model_name")).run()
 
