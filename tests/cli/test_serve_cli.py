@@ -48,6 +48,16 @@ def test_a_run_against_a_server_keeps_each_level_and_every_chunk():
     assert len(s.b.requests) == 17
 
 
+def test_a_goodput_of_zero_is_a_measurement_the_record_keeps():
+    # No request can meet a 1 ms time to first token from a stand-in that takes 50 ms.
+    with StandIn(Behaviour(ttft_s=0.05, gap_s=0.002)) as s:
+        r = run_cli("run", "serve", "--url", s.url, "--api", "openai", "--slo", "ttft=1ms",
+                    *FAST)
+    assert r.returncode == 0, r.stderr
+    rec = record_of(r.stdout)          # the schema and the sense checks take it
+    assert {row.value for row in rec.rows if row.metric == "goodput_req_s"} == {0.0}
+
+
 def test_both_caches_and_a_refused_forced_length():
     with StandIn(Behaviour(ttft_s=0.01, gap_s=0.002, refuse_force=True)) as s:
         r = run_cli("run", "serve", "--url", s.url, "--api", "openai", "--cache", "both",

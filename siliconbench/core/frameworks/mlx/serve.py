@@ -52,19 +52,16 @@ def write(shape, dest: Path) -> None:
     import mlx.core as mx
     from mlx.utils import tree_flatten
 
-    from siliconbench.core.frameworks.mlx.llm import _mlx_lm, model_args
+    from siliconbench.core.frameworks.mlx.llm import MlxLM, model_args
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=".writing-"))
     try:
-        config = model_args(shape)
-        family = _mlx_lm(shape.family)
-        mx.random.seed(0)
-        m = family.Model(family.ModelArgs.from_dict(config))
-        dtype = mx.float32 if shape.hidden <= 256 else mx.bfloat16
-        m.set_dtype(dtype)
-        mx.save_safetensors(str(tmp / "model.safetensors"), dict(tree_flatten(m.parameters())))
+        dtype = "float32" if shape.hidden <= 256 else "bfloat16"
+        built = MlxLM(shape, dtype)      # mlx-lm's own model class, seed 0
+        mx.save_safetensors(str(tmp / "model.safetensors"),
+                            dict(tree_flatten(built.model.parameters())))
         (tmp / "config.json").write_text(json.dumps(
-            {**config, "eos_token_id": shape.vocab, "torch_dtype": str(dtype).split(".")[-1]}))
+            {**model_args(shape), "eos_token_id": shape.vocab, "torch_dtype": dtype}))
         tokenizer(shape.vocab, tmp)
         (tmp / "done").write_text("")
         if dest.exists():
