@@ -103,8 +103,9 @@ class ServePart(Protocol):
         the preset `name` of `shape` (siliconbench.core.kit.llm_shapes.ModelShape) written
         now with random weights unless kept from before."""
 
-    def command(self, model: str, port: int, params: dict, device: str) -> list[str]:
-        """The server's command line, bound to 127.0.0.1:port."""
+    def command(self, model: str, port: int, params: dict, device: str, about: dict
+                ) -> list[str]:
+        """The server's command line, bound to 127.0.0.1:port (`about`: model()'s)."""
 
     def software(self) -> dict:
         """The server's package versions."""
@@ -160,7 +161,7 @@ def started(ctx, params: dict) -> None:
                               lambda text: ctx.progress(0, 1, text))
     port = free_port()
     target = Target("http", "127.0.0.1", port)
-    command = part.command(model, port, params, ctx.device_id)
+    command = part.command(model, port, params, ctx.device_id, about)
     ctx.progress(0, 1, f"starting {part.NAME} on 127.0.0.1:{port}")
     with ServerProcess(command, name=part.NAME) as proc:
         ready_s = proc.wait_ready(target, part.READY_PATH, READY_S, part.FAILED_STATUS)

@@ -89,7 +89,8 @@ def tokenizer(vocab: int, folder: Path) -> None:
         "chat_template": CHAT_TEMPLATE, "model_max_length": 1 << 20}))
 
 
-def command(model_path: str, port: int, params: dict, device: str) -> list[str]:
+def command(model_path: str, port: int, params: dict, device: str, about: dict
+            ) -> list[str]:
     return [sys.executable, "-m", __name__, device, "--model", model_path, "--host",
             "127.0.0.1", "--port", str(port), "--max-tokens", str(params["output_tokens"]),
             "--log-level", "WARNING"]
