@@ -161,7 +161,10 @@ async def stream(target: Target, method: str, path: str, body: bytes | None,
                                       "a request may take")
                 wait = min(limits.stall_s, left)
                 try:
-                    data = await asyncio.wait_for(reader.read(READ_SIZE), wait)
+                    # asyncio.timeout, not wait_for: no task made per read (the client's own
+                    # cost between a token's arrival and its time)
+                    async with asyncio.timeout(wait):
+                        data = await reader.read(READ_SIZE)
                 except TimeoutError:
                     if wait < limits.stall_s:
                         raise ServerFault(f"the stream went on past the "
