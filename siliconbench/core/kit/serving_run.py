@@ -251,5 +251,8 @@ class Sweep:
             self.warn(f"At {point['concurrency']} at once ({point['cache']} cache), {d}.")
         if self.server.api == "ollama" and any((x.tokens or 0) <= 1 for x in level.ok):
             self.warn("Ollama reported an answer of one token or none: its eval rate "
-                          "from such an answer means nothing.")
+                      "from such an answer means nothing.")
+        if self.server.api == "ollama" and any(x.prompt_tokens is None for x in level.ok):
+            self.warn("Ollama left out its prompt count (prompt_eval_count) for some "
+                      "answers: it does when the prompt came from its cache.")
         return out
