@@ -230,6 +230,9 @@ def test_warm_prompts_share_their_prefix_and_cold_ones_none():
     assert p.primer().startswith(p.prefix)
     c, d = p.cold(), p.cold()
     assert c.split()[0] != d.split()[0]
+    # no prefix shared by the cold prompts: a prefix cache has nothing of one for another
+    import os.path
+    assert os.path.commonprefix([p.cold() for _ in range(8)]) == ""
     assert Prompts(64, 3, "n2").prefix == p.prefix      # the seed fixes the words
 
 

@@ -7,6 +7,7 @@ when the server keeps failing, so a dead server ends the run in bounded time."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -81,7 +82,10 @@ class Prompts:
     def cold(self) -> str:
         self.count += 1
         rng = random.Random(f"{self.seed}/{self.count}")
-        salt = f"[{self.nonce}-{self.count}]"
+        # Its first characters already differ from every other prompt's: a salt in
+        # brackets, or the run's nonce first, would be a prefix all of them share (mlx_lm
+        # reported 10 cached tokens of each "cold" prompt).
+        salt = hashlib.sha256(f"{self.nonce}-{self.count}".encode()).hexdigest()[:12]
         return f"{salt} {words(rng, max(1, self.tokens - 1))}"
 
     def warm(self) -> str:
