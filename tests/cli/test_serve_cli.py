@@ -132,3 +132,27 @@ def test_the_api_key_goes_only_into_the_request(tmp_path):
     for root, _, names in os.walk(home):
         for n in names:
             assert key.encode() not in open(os.path.join(root, n), "rb").read()
+
+
+def test_ctrl_c_during_a_stalled_request_ends_the_run_at_once(siliconbench_home):
+    import signal
+
+    from tests.cli_processes import start_cli, wait_until_gone
+    with StandIn(Behaviour(ttft_s=0.01, gap_s=0.002, fault="stall", fault_after=1)) as s:
+        cli = start_cli("run", "serve", "--url", s.url, "--api", "openai", "--stall-s",
+                        "3600", "--request-s", "7200", *FAST)
+        try:
+            deadline = time.monotonic() + 60
+            while not s.b.requests and time.monotonic() < deadline:
+                assert cli.poll() is None
+                time.sleep(0.05)
+            assert s.b.requests, "no request reached the stand-in"
+            t0 = time.monotonic()
+            cli.send_signal(signal.SIGINT)
+            out, err = cli.communicate(timeout=30)
+        finally:
+            if cli.poll() is None:
+                cli.kill()
+    assert time.monotonic() - t0 < 15 and cli.returncode == 130
+    assert "cancelled" in err and "Traceback" not in err
+    assert wait_until_gone(siliconbench_home) == []
