@@ -156,3 +156,12 @@ def test_ctrl_c_during_a_stalled_request_ends_the_run_at_once(siliconbench_home)
     assert time.monotonic() - t0 < 15 and cli.returncode == 130
     assert "cancelled" in err and "Traceback" not in err
     assert wait_until_gone(siliconbench_home) == []
+
+
+def test_poisson_arrivals_are_a_point_of_their_own():
+    with StandIn(Behaviour(ttft_s=0.01, gap_s=0.002)) as s:
+        r = run_cli("run", "serve", "--url", s.url, "--api", "openai", "--rate", "40", *FAST)
+    assert r.returncode == 0, r.stderr
+    rec = record_of(r.stdout)
+    assert {row.params.get("rate") for row in rec.rows} == {40.0}
+    assert rec.params["rate"] == 40.0

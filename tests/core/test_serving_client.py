@@ -254,3 +254,24 @@ def test_percentile_is_numpys_linear():
     xs = [5.0, 1.0, 9.0, 3.0, 7.5]
     for q in (50, 90, 99):
         assert percentile(xs, q) == pytest.approx(float(np.percentile(xs, q)))
+
+
+def test_poisson_arrivals_come_at_random_times_at_the_rate():
+    with StandIn(Behaviour(ttft_s=0.005, gap_s=0.001)) as s:
+        lines, stopped = asyncio.run(run_level(
+            parse_target(s.url, False), "openai",
+            Plan(64, requests=40, warmup=0, cache="cold", rate=100.0, seed=3),
+            Prompts(8, 1, "p"), lambda p: Ask(p, 2, model="standin-1"), LIMITS, None))
+    assert stopped is None and all(x.ok for x in lines)
+    starts = sorted(x.start for x in lines)
+    gaps = [b - a for a, b in zip(starts, starts[1:], strict=False)]
+    # 40 arrivals at 100/s: about 0.39 s in all, gaps anything but even
+    assert 0.15 < starts[-1] - starts[0] < 1.5
+    assert max(gaps) > 3 * min(gaps) + 0.005
+    # closed loop, for contrast: 64 workers send all 40 at once
+    with StandIn(Behaviour(ttft_s=0.005, gap_s=0.001)) as s:
+        closed, _ = asyncio.run(run_level(
+            parse_target(s.url, False), "openai", Plan(64, 40, 0, "cold"),
+            Prompts(8, 1, "p"), lambda p: Ask(p, 2, model="standin-1"), LIMITS, None))
+    closed_starts = sorted(x.start for x in closed)
+    assert closed_starts[-1] - closed_starts[0] < starts[-1] - starts[0]

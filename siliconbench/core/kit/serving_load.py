@@ -178,6 +178,8 @@ class Plan:
     requests: int
     warmup: int
     cache: str                   # cold | warm
+    rate: float | None = None    # measured requests arriving at random (Poisson), per second
+    seed: int = 0                # the arrivals' seed
 
 
 async def run_level(target: Target, api: str, plan: Plan, prompts: Prompts,
@@ -186,18 +188,31 @@ async def run_level(target: Target, api: str, plan: Plan, prompts: Prompts,
                     ) -> tuple[list[Timeline], str | None]:
     """The level's measured requests (warm-up left out) and why it stopped early, if it
     did. Closed loop: `concurrency` workers, each sending its next request when its last
-    one ended, warm-up first (all of it ended before the measured ones start)."""
+    one ended, warm-up first (all of it ended before the measured ones start). With a
+    `rate`, the measured requests arrive at random times instead (exponential gaps from
+    `seed`), at most `concurrency` in flight: an arrival finding them all busy waits."""
     prompt = prompts.warm if plan.cache == "warm" else prompts.cold
 
-    async def phase(count: int, lines: list[Timeline]) -> str | None:
+    async def phase(count: int, lines: list[Timeline], rate: float | None = None
+                    ) -> str | None:
         issued = 0
         in_a_row = 0
         stop: list[str] = []
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        arrivals = []
+        if rate:
+            rng, t = random.Random(plan.seed), 0.0
+            for _ in range(count):
+                arrivals.append(t)
+                t += rng.expovariate(rate)
 
         async def worker() -> None:
             nonlocal issued, in_a_row
             while issued < count and not stop:
                 issued += 1
+                if arrivals:
+                    await asyncio.sleep(max(0.0, start + arrivals[issued - 1] - loop.time()))
                 line = await one_request(target, api, make_ask(prompt()), limits, api_key)
                 lines.append(line)
                 in_a_row = 0 if line.ok else in_a_row + 1
@@ -215,7 +230,7 @@ async def run_level(target: Target, api: str, plan: Plan, prompts: Prompts,
         if stopped:
             return [], f"stopped in its warm-up: {stopped}"
     lines: list[Timeline] = []
-    stopped = await phase(plan.requests, lines)
+    stopped = await phase(plan.requests, lines, plan.rate)
     return lines, stopped
 
 

@@ -111,7 +111,8 @@ class Sweep:
             for c in levels:
                 ctx.progress(done, total, f"{cache} cache, {c} at once")
                 plan = Plan(c, p["requests"] or max(8, 4 * c),
-                            c if p["warmup"] is None else p["warmup"], cache)
+                            c if p["warmup"] is None else p["warmup"], cache,
+                            p.get("rate"), p["seed"])
                 lines, stopped = asyncio.run(run_level(
                     self.target, server.api, plan, prompts, self.ask, self.limits, self.key))
                 done += 1
@@ -167,6 +168,8 @@ class Sweep:
         p = self.p
         point = {"concurrency": c, "cache": cache, "prompt_tokens": p["prompt_tokens"],
                  "output_tokens": p["output_tokens"]}
+        if p.get("rate"):
+            point["rate"] = p["rate"]        # Poisson arrivals: an open loop, capped at c
         failed = failure_reasons(level.lines)
         said = "; ".join(f"{n} failed: {why}" for why, n in failed.items())
         counts = f"{len(level.ok)} of {len(level.lines)} requests answered" + \

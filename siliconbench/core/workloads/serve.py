@@ -67,6 +67,9 @@ WORKLOAD = Workload(
               "level each (closed loop).", min=1, max=1024),
         Param("requests", "int", None, "Measured requests per level.", min=1, max=10_000,
               auto="4 per concurrent request, at least 8"),
+        Param("rate", "float", None, "Measured requests arriving at random (Poisson) at "
+              "this many a second, at most --concurrency in flight, instead of a closed loop.",
+              min=0.001, max=100_000, auto="closed loop", title="Arrival rate (req/s)"),
         Param("warmup", "int", None, "Requests per level sent first and left out.", min=0,
               max=10_000, auto="one per concurrent request"),
         Param("prompt_tokens", "int", 128, "Prompt length (words from a fixed seed, about "
