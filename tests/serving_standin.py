@@ -36,6 +36,7 @@ class Behaviour:
     quote_auth: bool = False       # a 401 that quotes the key it got
     http10: bool = False           # HTTP/1.0, bodies ended by closing (mlx_lm.server's way)
     requests: list[dict] = field(default_factory=list)   # the bodies received
+    models: list = field(default_factory=lambda: list(MODELS))  # what the lists say
 
 
 MODELS = ["standin-1", "standin-2"]
@@ -116,12 +117,12 @@ class StandIn:
         if method == "GET":
             answers = {
                 "/v1/models": {"object": "list", "data": [{"id": m, "object": "model"}
-                                                          for m in MODELS]},
-                "/api/tags": {"models": [{"name": m, "model": m} for m in MODELS]},
+                                                          for m in self.b.models]},
+                "/api/tags": {"models": [{"name": m, "model": m} for m in self.b.models]},
                 "/api/version": {"version": "0.0.0-standin"},
                 "/api/v0/models": {"object": "list",
                                    "data": [{"id": m, "object": "model", "type": "llm",
-                                             "state": "loaded"} for m in MODELS]},
+                                             "state": "loaded"} for m in self.b.models]},
                 "/health": {"status": "ok"},
             }
             if path in answers:

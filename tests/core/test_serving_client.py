@@ -205,6 +205,14 @@ def test_detect_lists_models_and_names_the_api():
         asyncio.run(detect(t, "openai", None))
 
 
+def test_a_hostile_model_list_is_not_copied():
+    listed = ["\x1b[31mred", "x" * 5000, 7, None, "good-model", *[f"m{i}" for i in range(2000)]]
+    with StandIn(Behaviour(models=listed)) as s:
+        server = asyncio.run(detect(parse_target(s.url, False), "openai", None))
+    assert server.models[0] == "good-model" and len(server.models) == 1000
+    assert all(len(m) <= 200 and "\x1b" not in m for m in server.models)
+
+
 def test_a_level_is_closed_loop_and_leaves_its_warmup_out():
     with StandIn(Behaviour(ttft_s=0.02, gap_s=0.004)) as s:
         t = parse_target(s.url, False)

@@ -128,7 +128,7 @@ async def _ask(target: Target, api: str, api_key: str | None) -> Server | None:
             return None
         models = [m.get("name") or m.get("model") for m in tags["models"] if isinstance(m, dict)]
         v = version.get("version") if isinstance(version, dict) else None
-        return Server("ollama", [str(m) for m in models if m], "Ollama", _short(v))
+        return Server("ollama", _names(models), "Ollama", _short(v))
     listing = await get_json(target, PREFIXES[api] + "/models", api_key)
     if not isinstance(listing, dict) or not isinstance(listing.get("data"), list):
         return None
@@ -137,8 +137,21 @@ async def _ask(target: Target, api: str, api_key: str | None) -> Server | None:
         data.sort(key=lambda m: m.get("state") != "loaded")
         data = [m for m in data if m.get("type", "llm") in ("llm", "vlm")]
     name = await _server_header(target, PREFIXES[api] + "/models", api_key)
-    return Server(api, [str(m["id"]) for m in data], name or
+    return Server(api, _names([m["id"] for m in data]), name or
                   ("LM Studio" if api == "lmstudio" else None))
+
+
+MAX_MODELS = 1000
+MAX_NAME = 200
+
+
+def _names(listed: list) -> list[str]:
+    """The model names a server listed that a record can hold and a person can read: text
+    of at most MAX_NAME characters without control characters, the first MAX_MODELS (a
+    hostile server's list is not copied into the record)."""
+    from siliconbench.core.text import without_controls
+    return [m for m in listed if isinstance(m, str) and 0 < len(m) <= MAX_NAME
+            and without_controls(m, keep="") == m][:MAX_MODELS]
 
 
 async def _server_header(target: Target, path: str, api_key: str | None) -> str | None:
