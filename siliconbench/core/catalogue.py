@@ -25,8 +25,9 @@ class Workload:
     params: tuple[Param, ...]
     module: str                     # holds the entry function, run(ctx, params) by default
     order: int = 100                # where the catalogue lists it, lowest first
-    # The frameworks it runs on, for a test workload alone: the others' are those whose
-    # package declares them (FrameworkInfo.workloads; siliconbench.core.frameworks.runs_on).
+    # The frameworks it runs on, for a test workload, or serve (every framework: with --url
+    # the server's engine is measured): the others' are those whose package declares them
+    # (FrameworkInfo.workloads; siliconbench.core.frameworks.runs_on).
     frameworks: tuple[str, ...] = ()
     metric: str = ""                # the headline metric: charts, "best", summaries
     x: str = ""                     # the point parameter a curve of `metric` sweeps (log2

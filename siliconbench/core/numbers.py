@@ -26,6 +26,19 @@ METRIC_TITLES = {
     "prefill_tokens_per_s": "Prefill", "decode_tokens_per_s": "Decode",
     "ttft_ms": "Time to first token", "decode_roofline": "Decode memory bound",
     "decode_compile_s": "Decode compile time", "decode_fixed_ms": "Decode fixed cost per step",
+    # a serving run (README: Serving, each by its formula)
+    "output_tok_s": "Total output", "requests_per_s": "Requests", "goodput_req_s": "Goodput",
+    "ttfb_ms": "Time to first byte", "ttfr_ms": "Time to first reasoning token",
+    "tpot_ms": "Time per output token", "e2e_ms": "End-to-end latency",
+    "decode_tok_s": "Decode per user", "chunk_gap_ms": "Gap between chunks",
+    "chunk_gap_max_ms": "Longest gap between chunks", "tokens_per_chunk": "Tokens per chunk",
+    "server_decode_tok_s": "Server's decode per user",
+    "server_ttft_ms": "Server's time to first token",
+    **{f"{stem}_p{q}{unit}": f"{title} p{q}" for q in (90, 99) for stem, unit, title in (
+        ("ttfb", "_ms", "Time to first byte"), ("ttft", "_ms", "Time to first token"),
+        ("ttfr", "_ms", "Time to first reasoning token"), ("tpot", "_ms", "Time per output token"),
+        ("e2e", "_ms", "End-to-end latency"), ("decode", "_tok_s", "Decode per user"),
+        ("chunk_gap", "_ms", "Gap between chunks"))},
 }
 
 # What a row's % of peak is a share of where that is not the device's physical peak (an
@@ -34,7 +47,10 @@ METRIC_TITLES = {
 # a temperature or an efficiency.
 CEILINGS = {"decode_tokens_per_s": "memory bound", "prefill_tokens_per_s": "compute bound",
             "ttft_ms": None, "decode_roofline": None, "decode_compile_s": None,
-            "decode_fixed_ms": None}
+            "decode_fixed_ms": None,
+            # a server's tokens/s: no ceiling SiliconBench knows
+            "output_tok_s": None, "decode_tok_s": None, "decode_p90_tok_s": None,
+            "decode_p99_tok_s": None, "server_decode_tok_s": None}
 
 # Values spanning more than this many times (highest over lowest) are drawn on a log axis,
 # in the app's charts and the HTML report's alike: beside 680 TFLOPS a CPU's 0.05 lies flat

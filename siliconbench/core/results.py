@@ -328,8 +328,10 @@ def _positive_unit(unit: str) -> bool:
 
 
 def _zero_by_definition(row: Row) -> bool:
-    """All-reduce's bus bandwidth with one rank: 2(n-1)/n of the algorithm's is 0."""
-    return row.metric == "busbw" and row.params.get("ranks") == 1
+    """All-reduce's bus bandwidth with one rank: 2(n-1)/n of the algorithm's is 0. A serving
+    level's goodput where no request met the limits (`run serve --slo`) is 0 requests/s."""
+    return (row.metric == "busbw" and row.params.get("ranks") == 1) or \
+        row.metric == "goodput_req_s"
 
 
 def check_sense(rec: RunRecord) -> None:

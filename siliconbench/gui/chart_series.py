@@ -64,6 +64,14 @@ CURVE_METRICS = {
                                  bound_name="memory bound",
                                  sweep_label="Context (tokens, linear)",
                                  log_beyond=LOG_DEPTHS_BEYOND, tokens=True),
+    # A serving run's latency/throughput curve (run serve): over the requests in flight,
+    # the total output, each user's decode rate and the time to first token, side by side.
+    "output_tok_s": Curve("Serving", "Total output", "tok/s",
+                          "Concurrent requests (log₂ scale)", x="concurrency", peak=False),
+    "decode_tok_s": Curve("Serving", "Per user", "tok/s", "Concurrent requests (log₂ scale)",
+                          x="concurrency", peak=False),
+    "ttft_ms": Curve("Serving", "Time to first token", "ms",
+                     "Concurrent requests (log₂ scale)", x="concurrency", peak=False),
     # nccl-tests' bus bandwidth over the message size; a link has no published peak here.
     "busbw": Curve("All-reduce", "Bus bandwidth", "GB/s", "Message size (log₂ scale)",
                    x_bytes=1, peak=False),

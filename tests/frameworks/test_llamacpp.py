@@ -100,7 +100,8 @@ def test_llama_cpp_is_registered_with_the_extra_that_installs_it():
     assert ". " not in reason and reason.endswith(".")              # one sentence
     assert "llamacpp" in runs_on(llm.WORKLOAD)
     pyproject = (ROOT / "pyproject.toml").read_text()
-    assert 'llamacpp = ["llama-cpp-python>=0.3.36", "gguf>=0.19"]' in pyproject
+    # its server extra: run serve --framework llamacpp starts llama_cpp.server
+    assert 'llamacpp = ["llama-cpp-python[server]>=0.3.36", "gguf>=0.19"]' in pyproject
 
 
 @pytest.mark.skipif(importlib.util.find_spec("gguf") is None, reason="gguf is not installed")

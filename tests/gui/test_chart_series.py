@@ -29,9 +29,10 @@ from tests.recorded import every_run, recorded, stems
 # largest batch) are table-only.
 CHART_OF_WORKLOAD = {"gemm": "tflops", "bandwidth": "gb_per_s", "train": BARS, "infer": BARS,
                      "mlp": None, "memory": None, "llm": "decode_tokens_per_s",
-                     "allreduce": "busbw", "scaling": SCALING}
-# Charts of rows other than the headline: llm's prefill, over the prompt length.
-OTHER_CHARTS = {"llm": {"prefill_tokens_per_s"}}
+                     "allreduce": "busbw", "scaling": SCALING, "serve": "output_tok_s"}
+# Charts of rows other than the headline: llm's prefill, over the prompt length; a serving
+# run's per-user decode rate and time to first token, over the requests in flight.
+OTHER_CHARTS = {"llm": {"prefill_tokens_per_s"}, "serve": {"decode_tok_s", "ttft_ms"}}
 
 
 def test_choosing_and_naming_series_needs_no_qt():
@@ -53,7 +54,8 @@ def test_only_a_workloads_headline_rows_go_on_its_chart(stem):
     others = {chart_of(rec.workload, r) for r in rec.rows if r.metric != headline}
     assert others - {None} == OTHER_CHARTS.get(rec.workload, set())
     assert all(chart_of(rec.workload, r) is None for r in rec.rows
-               if r.metric in ("ttft_ms", "peak_memory", "decode_roofline"))
+               if r.metric in ("ttft_ms", "peak_memory", "decode_roofline")
+               and rec.workload != "serve")   # serving's TTFT is a curve over concurrency
 
 
 def test_gemm_runs_make_one_curve_each_over_the_matrix_size_named_by_run_and_dtype():

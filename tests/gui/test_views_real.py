@@ -39,7 +39,7 @@ from tests.recorded import every_run, recorded, stems
 # What a person reads as each workload's headline unit.
 HEADLINE_UNITS = {"gemm": "TFLOPS", "bandwidth": "GB/s", "train": ("img/s", "seq/s"),
                   "infer": "img/s", "mlp": "s", "memory": "samples", "llm": "tok/s",
-                  "allreduce": "GB/s", "scaling": "img/s"}
+                  "allreduce": "GB/s", "scaling": "img/s", "serve": "tok/s"}
 
 
 def test_the_records_cover_every_workload_on_every_framework_it_runs_here():
@@ -81,7 +81,8 @@ def test_every_chart_row_is_drawn_on_its_chart(qtbot, stem):
     expected = {"gemm": {"tflops"}, "bandwidth": {"gb_per_s"}, "train": {BARS},
                 "infer": {BARS}, "mlp": set(), "memory": set(),
                 "llm": {"prefill_tokens_per_s", "decode_tokens_per_s"},
-                "allreduce": {"busbw"}, "scaling": {SCALING}}[rec.workload]
+                "allreduce": {"busbw"}, "scaling": {SCALING},
+                "serve": {"output_tok_s", "decode_tok_s", "ttft_ms"}}[rec.workload]
     assert kinds == expected
     for kind in kinds:
         chart = panel.charts[kind]

@@ -48,7 +48,15 @@ RUNS = [
     # The quick suite's last run: the published M1 Max GPU sweep's point (tf-metal-experiments,
     # float32 N=8192), which the first launch ends compared with (under a minute here).
     ("gemm", ("torch",), "quick-8192", ["--sizes", "8192", "--dtypes", "float32"]),
+    # A serving run: the server SiliconBench starts (mlx_lm.server, llama.cpp's), and on the
+    # frameworks that start none, the stand-in server given by --url (STANDIN below).
+    ("serve", ("mlx", "llamacpp", "torch", "tensorflow"), "",
+     ["--concurrency", "1,2", "--requests", "4", "--output-tokens", "8", "--prompt-tokens",
+      "16"]),
 ]
+# Workloads whose runs on these frameworks ask a running server: tests/serving_standin.py,
+# started for them, its address given with --url.
+STANDIN = {("serve", "torch"), ("serve", "tensorflow")}
 # What a workload's records need in the store before them: llm's decode roofline divides
 # the triad last measured on the device (at 256 MB, past the caches), so its records carry
 # the bound the LLM chart draws.
@@ -65,6 +73,17 @@ def run(args: list[str], env: dict) -> dict | None:
     return json.loads(done.stdout)
 
 
+def with_standin(args: list[str], env: dict) -> dict | None:
+    root = HERE.parent.parent.parent
+    server = subprocess.Popen([sys.executable, str(root / "tests" / "serving_standin.py")],
+                              stdout=subprocess.PIPE, text=True, cwd=root)
+    try:
+        return run([*args, "--url", server.stdout.readline().strip()], env)
+    finally:
+        server.terminate()
+        server.wait()
+
+
 def main() -> int:
     env = dict(os.environ, SILICONBENCH_HOME=tempfile.mkdtemp(prefix="sb-records-"))
     only = set(sys.argv[1:])
@@ -78,7 +97,10 @@ def main() -> int:
                 if run(BEFORE[name], env) is None:
                     return 1
                 prepared.add(name)
-            rec = run([name, "--framework", framework, *params], env)
+            if (name, framework) in STANDIN:
+                rec = with_standin([name, "--framework", framework, *params], env)
+            else:
+                rec = run([name, "--framework", framework, *params], env)
             if rec is None:
                 return 1
             out = HERE / f"{stem}.json"

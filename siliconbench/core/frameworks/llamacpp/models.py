@@ -97,9 +97,33 @@ def expected_bytes(shape, dtype: str) -> int:
     return total
 
 
-def _write(shape, name: str, dtype: str, dest: Path) -> None:
+def byte_vocabulary(vocab: int) -> tuple[list[str], list[int], list[str], int]:
+    """(tokens, token types, merges, end-of-sequence id) of a byte-level BPE, GPT-2's
+    byte-to-character table: each byte one token (ids 0-255, byte order), the rest of the
+    model's vocabulary tokens of their own (<t256>...). End-of-sequence is byte 0's token,
+    a control token text never gives. For a server, which tokenises text (run serve)."""
+    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1),
+                 *range(ord("®"), ord("ÿ") + 1)]
+    chars, extra = {}, 0
+    for b in range(256):
+        if b in printable:
+            chars[b] = chr(b)
+        else:
+            chars[b] = chr(256 + extra)
+            extra += 1
+    tokens = [chars[b] for b in range(256)] + [f"<t{i}>" for i in range(256, vocab)]
+    # llama.cpp refuses a BPE vocabulary without merges (and gguf-py writes no empty list):
+    # one merge, two spaces, takes byte 1's place, which no text holds.
+    space = chars[ord(" ")]
+    tokens[1] = space * 2
+    types = [3] + [1] * (len(tokens) - 1)        # 3: control (byte 0, the end), 1: normal
+    return tokens, types, [f"{space} {space}"], 0
+
+
+def _write(shape, name: str, dtype: str, dest: Path, vocabulary: bool = False) -> None:
     """Random weights (matrices N(0, 0.02), norms 1) in float32 or float16; 1-D tensors in
-    float32 as llama.cpp's converter keeps them. One tensor in memory at a time."""
+    float32 as llama.cpp's converter keeps them. One tensor in memory at a time. With
+    `vocabulary`, byte_vocabulary's tokens (else none: nothing tokenises text)."""
     import gguf
     import numpy as np
     arch = {"qwen3": "qwen3", "qwen3_moe": "qwen3moe"}.get(shape.family, "llama")
@@ -122,9 +146,19 @@ def _write(shape, name: str, dtype: str, dest: Path) -> None:
     w.add_layer_norm_rms_eps(shape.rms_eps)
     w.add_vocab_size(shape.vocab)
     w.add_file_type(FTYPES[dtype][0])
-    # No vocabulary: llama.cpp then makes `vocab_size` dummy tokens. Nothing here tokenises;
-    # the workload feeds token ids.
-    w.add_tokenizer_model("none")
+    if vocabulary:
+        tokens, types, merges, eos = byte_vocabulary(shape.vocab)
+        w.add_tokenizer_model("gpt2")
+        w.add_tokenizer_pre("default")
+        w.add_token_list(tokens)
+        w.add_token_types(types)
+        w.add_token_merges(merges)
+        w.add_eos_token_id(eos)
+        w.add_add_bos_token(False)
+    else:
+        # No vocabulary: llama.cpp then makes `vocab_size` dummy tokens. Nothing here
+        # tokenises; the llm workload feeds token ids.
+        w.add_tokenizer_model("none")
     item = np.float32 if dtype == "float32" else np.float16
     listed = tensors(shape)
     for tname, s in listed:
@@ -244,10 +278,11 @@ def _build(dest: Path, make: Callable[[Path], None]) -> None:
 
 def model_file(shape, name: str, dtype: str, threads: int,
                say: Callable[[str], None] = lambda _: None,
-               warn: Callable[[str], None] | None = None) -> Path:
+               warn: Callable[[str], None] | None = None, vocabulary: bool = False) -> Path:
     """The GGUF file of `shape` in `dtype`, written (and quantised) now unless kept from
     before and whole (damage); `say` hears what is written, with its size, before it is;
-    `warn` (else `say`) hears of each damaged file that was rebuilt."""
+    `warn` (else `say`) hears of each damaged file that was rebuilt; `vocabulary` writes
+    byte_vocabulary's tokens in (under a `name` of its own: the file is named by it)."""
     own_folder()          # before anything there is read or written
     dest = path_for(shape, name, dtype)
     damaged: list[str] = []
@@ -260,7 +295,7 @@ def model_file(shape, name: str, dtype: str, threads: int,
             "(kept for later runs)")
         _room(source, size)
         _build(source, lambda tmp: _write(
-            shape, name, "float32" if dtype == "float32" else "float16", tmp))
+            shape, name, "float32" if dtype == "float32" else "float16", tmp, vocabulary))
     if dest != source:
         size = expected_bytes(shape, dtype)
         say(f"quantising to {dest.name}: about {human(size)} with llama.cpp's quantiser "
