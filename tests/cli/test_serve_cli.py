@@ -24,9 +24,10 @@ def record_of(out: str) -> RunRecord:
 
 
 def test_a_run_against_a_server_keeps_each_level_and_every_chunk():
+    # Limits no request can miss however loaded the machine, so goodput is every request.
     with StandIn(Behaviour(ttft_s=0.02, gap_s=0.004)) as s:
         r = run_cli("run", "serve", "--url", s.url, "--api", "openai", "--slo",
-                    "ttft=2s,tpot=1s", *FAST)
+                    "ttft=600s,tpot=600s", *FAST)
     assert r.returncode == 0, r.stderr
     rec = record_of(r.stdout)
     assert rec.status == "ok" and rec.device_name == "standin/1.0 · standin-1"

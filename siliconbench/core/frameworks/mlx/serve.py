@@ -52,8 +52,9 @@ def write(shape, dest: Path) -> None:
     import mlx.core as mx
     from mlx.utils import tree_flatten
 
+    from siliconbench.core.files import own_folder, remove
     from siliconbench.core.frameworks.mlx.llm import MlxLM, model_args
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    own_folder(dest.parent)      # a real folder, never a link that would send the files away
     tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=".writing-"))
     try:
         dtype = "float32" if shape.hidden <= 256 else "bfloat16"
@@ -64,8 +65,7 @@ def write(shape, dest: Path) -> None:
             {**model_args(shape), "eos_token_id": shape.vocab, "torch_dtype": dtype}))
         tokenizer(shape.vocab, tmp)
         (tmp / "done").write_text("")
-        if dest.exists():
-            shutil.rmtree(dest)
+        remove(dest)             # an older or damaged copy; a link itself, never its target
         tmp.rename(dest)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
