@@ -8,9 +8,11 @@ from __future__ import annotations
 import pyqtgraph as pg
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
+from siliconbench.core.numbers import metric_title
 from siliconbench.core.results import RunRecord
 from siliconbench.core.telemetry.burst import chart_data
 from siliconbench.core.telemetry.thermal import THERMAL_LEVELS
+from siliconbench.gui.chart_series import param_text
 from siliconbench.gui.charts.axes import series_symbol
 from siliconbench.gui.singleton_refs import top_up
 from siliconbench.gui.theme import Theme, series_color, theme_for
@@ -37,9 +39,18 @@ class SustainedChart(QWidget):
         layout.addWidget(self.graphics, 1)
         layout.addWidget(self.caption)
         self.plots: dict[str, pg.PlotItem] = {}
+        self._records: list[RunRecord] = []
         self.set_records([])
 
+    def apply_theme(self, theme: Theme) -> None:
+        self.theme = theme
+        self.set_records(self._records)
+
+    def has_data(self) -> bool:
+        return bool(self.plots)
+
     def set_records(self, records: list[RunRecord]) -> None:
+        self._records = records
         self.graphics.clear()
         self.plots = {}
         measured = [(rec, d) for rec in records for d in chart_data(rec)]
@@ -52,7 +63,12 @@ class SustainedChart(QWidget):
         top = self.graphics.addPlot(row=0, col=0)
         self.plots["throughput"] = top
         units = sorted({d["unit"] for _, d in measured})
-        top.setLabel("left", f"Throughput ({', '.join(units)})")
+        # TFLOPS beside tok/s on one axis flattens the smaller: each is then drawn as a
+        # share of its own burst, which is what sustained mode compares anyway.
+        relative = len(units) > 1
+        top.setLabel("left", "Throughput (× its burst)" if relative else
+                     f"Throughput ({units[0]})")
+        top.getAxis("left").enableAutoSIPrefix(False)   # '(x0.001)' beside TFLOPS misread
         top.addLegend(offset=(-10, -10))   # bottom right: clear of a burst at the top
         panes = [k for k in PANE_ORDER if any(k in d["panes"] for _, d in measured)]
         if "heat" in panes and "temperature" in panes:
@@ -73,7 +89,8 @@ class SustainedChart(QWidget):
         for i, (rec, d) in enumerate(measured):
             color = series_color(self.theme, i)
             name = _name(rec, d, len(measured) > 1)
-            top.plot(d["x"], d["y"], pen=pg.mkPen(color, width=2), symbol=series_symbol(i),
+            scale = 1.0 / d["burst"][2] if relative and d["burst"][2] else 1.0
+            top.plot(d["x"], [y * scale for y in d["y"]], pen=pg.mkPen(color, width=2), symbol=series_symbol(i),
                      symbolSize=6, symbolBrush=color, symbolPen=None, name=name)
             for (x0, x1, value), alpha in ((d["burst"], 40), (d["sustained"], 25)):
                 region = pg.LinearRegionItem((x0, x1), movable=False,
@@ -82,7 +99,7 @@ class SustainedChart(QWidget):
                                                               pg.mkColor(color).blue(), alpha))
                 region.setZValue(-10)
                 top.addItem(region)
-                top.plot([x0, x1], [value, value], pen=pg.mkPen(color, width=1,
+                top.plot([x0, x1], [value * scale, value * scale], pen=pg.mkPen(color, width=1,
                                                                  style=pg.QtCore.Qt.DashLine))
             for key in panes:
                 pane = d["panes"].get(key)
@@ -105,6 +122,7 @@ class SustainedChart(QWidget):
 
 
 def _name(rec: RunRecord, d: dict, several: bool) -> str:
-    point = ", ".join(f"{k} {v}" for k, v in d["point"].items())
+    point = ", ".join(param_text(k, v) for k, v in d["point"].items())
     who = rec.label or rec.device_name or rec.device
-    return f"{who}: {d['metric']} ({point})" if several or point else f"{who}: {d['metric']}"
+    what = metric_title(d["metric"])
+    return f"{who}: {what} ({point})" if several or point else f"{who}: {what}"
