@@ -181,3 +181,72 @@ def test_results_name_a_sustained_run_and_the_precision_it_measured():
         "Matrix multiply (TFLOPS) · float32 · sustained 1 min"
     assert workload_text(record("llm-cpu-1min.json")).endswith(" · sustained 1 min")
     assert "sustained" not in workload_text(recorded("gemm-torch"))
+
+
+def test_export_chart_writes_the_sustained_tab(qtbot, window, store, tmp_path):
+    """File > Export Chart with the Sustained tab in front said 'Nothing to export' (it was
+    no Chart the exporter knew): it writes the panes as PNG and SVG."""
+    from PySide6.QtGui import QImage
+    _select(window, store, [record("gemm-cpu-1min.json")])
+    assert window.charts.currentWidget() is window.charts.sustained
+    assert window.charts.can_export()
+    png, svg = tmp_path / "sustained.png", tmp_path / "sustained.svg"
+    assert window.files.export_chart(str(png)) and window.files.export_chart(str(svg))
+    image = QImage(str(png))
+    assert not image.isNull() and image.width() >= 2 * 640
+    text = svg.read_text("utf-8")
+    assert "<svg" in text and "Clock" in text and "Time since the timed blocks began" in text
+
+
+SHOW_AND_QUIT = """
+import json, sys
+from PySide6.QtWidgets import QApplication
+from siliconbench.core.results import RunRecord
+from siliconbench.core.store import Store
+from siliconbench.gui.main_window import MainWindow
+app = QApplication(["SiliconBench"])
+window = MainWindow(Store())
+window.ask_before_closing = False
+window.resize(1440, 900)
+window.show()
+rec = RunRecord.from_dict(json.loads(open(sys.argv[1], encoding="utf-8").read()))
+window.store.save(rec)
+window.results.reload()
+window.results.select_ids({rec.id})
+for _ in range(40):
+    app.processEvents()
+assert window.charts.currentWidget() is window.charts.sustained
+window.close()
+print("closed", flush=True)
+"""
+
+
+def test_the_app_quits_cleanly_after_drawing_a_sustained_run(tmp_path):
+    """Drawing the Sustained chart releases thousands of references to None and True that
+    pyqtgraph never took (siliconbench/gui/singleton_refs.py): the hold that made up for them
+    was freed at shutdown, and the interpreter aborted as the app quit (exit code 134)."""
+    import os
+    import subprocess
+    import sys
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "SILICONBENCH_HOME": str(tmp_path),
+           "PYTHONPATH": str(Path(__file__).parents[2])}
+    done = subprocess.run([sys.executable, "-c", SHOW_AND_QUIT,
+                           str(HERE / "llm-cpu-1min.json")], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0 and "closed" in done.stdout, done.stderr[-2000:]
+
+
+def test_the_same_runs_are_not_drawn_again(qtbot):
+    """A live run's rows redraw the panel: the Sustained panes (costly to rebuild) stay as
+    they are while its runs and their rows are the same, and are rebuilt when they change."""
+    from siliconbench.gui.charts.sustained import SustainedChart
+    chart = SustainedChart()
+    qtbot.addWidget(chart)
+    rec = record("gemm-cpu-1min.json")
+    chart.set_records([rec])
+    top = chart.plots["throughput"]
+    chart.set_records([record("gemm-cpu-1min.json")])
+    assert chart.plots["throughput"] is top
+    chart.set_records([rec, record("llm-cpu-1min.json")])
+    assert chart.plots["throughput"] is not top
+    assert chart.plots["throughput"].getAxis("left").labelText == "Throughput (× its burst)"

@@ -198,9 +198,19 @@ class ChartPanel(QTabWidget):
                     and hasattr(widget, "set_y_mode"):
                 widget.set_y_mode(mode)
 
+    def can_export(self) -> bool:
+        """Whether File > Export Chart has something to write: a chart with data in front."""
+        if self.currentWidget() is self.sustained:
+            return self.sustained.has_data()
+        chart = self.current_chart()
+        return chart is not None and chart.has_data()
+
     def export_chart(self, path: str, chart: Chart | None = None) -> None:
         """The chart (default: the one shown) to PNG or SVG, by the file's extension."""
         shown = self.currentWidget()
+        if chart is None and shown is self.sustained:
+            self.sustained.export(path)
+            return
         title = shown.chart_title() if chart is None and hasattr(shown, "chart_title") \
             else None     # Compare titles its chart with what it compares
         chart = chart or self.current_chart()

@@ -40,17 +40,26 @@ class SustainedChart(QWidget):
         layout.addWidget(self.caption)
         self.plots: dict[str, pg.PlotItem] = {}
         self._records: list[RunRecord] = []
+        self._drawn: list[tuple] | None = None
         self.set_records([])
 
     def apply_theme(self, theme: Theme) -> None:
         self.theme = theme
+        self._drawn = None
         self.set_records(self._records)
 
     def has_data(self) -> bool:
         return bool(self.plots)
 
     def set_records(self, records: list[RunRecord]) -> None:
-        self._records = records
+        # Rebuilding the panes costs pyqtgraph thousands of references (singleton_refs):
+        # the same runs with the same rows, redrawn as another run measures, are left be.
+        drawn = [(r.id, len(r.rows), len((r.telemetry or {}).get("sustained") or []))
+                 for r in records]
+        if drawn == self._drawn:
+            return
+        self._records, self._drawn = records, drawn
+        top_up()
         self.graphics.clear()
         self.plots = {}
         measured = [(rec, d) for rec in records for d in chart_data(rec)]
@@ -116,6 +125,37 @@ class SustainedChart(QWidget):
                 self.plots[key].setYRange(0, highest[key] * 1.1)
         self.caption.setText("\n".join(lines) + "\nShaded: the burst (first 30 s) and the "
                              "sustained window (last third, at least a minute).")
+
+    def export(self, path: str) -> None:
+        """File > Export Chart: the panes and caption as on screen, to PNG (twice the
+        screen's size) or SVG by the file's extension, written whole or not at all."""
+        from PySide6.QtCore import QBuffer, QIODevice, QPoint, QRect
+        from PySide6.QtGui import QColor, QImage, QPainter
+
+        from siliconbench.core.files import write_atomic
+        if not self.plots:
+            raise ValueError("no sustained run is drawn")
+        if self.width() < 640 or self.height() < 360:   # never shown, or squeezed
+            self.resize(max(self.width(), 960), max(self.height(), 720))
+        size, buffer = self.size(), QBuffer()
+        buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+        if path.lower().endswith(".svg"):
+            from PySide6.QtSvg import QSvgGenerator
+            target = QSvgGenerator()
+            target.setOutputDevice(buffer)
+            target.setSize(size)
+            target.setViewBox(QRect(QPoint(), size))
+            target.setTitle("SiliconBench sustained chart")
+        else:
+            target = QImage(size * 2, QImage.Format.Format_ARGB32)
+            target.setDevicePixelRatio(2)
+            target.fill(QColor(self.theme.background))
+        painter = QPainter(target)
+        self.render(painter, QPoint())
+        painter.end()
+        if isinstance(target, QImage) and not target.save(buffer, "PNG"):
+            raise OSError(f"the image for {path} could not be made")
+        write_atomic(path, bytes(buffer.data()))
 
     def pane_titles(self) -> list[str]:
         return [p.getAxis("left").labelText for p in self.plots.values()]
