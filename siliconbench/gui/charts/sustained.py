@@ -18,6 +18,7 @@ from siliconbench.gui.singleton_refs import top_up
 from siliconbench.gui.theme import Theme, series_color, theme_for
 
 PANE_ORDER = ("clock", "power", "heat", "temperature")
+LEFT_AXIS_PX = 80     # every pane's y axis, its ticks and title: wide enough for '0.0159'
 
 
 class SustainedChart(QWidget):
@@ -91,6 +92,8 @@ class SustainedChart(QWidget):
                 plot.getAxis("left").setTicks([list(enumerate(THERMAL_LEVELS))])
                 plot.setYRange(0, len(THERMAL_LEVELS) - 1)
             self.plots[key] = plot
+        for plot in self.plots.values():   # one width: the panes' time axes line up
+            plot.getAxis("left").setWidth(LEFT_AXIS_PX)
         bottom = self.plots[panes[-1]] if panes else top
         bottom.setLabel("bottom", "Time since the timed blocks began (s)")
         lines = []
