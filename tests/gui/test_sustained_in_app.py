@@ -60,7 +60,8 @@ def test_selecting_a_sustained_run_shows_the_sustained_chart(qtbot, window, stor
     assert list(curves[0].getData()[1]) == [v for _, v in entry["intervals"]]
     assert "Clock" in chart.pane_titles()[1]
     # One y-axis width in every pane: their time axes line up under each other.
-    assert len({p.getAxis("left").width() for p in chart.plots.values()}) == 1
+    qtbot.waitUntil(lambda: len({p.getAxis("left").width() for p in chart.plots.values()})
+                    == 1, timeout=5_000)
     # The workload's own chart is still there beside it.
     usual = "TFLOPS" if rec.workload == "gemm" else "LLM"
     assert usual in _visible(charts)
