@@ -253,3 +253,26 @@ def test_the_same_runs_are_not_drawn_again(qtbot):
     chart.set_records([rec, record("llm-cpu-1min.json")])
     assert chart.plots["throughput"] is not top
     assert chart.plots["throughput"].getAxis("left").labelText == "Throughput (× its burst)"
+
+
+@pytest.mark.parametrize("spoil", [
+    lambda e: e.clear(),                                   # no keys at all
+    lambda e: e.update(intervals=[["0", "fast"]]),         # strings for figures
+    lambda e: e.update(burst=0),                           # a burst of zero: nothing to divide
+    lambda e: e.update(intervals=[[0, float("nan")]]),
+    lambda e: e.update(point=None),
+])
+def test_an_imported_file_with_unreadable_sustained_data_is_left_out_not_fatal(qtbot, spoil):
+    """telemetry["sustained"] is open in the record schema: a file that fills it with
+    anything is said to be left out, and the other runs are drawn."""
+    from siliconbench.gui.charts.sustained import SustainedChart
+    bad, good = record("gemm-cpu-1min.json"), record("llm-cpu-1min.json")
+    spoil(bad.telemetry["sustained"][0])
+    chart = SustainedChart()
+    qtbot.addWidget(chart)
+    chart.set_records([bad, good])
+    assert "throughput" in chart.plots
+    assert f"unreadable: {bad.identity}" in chart.caption.text()
+    assert "Decode" in chart.caption.text()
+    chart.set_records([bad])
+    assert chart.plots == {} and "unreadable" in chart.caption.text()

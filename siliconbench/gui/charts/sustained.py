@@ -5,6 +5,8 @@ with their figures, and the first lasting drop is a vertical line through every 
 
 from __future__ import annotations
 
+import math
+
 import pyqtgraph as pg
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
@@ -55,20 +57,21 @@ class SustainedChart(QWidget):
     def set_records(self, records: list[RunRecord]) -> None:
         # Rebuilding the panes costs pyqtgraph thousands of references (singleton_refs):
         # the same runs with the same rows, redrawn as another run measures, are left be.
-        drawn = [(r.id, len(r.rows), len((r.telemetry or {}).get("sustained") or []))
-                 for r in records]
+        drawn = [(r.id, len(r.rows), _entries(r)) for r in records]
         if drawn == self._drawn:
             return
         self._records, self._drawn = records, drawn
         top_up()
         self.graphics.clear()
         self.plots = {}
-        measured = [(rec, d) for rec in records for d in chart_data(rec)]
+        measured, unreadable = readable(records)
         self.empty.setVisible(not measured)
         self.graphics.setVisible(bool(measured))
         self.graphics.setBackground(self.theme.background)
+        skipped = (f"\nLeft out, its sustained data unreadable: {', '.join(unreadable)}."
+                   if unreadable else "")
         if not measured:
-            self.caption.setText("")
+            self.caption.setText(skipped.strip())
             return
         top = self.graphics.addPlot(row=0, col=0)
         self.plots["throughput"] = top
@@ -127,7 +130,7 @@ class SustainedChart(QWidget):
             if highest.get(key):   # from zero: a clock that fell by a tenth looks it
                 self.plots[key].setYRange(0, highest[key] * 1.1)
         self.caption.setText("\n".join(lines) + "\nShaded: the burst (first 30 s) and the "
-                             "sustained window (last third, at least a minute).")
+                             "sustained window (last third, at least a minute)." + skipped)
 
     def export(self, path: str) -> None:
         """File > Export Chart: the panes and caption as on screen, to PNG (twice the
@@ -162,6 +165,36 @@ class SustainedChart(QWidget):
 
     def pane_titles(self) -> list[str]:
         return [p.getAxis("left").labelText for p in self.plots.values()]
+
+
+def _entries(rec: RunRecord) -> int:
+    sustained = rec.telemetry.get("sustained") if isinstance(rec.telemetry, dict) else None
+    return len(sustained) if isinstance(sustained, list) else -1
+
+
+def readable(records: list[RunRecord]) -> tuple[list[tuple[RunRecord, dict]], list[str]]:
+    """(run, chart_data entry) for each sustained measurement whose figures are numbers, and
+    the identity of each run whose telemetry["sustained"] is not what a run writes (an
+    imported file may hold anything there: the schema leaves it open)."""
+    measured, unreadable = [], []
+    for rec in records:
+        try:
+            entries = chart_data(rec)
+            for d in entries:
+                numbers = [*d["x"], *d["y"], *d["burst"], *d["sustained"], d["ratio"],
+                           *(v for p in d["panes"].values() for v in (*p["x"], *p["y"]))]
+                if d["drop_at_s"] is not None:
+                    numbers.append(d["drop_at_s"])
+                if len(d["x"]) != len(d["y"]) or not all(
+                        isinstance(v, (int, float)) and not isinstance(v, bool)
+                        and math.isfinite(v) for v in numbers) or not d["burst"][2]:
+                    raise ValueError("not a number")
+                str(d["unit"]), dict(d["point"]), str(d["said"])
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+            unreadable.append(rec.identity)
+            continue
+        measured += [(rec, d) for d in entries]
+    return measured, unreadable
 
 
 def _name(rec: RunRecord, d: dict, several: bool) -> str:
