@@ -40,8 +40,8 @@ def folded(rec: RunRecord) -> list[tuple[Row, str | None]]:
         rows = groups.get(_point_of(row))
         if not rows or rows[0] is not row:
             continue
-        values = [r.value for r in rows if r.value is not None]
-        times = [float(r.params["t_s"]) for r in rows if "t_s" in r.params]
+        values = [r.value for r in rows if isinstance(r.value, (int, float))]
+        times = [float(t) for r in rows if isinstance(t := r.params.get("t_s"), (int, float))]
         at = f" (at {times[0]:g} s to {times[-1]:g} s)" if times else ""
         note = (f"{len(rows)} interval figures{at}, folded here: the Sustained chart draws "
                 "them, and Run Details lists each.")

@@ -152,6 +152,9 @@ def test_interval_rows_fold_into_one_line_until_asked(qtbot):
     # Copy keeps every interval's figure.
     text = record_text(rec)
     assert all(r.note in text for r in intervals) and "interval figures" not in text
+    intervals[3].params["t_s"] = "soon"          # an imported file's: still one line
+    table.set_records([rec])
+    assert table.rowCount() == len(rec.rows) - len(intervals) + 1
     plain = RunDetail(recorded("gemm-torch"))
     qtbot.addWidget(plain)
     assert not plain.each_interval.isVisibleTo(plain)
