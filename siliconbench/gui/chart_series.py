@@ -80,6 +80,7 @@ BARS = "throughput"
 TELEMETRY = "telemetry"
 SCALING = "scaling"             # the headline over the number of workers (world_size)
 SCALING_X = "world_size"
+INTERVAL = "interval"           # a sustained run's figure per interval (--duration)
 
 
 def x_param(workload_name: str) -> str:
@@ -115,6 +116,12 @@ def chart_of(workload_name: str, row: Row) -> str | None:
     if row.metric == w.metric and "model" in row.params and row.metric.endswith("_per_s"):
         return BARS
     return None
+
+
+def is_sustained(rec: RunRecord) -> bool:
+    """A run made with --duration: its rows include a figure per interval (metric
+    "interval", siliconbench.core.telemetry.burst), which the Sustained chart draws."""
+    return any(row.metric == INTERVAL for row in rec.rows)
 
 
 def x_title(records: list[RunRecord], metric: str, log_x: bool | None = None) -> str:

@@ -117,8 +117,7 @@ class ImportExport:
     def choose_export_chart(self, fmt: str) -> QFileDialog | None:
         from PySide6.QtWidgets import QMessageBox
         charts = self.charts()
-        chart = charts.current_chart()
-        if chart is None or not chart.has_data():
+        if not charts.can_export():
             self._say("Nothing to export", "Show a chart with data first (select runs under "
                       "Results, or run one).", QMessageBox.Icon.Information)
             return None

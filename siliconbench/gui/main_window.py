@@ -223,6 +223,7 @@ class MainWindow(WindowLayout, Keyboard, QMainWindow):
                 "rename": lambda: self.results_actions.choose_machine_name(),
                 "delete": lambda: self.results_actions.confirm_delete(),
                 "run": self.run_clicked, "quick_suite": self.queue_quick_suite,
+                "sustained_check": self.ask_sustained_check,
                 "cancel": self.cancel_current,
                 "cancel_all": lambda: self.queue.cancel_all(), "refresh": self.devices.start,
                 "queue_tab": self.show_queue, "results_tab": self.show_results,
@@ -346,6 +347,13 @@ class MainWindow(WindowLayout, Keyboard, QMainWindow):
         (siliconbench.gui.welcome)."""
         from siliconbench.gui.welcome import queue_quick_suite
         return queue_quick_suite(self.devices, self.statusBar(), self.live_runs.queue_compared)
+
+    def ask_sustained_check(self):
+        """Run > Run the Sustained Check: its time on the GPUs found, asked first
+        (siliconbench.gui.welcome)."""
+        from siliconbench.gui.welcome import ask_sustained_check
+        return ask_sustained_check(self, self.devices, self.statusBar(),
+                                   self.live_runs.queue_compared)
 
     def show_welcome(self):
         """The first launch's welcome, which offers the quick suite; None after that."""

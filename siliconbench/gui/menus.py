@@ -31,8 +31,10 @@ ENTRIES = {
     "Edit": (("copy", "Copy"), ("select_all", "Select All Runs"), None,
              ("details", "Show Run Details…"), ("rename", "Name Machine…"),
              ("delete", "Delete Selected Runs…"), None, ("preferences", "Preferences…")),
-    # The quick suite the first launch's welcome offers, for whoever chose Not Now.
-    "Run": (("run", "Run"), ("quick_suite", "Run the Quick Suite"), None,
+    # The quick suite the first launch's welcome offers, for whoever chose Not Now; the
+    # Sustained check (suites.json "sustained": minutes of load per GPU) asks first.
+    "Run": (("run", "Run"), ("quick_suite", "Run the Quick Suite"),
+            ("sustained_check", "Run the Sustained Check…"), None,
             ("cancel", "Cancel Current Run"), ("cancel_all", "Cancel All Runs"), None,
             ("refresh", "Refresh Devices")),
     # The chart entries go before View's first separator once the charts exist

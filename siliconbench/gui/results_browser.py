@@ -85,12 +85,20 @@ def run_kind(workload: str, params: dict) -> str:
     parts = [str(x) for x in (model, dtype) if x]
     if given.get("tf32"):
         parts.append("TF32")
+    if given.get("duration"):        # sustained mode (--duration, in minutes)
+        parts.append(f"sustained {float(given['duration']):g} min")
     return " · ".join(parts)
 
 
 def workload_text(rec: RunRecord) -> str:
-    """The Workload column: the workload and what it measured ('GEMM · float32 · TF32')."""
-    kind = run_kind(rec.workload, rec.params)
+    """The Workload column: the workload and what it measured ('GEMM · float32 · TF32'); a
+    sustained run's precisions are those its intervals measured (one point unless named)."""
+    params = rec.params
+    measured = list(dict.fromkeys(r.params["dtype"] for r in rec.rows
+                                  if r.metric == "interval" and "dtype" in r.params))
+    if params.get("duration") and measured and isinstance(params.get("dtypes"), list):
+        params = {**params, "dtypes": measured}
+    kind = run_kind(rec.workload, params)
     return workload_title(rec.workload) + (f" · {kind}" if kind else "")
 
 

@@ -10,6 +10,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QCheckBox,
     QDialog,
     QDialogButtonBox,
     QLabel,
@@ -21,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from siliconbench.core.numbers import number, quantity
 from siliconbench.core.results import RunRecord
-from siliconbench.gui.row_table import RowTable
+from siliconbench.gui.row_table import INTERVAL, RowTable
 
 # Units a recorded field's name implies, by its ending: memory_bytes is a size, min_time_s
 # seconds. Fields are printed with them rather than as raw numbers.
@@ -184,6 +185,7 @@ def record_text(rec: RunRecord) -> str:
     lines += _pairs("Software", rec.software)
     lines += _pairs("Settings", rec.settings)
     table = RowTable()
+    table.fold_intervals = False       # the text keeps every interval's figure
     table.set_records([rec])
     lines += ["Results", table_text(table, range(table.rowCount()))]
     return "\n".join(lines)
@@ -233,6 +235,12 @@ class RunDetail(QDialog):
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addWidget(QLabel("Results"))
+        # A sustained run's interval rows are one line (RowTable.fold_intervals) until asked.
+        intervals = sum(row.metric == INTERVAL for row in rec.rows)
+        self.each_interval = QCheckBox(f"Show each interval's row ({intervals})")
+        self.each_interval.toggled.connect(self._show_each_interval)
+        self.each_interval.setVisible(bool(intervals))
+        layout.addWidget(self.each_interval)
         layout.addWidget(self.rows, 1)
         layout.addWidget(QLabel("Everything the run recorded"))
         layout.addWidget(self.fields, 2)
@@ -242,6 +250,11 @@ class RunDetail(QDialog):
     def showEvent(self, event) -> None:
         super().showEvent(event)
         self.rows.resizeRowsToContents()   # the Note column has its width now
+
+    def _show_each_interval(self, each: bool) -> None:
+        self.rows.fold_intervals = not each
+        self.rows.set_records([self.record])
+        self.rows.resizeRowsToContents()
 
     def plain_text(self) -> str:
         """The run as text: what Copy puts on the clipboard."""

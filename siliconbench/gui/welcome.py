@@ -52,6 +52,50 @@ def _queue_once(devices: DeviceList, status: QStatusBar, queue: QueueCompared,
     return once
 
 
+def suite_seconds(specs: list[RunSpec], devices: list) -> float:
+    """How long these runs take by siliconbench.core.estimate, each on its device; a
+    sustained run (--duration) that the estimate cannot time counts its duration."""
+    from siliconbench.core.estimate import estimate
+    total = 0.0
+    for spec in specs:
+        device = next(d for d in devices if (d.framework, d.id) == (spec.framework, spec.device))
+        seconds = estimate(spec.workload, spec.params, device, spec.quick).seconds
+        total += seconds if seconds is not None else 60.0 * (spec.params.get("duration") or 0)
+    return total
+
+
+def ask_sustained_check(parent: QWidget, devices: DeviceList, status: QStatusBar,
+                        queue: QueueCompared):
+    """Run > Run the Sustained Check: how long it takes on the GPUs found, asked first (Run
+    the Sustained Check or Cancel), then queued as the quick suite is (queue_quick_suite,
+    with the estimate's own questions). The sheet shown; None before the devices are in."""
+    from siliconbench.core.numbers import duration
+    from siliconbench.core.suites import expand, load_suites
+    from siliconbench.gui.sheets import message_sheet, question_sheet
+    found = [d for d in devices.devices if d.usable]
+    if not found or not devices.complete:
+        status.showMessage("The Sustained check can be started once the devices are found.",
+                           8000)
+        return None
+    suite = load_suites()["sustained"]
+    specs = expand("sustained", found)
+    if not specs:
+        return message_sheet(
+            parent, "No GPU for the Sustained check",
+            "The Sustained check runs on GPUs, and none of the devices found is one. To see "
+            "how a CPU holds up, give a workload a Duration (minutes) in its form and Run it.")
+    gpus = list(dict.fromkeys((s.framework, s.device) for s in specs))
+    names = {(d.framework, d.id): d.name for d in found}
+    where = f"on {names[gpus[0]]}" if len(gpus) == 1 else \
+        f"in all, on {len(gpus)} GPUs one after another"
+    return question_sheet(
+        parent, "Run the Sustained Check?",
+        f"The Sustained check takes about {duration(suite_seconds(specs, found))} {where}.",
+        f"{suite['summary']}\n\nThe GPU is busy all that time; keep other heavy apps closed.",
+        "Run the Sustained Check",
+        lambda: queue_quick_suite(devices, status, queue, suite="sustained"))
+
+
 class WelcomeDialog(QDialog):
     """The welcome over `parent`; Run the Quick Suite calls `queue_suite()`."""
 

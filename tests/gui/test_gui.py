@@ -119,7 +119,8 @@ def test_form_is_generated_from_the_declaration_and_marks_bad_values(window):
     with_devices(window)
     window.catalogue.select("gemm")
     form = window.form
-    assert set(form.fields) == {"sizes", "dtypes", "tf32", "grow", "budget_s"}
+    assert set(form.fields) == {"sizes", "dtypes", "tf32", "grow", "budget_s",
+                                "duration"}
     sizes = form.fields["sizes"]
     assert sizes.editor.placeholderText() == "auto"         # default None: auto
     assert "From 1 to 65,536." in sizes.hint.text()        # the bound is shown

@@ -1,6 +1,7 @@
 """The chart tabs of the window (ChartPanel): a tab per curve or per stack of curves
-(ChartStack: an LLM's prefill above its decode), the throughput, scaling and telemetry charts
-and the table of result rows, redrawn as runs are selected or measured."""
+(ChartStack: an LLM's prefill above its decode), the throughput, scaling and telemetry charts,
+the Sustained chart (a tab shown only while a run made with --duration is looked at) and the
+table of result rows, redrawn as runs are selected or measured."""
 
 from __future__ import annotations
 
@@ -8,12 +9,20 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QSplitter, QTabWidget, QWidget
 
 from siliconbench.core.results import RunRecord
-from siliconbench.gui.chart_series import BARS, CURVE_METRICS, SCALING, TELEMETRY, chart_of
+from siliconbench.gui.chart_series import (
+    BARS,
+    CURVE_METRICS,
+    SCALING,
+    TELEMETRY,
+    chart_of,
+    is_sustained,
+)
 from siliconbench.gui.charts.bars import BarChart
 from siliconbench.gui.charts.chart import Chart
 from siliconbench.gui.charts.curve import CurveChart
 from siliconbench.gui.charts.export import export_chart
 from siliconbench.gui.charts.scaling import ScalingChart
+from siliconbench.gui.charts.sustained import SustainedChart
 from siliconbench.gui.charts.telemetry import TelemetryChart
 from siliconbench.gui.row_table import RowTable
 from siliconbench.gui.theme import Theme
@@ -60,6 +69,7 @@ class ChartPanel(QTabWidget):
         self.bars = BarChart()
         self.scaling = ScalingChart()
         self.telemetry = TelemetryChart()
+        self.sustained = SustainedChart()
         self.table = RowTable()
         self.tabs = curve_tabs(self.curves)
         for title, widget in self.tabs.items():
@@ -67,10 +77,13 @@ class ChartPanel(QTabWidget):
         self.addTab(self.bars, "Throughput")
         self.addTab(self.scaling, "Scaling")
         self.addTab(self.telemetry, "Telemetry")
+        self.addTab(self.sustained, "Sustained")
+        self.setTabVisible(self.indexOf(self.sustained), False)
         self.addTab(self.table, "Table")
         self._records: dict[str, RunRecord] = {}
         self._table_stale = False
         self._telemetry_stale = False
+        self._sustained_stale = False
         self.currentChanged.connect(self._on_tab_changed)
 
     @property
@@ -107,6 +120,7 @@ class ChartPanel(QTabWidget):
                 chart.set_records(records)
         if kinds is None:
             self._refresh_telemetry()
+        self._refresh_sustained(records)
         # The table is the slow part (it sizes its columns); fill it only while it is seen.
         self._table_stale = self.currentWidget() is not self.table
         if not self._table_stale:
@@ -123,12 +137,44 @@ class ChartPanel(QTabWidget):
         if not self._telemetry_stale:
             self.telemetry.set_records(self.records())
 
+    def sustained_shown(self) -> bool:
+        """Whether the Sustained tab is offered: a run looked at was made with --duration."""
+        return self.isTabVisible(self.indexOf(self.sustained))
+
+    def _refresh_sustained(self, records: list[RunRecord]) -> None:
+        """The Sustained tab, offered while a run looked at has interval rows; it comes to
+        the front when it appears over a chart (not over the table or Compare, which the
+        user is reading), and is drawn only while it is seen."""
+        index = self.indexOf(self.sustained)
+        wanted = any(is_sustained(r) for r in records)
+        was = self.isTabVisible(index)
+        if wanted != was:
+            shown = self.currentWidget()
+            on_chart = shown in (*self.tabs.values(), *self.charts.values())
+            if not wanted and shown is self.sustained:
+                self.setCurrentWidget(self._first_drawn(records))
+            self.setTabVisible(index, wanted)
+            if wanted and on_chart:
+                self.setCurrentIndex(index)
+        self._sustained_stale = self.currentWidget() is not self.sustained
+        if not self._sustained_stale:
+            self.sustained.set_records(records if wanted else [])
+
+    def _first_drawn(self, records: list[RunRecord]) -> QWidget:
+        """The tab of the first chart these runs are drawn on (the first tab for none)."""
+        kind = next((k for r in records for row in r.rows
+                     if (k := chart_of(r.workload, row)) is not None), None)
+        return self.tab_of(kind) if kind is not None else self.widget(0)
+
     def _on_tab_changed(self) -> None:
         if self._table_stale and self.currentWidget() is self.table:
             self._table_stale = False
             self.table.set_records(self.records())
         if self._telemetry_stale and self.currentWidget() is self.telemetry:
             self._refresh_telemetry()
+        if self._sustained_stale and self.currentWidget() is self.sustained:
+            self._sustained_stale = False
+            self.sustained.set_records(self.records())
 
     def current_chart(self) -> Chart | None:
         w = self.currentWidget()
@@ -139,6 +185,7 @@ class ChartPanel(QTabWidget):
     def apply_theme(self, theme: Theme) -> None:
         for chart in self.charts.values():
             chart.apply_theme(theme)
+        self.sustained.apply_theme(theme)
         self.table.apply_theme(theme)
 
     def set_y_mode(self, mode: str) -> None:
@@ -151,9 +198,19 @@ class ChartPanel(QTabWidget):
                     and hasattr(widget, "set_y_mode"):
                 widget.set_y_mode(mode)
 
+    def can_export(self) -> bool:
+        """Whether File > Export Chart has something to write: a chart with data in front."""
+        if self.currentWidget() is self.sustained:
+            return self.sustained.has_data()
+        chart = self.current_chart()
+        return chart is not None and chart.has_data()
+
     def export_chart(self, path: str, chart: Chart | None = None) -> None:
         """The chart (default: the one shown) to PNG or SVG, by the file's extension."""
         shown = self.currentWidget()
+        if chart is None and shown is self.sustained:
+            self.sustained.export(path)
+            return
         title = shown.chart_title() if chart is None and hasattr(shown, "chart_title") \
             else None     # Compare titles its chart with what it compares
         chart = chart or self.current_chart()
