@@ -66,11 +66,46 @@ def test_no_token_the_step_returned_is_fed_back_to_it(spread_model, monkeypatch)
     assert len(fast()) == steps and len(returned) == 2 * steps     # first call, and this one
 
 
+def test_the_step_has_gpt_fast_s_inductor_settings_and_math_only_sdpa(spread_model,
+                                                                     monkeypatch):
+    """gpt-fast's generate.py compiles decode_one_token with coordinate-descent tuning, unique
+    kernel names and the FX graph cache, and runs it under SDPA's math backend alone, so
+    inductor writes attention's kernels itself. The step is watched uncompiled (the options
+    it is compiled with are read), then compiled for real in the other tests."""
+    given = []
+
+    def compile(fn, options=None, fullgraph=False):
+        given.append(options)
+        return fn
+    monkeypatch.setattr(torch, "compile", compile)
+    backends = []
+    real = torch.nn.functional.scaled_dot_product_attention
+
+    def watched(*args, **kwargs):
+        b = torch.backends.cuda
+        backends.append((b.flash_sdp_enabled(), b.mem_efficient_sdp_enabled(),
+                         b.math_sdp_enabled()))
+        return real(*args, **kwargs)
+    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", watched)
+    fast = spread_model.decoder(2, 8, 6, "fast")
+    assert given == [{"coordinate_descent_tuning": True, "triton.unique_kernel_names": True,
+                      "fx_graph_cache": True}]
+    assert torch_llm.fast_options("cuda") == {**given[0], "triton.cudagraphs": True}
+    backends.clear()
+    fast()
+    assert backends and set(backends) == {(False, False, True)}     # math alone, every step
+    b = torch.backends.cuda
+    assert b.flash_sdp_enabled() and b.math_sdp_enabled()           # as it was, outside
+    backends.clear()
+    spread_model.decoder(2, 8, 6, "eager")()
+    assert backends and set(backends) == {(True, True, True)}       # eager: SDPA's choice
+
+
 def test_a_forward_that_breaks_the_graph_is_compiled_in_pieces_and_the_run_says_so(
         spread_model, monkeypatch):
     compiled = []
 
-    def compile(fn, mode=None, fullgraph=False):
+    def compile(fn, options=None, fullgraph=False):
         compiled.append(fullgraph)
 
         def broken(*args):       # dynamo raises at the first call, where it traces
