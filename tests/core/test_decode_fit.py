@@ -12,7 +12,13 @@ from dataclasses import replace
 import pytest
 
 from siliconbench.core.kit import llm_shapes as shapes
-from siliconbench.core.kit.llm_fit import ASSUMPTION, FitPoint, chosen_points, fixed_cost_row
+from siliconbench.core.kit.llm_fit import (
+    ASSUMPTION,
+    FitPoint,
+    chosen_points,
+    fixed_cost_row,
+    no_fit,
+)
 from siliconbench.core.kit.llm_presets import PRESETS
 
 FIXED_S, GB_S, NOISE, BLOCKS = 0.66e-3, 3000.0, 0.003, 10
@@ -55,7 +61,9 @@ def test_two_models_at_depth_0_give_the_fixed_cost_with_its_interval():
         held += row.stats.ci_low <= FIXED_S * 1e3 <= row.stats.ci_high
         assert row.value == pytest.approx(FIXED_S * 1e3, abs=0.1)
         assert "2 models of 16, 32 layers at depth 0" in row.note
-        assert f"assumes {ASSUMPTION}" in row.note and "95% interval" in row.note
+        assert f"assumes {ASSUMPTION}, and counts a layer's own overheads (launches, " \
+            "Python) with its bytes (eager decode loop)" in row.note
+        assert "95% interval" in row.note
         assert row.stats.n == 2 * BLOCKS
     assert held >= 17          # a 95% interval, 20 draws
 
@@ -84,3 +92,14 @@ def test_step_times_that_do_not_rise_with_their_bytes_give_no_row():
     # A line that crosses zero before the data: no fixed cost either.
     points = [FitPoint(2, 0, 1e6, [0.001] * 3), FitPoint(1, 0, 3e6, [0.004] * 3)]
     assert fixed_cost_row({}, points, "eager") is None
+
+
+def test_why_there_is_no_fit_is_said_with_its_points():
+    assert no_fit([simulated("llama-3.1-8b", 0, random.Random(1)),
+                   simulated("llama-3.1-8b", 0, random.Random(2), layers=8)]) is None
+    falling = [FitPoint(2, 0, 1e6, [0.004] * 3), FitPoint(1, 0, 3e6, [0.002] * 3)]
+    assert no_fit(falling) == (
+        "2 models of 1, 2 layers at depth 0: the step times do not rise with the bytes "
+        "(1 layers at depth 0: 3 MB in 2 ms; 2 layers at depth 0: 1 MB in 4 ms)")
+    below = [FitPoint(2, 0, 1e6, [0.001] * 3), FitPoint(1, 0, 3e6, [0.004] * 3)]
+    assert "the line meets zero bytes below zero seconds (-0.5 ms)" in no_fit(below)

@@ -54,3 +54,21 @@ def test_what_fit_layers_cannot_take_is_one_sentence_and_exit_2(tmp_path, given,
     r = sb("run", "llm", "--preset", "tiny", "--device", "cpu", *given, home=tmp_path)
     assert r.returncode == 2 and says in r.stderr, r.stderr
     assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_a_fit_asked_for_and_not_given_is_warned_with_why(monkeypatch):
+    """A noisy machine can make the smaller model's steps as slow as the larger's: the run
+    then gives no row, and says why with each model's bytes and time a step."""
+    from siliconbench.core.kit.llm_fit import FitPoint
+    monkeypatch.setattr(bandwidth, "OWN_BOUND_MB", (4,))
+    monkeypatch.setattr(llm, "_other_model", lambda ctx, params, shape, loop, say:
+                        FitPoint(shape.layers, 0, 1e6, [10.0] * 3))     # 10 s a step
+    events = []
+    params = {p.name: p.default for p in llm.WORKLOAD.params} | WIDE | {"fit_layers": [1]}
+    llm.run(context(events), params)
+    assert not [e for e in events if e["event"] == "row"
+                and e["row"]["metric"] == "decode_fixed_ms"]
+    [warning] = [e["message"] for e in events if e["event"] == "warning"]
+    assert warning.startswith("No fixed cost of a decode step: 2 models of 1, 4 layers at "
+                              "depth 0: the step times do not rise with the bytes (1 layers "
+                              "at depth 0: 1 MB in 1e+04 ms; 4 layers at depth 0: ")

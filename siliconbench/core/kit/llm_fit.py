@@ -8,7 +8,8 @@ the data, and it moves with any difference between what a cache byte and a weigh
 So the fit is across models (the same shape with other layer counts, at depth 0: the weights
 span the x-axis, as the H100 note's 1B and 8B did), or within one model only where its bytes
 span at least MIN_SPAN; elsewhere there is no row. Either way the line counts a cache byte as
-a weight byte, and the row says so."""
+a weight byte, and across layer counts a layer's own overheads (its launches, its Python) with
+its bytes, so they are not in the intercept; the row says so."""
 
 from __future__ import annotations
 
@@ -81,30 +82,49 @@ def _quantile(xs: list[float], q: float) -> float:
     return xs[min(len(xs) - 1, max(0, round(q * (len(xs) - 1))))]
 
 
+def no_fit(points: list[FitPoint]) -> str | None:
+    """Why no fixed cost can be fit through `points`, in a sentence's words (with each point
+    chosen: its layers, depth, bytes and median time a step); None where one can."""
+    chosen = chosen_points(points)
+    if isinstance(chosen, str):
+        return chosen
+    chosen, how = chosen
+    fixed, slope = line([p.step_bytes for p in chosen],
+                        [statistics.median(p.step_s) for p in chosen])
+    if slope > 0 and fixed >= 0:
+        return None
+    said = "; ".join(f"{p.layers} layers at depth {p.depth}: {p.step_bytes / 1e6:.4g} MB in "
+                     f"{statistics.median(p.step_s) * 1e3:.4g} ms" for p in chosen)
+    why = "the step times do not rise with the bytes" if slope <= 0 else \
+        f"the line meets zero bytes below zero seconds ({fixed * 1e3:.3g} ms)"
+    return f"{how}: {why} ({said})"
+
+
 def fixed_cost_row(point: dict, points: list[FitPoint], loop_note: str) -> Row | None:
     """decode_fixed_ms: the intercept of a line through the chosen points' median seconds
     per step against the bytes each reads (what a step costs whatever it reads: launches,
     host reads, Python), its 95% bootstrap interval over the timed blocks, beside the rate
     the slope says it streams at; None where no fit can hold one (see chosen_points, or the
     times do not rise with the bytes, or the line crosses zero before the data)."""
-    chosen = chosen_points(points)
-    if isinstance(chosen, str):
+    if no_fit(points) is not None:
         return None
-    chosen, how = chosen
+    chosen, how = chosen_points(points)
     xs = [p.step_bytes for p in chosen]
     ys = [statistics.median(p.step_s) for p in chosen]
     fixed, slope = line(xs, ys)
-    if slope <= 0 or fixed < 0:
-        return None
     draws = bootstrap(chosen)
     lo, hi = _quantile(draws, (1 - CONFIDENCE) / 2), _quantile(draws, (1 + CONFIDENCE) / 2)
     ms = [d * 1e3 for d in (lo, hi)]
     stats = Stats(fixed * 1e3, _quantile(draws, 0.25) * 1e3, _quantile(draws, 0.75) * 1e3,
                   ms[0], ms[1], sum(len(p.step_s) for p in chosen), CONFIDENCE)
     share = fixed / statistics.fmean(ys)
+    # Across layer counts, what each layer costs apart from its bytes (its launches, its
+    # Python) grows with the bytes too: the line counts it in the slope, not the intercept.
+    layers = ", and counts a layer's own overheads (launches, Python) with its bytes" \
+        if len({p.layers for p in chosen}) > 1 else ""
     return Row("decode_fixed_ms", fixed * 1e3, "ms", point, stats, [],
                f"a line through {how}, seconds per step against the bytes each reads: "
                f"{fixed * 1e3:.3g} ms a step whatever it reads ({CONFIDENCE:.0%} interval "
                f"{ms[0]:.3g} to {ms[1]:.3g} ms, bootstrap over the timed blocks; "
                f"{share:.0%} of the mean step), beside {1 / slope / 1e9:.4g} GB/s streamed; "
-               f"assumes {ASSUMPTION} ({loop_note})")
+               f"assumes {ASSUMPTION}{layers} ({loop_note})")

@@ -26,7 +26,7 @@ from siliconbench.core.kit.ceilings import (
     stored_ceiling,
 )
 from siliconbench.core.kit.headroom import fits
-from siliconbench.core.kit.llm_fit import FitPoint, fixed_cost_row
+from siliconbench.core.kit.llm_fit import FitPoint, fixed_cost_row, no_fit
 from siliconbench.core.kit.llm_presets import PRESETS, PUBLISHED_PARAMETERS  # noqa: F401
 from siliconbench.core.kit.llm_protocol import DecodeCall, LLMEngine  # noqa: F401
 from siliconbench.core.kit.llm_shapes import (
@@ -40,9 +40,7 @@ from siliconbench.core.kit.model_files import OwnModel, read_model
 from siliconbench.core.params import Param, ParamError
 from siliconbench.core.results import Row
 from siliconbench.core.stats import summarize
-
-# The decode bound measured now: the triad, and on a CPU the read kernel beside it.
-from siliconbench.core.workloads.bandwidth import own_bound
+from siliconbench.core.workloads.bandwidth import own_bound  # the bound measured now
 
 if TYPE_CHECKING:
     from siliconbench.core.measure import Measurement
@@ -383,6 +381,8 @@ def run(ctx, params: dict) -> None:
         fixed_cost_row({**base, "gen_tokens": gen}, fit, engine.decode_note(loop))
     if fixed is not None:
         ctx.row(fixed)
+    elif others:              # asked for, and not given: the run says why
+        ctx.warn(f"No fixed cost of a decode step: {kv_refusal(shape) or no_fit(fit)}.")
     rows_after_own_bound(ctx, waiting, total, lambda point, decoded, bandwidth:
                          _decode_rows(engine, shape, point, flags, bandwidth, decoded))
     ctx.progress(total, total, "done")
