@@ -51,8 +51,7 @@ RUNS = [
 ]
 # What a workload's records need in the store before them: llm's decode roofline divides
 # the triad last measured on the device (at 256 MB, past the caches; on a CPU the read beside
-# it), so its records carry
-# the bound the LLM chart draws.
+# it), so its records carry the bound the LLM chart draws.
 BEFORE = {"llm": ["bandwidth", "--framework", "torch", "--sizes-mb", "256", "--ops",
                    "triad,read"]}
 
