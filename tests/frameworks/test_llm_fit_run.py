@@ -72,3 +72,20 @@ def test_a_fit_asked_for_and_not_given_is_warned_with_why(monkeypatch):
     assert warning.startswith("No fixed cost of a decode step: 2 models of 1, 4 layers at "
                               "depth 0: the step times do not rise with the bytes (1 layers "
                               "at depth 0: 1 MB in 1e+04 ms; 4 layers at depth 0: ")
+
+
+def test_a_fit_model_that_fails_costs_the_fit_not_the_run(monkeypatch):
+    monkeypatch.setattr(bandwidth, "OWN_BOUND_MB", (4,))
+
+    def fails(ctx, params, shape, loop, say):
+        raise MemoryError("out of memory")
+    monkeypatch.setattr(llm, "_other_model", fails)
+    events = []
+    params = {p.name: p.default for p in llm.WORKLOAD.params} | WIDE | {"fit_layers": [1]}
+    llm.run(context(events), params)
+    metrics = [e["row"]["metric"] for e in events if e["event"] == "row"]
+    assert "decode_tokens_per_s" in metrics and "decode_fixed_ms" not in metrics
+    assert [e["message"] for e in events if e["event"] == "warning"] == [
+        "The 1-layer model of the fixed-cost fit failed (out of memory).",
+        "No fixed cost of a decode step: one model's 1 depths: fewer than two byte counts to "
+        "fit a line through."]

@@ -373,9 +373,12 @@ def run(ctx, params: dict) -> None:
         ctx.row(memory_row(ctx, base, flags))
     finally:
         engine.release()
-    for layers in others:
-        fit.append(_other_model(ctx, params, replace(shape, layers=layers), loop,
-                                lambda step, text: ctx.progress(done + step, total, text)))
+    for layers in others:       # a failure costs the fit that point, not the run its rows
+        try:
+            fit.append(_other_model(ctx, params, replace(shape, layers=layers), loop,
+                                    lambda step, text: ctx.progress(done + step, total, text)))
+        except Exception as e:
+            ctx.warn(f"The {layers}-layer model of the fixed-cost fit failed ({e}).")
         done += engine.LOAD_STEPS + 1
     fixed = None if kv_refusal(shape) else \
         fixed_cost_row({**base, "gen_tokens": gen}, fit, engine.decode_note(loop))
@@ -411,12 +414,10 @@ def _other_model(ctx, params: dict, shape: ModelShape, loop: str, say) -> FitPoi
 
 
 def rows_after_own_bound(ctx, waiting: list, total: int, rows_for) -> None:
-    """The decode rows that waited for a bound: with no triad of this device in the store and
-    no published peak (a Linux CPU, an unknown GPU) the run measures a short one itself, so
-    that no decode row goes without its bound, then gives rows_for(point, measurement,
-    bandwidth) of each (point, measurement) in `waiting`. Called after the model is gone: its
-    arrays must not count in the run's peak memory (a CPU's peak resident memory cannot be
-    reset) and the triad has the whole memory."""
+    """The decode rows that waited for a bound: with none of this device stored and none
+    published (a Linux CPU, an unknown GPU) the run measures one itself (own_bound), then gives
+    rows_for(point, measurement, bandwidth) of each (point, measurement) in `waiting`; after
+    the model is gone, so its arrays have the whole memory and stay out of the peak."""
     if not waiting:
         return
     ctx.progress(total - 1, total, "the memory bandwidth (triad; on a CPU a read beside it) "
