@@ -2,10 +2,13 @@
 add and triad GB/s (the real path: a child process, the measure protocol, its median) against
 a plain STREAM loop in torch on the same device and array size, as McCalpin's stream.c runs
 it: the three arrays a, b, c, the four kernels in STREAM's order (c = a; b = s*c; c = a + b;
-a = b + s*c) NTIMES times, each timed on its own, the first pass left out, and STREAM's "Best
-Rate" (bytes STREAM counts over the shortest time) and average rate beside it. Target: each
-SiliconBench figure at least 0.97 of STREAM's average rate. The sides alternate, --rounds
-rounds each, so drift in the machine's speed hits both alike.
+a = b + s*c) NTIMES times, each timed on its own, the first pass left out. Like is compared
+with like: SiliconBench's "best rate" (the fastest timed block, the row's note and samples)
+with STREAM's "Best Rate" (bytes STREAM counts over the shortest pass), and SiliconBench's
+median (the row's value) with the STREAM loop's median pass. Target: each ratio at least 0.97.
+A block averages many calls where STREAM's best is one pass, so the best's ratio sits a little
+under the median's on a machine whose passes vary. The sides alternate, --rounds rounds each,
+so drift in the machine's speed hits both alike.
 
     .venv/bin/python benchmarks/stream_fidelity.py [--size-mb 256] [--device cpu]
         [--rounds 3]
@@ -34,17 +37,17 @@ TARGET = 0.97
 NTIMES = 10            # stream.c's default
 
 
-def siliconbench(args) -> dict[str, float]:
-    """{op: GB/s} of the real run."""
+def siliconbench(args) -> dict[str, list[float]]:
+    """{op: [best rate, median] GB/s} of the real run."""
     from siliconbench.core.runner import RunSpec, execute
     rec = execute(RunSpec("bandwidth", "torch", args.device,
                           {"sizes_mb": [args.size_mb], "ops": list(bandwidth.OPS)}))
     assert rec.status == "ok", rec.reason
-    return {r.params["op"]: r.value for r in rec.rows}
+    return {r.params["op"]: [bandwidth.best_rate(r), r.value] for r in rec.rows}
 
 
 def stream_child(args) -> None:
-    """STREAM's loop in torch; one JSON line {op: [best GB/s, average GB/s]}."""
+    """STREAM's loop in torch; one JSON line {op: [best GB/s, median GB/s, average GB/s]}."""
     import time
 
     import torch
@@ -69,7 +72,8 @@ def stream_child(args) -> None:
     for op, seconds in times.items():
         moved = bandwidth.MOVED[op] * n * 4 / 1e9
         kept = seconds[1:]                   # stream.c leaves the first pass out
-        out[op] = [moved / min(kept), moved / statistics.fmean(kept)]
+        out[op] = [moved / min(kept), moved / statistics.median(kept),
+                   moved / statistics.fmean(kept)]
     print(json.dumps(out))
 
 
@@ -88,16 +92,17 @@ def main() -> int:
         return 0
     ok = True
     for op in bandwidth.OPS:
-        a = statistics.median(r[op] for r in ours)
-        best = statistics.median(r[op][0] for r in theirs)
-        avg = statistics.median(r[op][1] for r in theirs)
-        ratio = a / avg
-        ok &= ratio >= TARGET
+        best, median = (statistics.median(r[op][k] for r in ours) for k in (0, 1))
+        s_best, s_median, s_avg = (statistics.median(r[op][k] for r in theirs)
+                                   for k in (0, 1, 2))
+        ratios = best / s_best, median / s_median
+        passed = min(ratios) >= TARGET
+        ok &= passed
         print(f"{op:>5} ({bandwidth.STREAM_KERNELS[op][0]}, {bandwidth.MOVED[op]} arrays): "
-              f"SiliconBench {a:.4g} GB/s (rounds {rounds(r[op] for r in ours)}), "
-              f"STREAM loop best {best:.4g} average {avg:.4g} GB/s: ratio to the average "
-              f"{ratio:.3f}, to the best {a / best:.3f} (target >= {TARGET} of the average) "
-              f"{'PASS' if ratio >= TARGET else 'FAIL'}")
+              f"best rate SiliconBench {best:.4g} / STREAM {s_best:.4g} GB/s = "
+              f"{ratios[0]:.3f}; median {median:.4g} / {s_median:.4g} = {ratios[1]:.3f} "
+              f"(rounds {rounds(r[op][1] for r in ours)}; STREAM's average {s_avg:.4g}) "
+              f"(target >= {TARGET} each) {'PASS' if passed else 'FAIL'}")
     return verdict(ok)
 
 

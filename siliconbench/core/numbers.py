@@ -246,3 +246,12 @@ def peak_text(row) -> str:
     if row.pct_of_peak is not None:
         return f"{percent(row.pct_of_peak)} of {ceiling or 'peak'}"
     return f"{ceiling} unknown" if ceiling else ""
+
+
+def scaled_units(value: float, step: int, units: tuple[str, ...]) -> str:
+    """'1.23 B', '51.33 KiB': llama-bench's way of showing sizes, with the unit that fits."""
+    for unit in units[:-1]:
+        if value < step:
+            return f"{value:.2f} {unit}".rstrip()
+        value /= step
+    return f"{value:.2f} {units[-1]}"

@@ -12,7 +12,7 @@ from tests.recorded import recorded
 
 def test_stream_s_kernels_and_byte_counts():
     assert bandwidth.OPS == ("copy", "scale", "add", "triad")
-    assert bandwidth.MOVED == {"copy": 2, "scale": 2, "add": 3, "triad": 3}
+    assert bandwidth.MOVED == {"copy": 2, "scale": 2, "add": 3, "triad": 3, "read": 1}
     assert STREAM_KERNELS["triad"][0] == "a = b + s*c" and bandwidth.SCALAR == 3.0
 
 
@@ -26,12 +26,14 @@ def test_a_record_from_before_reads_as_the_four_array_kernel():
 
 
 def test_the_llm_bound_from_an_old_record_names_its_kernel(tmp_path, monkeypatch):
+    from siliconbench.core.kit import ceilings
+    monkeypatch.setattr(ceilings, "MIN_BOUND_MB", 4)      # the record's arrays: 1 and 4 MB
     monkeypatch.setenv("SILICONBENCH_HOME", str(tmp_path))
     old = recorded("bandwidth-torch")
     old.machine = probe().to_dict()
     store = Store(tmp_path / "results.sqlite3")
     store.save(old)
     store.close()
-    ceiling = stored_ceiling(old.device_name, "bandwidth", "float32")
+    ceiling = stored_ceiling(old.device_name, "bandwidth", "float32", cache_bytes=0)
     assert ceiling.text.startswith("the triad d = a*b + c (4 arrays") and \
         old.id[:8] in ceiling.text

@@ -143,6 +143,9 @@ class NoCopyKernel(TensorOps):
     def triad(self, b, c, s):
         return lambda: None
 
+    def read(self, a):
+        return lambda: None
+
     def run_once(self, step):
         step()
         if self.tried[-1] == "DeepCopy":
@@ -177,7 +180,7 @@ def test_bandwidth_through_the_cli(tmp_path):
 
 @pytest.mark.parametrize("args, says", [
     (["--sizes-mb", "0"], "--sizes-mb must be at least 1, not 0."),
-    (["--ops", "fma"], "--ops must be one of copy, scale, add, triad, not 'fma'."),
+    (["--ops", "fma"], "--ops must be one of copy, scale, add, triad, read, not 'fma'."),
 ])
 def test_bad_parameters_are_one_sentence_and_exit_2(tmp_path, args, says):
     r = sb("run", "bandwidth", *args, home=tmp_path)

@@ -16,6 +16,7 @@ import pytest
 
 from siliconbench.core.frameworks import FRAMEWORKS, runs_on
 from siliconbench.core.frameworks.llamacpp import models
+from siliconbench.core.kit.ceilings import MEASURED_READ
 from siliconbench.core.kit.llm_shapes import kv_bytes
 from siliconbench.core.reference import references
 from siliconbench.core.workloads import llm
@@ -121,31 +122,44 @@ def test_the_terminal_table_of_a_real_run_has_llama_bench_s_columns():
     from tests.recorded import recorded
     rec = recorded("llm-llamacpp")
     [(title, columns, lines)] = catalogue()["llm"].more_tables(rec)
-    assert columns == ["model", "size", "params", "backend", "ngl", "threads", "test", "t/s"]
-    assert [line[6] for line in lines] == ["pp16", "pp64", "pp256", "tg8", "tg8 @ d64",
+    # llama-bench's markdown table: threads on a CPU backend, no ngl (nor dev: this record
+    # predates saying whether operations could be offloaded)
+    assert columns == ["model", "size", "params", "backend", "threads", "test", "t/s"]
+    assert [line[5] for line in lines] == ["pp16", "pp64", "pp256", "tg8", "tg8 @ d64",
                                            "tg8 @ d256"]
     first = lines[0]
-    assert first[:6] == ["llama ?B all F32", "353.25 KiB", "90.43 K", "CPU", "0",
+    assert first[:5] == ["llama ?B all F32", "353.25 KiB", "90.43 K", "CPU",
                          str(rec.settings["threads"])]
     assert rec.settings["weight_bytes"] == 361728 and rec.settings["parameters"] == 90432
     prefill = next(r for r in rec.rows if r.metric == "prefill_tokens_per_s")
-    assert first[7] == f"{statistics.fmean(prefill.samples):.2f} ± " \
+    assert first[6] == f"{statistics.fmean(prefill.samples):.2f} ± " \
                        f"{statistics.stdev(prefill.samples):.2f}"
 
 
-def test_the_terminal_table_says_rpk_0_where_weights_were_not_repacked():
-    """llama-bench shows its rpk column only off its default; a run on a build with the AMX
-    kernels loads with --repack 0 and its table says so on every line."""
+def test_the_terminal_table_says_no_repack_where_weights_were_not_repacked():
+    """A run on a build with the AMX kernels loads as llama-cli --no-repack, which llama-bench
+    cannot (its --repack, and the rpk column a reader would take it for, are an open PR): the
+    table says so in a column of llama-cli's switch, on every line; the CPU alone is
+    llama-bench's -dev none."""
     from siliconbench.core.catalogue import catalogue
     from tests.recorded import recorded
     rec = recorded("llm-llamacpp")
     [(_, columns, _)] = catalogue()["llm"].more_tables(rec)
-    assert "rpk" not in columns                 # recorded before it was said: repacked
+    assert "no-repack" not in columns and "rpk" not in columns    # recorded: repacked
     rec.settings["repack"] = False
+    rec.settings["op_offload"] = False
     [(_, columns, lines)] = catalogue()["llm"].more_tables(rec)
-    assert columns == ["model", "size", "params", "backend", "ngl", "threads", "rpk", "test",
-                       "t/s"]
-    assert {line[6] for line in lines} == {"0"} and lines[0][7] == "pp16"
+    assert columns == ["model", "size", "params", "backend", "threads", "dev", "no-repack",
+                       "test", "t/s"]
+    assert {(line[5], line[6]) for line in lines} == {("none", "yes")}
+    assert lines[0][7] == "pp16"
+
+
+def test_a_gpu_run_s_table_shows_ngl_not_threads():
+    """llama-bench shows ngl where the backend is not the CPU's, threads where it is."""
+    from siliconbench.core.frameworks.llamacpp.llm import Engine
+    assert Engine.bench_columns({"backend": "CUDA", "op_offload": True}) == ["ngl"]
+    assert Engine.bench_columns({"backend": "CPU", "op_offload": False}) == ["threads", "dev"]
 
 
 # ---------------------------------------------------------------- with llama.cpp
@@ -250,16 +264,19 @@ def buffer_names(said: str) -> set[str]:
 
 def test_weights_stay_out_of_the_amx_kernels_that_crash():
     """llama.cpp's AMX kernels segfault on quantised weights (ggml-org/llama.cpp#20824): a
-    build that has them loads with its extra buffer types off, as llama-bench --repack 0;
-    every other build keeps llama-bench's default. Decided from the build's list alone."""
+    build that has them loads with its extra buffer types off, as llama-cli --no-repack (which
+    llama-bench cannot: its CPU rows are then not comparable); every other build keeps them
+    on, as llama-bench runs. Decided from the build's list alone."""
     from siliconbench.core.frameworks.llamacpp.llm import extra_buffers
     use, said = extra_buffers(["AMX", "CPU_REPACK"])
     assert not use
-    assert said == ("off, as llama-bench --repack 0: this build's AMX kernels crash on "
+    assert said == ("off, as llama-cli --no-repack; llama-bench has no switch for it "
+                    "(ggml-org/llama.cpp PR #28968 is open): this build's AMX kernels crash on "
                     "quantised weights (ggml-org/llama.cpp#20824), and llama.cpp turns AMX, "
-                    "CPU_REPACK off together")
-    assert extra_buffers(["CPU_REPACK"]) == (True, "on, llama-bench's default (CPU_REPACK)")
-    assert extra_buffers([]) == (True, "on, llama-bench's default (none in this build)")
+                    "CPU_REPACK off together, so its CPU rows are not comparable with "
+                    "llama-bench's")
+    assert extra_buffers(["CPU_REPACK"]) == (True, "on, as llama-bench runs (CPU_REPACK)")
+    assert extra_buffers([]) == (True, "on, as llama-bench runs (none in this build)")
 
 
 @needs_llamacpp
@@ -276,13 +293,40 @@ def test_every_load_keeps_its_weights_out_of_amx_and_says_where_they_went(tiny_f
             assert not names & extra, (dtype, f["buffers"])
     as_amx = tiny_files["as_amx"]
     assert as_amx["repack"] is False and as_amx["same"]
-    assert as_amx["said"].startswith("off, as llama-bench --repack 0: this build's AMX")
+    assert as_amx["said"].startswith("off, as llama-cli --no-repack; llama-bench has no")
     assert not buffer_names(as_amx["buffers"]) & (extra | {"AMX"}), as_amx["buffers"]
     # Where this build repacks q4_0 (CPU_REPACK on x86 with AVX2, Arm with dot products), the
     # switch is seen to take effect: the same file's weights then stay in plain host memory.
     q4 = buffer_names(tiny_files["files"]["q4_0"]["buffers"])
     if "CPU_REPACK" in q4:
         assert "CPU_REPACK" not in buffer_names(as_amx["buffers"])
+
+
+@needs_llamacpp
+def test_each_context_keeps_a_sliding_window_s_cache_to_its_window(tmp_path):
+    """llama-bench makes its contexts with swa_full false; llama.cpp's default (true) gives a
+    GGUF's sliding-window layers (Gemma 2/3, gpt-oss) a full-size cache."""
+    found = child("""
+import json
+import llama_cpp
+from siliconbench.core.frameworks import Device
+from siliconbench.core.frameworks.llamacpp import models
+from siliconbench.core.frameworks.llamacpp.llm import GgufModel
+from siliconbench.core.workloads import llm
+shape = llm.PRESETS["tiny"]
+default = llama_cpp.llama_context_default_params().swa_full
+lm = GgufModel(models.model_file(shape, "tiny", "float32", 2), Device("cpu"), 0, 2,
+               shape.vocab)
+seen, made = [], llama_cpp.llama_init_from_model
+def spy(model, params):
+    seen.append(params.swa_full)
+    return made(model, params)
+llama_cpp.llama_init_from_model = spy
+lm.open(32)
+lm.release()
+print(json.dumps({"default": default, "seen": seen}))
+""", tmp_path)
+    assert found == {"default": True, "seen": [False]}
 
 
 @needs_llamacpp
@@ -314,19 +358,15 @@ def rows_of(rec: dict) -> dict:
 
 
 def store_a_triad(home: Path) -> float:
-    """A bandwidth run of this machine's CPU in the store at `home` (a recorded run, made
-    this machine's): the bound a run then divides, without measuring its own. GB/s."""
-    from siliconbench.core.frameworks import cpu_name
-    from siliconbench.core.machine import probe
-    from siliconbench.core.store import Store
-    from tests.recorded import recorded
-    rec = recorded("bandwidth-torch")
-    rec.machine, rec.device_name = probe().to_dict(), cpu_name()
-    store = Store(home / "results.sqlite3")
-    store.save(rec)
-    store.close()
-    return max((r for r in rec.rows if r.params["op"] == "triad"),
-               key=lambda r: r.params["size_mb"]).value
+    """A bandwidth run of this machine's CPU in the store at `home`, its read kernel at arrays
+    past 4 times the last-level cache (a torch run through the CLI): the bound a CPU's decode
+    then divides, without measuring its own. GB/s."""
+    from siliconbench.core.kit.ceilings import last_level_cache
+    size = max(64, -(-4 * (last_level_cache() or 0) // 2**20))
+    r = sb("run", "bandwidth", "--framework", "torch", "--device", "cpu", "--sizes-mb",
+           str(size), "--ops", "read", "--quick", "--json", home=home)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)["rows"][0]["value"]
 
 
 @needs_llamacpp
@@ -342,18 +382,16 @@ def test_a_tiny_run_on_the_cpu_makes_the_llm_rows(tmp_path, dtype, triad_stored)
     from siliconbench.core.store import Store
     [rec] = [x.to_dict() for x in Store(tmp_path / "results.sqlite3").runs(workload="llm")]
     bound = rec["settings"]["memory_bound"]
-    if triad_stored:        # the stored triad, else one the run measured itself
-        assert (bound["source"], bound["gb_per_s"]) == (llm.MEASURED_TRIAD, gb_s)
-    else:
-        assert bound["source"] == llm.MEASURED_TRIAD and "by this run (llamacpp" in \
-            bound["detail"]
+    if triad_stored:        # the stored read, else one the run measured itself
+        assert (bound["source"], bound["gb_per_s"]) == (MEASURED_READ, gb_s)
+    else:       # a CPU's bound: the read kernel, measured beside the triad
+        assert bound["source"] == MEASURED_READ and "by this run (llamacpp" in \
+            bound["detail"] and " beside STREAM's triad " in bound["detail"]
     assert rec["status"] == "ok", rec.get("reason")
     rows = rows_of(rec)
     base = {"preset": "tiny", "dtype": dtype, "batch": 1}
-    # Two depths: the fixed cost of a step beside the bytes it streams (or why not)
-    fixed = rows.pop(("decode_fixed_ms", None))
-    assert fixed["unit"] == "ms" and fixed["params"] == {**base, "gen_tokens": 4}
-    assert (fixed["value"] or 0) > 0 or fixed["flags"] == ["unsupported"]
+    # Two depths of one model, whose bytes differ by 1%: no fixed cost can be fit.
+    assert ("decode_fixed_ms", None) not in rows
     assert set(rows) == {("prefill_tokens_per_s", 8), ("ttft_ms", 8),
                          ("prefill_tokens_per_s", (8, 8)), ("ttft_ms", (8, 8)),
                          ("decode_tokens_per_s", 0), ("decode_tokens_per_s", 8),
@@ -390,7 +428,7 @@ def test_a_tiny_run_on_the_cpu_makes_the_llm_rows(tmp_path, dtype, triad_stored)
         assert decode["pct_of_peak"] == pytest.approx(100 * decode["value"] / roof)
     # The terminal: llama-bench's columns and tests.
     assert "llama-bench style" in r.stdout
-    for word in ("model", "size", "params", "backend", "ngl", "threads", "test", "t/s",
+    for word in ("model", "size", "params", "backend", "threads", "dev", "test", "t/s",
                  "pp8", "pp8 @ d8", "tg4 @ d8", "CPU"):
         assert word in r.stdout, word
 
@@ -524,13 +562,18 @@ def test_a_run_gives_pp_at_each_depth_and_says_the_cpu_alone_on_every_row(tmp_pa
     assert [(p["prompt"], p.get("depth")) for p in prefill] == [(8, None), (8, 16)]
     for row in rec["rows"]:
         if row["metric"] in ("prefill_tokens_per_s", "ttft_ms", "decode_tokens_per_s"):
-            assert "the CPU alone: ngl 0" in row["note"], row
+            assert "the CPU alone (llama-bench -dev none)" in row["note"], row
     s = rec["settings"]
     assert s["op_offload"] is False and s["threadpool"].startswith("attached: ")
+    # the record says all three: the devices, the repacking and the sliding-window cache
+    assert s["devices"] == "none (the CPU alone), as llama-bench -dev none"
+    assert s["swa_full"] is False and s["extra_buffers"].startswith(("on, as llama-bench",
+                                                                     "off, as llama-cli"))
+    assert ("llama_bench_comparable" in s) is (not s["repack"])
     from siliconbench.core.catalogue import catalogue
     from siliconbench.core.results import RunRecord
     [(_, columns, lines)] = catalogue()["llm"].more_tables(RunRecord.from_dict(rec))
-    assert columns[-3:] == ["nopo", "test", "t/s"]
+    assert columns[-3:] == ["dev", "test", "t/s"]
     assert [line[-2] for line in lines] == ["pp8", "pp8 @ d16", "tg2", "tg2 @ d16"]
 
 

@@ -187,3 +187,21 @@ def test_a_cpu_run_says_it_left_the_wired_limit_alone(tmp_path):
     assert r.returncode == 0, r.stderr
     wired = json.loads(r.stdout)["settings"]["wired_limit"]
     assert wired["bytes"] is None and "no Metal" in wired["detail"]
+
+
+def test_the_generation_stream_is_thread_local_from_mlx_lm_0_31_3():
+    """mlx-lm made generation_stream thread-local in 0.31.3 (ml-explore/mlx-lm#1090), not
+    0.29: an older mlx-lm on a newer MLX decodes on a plain stream, and so does the run."""
+    found = in_mlx("""
+import json
+from importlib import metadata
+import mlx.core as mx
+from siliconbench.core.frameworks.mlx import llm
+kinds = {}
+for v in ("0.29.1", "0.31.2", "0.31.3", "0.32.2"):
+    metadata.version = lambda name, v=v: v
+    kinds[v] = type(llm.generation_stream(mx)).__name__
+print(json.dumps(kinds))
+""")
+    assert found["0.29.1"] == found["0.31.2"] == "Stream"
+    assert found["0.31.3"] == found["0.32.2"] == "ThreadLocalStream"

@@ -91,9 +91,11 @@ def test_bandwidth_through_the_cli(tmp_path):
     assert r.returncode == 0, r.stderr
     rec = json.loads(r.stdout)
     assert [row["params"] for row in rec["rows"]] == [
-        {"op": op, "size_mb": 1, "dtype": "float32"} for op in ("copy", "scale", "add", "triad")]
+        {"op": op, "size_mb": 1, "dtype": "float32"}
+        for op in ("copy", "scale", "add", "triad", "read")]
     assert all(row["unit"] == "GB/s" and row["value"] > 0 for row in rec["rows"])
     assert rec["settings"]["copy_kernel"] == "tf.raw_ops.DeepCopy"
+    assert rec["settings"]["read_kernel"] == "tf.reduce_sum(a)"
 
 
 def test_a_gpu_that_is_absent_is_one_sentence_and_exit_2(tmp_path):

@@ -1,9 +1,8 @@
 """PyTorch's `fast` decode loop (gpt-fast's method: one compiled step with the greedy choice
-inside the graph, fullgraph, the tokens read by the host once at the end of the block) and the
-fixed cost of a decode step, told apart from the bytes it streams by a line through the
-depths' step times. On the CPU with the tiny Llama config and random weights."""
+inside the graph, fullgraph, the tokens read by the host once at the end of the block). On the
+CPU with the tiny Llama config and random weights. The fixed cost of a decode step is
+tests/core/test_decode_fit.py's."""
 
-import pytest
 import torch
 
 from siliconbench.core.frameworks.torch import llm as torch_llm
@@ -67,11 +66,46 @@ def test_no_token_the_step_returned_is_fed_back_to_it(spread_model, monkeypatch)
     assert len(fast()) == steps and len(returned) == 2 * steps     # first call, and this one
 
 
+def test_the_step_has_gpt_fast_s_inductor_settings_and_math_only_sdpa(spread_model,
+                                                                     monkeypatch):
+    """gpt-fast's generate.py compiles decode_one_token with coordinate-descent tuning, unique
+    kernel names and the FX graph cache, and runs it under SDPA's math backend alone, so
+    inductor writes attention's kernels itself. The step is watched uncompiled (the options
+    it is compiled with are read), then compiled for real in the other tests."""
+    given = []
+
+    def compile(fn, options=None, fullgraph=False):
+        given.append(options)
+        return fn
+    monkeypatch.setattr(torch, "compile", compile)
+    backends = []
+    real = torch.nn.functional.scaled_dot_product_attention
+
+    def watched(*args, **kwargs):
+        b = torch.backends.cuda
+        backends.append((b.flash_sdp_enabled(), b.mem_efficient_sdp_enabled(),
+                         b.math_sdp_enabled()))
+        return real(*args, **kwargs)
+    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", watched)
+    fast = spread_model.decoder(2, 8, 6, "fast")
+    assert given == [{"coordinate_descent_tuning": True, "triton.unique_kernel_names": True,
+                      "fx_graph_cache": True}]
+    assert torch_llm.fast_options("cuda") == {**given[0], "triton.cudagraphs": True}
+    backends.clear()
+    fast()
+    assert backends and set(backends) == {(False, False, True)}     # math alone, every step
+    b = torch.backends.cuda
+    assert b.flash_sdp_enabled() and b.math_sdp_enabled()           # as it was, outside
+    backends.clear()
+    spread_model.decoder(2, 8, 6, "eager")()
+    assert backends and set(backends) == {(True, True, True)}       # eager: SDPA's choice
+
+
 def test_a_forward_that_breaks_the_graph_is_compiled_in_pieces_and_the_run_says_so(
         spread_model, monkeypatch):
     compiled = []
 
-    def compile(fn, mode=None, fullgraph=False):
+    def compile(fn, options=None, fullgraph=False):
         compiled.append(fullgraph)
 
         def broken(*args):       # dynamo raises at the first call, where it traces
@@ -98,19 +132,3 @@ def test_a_forward_that_breaks_the_graph_is_compiled_in_pieces_and_the_run_says_
     assert run.warnings == ["The fast decode at depth 8 was compiled in pieces: the model's "
                             "forward breaks the graph, so it is not gpt-fast's one graph a "
                             "step."]
-
-
-def test_the_fixed_cost_is_the_intercept_of_step_time_against_bytes():
-    # 1 ms a step whatever it reads, and 1 GB/s: 1 MB -> 2 ms, 3 MB -> 4 ms, 5 MB -> 6 ms
-    row = llm.fixed_cost_row({"gen_tokens": 4}, [(1e6, 0.002), (3e6, 0.004), (5e6, 0.006)],
-                             "eager decode loop")
-    assert row.metric == "decode_fixed_ms" and row.unit == "ms"
-    assert row.value == pytest.approx(1.0)
-    assert "1 GB/s streamed" in row.note and "3 depths" in row.note
-    assert "(25% of the mean step)" in row.note             # 1 ms of 4
-
-
-def test_step_times_that_do_not_rise_with_their_bytes_give_no_fixed_cost():
-    row = llm.fixed_cost_row({"gen_tokens": 4}, [(1e6, 0.004), (3e6, 0.002)], "eager")
-    assert row.value is None and row.flags == ["unsupported"]
-    assert "no fixed cost can be told apart" in row.note

@@ -30,6 +30,9 @@ class TensorOps(ABC):
     scale_kernel = ""
     add_kernel = ""
     triad_kernel = ""
+    # The read kernel beside them (a sum over one array): what a decode, which only reads,
+    # can stream where a core's writes also read their line first (x86's write-allocate).
+    read_kernel = ""
     # For the record: what one timed GEMM call is on this framework.
     gemm_call = "one product"
 
@@ -89,6 +92,12 @@ class TensorOps(ABC):
     @abstractmethod
     def triad(self, b, c, s: float) -> Step:
         """STREAM's triad: a = b + s * c, into an array of its own."""
+        raise NotImplementedError
+
+    @abstractmethod
+    def read(self, a) -> Step:
+        """The read kernel: the sum of `a`'s elements, one array read, nothing written back
+        but the sum."""
         raise NotImplementedError
 
     def use_plain_copy(self) -> bool:

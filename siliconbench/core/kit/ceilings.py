@@ -8,11 +8,56 @@ from __future__ import annotations
 from typing import NamedTuple
 
 PUBLISHED, MEASURED_TRIAD, MEASURED_GEMM = "published peak", "measured triad", "measured GEMM"
+MEASURED_READ = "measured read"
 
 # STREAM's kernels (McCalpin's stream.c), as the bandwidth workload runs them: what each
 # computes and the arrays it reads plus writes per element, the count its GB/s is of.
 STREAM_KERNELS = {"copy": ("c = a", 2), "scale": ("b = s*c", 2), "add": ("c = a + b", 3),
                   "triad": ("a = b + s*c", 3)}
+# The bandwidth workload's read kernel beside them: a sum over one array, 1 array read.
+READ_KERNEL = ("s = sum(a)", 1)
+
+# The least array a stored bandwidth run's row may have to serve as a bound: 64 MB, and four
+# times the last-level cache where it is known (STREAM's rule for its arrays), so that a run
+# with small arrays (--sizes-mb 4) never makes a cache's rate the memory's.
+MIN_BOUND_MB = 64
+CACHE_TIMES = 4
+MB = 2**20
+
+
+def last_level_cache() -> int | None:
+    """Bytes of the CPU's largest cache (Linux's sysfs: one instance, the largest level);
+    None where it cannot be read. A GPU's L2 is asked of its framework (cuda_l2_bytes)."""
+    from pathlib import Path
+    sizes = []
+    for level in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*"):
+        try:
+            text = (level / "size").read_text().strip()
+        except OSError:
+            continue
+        scale = {"K": 2**10, "M": 2**20, "G": 2**30}.get(text[-1:], 1)
+        digits = text.rstrip("KMG")
+        if digits.isdigit():
+            sizes.append(int(digits) * scale)
+    return max(sizes, default=None)
+
+
+def cuda_l2_bytes() -> int | None:
+    """The L2 of the CUDA GPU torch has loaded (its first), or None: torch not imported, no
+    CUDA."""
+    import sys
+    torch = sys.modules.get("torch")
+    try:
+        if torch is not None and torch.cuda.is_available():
+            return int(torch.cuda.get_device_properties(0).L2_cache_size)
+    except (RuntimeError, AttributeError):
+        pass
+    return None
+
+
+def bound_min_mb(cache_bytes: int | None) -> float:
+    """The least array size (MB) a bandwidth row may have to serve as a bound."""
+    return max(MIN_BOUND_MB, CACHE_TIMES * (cache_bytes or 0) / MB)
 
 
 def triad_name(settings: dict) -> str:
@@ -43,12 +88,18 @@ def against_ceiling(ceiling, value: float, unit: str, flags: list[str]):
     return pct, list(flags), f"% of {ceiling[0]:.4g} {unit} ({ceiling[1]})"
 
 
-def stored_ceiling(device_name: str, workload: str, dtype: str) -> Ceiling | None:
+def stored_ceiling(device_name: str, workload: str, dtype: str, *, read: bool = False,
+                   cache_bytes: int | None = None) -> Ceiling | None:
     """From the newest run of `workload` of each framework measured on this machine's device
-    (by its name; siliconbench.core.estimate reads it too): the triad at its largest array
-    (past the caches), or the best GEMM rate in `dtype`; the highest of the frameworks'. A
-    device's ceiling is what its best kernel reached: MLX's CPU triad (1.0 GB/s here) is no
-    bound on torch's decode beside torch's (6.7 GB/s)."""
+    (by its name; siliconbench.core.estimate reads it too): the triad at its largest array,
+    or the best GEMM rate in `dtype`; the highest of the frameworks'. A device's ceiling is
+    what its best kernel reached: MLX's CPU triad (1.0 GB/s here) is no bound on torch's
+    decode beside torch's (6.7 GB/s).
+
+    A bandwidth row serves only with arrays of at least bound_min_mb(cache_bytes) (the CPU's
+    last-level cache where none is given). With `read` (a CPU's decode bound: a decode only
+    reads, see siliconbench.core.workloads.bandwidth) the read kernel's row serves in place of
+    the triad's, and a run without one does not serve."""
     from siliconbench.core.store import Store, StoreError, default_path
     if not default_path().exists():
         return None
@@ -60,6 +111,8 @@ def stored_ceiling(device_name: str, workload: str, dtype: str) -> Ceiling | Non
     except StoreError:
         return None
     newest: dict[str, Ceiling] = {}
+    least = bound_min_mb(cache_bytes if cache_bytes is not None else last_level_cache())
+    op = "read" if read else "triad"
     try:
         for rec in store.runs(workload=workload, status="ok"):
             if rec.source != "measured" or rec.device_name != device_name \
@@ -68,13 +121,17 @@ def stored_ceiling(device_name: str, workload: str, dtype: str) -> Ceiling | Non
                 continue
             if workload == "bandwidth":
                 rows = [r for r in rec.rows if r.value is not None and r.params.get("op") ==
-                        "triad" and "above_peak" not in r.flags]
+                        op and "above_peak" not in r.flags
+                        and r.params.get("size_mb", 0) >= least]
                 if rows:
                     row = max(rows, key=lambda r: r.params.get("size_mb", 0))
+                    name = f"the read kernel ({READ_KERNEL[0]})" if read else \
+                        triad_name(rec.settings)
                     newest[rec.framework] = Ceiling(
-                        row.value, f"{triad_name(rec.settings)} {row.value:.4g} GB/s "
-                                   f"measured here by run {rec.id[:8]} ({rec.framework})",
-                        MEASURED_TRIAD)
+                        row.value, f"{name} {row.value:.4g} GB/s measured here by run "
+                                   f"{rec.id[:8]} ({rec.framework}, "
+                                   f"{row.params['size_mb']} MB arrays)",
+                        MEASURED_READ if read else MEASURED_TRIAD)
             else:
                 rows = [r for r in rec.rows if r.value is not None and r.metric == "tflops"
                         and r.params.get("dtype") == dtype and "above_peak" not in r.flags]

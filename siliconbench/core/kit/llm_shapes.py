@@ -32,6 +32,9 @@ class ModelShape:
     experts: int = 0
     active_experts: int = 0
     expert_ffn: int = 0
+    # Multi-head latent attention (DeepSeek-V2/V3's config.json: kv_lora_rank): keys and
+    # values made from a latent of this width, cached as each framework chooses; 0: none.
+    kv_latent: int = 0
 
     @property
     def qk_norm(self) -> bool:
@@ -183,7 +186,10 @@ def score_bytes(shape: ModelShape, batch: int, queries: int, keys: int) -> int:
 
 
 EMBEDDING = re.compile(r"(^|\.)(embed_tokens|token_embd|wte)\.")
-EXPERTS = re.compile(r"experts|_exps\.|switch_mlp")
+# A mixture's routed experts, which a step reads a share of: transformers' and mlx-lm's
+# `experts`/`switch_mlp`, GGUF's `_exps`. Not a shared expert, which every token passes
+# through: DeepSeek's `shared_experts`, Qwen2-MoE's `shared_expert`, GGUF's `_shexp`.
+EXPERTS = re.compile(r"(?<!shared_)experts|_exps\.|switch_mlp")
 
 
 def tensors_step_bytes(shape: ModelShape, tensors: dict[str, int], kv_dtype: str,
@@ -197,6 +203,17 @@ def tensors_step_bytes(shape: ModelShape, tensors: dict[str, int], kv_dtype: str
                   else b * share if EXPERTS.search(name) else b
                   for name, b in tensors.items())
     return weights + batch * kv_bytes(shape, kv_dtype, depth + (steps + 1) / 2)
+
+
+def kv_refusal(shape: ModelShape) -> str | None:
+    """Why the cache's bytes (kv_bytes) do not describe this model, so that no decode bound
+    is divided by them; None where they do."""
+    if shape.kv_latent:
+        return (f"its attention is multi-head latent (a {shape.kv_latent}-wide latent, "
+                "DeepSeek's MLA), whose cache each framework keeps its own way (transformers "
+                "every head's keys and values, llama.cpp the latent), which the cache's bytes "
+                "here, kv_heads x head_dim keys and values, do not describe")
+    return None
 
 
 def experts_share(shape: ModelShape, batch: int) -> float:
@@ -261,7 +278,7 @@ def shape_from_config(config: dict) -> ModelShape:
         active_experts=size("num_experts_per_tok", "experts_per_token", default=0)
         if experts else 0,
         expert_ffn=size("moe_intermediate_size", "intermediate_size", default=0)
-        if experts else 0), "config.json")
+        if experts else 0, kv_latent=size("kv_lora_rank", default=0)), "config.json")
 
 
 GGUF_FAMILY = {"llama": "llama", "qwen3": "qwen3", "qwen3moe": "qwen3_moe"}
@@ -300,7 +317,8 @@ def shape_from_gguf(fields: dict, tensor_names: set[str]) -> ModelShape:
         rms_eps=_float32(fields.get(f"{arch}.attention.layer_norm_rms_epsilon"), 1e-6),
         max_positions=size("context_length", 4096), experts=experts,
         active_experts=size("expert_used_count", 0) if experts else 0,
-        expert_ffn=size("expert_feed_forward_length", 0) if experts else 0), "the GGUF file")
+        expert_ffn=size("expert_feed_forward_length", 0) if experts else 0,
+        kv_latent=size("attention.kv_lora_rank", 0)), "the GGUF file")
 
 
 def _float32(value, default: float) -> float:

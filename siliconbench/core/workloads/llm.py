@@ -3,103 +3,50 @@ architectures' shapes with random weights (nothing is downloaded), on MLX (mlx-l
 classes), PyTorch (transformers' models) and llama.cpp (GGUF files of the shape, measured as
 llama-bench measures), each decode held against the memory roofline.
 
-The protocol lives here: one run drives every framework's engine (LLMEngine, below), the class
-Engine(ctx, shape, params) of siliconbench.core.frameworks.<framework>.llm, through the same
-sweep and rows. A shape (ModelShape) and its arithmetic are siliconbench.core.kit.llm_shapes,
-which the engines use too (a framework package may import the kit, never a workload); the
-presets here are the shapes of the published models the workload offers."""
+The protocol lives here: one run drives every framework's engine (LLMEngine, in
+siliconbench.core.kit.llm_protocol), the class Engine(ctx, shape, params) of
+siliconbench.core.frameworks.<framework>.llm, through the same sweep and rows. A shape
+(ModelShape) and its arithmetic are siliconbench.core.kit.llm_shapes, which the engines use too
+(a framework package may import the kit, never a workload); the presets, the shapes of the
+published models the workload offers, are siliconbench.core.kit.llm_presets; the fixed cost of
+a decode step is fit by siliconbench.core.kit.llm_fit."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, NamedTuple
 
 from siliconbench.core.catalogue import Workload
 from siliconbench.core.kit.ceilings import (
-    MEASURED_TRIAD,
+    MEASURED_TRIAD,  # noqa: F401  (the bound's source, as tests and callers read it)
     PUBLISHED,
     Ceiling,
     against_ceiling,
     stored_ceiling,
-    triad_name,
 )
 from siliconbench.core.kit.headroom import fits
+from siliconbench.core.kit.llm_fit import FitPoint, fixed_cost_row, no_fit
+from siliconbench.core.kit.llm_presets import PRESETS, PUBLISHED_PARAMETERS  # noqa: F401
+from siliconbench.core.kit.llm_protocol import DecodeCall, LLMEngine  # noqa: F401
 from siliconbench.core.kit.llm_shapes import (
     ModelShape,
     activation_dtype,
+    kv_refusal,
     moe_note,
     prefill_flops,
 )
 from siliconbench.core.kit.model_files import OwnModel, read_model
+from siliconbench.core.numbers import scaled_units
 from siliconbench.core.params import Param, ParamError
 from siliconbench.core.results import Row
 from siliconbench.core.stats import summarize
+from siliconbench.core.workloads.bandwidth import own_bound  # the bound measured now
 from siliconbench.core.workloads.train import DURATION_PARAM
 
 if TYPE_CHECKING:
     from siliconbench.core.measure import Measurement
 
-
-# Each preset's numbers are those of the model's config.json on the Hugging Face hub.
-PRESETS: dict[str, ModelShape] = {
-    # For tests: seconds on a 2-core CPU; every matrix's input a multiple of the quantisation
-    # group (64) so q4/q8 apply to all of them.
-    "tiny": ModelShape("llama", layers=2, hidden=64, heads=4, kv_heads=2, head_dim=16, ffn=128,
-                       vocab=256, tied=True, rope_theta=10000.0, rms_eps=1e-5,
-                       max_positions=4096),
-    # For tests: the tiny shape as a mixture of 8 experts, 2 a token.
-    "tiny-moe": ModelShape("qwen3_moe", layers=2, hidden=64, heads=4, kv_heads=2, head_dim=16,
-                           ffn=128, vocab=256, tied=False, rope_theta=1000000.0,
-                           rms_eps=1e-6, max_positions=4096, experts=8, active_experts=2,
-                           expert_ffn=64),
-    # meta-llama/Llama-3.2-1B config.json (transformers 4.45.0.dev0).
-    "llama-3.2-1b": ModelShape(
-        "llama", layers=16, hidden=2048, heads=32, kv_heads=8, head_dim=64, ffn=8192,
-        vocab=128256, tied=True, rope_theta=500000.0, rms_eps=1e-5, max_positions=131072,
-        rope_scaling={"rope_type": "llama3", "factor": 32.0, "high_freq_factor": 4.0,
-                      "low_freq_factor": 1.0, "original_max_position_embeddings": 8192}),
-    # Qwen/Qwen3-4B-Instruct-2507 config.json: the model of mlx-lm's BENCHMARKS.md rows.
-    "qwen3-4b": ModelShape(
-        "qwen3", layers=36, hidden=2560, heads=32, kv_heads=8, head_dim=128, ffn=9728,
-        vocab=151936, tied=True, rope_theta=5000000.0, rms_eps=1e-6, max_positions=262144),
-    # meta-llama/Llama-3.1-8B config.json (transformers 4.43.0.dev0).
-    "llama-3.1-8b": ModelShape(
-        "llama", layers=32, hidden=4096, heads=32, kv_heads=8, head_dim=128, ffn=14336,
-        vocab=128256, tied=False, rope_theta=500000.0, rms_eps=1e-5, max_positions=131072,
-        rope_scaling={"rope_type": "llama3", "factor": 8.0, "high_freq_factor": 4.0,
-                      "low_freq_factor": 1.0, "original_max_position_embeddings": 8192}),
-    # Qwen/Qwen3-30B-A3B config.json: a mixture of 128 experts, 8 a token, in all 48
-    # layers (decoder_sparse_step 1, no mlp_only_layers); intermediate_size (6144) is the
-    # dense width no layer uses.
-    "qwen3-30b-a3b": ModelShape(
-        "qwen3_moe", layers=48, hidden=2048, heads=32, kv_heads=4, head_dim=128, ffn=6144,
-        vocab=151936, tied=False, rope_theta=1000000.0, rms_eps=1e-6, max_positions=40960,
-        experts=128, active_experts=8, expert_ffn=768),
-    # meta-llama/Llama-2-7b-hf config.json: the model of llama.cpp's Apple Silicon table
-    # (discussion #4167), whose rows
-    # siliconbench/resources/reference/llamacpp-apple-silicon.json holds.
-    "llama-2-7b": ModelShape(
-        "llama", layers=32, hidden=4096, heads=32, kv_heads=32, head_dim=128, ffn=11008,
-        vocab=32000, tied=False, rope_theta=10000.0, rms_eps=1e-5, max_positions=4096),
-}
-
-# The parameter counts the models' publishers give, (count, the digits they round it to) and
-# where: tests hold each preset's formula to them.
-PUBLISHED_PARAMETERS = {
-    # meta-llama/llama-models models/llama3_2/MODEL_CARD.md: "1B (1.23B)".
-    "llama-3.2-1b": (1.23e9, 0.01e9),
-    # Qwen/Qwen3-4B-Instruct-2507 model card: "Number of Parameters: 4.0B".
-    "qwen3-4b": (4.0e9, 0.1e9),
-    # meta-llama/Llama-3.1-8B on the Hugging Face hub: "8.03B params" (safetensors).
-    "llama-3.1-8b": (8.03e9, 0.01e9),
-    # Qwen/Qwen3-30B-A3B model card: "Number of Parameters: 30.5B in total and 3.3B
-    # activated".
-    "qwen3-30b-a3b": (30.5e9, 0.1e9),
-    # meta-llama/Llama-2-7b-hf on the Hugging Face hub: "6.74B params" (safetensors).
-    "llama-2-7b": (6.74e9, 0.01e9),
-}
 
 DTYPES = ("bfloat16", "float16", "float32", "q4", "q8",
           "q8_0", "q4_0", "q4_k_m")       # llama.cpp's own quantisations (GGUF types)
@@ -108,103 +55,6 @@ CUSTOM = ("layers", "hidden", "heads", "kv_heads", "vocab")    # parameters that
 DEFAULT_DEPTHS = [0, 512, 2048]
 LOOPS = ("auto", "eager", "compiled", "fast")
 SWEEP_FROM = 512      # a context sweep's first prompt and depth (after an empty context)
-
-
-class DecodeCall(Protocol):
-    """One decode measurement's call (LLMEngine.decoder): greedy tokens after a context, each
-    fetched to the host as a generator does, from a cache filled to the depth once and rewound
-    before every call. A compiled loop on CUDA may say `graphs_skipped` (CUDA graphs inductor
-    did not use)."""
-    compile_s: float | None     # seconds of a compiled loop's first call, else None
-
-    def __call__(self) -> object: ...
-
-    def recompiled(self) -> bool:
-        """Whether the loop was compiled again since its first call (timed calls then
-        included compilation)."""
-
-
-@runtime_checkable
-class LLMEngine(Protocol):
-    """A framework's engine for the llm workload: Engine(ctx, shape, params) in
-    siliconbench.core.frameworks.<framework>.llm, made before anything is loaded (it imports
-    no framework). torch and MLX build the shape themselves (kit.llm_engine.BuiltEngine: its
-    sizes are the shape's); llama.cpp writes it as a GGUF file and loads that, as llama-bench
-    would. The run checks, sizes, loads, then times each prompt and depth through it."""
-    DTYPES: tuple[str, ...]          # the precisions it runs
-    LOOPS: tuple[str, ...]           # the decode loops it runs ("eager", "compiled")
-    DTYPE_HINTS: Mapping[str, str]   # what another engine's precision is called here
-    LOAD_STEPS: int                  # progress steps load() takes
-    TTFT_NOTE: str | None            # the time-to-first-token rows' note
-    PREFILL_DEPTHS: bool             # prefill at every depth as well (llama-bench's -d)
-
-    def check(self) -> None:
-        """Refuses (ParamError) what only this engine cannot run, before anything is built."""
-
-    def products_dtype(self) -> str | None:
-        """The precision its matrix products run in, which the device is asked for before
-        anything is built (a tiny product); None where it multiplies in kernels of its own
-        (llama.cpp's), which no framework's product speaks for."""
-
-    def gemm_dtype(self) -> str | None:
-        """The precision of the GEMM runs prefill's TFLOPS are held against; None: none."""
-
-    def memory_needed(self, batch: int, tokens: int) -> float:
-        """Bytes of the model with `tokens` positions of context for each of `batch`."""
-
-    def settings(self) -> dict:
-        """What the record says of the model as far as known: asked before load and after."""
-
-    def load(self, say: Callable[[int, str], None]) -> None:
-        """Makes the model on ctx.device; say(step, text) for each of its LOAD_STEPS."""
-
-    def mismatch(self) -> str | None:
-        """A warning where the loaded model is not the shape its bytes are counted from."""
-
-    def default_loop(self) -> str:
-        """The decode loop the framework's own generator runs on the device."""
-
-    def cache_check(self, tolerance: float) -> str | None:
-        """The last logits of a whole sequence against a prefill of all but its last token
-        and one decode step (the cache is real); a warning where they disagree: beyond
-        `tolerance` (relative), or on the next token where the engine compares that."""
-
-    def prefill(self, batch: int, prompt: int, depth: int) -> Callable[[], object]:
-        """A call: a cache holding `depth` positions (0 but where PREFILL_DEPTHS), the prompt,
-        the first token (or its logits) on the host (one call is the time to first token)."""
-
-    def placement(self) -> str | None:
-        """What every row says of where the model ran (llama.cpp: its layers offloaded and
-        whether its operations may be), or None."""
-
-    def decoder(self, batch: int, depth: int, steps: int, loop: str) -> DecodeCall:
-        """A call of `steps` greedy tokens after a context of `depth`, run by `loop`."""
-
-    def step_bytes(self, batch: int, depth: int, steps: int) -> float:
-        """Bytes one decode step reads, averaged over `steps` steps from `depth`."""
-
-    def prefill_label(self, prompt: int) -> str:
-        """The progress line of a prefill point."""
-
-    def decode_label(self, depth: int, steps: int) -> str:
-        """The progress line of a decode point."""
-
-    def decode_note(self, loop: str) -> str:
-        """What the decode rows say they timed."""
-
-    def bound_note(self, loop: str) -> str:
-        """What the roofline row says each step reads."""
-
-    def release(self) -> None:
-        """Frees the model and its caches."""
-
-    @staticmethod
-    def bench_columns(settings: dict) -> list[str]:
-        """The llama-bench table's columns of its records between backend and test."""
-
-    @staticmethod
-    def bench_cells(rec, point: dict) -> dict[str, str]:
-        """A line's model, backend and bench_columns cells, of one of its records."""
 
 
 WORKLOAD = Workload(
@@ -256,6 +106,12 @@ WORKLOAD = Workload(
         Param("gpu_layers", "int", None, "llama.cpp: layers offloaded to the GPU "
               "(llama-bench's -ngl); the CPU device runs none.", min=0, max=1000,
               auto="all of them", title="GPU layers"),
+        Param("fit_layers", "int_list", None, "Also decode the shape with these layer "
+              "counts, each fewer than its own, at depth 0, so that the fixed cost of a "
+              "decode step (decode_fixed_ms) is fit across models whose weights span the "
+              "bytes; without them it is given only where one model's depths span 20% of "
+              "the bytes a step reads.", min=1, max=1000, auto="none",
+              title="Fit layer counts"),
         Param("layers", "int", None, "Override the preset's number of layers.", min=1,
               max=1000, auto="the preset's"),
         Param("hidden", "int", None, "Override the preset's hidden size.", min=8,
@@ -298,6 +154,7 @@ def check_params(params: dict) -> None:
         params["dtype"] = own.stored_dtype
     if own is not None:   # the file is the model: no preset's default is left in the record
         params["preset"] = None
+    check_fit_layers(params, own)
     top = params.get("context_sweep")
     if top:
         given = [f"--{k}" for k in ("prompts", "depths") if params.get(k)]
@@ -308,6 +165,24 @@ def check_params(params: dict) -> None:
         if top > positions:
             raise ParamError(f"--context-sweep goes up to {top} but {model_label(params)} "
                              f"takes {positions} positions.")
+
+
+def check_fit_layers(params: dict, own: OwnModel | None) -> None:
+    """--fit-layers: other layer counts of a preset's shape, each fewer than its own (their
+    models then never pass its memory, nor its peak)."""
+    fit = params.get("fit_layers")
+    if not fit:
+        return
+    if own is not None:
+        raise ParamError("--fit-layers decodes the shape with other layer counts; a model "
+                         "file has its own layers: leave it out.")
+    layers = shape_for(params).layers
+    wrong = [n for n in fit if n >= layers]
+    if wrong:
+        raise ParamError(f"--fit-layers {wrong[0]} is not fewer than the model's {layers} "
+                         "layers.")
+    if len(set(fit)) != len(fit):
+        raise ParamError("--fit-layers names a layer count twice.")
 
 
 def context_points(params: dict, shape: ModelShape) -> tuple[list[int] | None,
@@ -457,7 +332,9 @@ def run(ctx, params: dict) -> None:
     # Decode measurements whose rows wait for the run's own triad (see below).
     waiting: list[tuple[dict, Decoded]] = []
     prefills = prefill_points(params, engine.PREFILL_DEPTHS, prompts, depths, shape)
-    total = len(prefills) + len(depths) + engine.LOAD_STEPS + (bandwidth is None)
+    others = params.get("fit_layers") or []
+    total = len(prefills) + len(depths) + engine.LOAD_STEPS + (bandwidth is None) + \
+        len(others) * (engine.LOAD_STEPS + 1)
     ctx.adapter.reset_peak_memory(ctx.device)
     engine.load(lambda step, text: ctx.progress(step, total, text))
     try:
@@ -483,7 +360,7 @@ def run(ctx, params: dict) -> None:
                 for row in _prefill_rows(ctx, engine, shape, point, flags, flop_ceiling):
                     ctx.row(row)
             done += 1
-        steps: list[tuple[float, float]] = []     # (bytes, seconds) of each decode step
+        fit: list[FitPoint] = []       # each decode's bytes and seconds per step
         for depth in depths:
             ctx.progress(done, total, engine.decode_label(depth, gen))
             point = {**base, "depth": depth, "gen_tokens": gen}
@@ -491,8 +368,7 @@ def run(ctx, params: dict) -> None:
                 ctx.row(too_big_row("decode_tokens_per_s", "tok/s", point, depth + gen))
             else:
                 decoded = _decode(ctx, engine, point, loop)
-                steps.append((engine.step_bytes(batch, depth, gen),
-                              batch / summarize(decoded.m.rates(batch * gen)).median))
+                fit.append(fit_point(engine, shape.layers, depth, batch, gen, decoded))
                 if bandwidth is None:
                     waiting.append((point, decoded))
                 else:
@@ -500,55 +376,61 @@ def run(ctx, params: dict) -> None:
                                             decoded):
                         ctx.row(row)
             done += 1
-        if len({b for b, _ in steps}) > 1:
-            ctx.row(fixed_cost_row({**base, "gen_tokens": gen}, steps,
-                                   engine.decode_note(loop)))
         ctx.row(memory_row(ctx, base, flags))
     finally:
         engine.release()
-    rows_after_own_triad(ctx, waiting, total, lambda point, decoded, bandwidth:
+    for layers in others:       # a failure costs the fit that point, not the run its rows
+        try:
+            fit.append(_other_model(ctx, params, replace(shape, layers=layers), loop,
+                                    lambda step, text: ctx.progress(done + step, total, text)))
+        except Exception as e:
+            ctx.warn(f"The {layers}-layer model of the fixed-cost fit failed ({e}).")
+        done += engine.LOAD_STEPS + 1
+    fixed = None if kv_refusal(shape) else \
+        fixed_cost_row({**base, "gen_tokens": gen}, fit, engine.decode_note(loop))
+    if fixed is not None:
+        ctx.row(fixed)
+    elif others:              # asked for, and not given: the run says why
+        ctx.warn(f"No fixed cost of a decode step: {kv_refusal(shape) or no_fit(fit)}.")
+    rows_after_own_bound(ctx, waiting, total, lambda point, decoded, bandwidth:
                          _decode_rows(engine, shape, point, flags, bandwidth, decoded))
     ctx.progress(total, total, "done")
 
 
-def fixed_cost_row(point: dict, steps: list[tuple[float, float]], loop_note: str) -> Row:
-    """The fixed cost of a decode step, apart from the bytes it streams: the least-squares
-    line through each depth's (bytes read, seconds) per step, whose intercept is what a step
-    costs whatever it reads (launches, host reads, Python) and whose slope is the rate it
-    streams at. A decode whose fixed cost is a large share of its step time is bound by
-    overhead, not by memory. None where the step times do not rise with the bytes (the
-    depths too close for the noise)."""
-    n = len(steps)
-    mean_b = sum(b for b, _ in steps) / n
-    mean_t = sum(t for _, t in steps) / n
-    slope = sum((b - mean_b) * (t - mean_t) for b, t in steps) / \
-        sum((b - mean_b) ** 2 for b, _ in steps)
-    fixed = mean_t - slope * mean_b
-    depths = f"{n} depths"
-    if slope <= 0 or fixed < 0:
-        return Row("decode_fixed_ms", None, "ms", point, flags=["unsupported"],
-                   note=f"the {depths}' step times do not rise with the bytes they read: "
-                        f"no fixed cost can be told apart ({loop_note})")
-    share = fixed / mean_t
-    return Row("decode_fixed_ms", fixed * 1e3, "ms", point, None, [],
-               f"a line through the {depths}' seconds per step against the bytes each reads: "
-               f"{fixed * 1e3:.3g} ms a step whatever it reads ({share:.0%} of the mean "
-               f"step), beside {1 / slope / 1e9:.4g} GB/s streamed ({loop_note})")
+def fit_point(engine: LLMEngine, layers: int, depth: int, batch: int, gen: int,
+              decoded: Decoded) -> FitPoint:
+    """A decode's bytes per step and seconds per step in each timed block, for the fit."""
+    return FitPoint(layers, depth, engine.step_bytes(batch, depth, gen),
+                    [batch / r for r in decoded.m.rates(batch * gen)])
 
 
-def rows_after_own_triad(ctx, waiting: list, total: int, rows_for) -> None:
-    """The decode rows that waited for a bound: with no triad of this device in the store and
-    no published peak (a Linux CPU, an unknown GPU) the run measures a short one itself, so
-    that no decode row goes without its bound, then gives rows_for(point, measurement,
-    bandwidth) of each (point, measurement) in `waiting`. Called after the model is gone: its
-    arrays must not count in the run's peak memory (a CPU's peak resident memory cannot be
-    reset) and the triad has the whole memory."""
+def _other_model(ctx, params: dict, shape: ModelShape, loop: str, say) -> FitPoint:
+    """The shape with another layer count (--fit-layers), decoded at depth 0 by the same loop
+    for the fixed-cost fit alone (no rows of its own), then freed."""
+    from siliconbench.core.frameworks import implementation
+    batch, gen = params["batch"], params["gen_tokens"]
+    engine: LLMEngine = implementation(ctx.framework, "llm").Engine(ctx, shape, params)
+    try:
+        engine.load(say)
+        say(engine.LOAD_STEPS, f"{shape.layers} layers: " + engine.decode_label(0, gen))
+        decoded = _decode(ctx, engine, {"batch": batch, "depth": 0, "gen_tokens": gen}, loop)
+        return fit_point(engine, shape.layers, 0, batch, gen, decoded)
+    finally:
+        engine.release()
+
+
+def rows_after_own_bound(ctx, waiting: list, total: int, rows_for) -> None:
+    """The decode rows that waited for a bound: with none of this device stored and none
+    published (a Linux CPU, an unknown GPU) the run measures one itself (own_bound), then gives
+    rows_for(point, measurement, bandwidth) of each (point, measurement) in `waiting`; after
+    the model is gone, so its arrays have the whole memory and stay out of the peak."""
     if not waiting:
         return
-    ctx.progress(total - 1, total, "the memory bandwidth (triad) for the roofline")
+    ctx.progress(total - 1, total, "the memory bandwidth (triad; on a CPU a read beside it) "
+                 "for the roofline")
     bandwidth = None
     try:
-        bandwidth = own_triad(ctx)
+        bandwidth = own_bound(ctx)
     except Exception as e:   # the decode rows are measured: they are given all the same
         ctx.warn(f"No memory bound for decode: the triad failed ({e}).")
     ctx.record_settings(**bound_setting(bandwidth))
@@ -630,9 +512,14 @@ def _decode_rows(engine: LLMEngine, shape: ModelShape, point: dict, flags: list[
     rates = m.rates(batch * gen)
     stats = summarize(rates)
     step_bytes = engine.step_bytes(batch, depth, gen)
+    refused = kv_refusal(shape)
+    if refused is not None:
+        ceiling = None
     bound = None if ceiling is None else batch * ceiling[0] * 1e9 / step_bytes
     roof = None if ceiling is None else (bound, ceiling[1])
     pct, row_flags, note = against_ceiling(roof, stats.median, "tok/s", flags)
+    if refused is not None:
+        note = f"no memory bound: {refused}"
     said = _joined(engine.decode_note(loop), engine.placement())
     rows = [Row("decode_tokens_per_s", stats.median, "tok/s", point, stats, row_flags,
                 f"{said}; {note}" if note else said, pct, rates)]
@@ -647,17 +534,13 @@ def _decode_rows(engine: LLMEngine, shape: ModelShape, point: dict, flags: list[
     return rows
 
 
-# Array sizes (MB each) the run's own triad tries, the largest that fits: past this machine's
-# 32 MB L3 and an M-series chip's 96 MB SLC.
-OWN_TRIAD_MB = (256, 64)
-# The run's own triad is short: at most a second of warm-up and two of timing.
-OWN_TRIAD_SECONDS = {"max_warmup_s": 1.0, "max_time_s": 2.0}
-
-
 def measured_ceiling(ctx, workload: str, dtype: str) -> Ceiling | None:
     """The device's bandwidth (GB/s) or matrix-multiply rate in `dtype` (TFLOPS): the newest
-    run of that workload on this device in the store, else the published peak, else None."""
-    measured = stored_ceiling(ctx.device_name, workload, dtype)
+    run of that workload on this device in the store (on a CPU its read kernel, the bound of
+    a decode that only reads; arrays past the caches), else the published peak, else None."""
+    from siliconbench.core.kit.ceilings import cuda_l2_bytes
+    measured = stored_ceiling(ctx.device_name, workload, dtype, read=ctx.on_cpu,
+                              cache_bytes=None if ctx.on_cpu else cuda_l2_bytes() or 0)
     if measured is not None:
         return measured
     if ctx.peak is None:
@@ -670,46 +553,13 @@ def measured_ceiling(ctx, workload: str, dtype: str) -> Ceiling | None:
         value, f"the published {dtype} peak {value:.4g} TFLOPS", PUBLISHED)
 
 
-def own_triad(ctx) -> Ceiling | None:
-    """STREAM's triad (a = b + s*c, siliconbench.core.workloads.bandwidth's) measured now on
-    the run's device, briefly; None where it cannot run (the run then warns: its decode has
-    no bound)."""
-    from dataclasses import replace as changed
-
-    from siliconbench.core.frameworks.ops import for_run
-    from siliconbench.core.measure import measure
-    from siliconbench.core.workloads import bandwidth as bw
-    ops = for_run(ctx)
-    free = ctx.adapter.free_memory(ctx.device)
-    size = next((mb for mb in OWN_TRIAD_MB if bw.fits(mb, "triad", free)), None)
-    why = "its arrays do not fit in the free memory" if size is None else \
-        bw._unsupported_reason(ops, "triad")
-    if why is not None:
-        ctx.warn(f"No memory bound for decode: no triad of this device is stored, none is "
-                 f"published, and one cannot run now ({why}).")
-        return None
-    count = size * bw.MB // ops.itemsize(bw.DTYPE)
-    arrays = [ops.random((count,), bw.DTYPE) for _ in range(bw.INPUTS["triad"])]
-    try:
-        settings = changed(ctx.settings, **{k: min(v, getattr(ctx.settings, k))
-                                            for k, v in OWN_TRIAD_SECONDS.items()})
-        m = measure(*ops.timed(ops.triad(*arrays, bw.SCALAR)), settings)
-        gb_s = summarize(m.rates(bw.MOVED["triad"] * count * ops.itemsize(bw.DTYPE))).median \
-            / 1e9
-    finally:
-        del arrays
-        ops.release()
-    return Ceiling(gb_s, f"{triad_name({'stream_kernels': True})} {gb_s:.4g} GB/s measured "
-                         f"by this run ({ctx.framework}, {size} MB arrays)", MEASURED_TRIAD)
-
-
 # ---------------------------------------------------------------- the terminal
 
 def llama_bench_table(rec) -> list[tuple[str, list[str], list[list[str]]]]:
     """The run as llama-bench prints it: one line per test, pp<prompt> and tg<tokens> (with
     @ d<depth> past an empty context), tokens/s as mean ± standard deviation of the blocks.
     The engine names its model, backend and own columns (LLMEngine.bench_columns): llama.cpp
-    llama-bench's (ngl, threads, rpk where not repacked), the others their batch."""
+    llama-bench's (ngl, threads, no-repack), the others their batch."""
     import statistics
     s = rec.settings
     engine = engine_class(rec.framework)
@@ -725,8 +575,8 @@ def llama_bench_table(rec) -> list[tuple[str, list[str], list[list[str]]]]:
             test += f" @ d{p['depth']}"
         sd = statistics.stdev(row.samples) if len(row.samples) > 1 else 0.0
         size, params = s.get("weight_bytes"), s.get("parameters")
-        cells = {"size": _scaled(size, 1024, ("B", "KiB", "MiB", "GiB")) if size else "",
-                 "params": _scaled(params, 1000, ("", "K", "M", "B")) if params else "",
+        cells = {"size": scaled_units(size, 1024, ("B", "KiB", "MiB", "GiB")) if size else "",
+                 "params": scaled_units(params, 1000, ("", "K", "M", "B")) if params else "",
                  "test": test, "t/s": f"{statistics.fmean(row.samples):.2f} ± {sd:.2f}",
                  **engine.bench_cells(rec, p)}
         lines.append([cells[c] for c in columns])
@@ -744,12 +594,3 @@ def engine_class(framework: str) -> type:
     except ValueError:    # an unknown framework, or one with no llm part
         from siliconbench.core.kit.llm_engine import BuiltEngine
         return BuiltEngine
-
-
-def _scaled(value: float, step: int, units: tuple[str, ...]) -> str:
-    """'1.23 B', '51.33 KiB': llama-bench's way of showing sizes, with the unit that fits."""
-    for unit in units[:-1]:
-        if value < step:
-            return f"{value:.2f} {unit}".rstrip()
-        value /= step
-    return f"{value:.2f} {units[-1]}"

@@ -33,6 +33,7 @@ LOOPS = ("eager",)           # one llama_decode per token; nothing is compiled
 N_BATCH, N_UBATCH = 2048, 512          # llama-bench's -b and -ub defaults
 FLASH_ATTN_AUTO = -1                   # llama-bench's -fa default (LLAMA_FLASH_ATTN_TYPE_AUTO)
 KV_DTYPE = "float16"                   # llama-bench's -ctk/-ctv default
+SWA_FULL = False                       # llama-bench's (llama_context_params.swa_full)
 # The GEMM rate a prefill is held against: a float model's own precision; a quantised one
 # multiplies in llama.cpp's integer dot products, which no GEMM run measures.
 FLOP_DTYPE = {"float32": "float32", "float16": "float16", "bfloat16": "bfloat16"}
@@ -42,10 +43,13 @@ FLOP_DTYPE = {"float32": "float32", "float16": "float16", "bfloat16": "bfloat16"
 # for it). A build has them only where its compiler targeted AMX (pip's native build on such a
 # CPU), and then every weight of a type AMX takes (Q4_0, Q4_1, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS)
 # goes to them. llama.cpp has one switch for all extra types, AMX and CPU_REPACK together
-# (llama_model_params.use_extra_bufts, llama-bench's --repack 0|1), so on such a build it is
-# off and the run measures what `llama-bench --repack 0` measures; on every other build it stays on,
-# llama-bench's default.
+# (llama_model_params.use_extra_bufts), which llama-cli turns off with --no-repack and
+# llama-bench cannot (its --repack is ggml-org/llama.cpp PR #28968, open): so on such a build
+# it is off and the run measures what `llama-cli --no-repack` runs, which no llama-bench row
+# measures (the record and every CPU row say so); on every other build it stays on, as
+# llama-bench always runs.
 CRASHING_BUFFERS = {"AMX": "ggml-org/llama.cpp#20824"}
+NO_REPACK = "as llama-cli --no-repack; llama-bench has no switch for it"
 REPORT = ("report it at https://github.com/ggml-org/llama.cpp/issues with the model file's "
           "quant type and the llama.cpp system info `siliconbench devices --json` prints")
 
@@ -56,10 +60,11 @@ def extra_buffers(available: list[str]) -> tuple[bool, str]:
     crashing = [name for name in available if name in CRASHING_BUFFERS]
     if crashing:
         issues = ", ".join(sorted({CRASHING_BUFFERS[n] for n in crashing}))
-        return False, (f"off, as llama-bench --repack 0: this build's {', '.join(crashing)} "
-                       f"kernels crash on quantised weights ({issues}), and llama.cpp turns "
-                       f"{', '.join(available)} off together")
-    return True, f"on, llama-bench's default ({', '.join(available) or 'none in this build'})"
+        return False, (f"off, {NO_REPACK} (ggml-org/llama.cpp PR #28968 is open): this "
+                       f"build's {', '.join(crashing)} kernels crash on quantised weights "
+                       f"({issues}), and llama.cpp turns {', '.join(available)} off together, "
+                       "so its CPU rows are not comparable with llama-bench's")
+    return True, f"on, as llama-bench runs ({', '.join(available) or 'none in this build'})"
 
 
 class GgufModel:
@@ -114,6 +119,9 @@ class GgufModel:
         cparams.n_ubatch = N_UBATCH
         cparams.n_threads = cparams.n_threads_batch = self.threads
         cparams.flash_attn_type = FLASH_ATTN_AUTO
+        # llama-bench's: a sliding-window layer's cache holds its window only (llama.cpp's
+        # default, true, gives Gemma 2/3's and gpt-oss's such layers a full-size cache)
+        cparams.swa_full = SWA_FULL
         cparams.no_perf = False
         self.ctx = lc.llama_init_from_model(self.model, cparams)
         if not self.ctx:
@@ -338,7 +346,13 @@ class Engine:
             if lm.pool_api else "none: this build lacks ggml's thread pool functions, so "
                                 "ggml makes its own threads",
             repack=lm.repack, extra_buffers=lm.extra_buffers, weight_buffers=lm.weight_buffers,
-            n_batch=N_BATCH, n_ubatch=N_UBATCH, flash_attn="auto", kv_cache=KV_DTYPE,
+            **({} if lm.repack or not self.on_cpu else {"llama_bench_comparable": (
+                f"no: weights not repacked ({NO_REPACK}), where llama-bench's CPU rows "
+                "repack them")}),
+            devices="none (the CPU alone), as llama-bench -dev none" if self.on_cpu
+            else f"{backend(self.ctx)}, the run's device alone",
+            swa_full=SWA_FULL, n_batch=N_BATCH, n_ubatch=N_UBATCH, flash_attn="auto",
+            kv_cache=KV_DTYPE,
             llama_cpp_commit=commit(),
             method="llama-bench's: pp = the prompt in n_batch chunks from an empty KV "
                    "memory, then synchronise; tg = single-token decodes each synchronised")
@@ -374,12 +388,15 @@ class Engine:
         return "eager"
 
     def placement(self) -> str:
-        """The offload state llama-bench's ngl and nopo columns give: on the cpu device the
-        model is given no GPU, so nothing is offloaded, where llama-bench -ngl 0 on a GPU
-        build still offloads large operations (op_offload) unless -nopo 1."""
+        """Where the model ran, as llama-bench's options say it: on the cpu device it is given
+        no device but the CPU (llama-bench -dev none), so no layer and no operation is
+        offloaded (-ngl 0 on a GPU build would still offload large operations); and where its
+        weights were not repacked, that its rows are not llama-bench's."""
         if self.on_cpu:
-            return ("the CPU alone: ngl 0 and no GPU for llama.cpp's op offload (llama-bench "
-                    "-ngl 0 -nopo 1)")
+            said = "the CPU alone (llama-bench -dev none): no layer or operation offloaded"
+            repack = self.model is None or self.model.repack
+            return said if repack else (f"{said}; weights not repacked ({NO_REPACK}): not "
+                                        "comparable with llama-bench's CPU rows")
         return f"ngl {self.gpu_layers} on {backend(self.ctx)}, op offload on"
 
     def cache_check(self, tolerance: float) -> str | None:
@@ -419,13 +436,19 @@ class Engine:
 
     @staticmethod
     def bench_columns(settings: dict) -> list[str]:
-        """llama-bench's, with its rpk column where weights were not repacked (--repack 0):
-        a build whose AMX kernels crash runs so (CRASHING_BUFFERS)."""
+        """llama-bench's, chosen as its markdown table chooses them: ngl where the backend is
+        not the CPU's (nor BLAS), threads where it is (the threads are its default); dev where
+        the model was given the CPU alone (-dev none); and where weights were not repacked,
+        a column llama-bench has not (no-repack: llama-cli's switch), since a build whose AMX
+        kernels crash runs so (CRASHING_BUFFERS)."""
+        backend = str(settings.get("backend", ""))
+        on_cpu = "CPU" in backend or "BLAS" in backend
         repack = settings.get("repack", True)   # records before it was said repacked by default
-        # nopo where operations could not be offloaded: the cpu device (records before it was
-        # said were CPU or GPU runs alike: no column)
-        nopo = settings.get("op_offload", True)
-        return ["ngl", "threads"] + ([] if repack else ["rpk"]) + ([] if nopo else ["nopo"])
+        # -dev none where operations could not be offloaded: the cpu device (records before
+        # it was said were CPU or GPU runs alike: no column)
+        alone = settings.get("op_offload", True) is False
+        return ([] if on_cpu else ["ngl"]) + (["threads"] if on_cpu else []) + \
+            (["dev"] if alone else []) + ([] if repack else ["no-repack"])
 
     @staticmethod
     def bench_cells(rec, point: dict) -> dict[str, str]:
@@ -433,4 +456,4 @@ class Engine:
         return {"model": s.get("model") or f"{point['preset']} {point['dtype']}",
                 "backend": str(s.get("backend", rec.device)),
                 "ngl": str(s.get("n_gpu_layers", "")), "threads": str(s.get("threads", "")),
-                "rpk": "0", "nopo": "1"}
+                "dev": "none", "no-repack": "yes"}

@@ -1,4 +1,4 @@
-"""Host array operations for the llm workload's own triad (the decode bound where no triad of
+"""Host array operations for the llm workload's own triad and read kernel (the decode bound where no triad of
 the device is stored and none is published): llama.cpp has no array API, so on the CPU the
 copy and the triad run in numpy, split across one thread per core (numpy's ufuncs let go of
 the GIL), as llama.cpp's own threads read the weights. On one thread numpy read 17.2 GB/s on
@@ -26,6 +26,7 @@ class Ops(TensorOps):
     scale_kernel = "numpy multiply (out=), one thread per core"
     add_kernel = "numpy add (out=), one thread per core"
     triad_kernel = "numpy multiply + add (out=, in cached chunks), one thread per core"
+    read_kernel = "numpy sum, one thread per core"
 
     def _host(self) -> None:
         if self.device.type != "cpu":
@@ -83,6 +84,15 @@ class Ops(TensorOps):
                 np.multiply(c[i:j], scalar, out=tmp[:j - i])
                 np.add(b[i:j], tmp[:j - i], out=out[i:j])
         return self._on_every_core(b.size, part, out)
+
+    def read(self, a):
+        self._host()
+        sums = np.zeros(cores(), np.float64)
+        edges = [a.size * k // len(sums) for k in range(len(sums) + 1)]
+
+        def part(lo: int, hi: int) -> None:
+            sums[edges.index(lo)] = a[lo:hi].sum()
+        return self._on_every_core(a.size, part, sums)
 
     def _on_every_core(self, size: int, part, out: np.ndarray):
         """A step that runs part(lo, hi) over [0, size) in one slice per core, each on a

@@ -17,6 +17,22 @@ LOOPS = ("eager",)           # mlx_lm.generate's loop; it compiles nothing
 # mlx_lm.generate.stream_generate's prompt chunk (generate_step's prefill_step_size, and
 # mlx_lm.benchmark's --prefill-step-size default).
 PREFILL_STEP = 2048
+# mlx-lm's generation_stream is thread-local from 0.31.3 (ml-explore/mlx-lm#1090, which asks
+# for MLX 0.31.2's mx.new_thread_local_stream), a plain new stream before.
+THREAD_LOCAL_FROM = (0, 31, 3)
+
+
+def generation_stream(mx):
+    """A stream of the kind mlx_lm.generate.generation_stream is in the installed mlx-lm, told
+    by its version (importing mlx_lm.generate would import transformers, hence torch)."""
+    import re
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        installed = tuple(int(n) for n in re.findall(r"\d+", version("mlx-lm"))[:3])
+    except PackageNotFoundError:
+        installed = ()
+    local = installed >= THREAD_LOCAL_FROM and hasattr(mx, "new_thread_local_stream")
+    return (mx.new_thread_local_stream if local else mx.new_stream)(mx.default_device())
 
 
 def _mlx_lm(module: str):
@@ -110,9 +126,8 @@ class MlxLM:
 
         self.mx, self.shape = mx, shape
         self.wired_before: int | None = None
-        # generate_step runs on a stream of its own, mlx_lm.generate.generation_stream: a
-        # thread-local one where MLX has them (mlx-lm 0.29 on), a plain new one before
-        self.stream = getattr(mx, "new_thread_local_stream", mx.new_stream)(mx.default_device())
+        # generate_step runs on a stream of its own, mlx_lm.generate.generation_stream
+        self.stream = generation_stream(mx)
         self.make_cache = _mlx_lm("cache").make_prompt_cache
         mx.random.seed(0)
         if path is not None:

@@ -15,6 +15,7 @@ class TensorFlowOps(TensorOps):
     scale_kernel = "s * c"
     add_kernel = "a + b"
     triad_kernel = "b + s * c (two kernels: TensorFlow has no fused op for it)"
+    read_kernel = "tf.reduce_sum(a)"
     gemm_call = ("a tf.function chaining up to 10 dependent products x <- x @ b (the classic "
                  "sweep's method); TFLOPS count every product")
 
@@ -100,6 +101,9 @@ class TensorFlowOps(TensorOps):
 
     def triad(self, b, c, s: float) -> Step:
         return lambda: b + s * c
+
+    def read(self, a) -> Step:
+        return lambda: self.tf.reduce_sum(a)
 
     def timed(self, step):
         from siliconbench.core.frameworks.tensorflow.adapter import fetch

@@ -16,7 +16,10 @@ A third loop, "fast", is what the GPU can do in PyTorch rather than what generat
 method of pytorch-labs/gpt-fast's generate.py, one compiled `decode_one_token` (the forward and
 the greedy choice of the next token inside one graph, fullgraph=True where the forward allows
 it, mode reduce-overhead, i.e. CUDA graphs on CUDA), each token kept on the device and none
-read by the host until the end of the block."""
+read by the host until the end of the block; with gpt-fast's inductor settings
+(coordinate-descent tuning, unique kernel names, the FX graph cache: FAST_INDUCTOR) and its
+math-only SDPA inside the compiled step, which inductor then generates attention's code for
+("actually better for Inductor to codegen attention here", generate.py)."""
 
 from __future__ import annotations
 
@@ -31,9 +34,25 @@ NOTES = {
     "eager": "eager decode loop (generate's: the forward, argmax, each token read by the host)",
     "compiled": "compiled decode loop (generate's: its compiled forward, argmax outside it, "
                 "each token read by the host)",
-    "fast": "fast decode loop (gpt-fast's: one compiled step with the argmax inside, the "
-            "tokens read by the host once at the end)",
+    "fast": "fast decode loop (gpt-fast's: one compiled step with the argmax inside, "
+            "math-only SDPA and inductor's coordinate-descent tuning, the tokens read by the "
+            "host once at the end)",
 }
+# gpt-fast's generate.py sets these inductor options for its compiled decode_one_token.
+FAST_INDUCTOR = {"coordinate_descent_tuning": True, "triton.unique_kernel_names": True,
+                 "fx_graph_cache": True}
+
+
+def fast_options(device_type: str) -> dict:
+    """torch.compile's options for the fast loop: FAST_INDUCTOR, and on CUDA what mode
+    reduce-overhead sets (CUDA graphs; torch.compile takes a mode or options, not both)."""
+    return {**FAST_INDUCTOR, **({"triton.cudagraphs": True} if device_type == "cuda" else {})}
+
+
+def math_sdpa():
+    """The context gpt-fast decodes in: SDPA's math backend alone."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    return sdpa_kernel([SDPBackend.MATH])
 
 
 def config(shape):
@@ -259,9 +278,11 @@ class TorchLM:
         torch = self.torch
 
         def decode_one_token(y, position):
-            logits = self.model(input_ids=y, position_ids=position, use_cache=True,
-                                logits_to_keep=1, **{self.cache_kw: cache}).logits
+            with math_sdpa():
+                logits = self.model(input_ids=y, position_ids=position, use_cache=True,
+                                    logits_to_keep=1, **{self.cache_kw: cache}).logits
             return logits[:, -1, :].argmax(-1, keepdim=True)
+        self.fast_step = decode_one_token      # for the tests: the step before compiling
 
         def loop_with(step):
             def call() -> list:
@@ -278,11 +299,12 @@ class TorchLM:
                     return torch.cat(kept, dim=1).T.unsqueeze(-1).tolist()
             return call
 
-        mode = "reduce-overhead" if self.device.type == "cuda" else None
+        options = fast_options(self.device.type)
         prompt = torch.cat([context, start], dim=1)
         for fullgraph in (True, False):
             torch._dynamo.reset()
-            call = loop_with(torch.compile(decode_one_token, mode=mode, fullgraph=fullgraph))
+            call = loop_with(torch.compile(decode_one_token, options=options,
+                                           fullgraph=fullgraph))
             try:
                 decoder = self._first_call(call, "fast", prompt, cache)
             except torch._dynamo.exc.Unsupported:

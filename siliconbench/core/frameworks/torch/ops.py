@@ -12,6 +12,7 @@ class TorchOps(TensorOps):
     scale_kernel = "torch.mul(c, s, out=b)"
     add_kernel = "torch.add(a, b, out=c)"
     triad_kernel = "torch.add(b, c, alpha=s, out=a) (one kernel)"
+    read_kernel = "torch.sum(a)"
 
     def __init__(self, ctx) -> None:
         super().__init__(ctx)
@@ -57,6 +58,9 @@ class TorchOps(TensorOps):
     def triad(self, b, c, s: float) -> Step:
         out = self.torch.empty_like(b)
         return lambda: self.torch.add(b, c, alpha=s, out=out)
+
+    def read(self, a) -> Step:
+        return lambda: self.torch.sum(a)
 
 
 Ops = TorchOps

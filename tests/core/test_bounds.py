@@ -1,0 +1,124 @@
+"""What a stored bandwidth run may bound: only arrays of 64 MB and 4 times the last-level
+cache (a --sizes-mb 4 run measures a cache, not the memory), and on a CPU the read kernel, not
+the triad (a decode only reads; STREAM's triad counts 3 arrays where a write-allocating core
+moves 4). Each bandwidth row carries STREAM's headline, its best rate, beside the median."""
+
+import pytest
+
+from siliconbench.core.kit import ceilings
+from siliconbench.core.kit.ceilings import (
+    MEASURED_READ,
+    MEASURED_TRIAD,
+    bound_min_mb,
+    last_level_cache,
+    stored_ceiling,
+)
+from siliconbench.core.machine import probe
+from siliconbench.core.results import Row
+from siliconbench.core.store import Store
+from siliconbench.core.workloads import bandwidth
+from tests.recorded import recorded
+
+
+def store(tmp_path, monkeypatch, rec):
+    monkeypatch.setenv("SILICONBENCH_HOME", str(tmp_path))
+    rec.machine = probe().to_dict()          # a run of this machine
+    s = Store(tmp_path / "results.sqlite3")
+    s.save(rec)
+    s.close()
+    return rec
+
+
+def test_a_4_mb_bandwidth_run_is_refused_as_a_bound(tmp_path, monkeypatch):
+    rec = store(tmp_path, monkeypatch, recorded("bandwidth-torch"))   # 1 and 4 MB arrays
+    assert max(r.params["size_mb"] for r in rec.rows) == 4
+    assert stored_ceiling(rec.device_name, "bandwidth", "float32") is None
+    # Even with no cache known (a GPU whose L2 is not asked): the 64 MB floor holds.
+    assert stored_ceiling(rec.device_name, "bandwidth", "float32", cache_bytes=0) is None
+
+
+def test_arrays_must_pass_four_times_the_last_level_cache(tmp_path, monkeypatch):
+    """An H100's 50 MB L2: a 64 MB triad is the cache's, 256 MB the memory's."""
+    rec = recorded("bandwidth-torch")
+    triads = [r for r in rec.rows if r.params["op"] == "triad"]
+    for row, size in zip(triads, (64, 256)):     # the same rows, as runs of larger arrays
+        row.params = {**row.params, "size_mb": size}
+    rec.rows = triads
+    store(tmp_path, monkeypatch, rec)
+    l2 = 50 * 2**20
+    assert bound_min_mb(l2) == 200 and bound_min_mb(None) == bound_min_mb(0) == 64
+    ceiling = stored_ceiling(rec.device_name, "bandwidth", "float32", cache_bytes=l2)
+    assert ceiling.source == MEASURED_TRIAD and ceiling.value == triads[1].value
+    assert "(torch, 256 MB arrays)" in ceiling.text
+    rec.rows = triads[:1]
+    store(tmp_path, monkeypatch, rec)         # the newest run: 64 MB alone
+    assert stored_ceiling(rec.device_name, "bandwidth", "float32", cache_bytes=l2) is None
+    assert stored_ceiling(rec.device_name, "bandwidth", "float32",
+                          cache_bytes=0).value == triads[0].value
+
+
+def test_a_cpu_s_decode_bound_is_the_read_kernel(tmp_path, monkeypatch):
+    monkeypatch.setattr(ceilings, "last_level_cache", lambda: 32 * 2**20)
+    rec = recorded("bandwidth-torch")
+    [triad] = [r for r in rec.rows if r.params["op"] == "triad" and r.params["size_mb"] == 4]
+    triad.params = {**triad.params, "size_mb": 256}
+    rec.rows = [triad]
+    store(tmp_path, monkeypatch, rec)
+    # A run with no read kernel does not bound a CPU's decode: its triad is no read's rate.
+    assert stored_ceiling(rec.device_name, "bandwidth", "float32", read=True) is None
+    read = Row("gb_per_s", 1.3 * triad.value, "GB/s", {**triad.params, "op": "read"},
+               triad.stats, [], None, None, [1.3 * s for s in triad.samples])
+    rec.rows = [triad, read]
+    store(tmp_path, monkeypatch, rec)
+    ceiling = stored_ceiling(rec.device_name, "bandwidth", "float32", read=True)
+    assert (ceiling.source, ceiling.value) == (MEASURED_READ, read.value)
+    assert ceiling.text.startswith("the read kernel (s = sum(a)) ")
+    # A decode at 1.2 times the triad is not called wrong against the read.
+    _, flags, note = ceilings.against_ceiling(ceiling, 1.2 * triad.value, "GB/s", [])
+    assert "above_peak" not in flags and "the read kernel" in note
+    assert "above_peak" in ceilings.against_ceiling(
+        stored_ceiling(rec.device_name, "bandwidth", "float32"), 1.2 * triad.value,
+        "GB/s", [])[1]
+
+
+def test_the_last_level_cache_is_read_from_sysfs():
+    cache = last_level_cache()
+    from pathlib import Path
+    if not Path("/sys/devices/system/cpu/cpu0/cache").exists():
+        assert cache is None
+    else:
+        assert cache is None or cache >= 2**16
+
+
+@pytest.mark.usefixtures("short_protocol")
+def test_every_bandwidth_row_carries_stream_s_best_rate():
+    from tests.frameworks.test_bandwidth import sweep
+    rows, events = sweep({"sizes_mb": [1], "ops": ["triad", "read"]})
+    for row in rows:
+        best = max(row.samples)
+        assert bandwidth.best_rate(row) == best >= row.value
+        from siliconbench.core.numbers import quantity
+        assert f"best rate {quantity(best, 'GB/s')} (STREAM's headline" in row.note
+    assert [r.params["op"] for r in rows] == ["triad", "read"]
+    settings = [e["settings"] for e in events if e["event"] == "settings"]
+    assert settings[0]["read_kernel"] == "torch.sum(a)"
+    assert settings[0]["stream_kernels"] == {"triad": "a = b + s*c"}   # read is not STREAM's
+
+
+def test_the_read_kernel_sums_one_array():
+    from types import SimpleNamespace
+
+    import numpy as np
+    import torch
+
+    from siliconbench.core.frameworks.llamacpp.ops import Ops as NumpyOps
+    from siliconbench.core.frameworks.torch.ops import Ops as TorchOps
+    ctx = SimpleNamespace(device=torch.device("cpu"), device_id="cpu",
+                          adapter=SimpleNamespace(empty_cache=lambda d: None))
+    for ops in (TorchOps(ctx), NumpyOps(ctx)):
+        a = ops.random((300_001,), "float32")
+        got = ops.read(a)()
+        assert float(np.sum(np.asarray(got, dtype=np.float64))) == pytest.approx(
+            float(ops.to_numpy(a).sum()), rel=1e-4)
+        ops.release()
+    assert bandwidth.MOVED["read"] == bandwidth.INPUTS["read"] == 1
