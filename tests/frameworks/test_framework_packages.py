@@ -15,7 +15,13 @@ from contextlib import contextmanager
 import pytest
 
 from siliconbench.core.catalogue import catalogue
-from siliconbench.core.frameworks import FRAMEWORKS, Unsupported, implementation, runs_on
+from siliconbench.core.frameworks import (
+    FRAMEWORKS,
+    Adapter,
+    Unsupported,
+    implementation,
+    runs_on,
+)
 from siliconbench.core.frameworks.ops import TensorOps
 from siliconbench.core.params import ParamError
 from siliconbench.core.workloads import allreduce, infer, mlp, scaling, train
@@ -187,3 +193,22 @@ def test_each_frameworks_array_ops_fill_in_tensor_ops(fw):
     ops = implementation(fw, "ops").Ops
     assert issubclass(ops, TensorOps)
     assert not inspect.isabstract(ops), sorted(ops.__abstractmethods__)
+
+
+@pytest.mark.parametrize("fw", list(FRAMEWORKS))
+def test_each_adapter_provides_what_every_run_calls(fw):
+    """software() and caveat() too: the worker calls both at every run's start."""
+    adapter = FRAMEWORKS[fw].load()      # imports no framework: the adapter does, lazily
+    assert isinstance(adapter, Adapter)
+    assert missing(adapter, Adapter, adapter.__name__) == []
+
+
+def test_an_adapter_missing_a_member_fails_here():
+    """The check itself: an adapter without caveat, whose resolve takes no device id."""
+    adapter = types.ModuleType("fake_adapter")
+    for name in protocol_members(Adapter) - {"caveat", "resolve"}:
+        setattr(adapter, name, lambda dev=None: None)
+    adapter.resolve = lambda: None
+    assert not isinstance(adapter, Adapter)
+    assert [m.split(":")[0] for m in missing(adapter, Adapter, "fake_adapter")] == [
+        "fake_adapter.caveat", "fake_adapter.resolve"]

@@ -1,8 +1,9 @@
 """The frameworks: which ones SiliconBench knows (FrameworkInfo), whether one is installed and
 usable, the devices they see, and each framework's part of a workload. Each framework is one
-package here, siliconbench/core/frameworks/<name>/: adapter.py (devices, sync, memory), ops.py (array ops),
-models.py and one module per workload it supports. Every framework import lives in those
-packages, lazily, and no framework package imports another."""
+package here, siliconbench/core/frameworks/<name>/: adapter.py (the Adapter below: devices,
+sync, memory, software, caveat), ops.py (array ops), models.py and one module per workload it
+supports. Every framework import lives in those packages, lazily, and no framework package
+imports another."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ import importlib.machinery
 import importlib.util
 import platform
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from siliconbench.core.params import ParamError
 
@@ -88,6 +90,33 @@ def runs_on(workload) -> tuple[str, ...]:
     package declares it, in the registry's order; a test workload names its own."""
     return workload.frameworks or tuple(name for name, fw in FRAMEWORKS.items()
                                         if workload.name in fw.workloads)
+
+
+@runtime_checkable
+class Adapter(Protocol):
+    """What a framework's adapter module (FrameworkInfo.adapter) provides: the worker, the run
+    context and the workloads call each of these (tests/frameworks/test_framework_packages.py
+    holds every adapter to it). `dev` is what resolve returned."""
+
+    def devices(self) -> list[DeviceInfo]: ...          # usable or not, and why
+
+    def resolve(self, device_id: str) -> Any: ...       # UnknownDevice: one sentence
+
+    def device_name(self, dev) -> str: ...
+
+    def software(self) -> dict: ...                     # versions every run records
+
+    def caveat(self, dev) -> str | None: ...            # a sentence every run on dev carries
+
+    def synchronizer(self, dev) -> Callable[[], None]: ...   # waits for the device's work
+
+    def free_memory(self, dev) -> int | None: ...
+
+    def reset_peak_memory(self, dev) -> None: ...
+
+    def peak_memory(self, dev) -> int | None: ...
+
+    def empty_cache(self, dev) -> None: ...
 
 
 class UnknownFramework(ValueError):
