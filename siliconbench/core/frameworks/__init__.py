@@ -12,6 +12,7 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import platform
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -57,6 +58,24 @@ class FrameworkInfo:
     def installed(self) -> bool:
         """Cheap: finds the package without importing it."""
         return importlib.util.find_spec(self.module) is not None
+
+    def distribution(self) -> tuple[str, str] | None:
+        """The installed package that provides it and its version, from package metadata
+        (nothing is imported); None where it is not installed. The distribution named as its
+        import name, else the first its pip extra installs (llama_cpp's: llama-cpp-python)."""
+        from importlib import metadata
+        names = [self.module]
+        try:
+            names += [re.match(r"[\w.-]+", r).group() for r in metadata.requires("siliconbench")
+                      or () if re.search(rf"extra == ['\"]{re.escape(self.extra)}['\"]", r)][:1]
+        except metadata.PackageNotFoundError:   # the Mac app has no metadata of its own
+            pass
+        for name in names:
+            try:
+                return name, metadata.version(name)
+            except metadata.PackageNotFoundError:
+                continue
+        return None
 
     def missing_reason(self) -> str:
         from siliconbench.core.bundle import in_app_bundle
