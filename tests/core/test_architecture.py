@@ -67,9 +67,10 @@ def frameworks() -> list[str]:
 def private_reaches(package: Path) -> list[str]:
     """Each place a module under `package` reaches a private name (one leading underscore)
     of another module, as 'path:line: code': `from m import _x` (any m), `m._x` for a module
-    m of the package imported under that name, and `obj._x` where only other modules of the
-    package define `_x` (a def, a class, an assignment; `self._x` and `cls._x` are a class's
-    own). Imports inside functions count too."""
+    m of the package imported under that name, and `obj._x` (or getattr(obj, "_x"), setattr,
+    hasattr) where only other modules of the package define `_x` (a def, a class, an
+    assignment; `self._x` and `cls._x` are a class's own). Imports inside functions count
+    too."""
     import ast
 
     def private(name: str) -> bool:
@@ -103,9 +104,15 @@ def private_reaches(package: Path) -> list[str]:
                 imported.update({a.asname or a.name.partition(".")[0]: a.asname and a.name
                                  or a.name.partition(".")[0] for a in node.names})
         for node in ast.walk(tree):
-            if not (isinstance(node, ast.Attribute) and private(node.attr)):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                    and node.func.id in ("getattr", "setattr", "hasattr") \
+                    and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) \
+                    and isinstance(node.args[1].value, str) and private(node.args[1].value):
+                base, name = node.args[0], node.args[1].value     # getattr(obj, "_x")
+            elif isinstance(node, ast.Attribute) and private(node.attr):
+                base, name = node.value, node.attr
+            else:
                 continue
-            base = node.value
             if isinstance(base, ast.Name) and base.id in ("self", "cls"):
                 continue
             if isinstance(base, ast.Name) and base.id in imported:
@@ -113,9 +120,9 @@ def private_reaches(package: Path) -> list[str]:
                 if target.partition(".")[0] == package.name and target != module:
                     out.append(f"{where}:{node.lineno}: {ast.unparse(node)}")
                 continue                     # another package's private (os._exit): theirs
-            if path not in defines.get(node.attr, {path}):
+            if path not in defines.get(name, {path}):
                 out.append(f"{where}:{node.lineno}: {ast.unparse(node)}")
-    return out
+    return sorted(out, key=lambda f: (f.split(":")[0], int(f.split(":")[1])))
 
 
 # store_sync.py reaches into the local store's _transaction, _has_table and _under_way:
@@ -148,10 +155,12 @@ def test_the_private_check_finds_each_kind_of_reach(tmp_path):
     (package / "b.py").write_text(
         "import os\n\nimport pkg.a as a\nfrom pkg import a as same\n\n\n"
         "def use(thing):\n    from pkg.a import _helper\n    a._helper()\n"
-        "    same._helper()\n    thing._step()\n    os._exit(0)\n    return _helper\n")
+        "    same._helper()\n    thing._step()\n    os._exit(0)\n"
+        "    return getattr(thing, '_step', _helper)\n")
     assert private_reaches(package) == [
         "pkg/b.py:8: from pkg.a import _helper", "pkg/b.py:9: a._helper",
-        "pkg/b.py:10: same._helper", "pkg/b.py:11: thing._step"]
+        "pkg/b.py:10: same._helper", "pkg/b.py:11: thing._step",
+        "pkg/b.py:13: getattr(thing, '_step', _helper)"]
 
 
 def import_cycles(package: str) -> list[list[str]]:
