@@ -202,8 +202,9 @@ def follow_the_recipes(into: Path) -> None:
 
 
 def in_copy(root: Path, *args: str, timeout: int = 120) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(root), "QT_QPA_PLATFORM": "offscreen"}
-    env.pop("SILICONBENCH_EXTRA_WORKLOADS", None)
+    env = {k: v for k, v in os.environ.items()      # not this session's xdist worker's
+           if not k.startswith("PYTEST_") and k != "SILICONBENCH_EXTRA_WORKLOADS"}
+    env |= {"PYTHONPATH": str(root), "QT_QPA_PLATFORM": "offscreen"}
     return subprocess.run([sys.executable, *args], cwd=root, env=env, capture_output=True,
                           text=True, timeout=timeout, check=False)
 
