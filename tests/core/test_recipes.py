@@ -218,9 +218,9 @@ def test_a_framework_and_a_workload_added_by_the_recipes_pass_the_contract_check
 
     # The framework-package checks on the new framework and workload (this copy's package:
     # the test ids name numpyfw, which only it has).
-    out = in_copy(tmp_path, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider",
+    out = in_copy(tmp_path, "-m", "pytest", "-n", "0", "-p", "no:cacheprovider",
                   "tests/frameworks/test_framework_packages.py", "-k",
-                  "numpyfw or rowsum or every_declared or parts_are_found or loads_in", "-rA")
+                  "numpyfw or rowsum or every_declared or parts_are_found or loads_in", "-v")
     assert out.returncode == 0, out.stdout + out.stderr
     for test in ("test_each_adapter_provides_what_every_run_calls[numpyfw]",
                  "test_each_frameworks_array_ops_fill_in_tensor_ops[numpyfw]",
@@ -229,7 +229,7 @@ def test_a_framework_and_a_workload_added_by_the_recipes_pass_the_contract_check
                  "test_every_declared_framework_has_its_part_of_the_workload",
                  "test_siliconbench_loads_in_each_frameworks_process[numpyfw]",
                  "test_siliconbench_loads_in_each_frameworks_process[torch]"):
-        assert f"PASSED tests/frameworks/test_framework_packages.py::{test}" in out.stdout, \
+        assert f"tests/frameworks/test_framework_packages.py::{test} PASSED" in out.stdout, \
             out.stdout
 
     # The catalogue and the registry find them by their files; the command lists them.
