@@ -101,6 +101,7 @@ FILES = {
         class Ops(TensorOps):
             copy_kernel, scale_kernel = "np.copyto", "np.multiply(out=)"
             add_kernel, triad_kernel = "np.add(out=)", "np.multiply + np.add (out=)"
+            read_kernel = "np.sum"
             errors = (MemoryError, TypeError)
 
             def itemsize(self, dtype: str) -> int:
@@ -131,6 +132,9 @@ FILES = {
             def triad(self, b, c, s: float) -> Step:
                 out = np.empty_like(b)
                 return lambda: np.add(b, np.multiply(c, s), out=out)
+
+            def read(self, a) -> Step:
+                return lambda: np.sum(a)
         ''',
     "siliconbench/core/workloads/rowsum.py": '''
         """Row sums: rows of an n x n matrix summed per second (the README's throwaway
