@@ -1,4 +1,7 @@
-"""Every file SiliconBench reads or writes goes through here.
+"""Reading files SiliconBench did not make whole, and writing files, safely. Not every file
+goes through here: the store's SQLite database, the password file (pgpass.py writes it the
+same way, mode 0600), the files shipped in the package (siliconbench.resources) and
+telemetry's /sys counters are read or written where they are used.
 
 Reading a file SiliconBench did not make whole (imports, caches, names, settings, an archive,
 a model): only a regular file is read, checked with fstat on the descriptor it was opened

@@ -158,14 +158,22 @@ def about_text() -> str:
     from PySide6.QtCore import qVersion
 
     from siliconbench import __version__
+    from siliconbench.core.frameworks import FRAMEWORKS
     from siliconbench.core.machine import framework_versions
-    frameworks = framework_versions()  # package metadata: nothing is imported
     lines = [f"SiliconBench {__version__}",
              f"Python {platform.python_version()} ({platform.machine()})",
              f"Qt {qVersion()} · PySide6 {PySide6.__version__} · pyqtgraph "
              f"{pyqtgraph.__version__}"]
-    lines += [f"{name} {version}" for name, version in sorted(frameworks.items())] or \
+    # Every framework the registry knows, in its order; then the libraries beside them that
+    # shape a number (torchvision, transformers, keras, tensorflow-metal). Package metadata
+    # only: nothing is imported.
+    others = framework_versions()
+    found = [fw.distribution() or ((fw.name, others[fw.name]) if fw.name in others else None)
+             for fw in FRAMEWORKS.values()]          # (others: an old Mac's tensorflow-macos)
+    lines += [f"{name} {version}" for name, version in filter(None, found)] or \
         ["No ML framework installed"]
+    lines += [f"{name} {version}" for name, version in sorted(others.items())
+              if name not in FRAMEWORKS]
     return "\n".join(lines)
 
 

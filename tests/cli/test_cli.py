@@ -281,3 +281,27 @@ def test_every_help_prints_and_exits_0(capsys):
         assert done.value.code == 0, argv
         out = capsys.readouterr().out
         assert out.startswith("usage:") and "%%" not in out, argv
+
+
+def test_run_help_names_the_frameworks_the_registry_says_run_it(capsys, monkeypatch):
+    """`--framework` of each workload lists the frameworks that declare it, from the registry:
+    llama.cpp under llm, not under gemm; a framework added by its folder appears with no list
+    to edit (the help said "torch, tensorflow, mlx" everywhere, llama.cpp and Core ML
+    missing)."""
+    from siliconbench.core import frameworks
+    from siliconbench.core.cli.parser import build_parser
+
+    def framework_help(workload: str) -> str:
+        with pytest.raises(SystemExit):
+            build_parser().parse_args(["run", workload, "--help"])
+        text = " ".join(capsys.readouterr().out.split())
+        return text.split("--framework FRAMEWORK ", 1)[1].split(" --device", 1)[0]
+
+    assert framework_help("gemm") == "torch, tensorflow, mlx (default: torch)"
+    assert framework_help("llm") == "torch, mlx, llamacpp (default: torch)"
+    assert framework_help("infer") == "torch, coreml (default: torch)"
+    added = frameworks.FrameworkInfo("numpyfw", "NumPy", "numpy",
+                                     "siliconbench.core.frameworks.numpyfw.adapter", "numpyfw",
+                                     workloads=("gemm",))
+    monkeypatch.setitem(frameworks.FRAMEWORKS, "numpyfw", added)
+    assert framework_help("gemm") == "torch, tensorflow, mlx, numpyfw (default: torch)"

@@ -64,18 +64,103 @@ def frameworks() -> list[str]:
     return sorted(p.name for p in folder.iterdir() if (p / "__init__.py").exists())
 
 
-def test_no_module_imports_a_private_name_of_another():
-    """A helper two modules need is public where it belongs (the report once borrowed
-    siliconbench.core.export's _safe; csv_text is public now)."""
+def private_reaches(package: Path) -> list[str]:
+    """Each place a module under `package` reaches a private name (one leading underscore)
+    of another module, as 'path:line: code': `from m import _x` (any m), `m._x` for a module
+    m of the package imported under that name, and `obj._x` (or getattr(obj, "_x"), setattr,
+    hasattr) where only other modules of the package define `_x` (a def, a class, an
+    assignment; `self._x` and `cls._x` are a class's own). Imports inside functions count
+    too."""
     import ast
-    offenders = []
-    for path in [*(ROOT / "siliconbench").rglob("*.py")]:
-        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+
+    def private(name: str) -> bool:
+        return name.startswith("_") and not name.startswith("__")
+
+    root = package.parent
+    trees = {path: ast.parse(path.read_text("utf-8")) for path in sorted(package.rglob("*.py"))}
+    defines: dict[str, set[Path]] = {}
+    for path, tree in trees.items():
+        for node in ast.walk(tree):
+            name = (node.name if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                   ast.ClassDef))
+                    else node.attr if isinstance(node, ast.Attribute)
+                    and isinstance(node.ctx, ast.Store)
+                    else node.id if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
+                    else "")
+            if private(name):
+                defines.setdefault(name, set()).add(path)
+    out = []
+    for path, tree in trees.items():
+        where = path.relative_to(root)
+        module = ".".join(where.with_suffix("").parts).removesuffix(".__init__")
+        imported: dict[str, str] = {}       # a name bound by an import: the module it names
+        for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module != "__future__":
-                offenders += [f"{path.relative_to(ROOT)}: {node.module}.{a.name}"
-                              for a in node.names
-                              if a.name.startswith("_") and not a.name.startswith("__")]
-    assert offenders == []
+                out += [f"{where}:{node.lineno}: from {node.module} import {a.name}"
+                        for a in node.names if private(a.name)]
+                imported.update({a.asname or a.name: f"{node.module}.{a.name}"
+                                 for a in node.names})
+            elif isinstance(node, ast.Import):
+                imported.update({a.asname or a.name.partition(".")[0]: a.asname and a.name
+                                 or a.name.partition(".")[0] for a in node.names})
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                    and node.func.id in ("getattr", "setattr", "hasattr") \
+                    and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) \
+                    and isinstance(node.args[1].value, str) and private(node.args[1].value):
+                base, name = node.args[0], node.args[1].value     # getattr(obj, "_x")
+            elif isinstance(node, ast.Attribute) and private(node.attr):
+                base, name = node.value, node.attr
+            else:
+                continue
+            if isinstance(base, ast.Name) and base.id in ("self", "cls"):
+                continue
+            if isinstance(base, ast.Name) and base.id in imported:
+                target = imported[base.id]
+                if target.partition(".")[0] == package.name and target != module:
+                    out.append(f"{where}:{node.lineno}: {ast.unparse(node)}")
+                continue                     # another package's private (os._exit): theirs
+            if path not in defines.get(name, {path}):
+                out.append(f"{where}:{node.lineno}: {ast.unparse(node)}")
+    return sorted(out, key=lambda f: (f.split(":")[0], int(f.split(":")[1])))
+
+
+# store_sync.py reaches into the local store's _transaction, _has_table and _under_way:
+# left to the work that gives both stores one interface (issue 52, the RunStore), which owns
+# those modules now. Each must still be there, so this list only shrinks.
+KNOWN_REACHES = {"siliconbench/core/store_sync.py": {"_has_table", "_transaction", "_under_way"}}
+
+
+def test_no_module_reaches_a_private_name_of_another():
+    """A helper two modules need is public where it belongs (the report once borrowed
+    siliconbench.core.export's _safe; csv_text is public now; the chart and its legend
+    called each other's _fit_width and _size_legend_below)."""
+    found = {f: (f.split(":")[0], f.split()[-1].rsplit(".", 1)[-1])    # (path, name)
+             for f in private_reaches(ROOT / "siliconbench")}
+    assert [f for f, (path, name) in found.items()
+            if name not in KNOWN_REACHES.get(path, ())] == []
+    for path, names in KNOWN_REACHES.items():
+        for name in names:
+            assert (path, name) in found.values(), (
+                f"{path} no longer reaches {name}: take it out of KNOWN_REACHES")
+
+
+def test_the_private_check_finds_each_kind_of_reach(tmp_path):
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text(
+        "def _helper():\n    pass\n\n\nclass A:\n    def _step(self):\n        self._own = 1\n"
+        "        return self._own\n")
+    (package / "b.py").write_text(
+        "import os\n\nimport pkg.a as a\nfrom pkg import a as same\n\n\n"
+        "def use(thing):\n    from pkg.a import _helper\n    a._helper()\n"
+        "    same._helper()\n    thing._step()\n    os._exit(0)\n"
+        "    return getattr(thing, '_step', _helper)\n")
+    assert private_reaches(package) == [
+        "pkg/b.py:8: from pkg.a import _helper", "pkg/b.py:9: a._helper",
+        "pkg/b.py:10: same._helper", "pkg/b.py:11: thing._step",
+        "pkg/b.py:13: getattr(thing, '_step', _helper)"]
 
 
 def import_cycles(package: str) -> list[list[str]]:

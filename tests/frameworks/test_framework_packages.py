@@ -1,11 +1,15 @@
-"""Each framework is one package, siliconbench/core/frameworks/<name>/, holding its part of
-every workload it declares; a workload reaches it only through
-siliconbench.core.frameworks.implementation, and that part provides every member of the
-workload's Protocol (checked here, so that a missing function fails a test, not a run)."""
+"""Each framework is one package, siliconbench/core/frameworks/<name>/, holding its adapter
+(the Adapter Protocol: what every run calls) and its part of every workload it declares; a
+workload reaches it only through siliconbench.core.frameworks.implementation, and that part
+provides every member of the workload's Protocol (checked here, so that a missing function
+fails a test, not a run)."""
 
 import ast
+import importlib
 import importlib.util
 import inspect
+import pkgutil
+import subprocess
 import sys
 import textwrap
 import types
@@ -15,22 +19,44 @@ from contextlib import contextmanager
 import pytest
 
 from siliconbench.core.catalogue import catalogue
-from siliconbench.core.frameworks import FRAMEWORKS, Unsupported, implementation, runs_on
+from siliconbench.core.frameworks import (
+    FRAMEWORKS,
+    Adapter,
+    Unsupported,
+    implementation,
+    runs_on,
+)
 from siliconbench.core.frameworks.ops import TensorOps
 from siliconbench.core.params import ParamError
-from siliconbench.core.workloads import allreduce, infer, mlp, scaling, train
+from siliconbench.core.workloads import train
 
-# Workloads whose run asks implementation(framework, <its name>) for the framework's part, and
-# the Protocol that part (a module) satisfies; gemm and bandwidth share the framework's array
-# ops (TensorOps), memory runs train probes.
-PARTS = {"train": train.TrainPart, "infer": infer.InferPart, "mlp": mlp.MlpPart,
-         "allreduce": allreduce.AllReducePart, "scaling": scaling.ScalingPart}
+
+def workload_parts() -> dict[str, type]:
+    """The Protocol a framework's part of each workload satisfies, by the workload module's
+    name (workloads/<name>.py asks implementation(framework, "<name>") for
+    frameworks/<fw>/<name>.py): the runtime-checkable <Name>Part the module declares, as the
+    README's recipe has it. gemm and bandwidth share the framework's array ops (TensorOps),
+    memory runs train probes, llm's engine is a class (tests/frameworks/test_llm.py)."""
+    import siliconbench.core.workloads as package
+    found = {}
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        found |= {info.name: cls for cls in vars(module).values()
+                  if isinstance(cls, type) and cls.__module__ == module.__name__
+                  and cls.__name__.endswith("Part") and getattr(cls, "_is_runtime_protocol", 0)}
+    return found
+
+
+PARTS = workload_parts()
 OWN_PART = set(PARTS)
 
 
 def test_every_declared_framework_has_its_part_of_the_workload():
+    """Each framework whose package declares a workload (FrameworkInfo.workloads) has its
+    part. A workload that names its frameworks itself (serve: any framework's server, given
+    its --url) needs a part only where a framework declares it."""
     missing = [f"siliconbench.core.frameworks.{fw}.{w.name}" for w in catalogue().values()
-               if w.name in OWN_PART for fw in runs_on(w)
+               if w.name in OWN_PART for fw in runs_on(w) if w.name in FRAMEWORKS[fw].workloads
                if importlib.util.find_spec(f"siliconbench.core.frameworks.{fw}.{w.name}") is None]
     assert missing == []
     for fw in FRAMEWORKS:
@@ -38,6 +64,11 @@ def test_every_declared_framework_has_its_part_of_the_workload():
         # no workload that uses them (gemm, bandwidth, the llm's triad).
         for module in ("adapter",) if fw == "coreml" else ("adapter", "ops"):
             assert importlib.util.find_spec(f"siliconbench.core.frameworks.{fw}.{module}"), (fw, module)
+
+
+def test_the_parts_are_found_in_the_workload_modules():
+    assert set(PARTS) >= {"train", "infer", "mlp", "allreduce", "scaling"}
+    assert PARTS["train"] is train.TrainPart
 
 
 def test_a_framework_without_the_workload_is_one_usage_sentence():
@@ -187,3 +218,51 @@ def test_each_frameworks_array_ops_fill_in_tensor_ops(fw):
     ops = implementation(fw, "ops").Ops
     assert issubclass(ops, TensorOps)
     assert not inspect.isabstract(ops), sorted(ops.__abstractmethods__)
+
+
+@pytest.mark.parametrize("fw", list(FRAMEWORKS))
+def test_each_adapter_provides_what_every_run_calls(fw):
+    """software() and caveat() too: the worker calls both at every run's start."""
+    adapter = FRAMEWORKS[fw].load()      # imports no framework: the adapter does, lazily
+    assert isinstance(adapter, Adapter)
+    assert missing(adapter, Adapter, adapter.__name__) == []
+
+
+def test_an_adapter_missing_a_member_fails_here():
+    """The check itself: an adapter without caveat, whose resolve takes no device id."""
+    adapter = types.ModuleType("fake_adapter")
+    for name in protocol_members(Adapter) - {"caveat", "resolve"}:
+        setattr(adapter, name, lambda dev=None: None)
+    adapter.resolve = lambda: None
+    assert not isinstance(adapter, Adapter)
+    assert [m.split(":")[0] for m in missing(adapter, Adapter, "fake_adapter")] == [
+        "fake_adapter.caveat", "fake_adapter.resolve"]
+
+
+# What every run's process imports of SiliconBench's own, whatever its framework.
+SHARED = ("siliconbench.core.frameworks.ops", "siliconbench.core.context",
+          "siliconbench.core.measure", "siliconbench.core.kit.rows", "siliconbench.core.results")
+
+
+def load_shared_after_isolating(fw: str, before: str = "") -> subprocess.CompletedProcess:
+    code = (f"{before}\nimport importlib\nfrom siliconbench.core.frameworks import isolate\n"
+            f"isolate({fw!r})\nfor m in {SHARED!r}:\n    importlib.import_module(m)\n")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=False)
+
+
+@pytest.mark.parametrize("fw", list(FRAMEWORKS))
+def test_siliconbench_loads_in_each_frameworks_process(fw):
+    """A framework's import name is its own package: each run's process refuses every other
+    framework's, so one that SiliconBench itself imports (NumPy) would stop every run."""
+    out = load_shared_after_isolating(fw)
+    assert out.returncode == 0, out.stderr
+
+
+def test_a_framework_named_as_a_package_siliconbench_imports_fails_here():
+    before = ("from siliconbench.core import frameworks as f\nf.FRAMEWORKS['numpyfw'] = "
+              "f.FrameworkInfo('numpyfw', 'NumPy', 'numpy', 'x', 'numpyfw')")
+    out = load_shared_after_isolating("torch", before)
+    assert out.returncode != 0
+    assert "SecondFramework: NumPy cannot be loaded into this process, which runs PyTorch" \
+        in out.stderr, out.stderr

@@ -491,9 +491,33 @@ def test_about_lists_the_versions():
     assert lines[1].startswith(f"Python {platform.python_version()} ")
     assert lines[2] == (f"Qt {qVersion()} · PySide6 {PySide6.__version__} · pyqtgraph "
                         f"{pyqtgraph.__version__}")
-    # Every installed framework with its version, and nothing else.
-    assert lines[3:] == [f"{n} {v}" for n, v in sorted(framework_versions().items())]
-    assert framework_versions().get("torch")  # this machine has one, so the list is not empty
+    # The package of every framework of the registry installed here, in the registry's order,
+    # then the libraries beside them; and nothing else.
+    from importlib.metadata import version
+    from importlib.util import find_spec
+
+    from siliconbench.core.frameworks import FRAMEWORKS
+    installed = [fw for fw in FRAMEWORKS.values() if find_spec(fw.module)]   # Core ML's too
+    assert "torch" in [fw.name for fw in installed]   # this machine has one: not empty
+    assert lines[3:3 + len(installed)] == [" ".join(fw.distribution()) for fw in installed]
+    assert f"torch {version('torch')}" in lines
+    if FRAMEWORKS["llamacpp"].installed():   # its distribution is not named as its import
+        assert f"llama-cpp-python {version('llama-cpp-python')}" in lines
+    assert lines[3 + len(installed):] == [f"{n} {v}" for n, v in
+                                          sorted(framework_versions().items())
+                                          if n not in FRAMEWORKS]
+
+
+def test_about_lists_every_framework_the_registry_knows(monkeypatch):
+    """A framework added by its folder is in the About box with no list to edit."""
+    import numpy
+
+    from siliconbench.core import frameworks
+    from siliconbench.gui.help import about_text
+    added = frameworks.FrameworkInfo("numpyfw", "NumPy (test)", "numpy",
+                                     "siliconbench.core.frameworks.numpyfw.adapter", "numpyfw")
+    monkeypatch.setitem(frameworks.FRAMEWORKS, "numpyfw", added)
+    assert f"numpy {numpy.__version__}" in about_text().splitlines()
 
 
 def test_export_dialogs_open_in_the_last_folder_and_remember_the_one_chosen(

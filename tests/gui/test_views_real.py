@@ -52,7 +52,9 @@ def test_the_records_cover_every_workload_on_every_framework_it_runs_here():
         for framework in runs_on(w):
             if framework == "coreml" and not info(framework).installed():
                 continue
-            assert (w.name, framework) in made, f"record {w.name} on {framework}"
+            assert (w.name, framework) in made, (
+                f"no recorded run of {w.name} on {framework}: add one to RUNS in "
+                f"tests/data/records/make_records.py and record it (README: Add a workload, 4)")
     assert all(r.status == "ok" and r.rows for r in every_run())
 
 

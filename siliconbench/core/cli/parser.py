@@ -44,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     for wl in catalogue().values():
         extra = {} if wl.hidden else {"help": wl.summary}
         wp = wsub.add_parser(wl.name, description=wl.summary, **extra)
-        _common_run_flags(wp)
+        _common_run_flags(wp, wl)
         for prm in wl.params:
             help_text = prm.help + (f" Default: {prm.format(prm.default)}." if prm.default
                                     is not None else f" Default: {prm.auto}." if prm.auto else "")
@@ -145,10 +145,14 @@ def _label(text: str) -> str:
     return text
 
 
-def _common_run_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--framework", default="torch", help="torch (default), tensorflow, mlx")
+def _common_run_flags(p: argparse.ArgumentParser, workload) -> None:
+    from siliconbench.core.frameworks import runs_on
+    names = runs_on(workload)     # the registry's: each framework declares what it runs
+    p.add_argument("--framework", default="torch", help=", ".join(names) + (
+        " (default: torch)" if "torch" in names else ""))
     p.add_argument("--device", default="cpu",
-                   help="cpu (default), mps, cuda, cuda:1 (torch); gpu (tensorflow, mlx)")
+                   help="cpu (default), or another device `siliconbench devices` lists for the "
+                        "framework (mps, cuda:1, gpu, ...)")
     p.add_argument("--label", type=_label,
                    help="your name for this machine, e.g. 'MacBook Pro 14'")
     p.add_argument("--json", action="store_true", help="print the run record as JSON")

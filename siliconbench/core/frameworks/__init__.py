@@ -1,8 +1,9 @@
 """The frameworks: which ones SiliconBench knows (FrameworkInfo), whether one is installed and
 usable, the devices they see, and each framework's part of a workload. Each framework is one
-package here, siliconbench/core/frameworks/<name>/: adapter.py (devices, sync, memory), ops.py (array ops),
-models.py and one module per workload it supports. Every framework import lives in those
-packages, lazily, and no framework package imports another."""
+package here, siliconbench/core/frameworks/<name>/: adapter.py (the Adapter below: devices,
+sync, memory, software, caveat), ops.py (array ops), models.py and one module per workload it
+supports. Every framework import lives in those packages, lazily, and no framework package
+imports another."""
 
 from __future__ import annotations
 
@@ -11,9 +12,11 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import platform
+import re
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from siliconbench.core.params import ParamError
 
@@ -56,6 +59,24 @@ class FrameworkInfo:
         """Cheap: finds the package without importing it."""
         return importlib.util.find_spec(self.module) is not None
 
+    def distribution(self) -> tuple[str, str] | None:
+        """The installed package that provides it and its version, from package metadata
+        (nothing is imported); None where it is not installed. The distribution named as its
+        import name, else the first its pip extra installs (llama_cpp's: llama-cpp-python)."""
+        from importlib import metadata
+        names = [self.module]
+        try:
+            names += [re.match(r"[\w.-]+", r).group() for r in metadata.requires("siliconbench")
+                      or () if re.search(rf"extra == ['\"]{re.escape(self.extra)}['\"]", r)][:1]
+        except metadata.PackageNotFoundError:   # the Mac app has no metadata of its own
+            pass
+        for name in names:
+            try:
+                return name, metadata.version(name)
+            except metadata.PackageNotFoundError:
+                continue
+        return None
+
     def missing_reason(self) -> str:
         from siliconbench.core.bundle import in_app_bundle
         if in_app_bundle():  # a signed bundle cannot take pip installs; a venv next to it can
@@ -88,6 +109,33 @@ def runs_on(workload) -> tuple[str, ...]:
     package declares it, in the registry's order; a test workload names its own."""
     return workload.frameworks or tuple(name for name, fw in FRAMEWORKS.items()
                                         if workload.name in fw.workloads)
+
+
+@runtime_checkable
+class Adapter(Protocol):
+    """What a framework's adapter module (FrameworkInfo.adapter) provides: the worker, the run
+    context and the workloads call each of these (tests/frameworks/test_framework_packages.py
+    holds every adapter to it). `dev` is what resolve returned."""
+
+    def devices(self) -> list[DeviceInfo]: ...          # usable or not, and why
+
+    def resolve(self, device_id: str) -> Any: ...       # UnknownDevice: one sentence
+
+    def device_name(self, dev) -> str: ...
+
+    def software(self) -> dict: ...                     # versions every run records
+
+    def caveat(self, dev) -> str | None: ...            # a sentence every run on dev carries
+
+    def synchronizer(self, dev) -> Callable[[], None]: ...   # waits for the device's work
+
+    def free_memory(self, dev) -> int | None: ...
+
+    def reset_peak_memory(self, dev) -> None: ...
+
+    def peak_memory(self, dev) -> int | None: ...
+
+    def empty_cache(self, dev) -> None: ...
 
 
 class UnknownFramework(ValueError):

@@ -99,7 +99,6 @@ class Chart(QWidget):
         layout.setColumnStretch(0, 1)
         self.caption.hide()
         self._show_tick_values(False)
-        self._legend_below = False
         # What the caption says first, from the chart's user (Compare's best vs best, why a
         # side has nothing drawn); set_note.
         self.note = ""
@@ -229,10 +228,6 @@ class Chart(QWidget):
     def legend_names(self) -> list[str]:
         return self.legend.names()
 
-    def legend_below(self) -> bool:
-        """Whether the legend lies under the plot (a narrow chart) rather than beside it."""
-        return self._legend_below
-
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         lines = CAPTION_LINES if self.height() >= SHORT_CHART_H else 1
@@ -247,13 +242,11 @@ class Chart(QWidget):
         is short too (the window at its smallest): there the lines under it left the plot
         90 px of its 180."""
         below = self.width() < NARROW_CHART_W and self.height() >= SHORT_CHART_H
-        if below == getattr(self, "_legend_below", None):
-            if below:
-                self._size_legend_below()
-            elif self.legend.count():
-                self.legend._fit_width()
+        if below == self.legend.below:
+            if below or self.legend.count():
+                self.legend.fit()
             return
-        self._legend_below = below
+        self.legend.below = below
         layout = self.layout()
         layout.removeWidget(self.legend)
         layout.removeWidget(self.caption)
@@ -263,19 +256,14 @@ class Chart(QWidget):
             self.legend.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
             self.legend.setMinimumWidth(0)
             self.legend.setMaximumWidth(16777215)
-            self._size_legend_below()
+            self.legend.fit()
         else:
             layout.addWidget(self.legend, 0, 1)
             layout.addWidget(self.caption, 1, 0, 1, 2)
             self.legend.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Expanding)
             self.legend.setMinimumHeight(0)
             self.legend.setMaximumHeight(16777215)
-            self.legend._fit_width()
-
-    def _size_legend_below(self) -> None:
-        rows = max(1, self.legend.count())
-        row_h = max(14, self.legend.sizeHintForRow(0))
-        self.legend.setFixedHeight(min(rows, 3) * row_h + 2 * self.legend.frameWidth() + 2)
+            self.legend.fit()
 
     def _legend_toggled(self, key, shown: bool) -> None:
         """A legend line unticked: its series' items hide (each chart keeps its own)."""

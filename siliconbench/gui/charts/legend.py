@@ -88,6 +88,7 @@ class SeriesLegend(QListWidget):
         self.setAccessibleName("Legend")
         self._keys: list = []
         self._shortening, self._shortened_at = False, -1
+        self.below = False     # under a narrow chart rather than beside it (Chart._place_legend)
         self.itemChanged.connect(self._changed)
 
     def set_entries(self, entries: list[tuple]) -> None:
@@ -112,7 +113,7 @@ class SeriesLegend(QListWidget):
         self._keys = keys
         self._shortened_at = -1
         self.setVisible(bool(entries))
-        self._fit_width()
+        self.fit()
         self._shorten()
 
     def names(self) -> list[str]:
@@ -145,12 +146,12 @@ class SeriesLegend(QListWidget):
         super().resizeEvent(event)
         self._shorten()
 
-    def _fit_width(self) -> None:
-        """As wide as the longest name up to a third of the chart (min 120, max 340 px);
-        under a narrow chart (Chart._place_legend), as wide as the chart."""
-        chart = self.parentWidget()
-        if chart is not None and getattr(chart, "_legend_below", False):
-            chart._size_legend_below()
+    def fit(self) -> None:
+        """Beside the chart: as wide as the longest name, up to a third of the chart (min 120,
+        max 360 px). Under a narrow chart: as tall as its lines, three at most (it scrolls)."""
+        if self.below:
+            row_h = max(14, self.sizeHintForRow(0))
+            self.setFixedHeight(min(max(1, self.count()), 3) * row_h + 2 * self.frameWidth() + 2)
             return
         fm = self.fontMetrics()
         longest = max((fm.horizontalAdvance(self.item(i).data(FULL_NAME))

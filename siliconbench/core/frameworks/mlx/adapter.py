@@ -51,10 +51,6 @@ def _backend(mx) -> str | None:
     return "cuda" if cuda is not None and cuda.is_available() else None
 
 
-def version() -> str:
-    return _mx().__version__
-
-
 def software() -> dict:
     mx = _mx()
     return {"mlx": mx.__version__, "gpu_backend": _backend(mx) or "none", "cpu_blas": blas()}

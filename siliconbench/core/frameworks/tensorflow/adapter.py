@@ -65,10 +65,6 @@ def _import_failure(exc: Exception) -> str:
     return f"TensorFlow {tf_version} cannot be imported: {text[:200]}."
 
 
-def version() -> str:
-    return _tf().__version__
-
-
 def metal_plugin() -> str:
     """'loaded', or why the Metal plugin is not in use, in one sentence."""
     metal = _distribution_version("tensorflow-metal")

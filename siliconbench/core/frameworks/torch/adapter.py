@@ -21,10 +21,6 @@ def _torch():
     return torch
 
 
-def version() -> str:
-    return _torch().__version__
-
-
 NO_MPS_COLLECTIVES = ("PyTorch has no collective backend for MPS tensors: distributed runs "
                       "(all-reduce, scaling) use gloo on the CPU.")
 
