@@ -22,7 +22,7 @@ _UNSENT = "CREATE TABLE IF NOT EXISTS unsent (id TEXT PRIMARY KEY)"
 
 
 def shared_url(path=None) -> str | None:
-    """The shared store's address a Store(path) opens, or None for a local file: the path given
+    """The shared store's address siliconbench.core.run_store.open_store(path) opens, or None for a local file: the path given
     when it is an address, else SILICONBENCH_STORE when no path is given."""
     if isinstance(path, StoreURL):
         return path.url
@@ -94,6 +94,11 @@ class SharedStore:
         self._shared = SharedDatabase(self.url)
         self.offline = None
         return self._shared
+
+    def reopen(self) -> SharedStore:
+        """Another connection to the shared store, and to this machine's (for another
+        thread)."""
+        return SharedStore(self.url, self.local.reopen())
 
     def close(self) -> None:
         if self._shared is not None:

@@ -1,6 +1,8 @@
 """The results browser: every stored run (measured here or imported), filtered by workload,
 machine, device and status. Selected runs are drawn together; a machine can be given a name
-("MacBook Pro 14 M1 Max"); runs can be deleted."""
+("MacBook Pro 14 M1 Max"); runs can be deleted. The table holds the store's listings (a few
+hundred bytes of each run: siliconbench.core.store_schema.Listed); a run's whole record is read
+only when it is selected (drawn, exported, compared)."""
 
 from __future__ import annotations
 
@@ -30,9 +32,16 @@ from PySide6.QtWidgets import (
 )
 
 from siliconbench.core.results import RunRecord
+from siliconbench.core.store_schema import Listed
 from siliconbench.gui.background import BackgroundCall
 from siliconbench.gui.row_table import one_row_height
-from siliconbench.gui.row_text import flag_counts, headline_text, warning_count, warnings_tooltip
+from siliconbench.gui.row_text import (
+    flag_counts,
+    flag_label,
+    headline_text,
+    warning_count,
+    warnings_tooltip,
+)
 from siliconbench.gui.theme import LIGHT, Theme
 
 # The result comes early so it stays in view; long names at the end are elided first.
@@ -94,9 +103,21 @@ def workload_text(rec: RunRecord) -> str:
     return workload_title(rec.workload) + (f" · {kind}" if kind else "")
 
 
+def run_flags(rec: RunRecord) -> str:
+    """'2 noisy, 1 above peak' over all of a run's rows (a listing counts them for it)."""
+    if isinstance(rec, Listed):
+        return ", ".join(f"{n} {flag_label(f)}" for f, n in rec.flags.items())
+    return flag_counts(rec.rows)
+
+
+def warnings_of(rec: RunRecord) -> int:
+    """How many warnings a run has (a listing keeps the first few of them)."""
+    return rec.warning_count if isinstance(rec, Listed) else len(rec.warnings)
+
+
 def best_text(rec: RunRecord) -> str:
     """The headline with its spread and the run's flags: '0.178 TFLOPS [0.17–0.18] · 1 noisy'."""
-    flagged = flag_counts(rec.rows)
+    flagged = run_flags(rec)
     return headline_text(rec) + (f" · {flagged}" if flagged else "")
 
 
@@ -119,7 +140,7 @@ def cell_text(rec: RunRecord, column: int, machines: dict[str, str] | None = Non
     if column == STATUS:
         if rec.status != "ok":
             return f"{rec.status}: {rec.reason or ''}"
-        return f"ok · {warning_count(rec.warnings)}" if rec.warnings else "ok"
+        return f"ok · {warning_count(warnings_of(rec))}" if rec.warnings else "ok"
     return best_text(rec)
 
 
@@ -199,6 +220,9 @@ class RunTableModel(QAbstractTableModel):
             if role == Qt.ItemDataRole.ToolTipRole and index.column() == STATUS \
                     and rec.warnings:
                 text += "\n" + warnings_tooltip(rec.warnings)
+                more = warnings_of(rec) - len(rec.warnings)
+                if more > 0:   # a listing keeps the first few: the run's record has them all
+                    text += f"\n… and {more} more (select the run to read them)"
             return text
         if role == SORT_ROLE:
             return rec.created_at if index.column() == WHEN else self.cell(rec, index.column())
@@ -244,8 +268,12 @@ class ResultsBrowser(QWidget):
                (DEVICE, "Device", "All devices"), (STATUS, "Status", "Any status"))
 
     def __init__(self, store, parent: QWidget | None = None) -> None:
+        """`store`: the RunStore the app chose (siliconbench.core.run_store)."""
         super().__init__(parent)
         self.store = store
+        # Whole records read since the last load, by run id (the table holds listings).
+        self._records: dict[str, RunRecord] = {}
+        self.unopened: str | None = None   # why the selection's records could not be read
         # Why the shared store refused, while Results shows this machine's runs instead
         # (siliconbench.gui.store_banner); None: Results reads the store itself.
         self.shared_refused: str | None = None
@@ -320,17 +348,16 @@ class ResultsBrowser(QWidget):
         return self.store.local if self.shared_refused else self.store
 
     def load_in_background(self, switched: bool = False) -> None:
-        """The first load, off the GUI thread: a store of thousands of runs takes a while to
-        read and validate. Its own connection: SQLite connections are not for sharing.
-        `switched`: the runs listed came from another store (this machine's, while the shared
-        one refused) and go."""
-        from siliconbench.core.store import Store
-        path = self._reading().path
+        """The first load, off the GUI thread: the listing of thousands of runs takes a while
+        to read. Its own connection to the same store (reopen): SQLite connections are not
+        for sharing. `switched`: the runs listed came from another store (this machine's,
+        while the shared one refused) and go."""
+        reading = self._reading()
 
         def read() -> list[RunRecord]:
-            store = Store(path)
+            store = reading.reopen()
             try:
-                return store.runs()
+                return store.listing()
             finally:
                 store.close()
 
@@ -345,14 +372,17 @@ class ResultsBrowser(QWidget):
         # Runs that ended while the store was being read are in the model already.
         stored = {r.id for r in records}
         newer = [] if switched else [r for r in self.model.records if r.id not in stored]
-        ids = {r.id for r in self.selected_records()}
+        ids = self.selected_ids()
+        if switched:
+            self._records.clear()
         self.model.set_records(newer + records)
         self._fill_combos()
         self.select_ids(ids)
 
     def reload(self, keep_selection: bool = True) -> None:
-        ids = {r.id for r in self.selected_records()} if keep_selection else set()
-        self.model.set_records(self._reading().runs())
+        ids = self.selected_ids() if keep_selection else set()
+        self._records.clear()   # a label or a deletion changed them
+        self.model.set_records(self._reading().listing())
         self._fill_combos()
         self.select_ids(ids)
 
@@ -362,6 +392,7 @@ class ResultsBrowser(QWidget):
         is the user's and stays as it is; `select` (Preferences: select new runs when they
         finish) draws the run instead, with the runs `together` (those queued with it) that
         the filters show. Filtered out, a new run leaves the selection as it was."""
+        self._records[rec.id] = rec
         row = next((i for i, r in enumerate(self.model.records) if r.id == rec.id), None)
         if row is not None:      # in place: a reset of the model would drop the selection
             self.model.replace(row, rec)
@@ -409,7 +440,7 @@ class ResultsBrowser(QWidget):
         self._update_count()
         # Rows the filter hides leave the selection without a selectionChanged signal: the
         # charts and Compare kept drawing runs no longer selected (nor exported).
-        if {r.id for r in self.selected_records()} != self._drawn:
+        if self.selected_ids() != self._drawn:
             self._on_selection()
 
     def set_filter(self, name: str, value: str | None) -> None:
@@ -419,10 +450,32 @@ class ResultsBrowser(QWidget):
 
     # ------------------------------------------------------------ selection
 
+    def selected_ids(self) -> set[str]:
+        return {self.proxy.data(i, Qt.ItemDataRole.UserRole).id
+                for i in self.view.selectionModel().selectedRows()}
+
     def selected_records(self) -> list[RunRecord]:
+        """The selected runs' whole records (read from the store once each; a run deleted
+        meanwhile is left out), oldest first."""
         rows = self.view.selectionModel().selectedRows()
-        recs = [self.proxy.data(i, Qt.ItemDataRole.UserRole) for i in rows]
-        return sorted(recs, key=lambda r: r.created_at)
+        recs = [self.whole(self.proxy.data(i, Qt.ItemDataRole.UserRole)) for i in rows]
+        return sorted((r for r in recs if r is not None), key=lambda r: r.created_at)
+
+    def whole(self, rec: RunRecord) -> RunRecord | None:
+        """The whole record of a run the table lists."""
+        if not isinstance(rec, Listed):
+            return rec
+        if rec.id not in self._records:
+            from siliconbench.core.store_schema import StoreError
+            try:
+                found = self._reading().get(rec.id)
+            except StoreError as e:   # the shared store went away: said below the table
+                self.unopened = str(e)
+                return None
+            if found is None:
+                return None
+            self._records[rec.id] = found
+        return self._records[rec.id]
 
     def select_ids(self, ids: set[str]) -> None:
         selection = QItemSelection()
@@ -434,8 +487,11 @@ class ResultsBrowser(QWidget):
             selection, QItemSelectionModel.SelectionFlag.ClearAndSelect)
 
     def _on_selection(self, *_) -> None:
+        self.unopened = None
         selected = self.selected_records()
-        self._drawn = {r.id for r in selected}
+        self._drawn = self.selected_ids()
+        # Only the selection's records are kept (a record may hold thousands of samples).
+        self._records = {i: r for i, r in self._records.items() if i in self._drawn}
         self.rename_button.setEnabled(bool(selected))
         self.delete_button.setEnabled(bool(selected))
         self._update_count()
@@ -447,6 +503,8 @@ class ResultsBrowser(QWidget):
         text = f"{shown} of {total} runs" if shown != total else f"{total} runs"
         if self.shared_refused:
             text += " on this machine (the shared store could not be opened)"
+        if self.unopened:
+            text += f" · the selected runs could not be read: {self.unopened}"
         if selected:
             text += f" · {selected} selected and drawn"
         elif total:
