@@ -356,6 +356,21 @@ class Listed(RunRecord):
     warning_count: int = 0
     flags: dict = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        """What a listing adds, as its types say, whatever the row held (a shared store's rows
+        are other machines' writing): a value of another type reads as none."""
+        if not isinstance(self.params, dict):
+            self.params = {}
+        if not isinstance(self.warnings, list):
+            self.warnings = []
+        self.warnings = [w for w in self.warnings if isinstance(w, str)]
+        if not isinstance(self.warning_count, int) or self.warning_count < len(self.warnings):
+            self.warning_count = len(self.warnings)
+        self.flags = {str(f): n for f, n in self.flags.items() if isinstance(n, int)} \
+            if isinstance(self.flags, dict) else {}
+        if not isinstance(self.row_count, int):
+            self.row_count = len(self.rows)
+
 
 # A listing of another form (an older SiliconBench's, without params, warnings or flags) is
 # read from its record instead (store_reads, store_pg): a listing's text begins LISTING_HEAD.
