@@ -281,6 +281,11 @@ class SharedDatabase:
         found = self._read(f"SELECT id, {{column}} FROM {SCHEMA}.runs WHERE id = %s", (run_id,))
         return found[0] if found else None
 
+    def get_many(self, run_ids: list[str]) -> list[RunRecord]:
+        """The whole records of these runs (those still here), in one query."""
+        return self._read(f"SELECT id, {{column}} FROM {SCHEMA}.runs WHERE id = ANY(%s)",
+                          (list(run_ids),))
+
     def find(self, prefix: str) -> list[RunRecord]:
         return self._read(f"SELECT id, {{column}} FROM {SCHEMA}.runs WHERE id = %s",
                           (prefix,)) or self._read(

@@ -97,6 +97,18 @@ class StoreReads(Database):
         found = self._read("SELECT id, record FROM runs WHERE id = ?", (run_id,))
         return found[0] if found else None
 
+    def get_many(self, run_ids: list[str]) -> list[RunRecord]:
+        """The whole records of these runs (those still here), in a few queries: what the
+        app's Results reads of the runs selected."""
+        found, unreadable = [], []
+        for start in range(0, len(run_ids), 500):
+            chunk = list(run_ids[start:start + 500])
+            found += self._read(f"SELECT id, record FROM runs WHERE id IN "
+                                f"({','.join('?' * len(chunk))})", chunk)
+            unreadable += self.unreadable
+        self.unreadable = unreadable
+        return found
+
     def find(self, prefix: str) -> list[RunRecord]:
         """The run whose id is `prefix`, else the runs whose id starts with it (users type the
         first few characters). Case counts, and _ is no wildcard: imported ids may differ

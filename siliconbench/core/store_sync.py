@@ -110,6 +110,9 @@ class SharedStore:
     def get(self, run_id: str):
         return self._connected().get(run_id)
 
+    def get_many(self, run_ids: list[str]):
+        return self._connected().get_many(run_ids)
+
     def find(self, prefix: str):
         return self._connected().find(prefix)
 

@@ -455,27 +455,25 @@ class ResultsBrowser(QWidget):
                 for i in self.view.selectionModel().selectedRows()}
 
     def selected_records(self) -> list[RunRecord]:
-        """The selected runs' whole records (read from the store once each; a run deleted
-        meanwhile is left out), oldest first."""
+        """The selected runs' whole records (those not read yet read from the store in one
+        go; a run deleted meanwhile is left out), oldest first."""
         rows = self.view.selectionModel().selectedRows()
-        recs = [self.whole(self.proxy.data(i, Qt.ItemDataRole.UserRole)) for i in rows]
+        listed = [self.proxy.data(i, Qt.ItemDataRole.UserRole) for i in rows]
+        self._read_whole([r.id for r in listed
+                          if isinstance(r, Listed) and r.id not in self._records])
+        recs = [self._records.get(r.id) if isinstance(r, Listed) else r for r in listed]
         return sorted((r for r in recs if r is not None), key=lambda r: r.created_at)
 
-    def whole(self, rec: RunRecord) -> RunRecord | None:
-        """The whole record of a run the table lists."""
-        if not isinstance(rec, Listed):
-            return rec
-        if rec.id not in self._records:
-            from siliconbench.core.store_schema import StoreError
-            try:
-                found = self._reading().get(rec.id)
-            except StoreError as e:   # the shared store went away: said below the table
-                self.unopened = str(e)
-                return None
-            if found is None:
-                return None
-            self._records[rec.id] = found
-        return self._records[rec.id]
+    def _read_whole(self, run_ids: list[str]) -> None:
+        if not run_ids:
+            return
+        from siliconbench.core.store_schema import StoreError
+        try:
+            found = self._reading().get_many(run_ids)
+        except StoreError as e:   # the shared store went away: said below the table
+            self.unopened = str(e)
+            return
+        self._records.update((r.id, r) for r in found)
 
     def select_ids(self, ids: set[str]) -> None:
         selection = QItemSelection()
