@@ -215,7 +215,7 @@ class RunTableModel(QAbstractTableModel):
     def add(self, rec: RunRecord) -> None:
         """A new run: first in the order runs came, in its place in the table's order."""
         self._arrived = {rec.id: -len(self._arrived) - 1} | self._arrived
-        row = self._sorted([*self.records, rec]).index(rec)
+        row = next(i for i, r in enumerate(self._sorted([*self.records, rec])) if r is rec)
         self.beginInsertRows(QModelIndex(), row, row)
         self.records.insert(row, rec)
         self._name_machines()
