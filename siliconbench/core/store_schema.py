@@ -424,9 +424,10 @@ def listing_of(rec: RunRecord, d: dict) -> str:
                                  "params": {k: _short(v) for k, v in
                                             list(best.params.items())[:50]
                                             if not isinstance(v, list)}}
-    small = {"v": LISTING_VERSION} | {k: d.get(k) for k in ("schema", "id", "workload", "framework", "device",
-                                   "device_name", "status", "label", "created_at",
-                                   "finished_at", "source")}
+    small = {"v": LISTING_VERSION}   # first: LISTING_HEAD
+    small |= {k: d.get(k) for k in ("schema", "id", "workload", "framework", "device",
+                                    "device_name", "status", "label", "created_at",
+                                    "finished_at", "source")}
     flags: dict[str, int] = {}
     for row in rec.rows:
         for f in row.flags:
@@ -435,7 +436,8 @@ def listing_of(rec: RunRecord, d: dict) -> str:
     machine = {k: _machine_value(k, v) for k, v in list(rec.machine.items())[:100]}
     small |= {"reason": _short(d.get("reason")), "row_count": len(rec.rows),
               "rows": [head] if head else [], "flags": flags,
-              "params": {k: _small(v) for k, v in list((rec.params or {}).items())[:_LISTED_ITEMS]
+              "params": {k: _small(v) for k, v in
+                         list((rec.params or {}).items())[:_LISTED_ITEMS]
                          if _small(v) is not None},
               "warning_count": len(rec.warnings),
               "warnings": [w[:_LISTED_WARNINGS[1]] if isinstance(w, str) else w
