@@ -116,13 +116,15 @@ def execute(spec: RunSpec, store=None, on_event: Callable[[dict], None] | None =
 def execute_kept(spec: RunSpec, store_path=None, on_event: Callable[[dict], None] | None = None,
                  started: Callable[[ChildRun], None] | None = None
                  ) -> tuple[RunRecord, RunNotStored | None]:
-    """execute() with a store connection of its own (the default store when no path): the
-    caller's thread may be any. A store that cannot be opened (a full disk, a damaged file)
+    """execute() with a store connection of its own to the store the command or the app chose
+    (`store_path`: its path or address; None: siliconbench.core.run_store.open_store's
+    choice): the caller's thread may be any. A store that cannot be opened (a full disk, a damaged file)
     or cannot keep the run does not cost the run: it goes to a result file, and the second
     value says where."""
-    from siliconbench.core.store import Store, StoreError, home, keep_elsewhere
+    from siliconbench.core.run_store import open_store
+    from siliconbench.core.store import StoreError, home, keep_elsewhere
     try:
-        store = Store(store_path)
+        store = open_store(store_path)
     except StoreError as e:
         rec = execute(spec, None, on_event, started)
         folder = Path(store_path).parent if store_path else home()

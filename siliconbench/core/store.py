@@ -41,17 +41,16 @@ INTERRUPTED = ("interrupted: SiliconBench ended before the run did (it was kille
 
 
 class Store(StoreReads):
-    """The results store: the file opened (store_schema.Database), its reads (StoreReads) and
-    the writes here. Store() opens the shared store instead where SILICONBENCH_STORE names a
-    PostgreSQL server, as Store(address) does (siliconbench.core.store_sync.SharedStore: the
-    same reads and writes)."""
+    """The results store on this machine: the file opened (store_schema.Database), its reads
+    (StoreReads) and the writes here; siliconbench.core.run_store.RunStore is what it offers.
+    A lab's shared store is another class (siliconbench.core.store_sync.SharedStore);
+    siliconbench.core.run_store.open_store chooses between them."""
 
-    def __new__(cls, path=None, *args, **kwargs):
-        from siliconbench.core.store_sync import SharedStore, shared_url
-        url = shared_url(path) if cls is Store else None
-        if url is not None:   # runs are kept here first: this machine's store goes with it
-            return SharedStore(url, Store(default_path(), *args, **kwargs))
-        return super().__new__(cls)
+    offline: str | None = None   # this machine's own store: always at hand
+
+    def reopen(self) -> Store:
+        """Another connection to this file (for another thread)."""
+        return Store(self.path, notice=self.notice)
 
     def _tidy(self) -> None:
         self._sweep_vanished()

@@ -23,10 +23,13 @@ from siliconbench.core.store_pg_rules import ADMIN_ROLE, REFUSED, SCHEMA, WRITER
 from siliconbench.core.store_pg_rules import MIGRATION as _RULES
 from siliconbench.core.store_schema import (
     COLUMNS,
+    LISTING_HEAD,
+    LISTING_VERSION,
     MIGRATIONS,
     Listed,
     StoreError,
     home,
+    listed,
     listing_of,
 )
 
@@ -232,11 +235,16 @@ class SharedDatabase:
                                        else "record") + ", owner")
         self.unreadable = []
         found = []
-        for run_id, text, owner in self.execute(sql, args).fetchall():
+        rows = self.execute(sql, args).fetchall()
+        stale = self._stale_records(rows) if column == "listing" else {}
+        for run_id, text, owner in rows:
             try:
-                d = json.loads(text)
-                rec = (Listed.from_dict(d, validate_schema=False) if "row_count" in d
-                       else RunRecord.from_dict(d, validate_schema=False))
+                d = json.loads(stale.get(run_id, text))
+                rec = (Listed.from_dict(d, validate_schema=False)
+                       if d.get("v") == LISTING_VERSION else
+                       listed(RunRecord.from_dict(d, validate_schema=False))
+                       if column == "listing" else
+                       RunRecord.from_dict(d, validate_schema=False))
             except Exception as e:   # RecursionError, MemoryError too: this row alone
                 self.unreadable.append((run_id, f"{type(e).__name__}: {str(e)[:200]}"))
                 continue
@@ -244,9 +252,23 @@ class SharedDatabase:
             found.append(rec)
         return found
 
+    def _stale_records(self, rows: list) -> dict[str, str]:
+        """{run id: its record} for the rows whose listing is of an older form (written by an
+        older SiliconBench), read in one query: listed from the record instead."""
+        stale = [run_id for run_id, text, _ in rows if not text.startswith(LISTING_HEAD)]
+        if not stale:
+            return {}
+        return dict(self.execute(f"SELECT id, record FROM {SCHEMA}.runs WHERE id = ANY(%s)",
+                                 (stale,)).fetchall())
+
     def get(self, run_id: str) -> RunRecord | None:
         found = self._read(f"SELECT id, {{column}} FROM {SCHEMA}.runs WHERE id = %s", (run_id,))
         return found[0] if found else None
+
+    def get_many(self, run_ids: list[str]) -> list[RunRecord]:
+        """The whole records of these runs (those still here), in one query."""
+        return self._read(f"SELECT id, {{column}} FROM {SCHEMA}.runs WHERE id = ANY(%s)",
+                          (list(run_ids),))
 
     def find(self, prefix: str) -> list[RunRecord]:
         return self._read(f"SELECT id, {{column}} FROM {SCHEMA}.runs WHERE id = %s",

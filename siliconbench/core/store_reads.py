@@ -13,7 +13,7 @@ import time
 import uuid
 
 from siliconbench.core.results import RunRecord
-from siliconbench.core.store_schema import Database, Listed, listed
+from siliconbench.core.store_schema import LISTING_VERSION, Database, Listed, listed
 
 # A run owned by a process on another host name cannot be asked after: it counts as under way
 # for this long after it began, and as interrupted after (no run SiliconBench makes lasts a
@@ -65,9 +65,12 @@ class StoreReads(Database):
                 d = json.loads(text)
                 if not light:
                     found.append(RunRecord.from_dict(d, validate_schema=False))
-                elif "row_count" in d:
+                elif d.get("v") == LISTING_VERSION:
                     found.append(Listed.from_dict(d, validate_schema=False))
-                else:   # a store that could not be migrated, or a damaged listing
+                else:   # a store that could not be migrated, a listing of an older form
+                    if "row_count" in d:
+                        d = json.loads(self.db.execute("SELECT record FROM runs WHERE id = ?",
+                                                       (run_id,)).fetchone()[0])
                     found.append(listed(RunRecord.from_dict(d, validate_schema=False)))
             except Exception as e:   # RecursionError, MemoryError too: this run alone
                 self.unreadable.append((run_id, f"{type(e).__name__}: {str(e)[:200]}"))
@@ -93,6 +96,18 @@ class StoreReads(Database):
     def get(self, run_id: str) -> RunRecord | None:
         found = self._read("SELECT id, record FROM runs WHERE id = ?", (run_id,))
         return found[0] if found else None
+
+    def get_many(self, run_ids: list[str]) -> list[RunRecord]:
+        """The whole records of these runs (those still here), in a few queries: what the
+        app's Results reads of the runs selected."""
+        found, unreadable = [], []
+        for start in range(0, len(run_ids), 500):
+            chunk = list(run_ids[start:start + 500])
+            found += self._read(f"SELECT id, record FROM runs WHERE id IN "
+                                f"({','.join('?' * len(chunk))})", chunk)
+            unreadable += self.unreadable
+        self.unreadable = unreadable
+        return found
 
     def find(self, prefix: str) -> list[RunRecord]:
         """The run whose id is `prefix`, else the runs whose id starts with it (users type the

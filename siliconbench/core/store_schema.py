@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import quote
@@ -53,6 +53,9 @@ MIGRATIONS: list[list[str]] = [
     # which changes (a Mac's follows the network): a run killed before a rename is judged by
     # its process here, not hidden as another machine's.
     ["ALTER TABLE live_runs ADD COLUMN machine TEXT"],
+    # Listings of LISTING_VERSION 2 (the run's short params, warnings, flag counts: the app's
+    # Results reads listings, not records): refilled by _fill_listings.
+    ["UPDATE runs SET listing = NULL"],
 ]
 COLUMNS = ("id, created_at, workload, framework, device, status, label, source, imported, "
            "record, listing")
@@ -206,7 +209,7 @@ class Database:
                     for statement in MIGRATIONS[target - 1]:
                         self.db.execute(statement)
                     self.db.execute(f"PRAGMA user_version = {target}")
-                if version < 3:
+                if version < 5:
                     self._fill_listings()
         if not self._has_table("runs"):
             raise StoreError(f"The results store {self.path} is damaged (it has no table of "
@@ -346,8 +349,37 @@ def _first_file(folder: Path) -> Path:
 class Listed(RunRecord):
     """A run as a listing reads it (listing_of): `rows` holds its headline row alone (without
     samples), `row_count` how many rows the record has; no telemetry, settings or text beyond
-    a few hundred characters."""
+    a few hundred characters. `params` keeps the run's short values (its model, precision),
+    `warnings` its first few (of `warning_count`), `flags` how many of its rows bear each
+    flag: what the app's Results shows of a run without reading its record."""
     row_count: int = 0
+    warning_count: int = 0
+    flags: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        """What a listing adds, as its types say, whatever the row held (a shared store's rows
+        are other machines' writing): a value of another type reads as none."""
+        if not isinstance(self.params, dict):
+            self.params = {}
+        if not isinstance(self.warnings, list):
+            self.warnings = []
+        self.warnings = [w for w in self.warnings if isinstance(w, str)]
+        if not isinstance(self.warning_count, int) or self.warning_count < len(self.warnings):
+            self.warning_count = len(self.warnings)
+        self.flags = {str(f): n for f, n in self.flags.items() if isinstance(n, int)} \
+            if isinstance(self.flags, dict) else {}
+        if not isinstance(self.row_count, int):
+            self.row_count = len(self.rows)
+
+
+# A listing of another form (an older SiliconBench's, without params, warnings or flags) is
+# read from its record instead (store_reads, store_pg): a listing's text begins LISTING_HEAD.
+LISTING_VERSION = 2
+LISTING_HEAD = f'{{"v": {LISTING_VERSION},'
+_LISTED_ITEMS = 50   # parameters, flags and list items a listing keeps
+_LISTED_WARNINGS = 5, 300   # warnings a listing keeps, and characters of each
+_LISTED_JSON = 1000  # a machine's core tiers kept up to this many characters
+_MACHINE_LISTS = ("cpu_tiers",)   # what a machine's identity reads beside its plain values
 
 
 _LISTED_TEXT = 500   # characters of a reason, a note or a parameter a listing keeps
@@ -355,6 +387,29 @@ _LISTED_TEXT = 500   # characters of a reason, a note or a parameter a listing k
 
 def _short(value):
     return value[:_LISTED_TEXT] if isinstance(value, str) else value
+
+
+def _small(value):
+    """A value as a listing keeps it: text shortened, a list of plain values cut to its first
+    few, anything else nested left out (None)."""
+    if isinstance(value, list):
+        if all(v is None or isinstance(v, (str, int, float, bool)) for v in value):
+            return [_short(v) for v in value[:_LISTED_ITEMS]]
+        return None
+    return None if isinstance(value, dict) else _short(value)
+
+
+def _machine_value(key: str, value):
+    """A machine's value as a listing keeps it: its CPU's core tiers whole where short, since
+    a machine's identity reads them (MachineInfo.key); no other list or table."""
+    if isinstance(value, (dict, list)):
+        if key not in _MACHINE_LISTS:
+            return None
+        try:
+            return value if len(json.dumps(value)) <= _LISTED_JSON else None
+        except (TypeError, ValueError, RecursionError):
+            return None
+    return _short(value)
 
 
 def listing_of(rec: RunRecord, d: dict) -> str:
@@ -369,14 +424,37 @@ def listing_of(rec: RunRecord, d: dict) -> str:
                                  "params": {k: _short(v) for k, v in
                                             list(best.params.items())[:50]
                                             if not isinstance(v, list)}}
-    small = {k: d.get(k) for k in ("schema", "id", "workload", "framework", "device",
-                                   "device_name", "status", "label", "created_at",
-                                   "finished_at", "source")}
-    small |= {"reason": _short(d.get("reason")), "params": {}, "row_count": len(rec.rows),
-              "rows": [head] if head else [],
-              "machine": {k: _short(v) for k, v in list(rec.machine.items())[:100]
-                          if not isinstance(v, (dict, list))}}
+    small = {"v": LISTING_VERSION}   # first: LISTING_HEAD
+    small |= {k: d.get(k) for k in ("schema", "id", "workload", "framework", "device",
+                                    "device_name", "status", "label", "created_at",
+                                    "finished_at", "source")}
+    flags: dict[str, int] = {}
+    for row in rec.rows:
+        for f in row.flags:
+            if f in flags or len(flags) < _LISTED_ITEMS:
+                flags[f] = flags.get(f, 0) + 1
+    machine = {k: _machine_value(k, v) for k, v in list(rec.machine.items())[:100]}
+    small |= {"reason": _short(d.get("reason")), "row_count": len(rec.rows),
+              "rows": [head] if head else [], "flags": flags,
+              "params": {k: _small(v) for k, v in
+                         list((rec.params or {}).items())[:_LISTED_ITEMS]
+                         if _small(v) is not None},
+              "warning_count": len(rec.warnings),
+              "warnings": [w[:_LISTED_WARNINGS[1]] if isinstance(w, str) else w
+                           for w in rec.warnings[:_LISTED_WARNINGS[0]]],
+              "machine": {k: v for k, v in machine.items() if v is not None}}
     return json.dumps(small)
+
+
+def shown_params(rec: RunRecord) -> dict:
+    """A run's parameters as Results names them: a sustained run's (--duration) precisions
+    are those its intervals measured (one point unless named), not the workload's list."""
+    params = rec.params or {}
+    measured = list(dict.fromkeys(r.params["dtype"] for r in rec.rows
+                                  if r.metric == "interval" and "dtype" in r.params))
+    if params.get("duration") and measured and isinstance(params.get("dtypes"), list):
+        params = {**params, "dtypes": measured}
+    return params
 
 
 def listed(rec: RunRecord) -> Listed:

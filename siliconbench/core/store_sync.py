@@ -22,7 +22,7 @@ _UNSENT = "CREATE TABLE IF NOT EXISTS unsent (id TEXT PRIMARY KEY)"
 
 
 def shared_url(path=None) -> str | None:
-    """The shared store's address a Store(path) opens, or None for a local file: the path given
+    """The shared store's address siliconbench.core.run_store.open_store(path) opens, or None for a local file: the path given
     when it is an address, else SILICONBENCH_STORE when no path is given."""
     if isinstance(path, StoreURL):
         return path.url
@@ -95,6 +95,11 @@ class SharedStore:
         self.offline = None
         return self._shared
 
+    def reopen(self) -> SharedStore:
+        """Another connection to the shared store, and to this machine's (for another
+        thread)."""
+        return SharedStore(self.url, self.local.reopen())
+
     def close(self) -> None:
         if self._shared is not None:
             self._shared.close()
@@ -104,6 +109,9 @@ class SharedStore:
 
     def get(self, run_id: str):
         return self._connected().get(run_id)
+
+    def get_many(self, run_ids: list[str]):
+        return self._connected().get_many(run_ids)
 
     def find(self, prefix: str):
         return self._connected().find(prefix)

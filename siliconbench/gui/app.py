@@ -199,11 +199,12 @@ def main(argv: list[str]) -> int:
         from siliconbench.gui.settings import say_notice
         # A settings file moved aside (a FIFO, a link to a device).
         say_notice(window.statusBar())
-        from siliconbench.core.store import Store, StoreError
+        from siliconbench.core.run_store import open_store
+        from siliconbench.core.store import StoreError
         from siliconbench.gui.settings import use_store_preference
         use_store_preference(window.settings)   # Preferences' shared store, if one
         try:
-            store = Store()
+            store = open_store()   # chosen once here, and passed down
             if getattr(store, "offline", True) is None:
                 store.sync()   # the runs kept here while the shared store was away
         except StoreError as e:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # imported when a dialog opens, after the first paint (silico
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QFileDialog, QMessageBox, QStatusBar, QWidget
 
-    from siliconbench.core.store import Store
+    from siliconbench.core.run_store import RunStore
     from siliconbench.gui.charts.panel import ChartPanel
     from siliconbench.gui.results_browser import ResultsBrowser
 
@@ -30,7 +30,7 @@ class ImportExport:
     on first use). Dialogs and messages are sheets over `parent`, what was done is said in
     `status`, and `settings` keeps the folder last used."""
 
-    def __init__(self, parent: QWidget, settings: QSettings, status: QStatusBar, store: Store,
+    def __init__(self, parent: QWidget, settings: QSettings, status: QStatusBar, store: RunStore,
                  results: ResultsBrowser, show_results: Callable[[], None],
                  charts: Callable[[], ChartPanel]) -> None:
         self.parent, self.settings, self.status = parent, settings, status

@@ -133,8 +133,8 @@ class MainWindow(WindowLayout, Keyboard, QMainWindow):
         from siliconbench.gui.run_start import RunStarter
         store = store if store is not None else self._given_store
         if store is None:
-            from siliconbench.core.store import Store
-            store = Store()  # a StoreError leaves the window as it was, to try again
+            from siliconbench.core.run_store import open_store
+            store = open_store()  # a StoreError leaves the window as it was, to try again
         self._rest_built = True  # before the parts below, which read each other through it
         self._store = store
         self._queue = RunQueue(store, self)

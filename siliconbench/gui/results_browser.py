@@ -1,21 +1,12 @@
 """The results browser: every stored run (measured here or imported), filtered by workload,
 machine, device and status. Selected runs are drawn together; a machine can be given a name
-("MacBook Pro 14 M1 Max"); runs can be deleted."""
+("MacBook Pro 14 M1 Max"); runs can be deleted. The table holds the store's listings (a few
+hundred bytes of each run: siliconbench.core.store_schema.Listed); a run's whole record is read
+only when it is selected (drawn, exported, compared)."""
 
 from __future__ import annotations
 
-import datetime as dt
-
-from PySide6.QtCore import (
-    QAbstractTableModel,
-    QItemSelection,
-    QItemSelectionModel,
-    QModelIndex,
-    QSortFilterProxyModel,
-    Qt,
-    Signal,
-)
-from PySide6.QtGui import QColor
+from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -30,216 +21,36 @@ from PySide6.QtWidgets import (
 )
 
 from siliconbench.core.results import RunRecord
+from siliconbench.core.store_schema import Listed
 from siliconbench.gui.background import BackgroundCall
+from siliconbench.gui.results_model import (  # noqa: F401 - what importers of this module use
+    BEST,
+    COLUMN_WIDTHS,
+    COLUMNS,
+    DEVICE,
+    FITTED,
+    MACHINE,
+    SORT_ROLE,
+    STATUS,
+    WHEN,
+    WORKLOAD,
+    RunFilter,
+    RunTableModel,
+    best_text,
+    cell_text,
+    device_text,
+    filter_device,
+    filter_value,
+    local_time,
+    machine_key,
+    run_flags,
+    run_kind,
+    warnings_of,
+    workload_text,
+    workload_title,
+)
 from siliconbench.gui.row_table import one_row_height
-from siliconbench.gui.row_text import flag_counts, headline_text, warning_count, warnings_tooltip
-from siliconbench.gui.theme import LIGHT, Theme
-
-# The result comes early so it stays in view; long names at the end are elided first.
-COLUMNS = ("When", "Status", "Workload", "Headline [p25–p75]", "Device", "Machine")
-WHEN, STATUS, WORKLOAD, BEST, DEVICE, MACHINE = range(len(COLUMNS))
-COLUMN_WIDTHS = (118, 60, 160, 235, 190)
-# The columns sized to their text (up to these widths) as runs are listed: Status and Device
-# were elided at fixed widths beside an empty Machine column, and the Workload's model,
-# precision and TF32 (run_kind) at 160 px.
-FITTED = {STATUS: 170, WORKLOAD: 330, DEVICE: 280, MACHINE: 220}
-SORT_ROLE = Qt.ItemDataRole.UserRole + 1
-
-
-def local_time(iso: str) -> str:
-    try:
-        return dt.datetime.fromisoformat(iso).astimezone().strftime("%Y-%m-%d %H:%M")
-    except ValueError:
-        return iso
-
-
-def device_text(rec: RunRecord) -> str:
-    return rec.device_text     # as the command lists it (siliconbench.core.results)
-
-
-def workload_title(name: str) -> str:
-    from siliconbench.core.catalogue import UnknownWorkload, workload
-    try:
-        return workload(name).title
-    except UnknownWorkload:
-        return name  # imported from a newer SiliconBench
-
-
-def run_kind(workload: str, params: dict) -> str:
-    """What a run measured within its workload: its model (a preset, or its own file's name),
-    precision and TF32 ('llama-3.1-8b · bfloat16', 'float32 · TF32'); the Results' Workload
-    column and the queue's rows name it (a TF32 GEMM read like a plain float32 one)."""
-    from siliconbench.core.catalogue import UnknownWorkload
-    from siliconbench.core.catalogue import workload as find
-    try:
-        given = {p.name: p.default for p in find(workload).params}
-    except UnknownWorkload:
-        given = {}
-    given.update(params or {})
-    path = given.get("model_path")
-    model = str(path).rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1] if path else \
-        given.get("model") or given.get("preset")
-    dtypes = given.get("dtypes")
-    dtype = given.get("dtype") or (", ".join(map(str, dtypes)) if isinstance(dtypes, list)
-                                   else None) or given.get("precision")
-    parts = [str(x) for x in (model, dtype) if x]
-    if given.get("tf32"):
-        parts.append("TF32")
-    if given.get("duration"):        # sustained mode (--duration, in minutes)
-        parts.append(f"sustained {float(given['duration']):g} min")
-    return " · ".join(parts)
-
-
-def workload_text(rec: RunRecord) -> str:
-    """The Workload column: the workload and what it measured ('GEMM · float32 · TF32'); a
-    sustained run's precisions are those its intervals measured (one point unless named)."""
-    params = rec.params
-    measured = list(dict.fromkeys(r.params["dtype"] for r in rec.rows
-                                  if r.metric == "interval" and "dtype" in r.params))
-    if params.get("duration") and measured and isinstance(params.get("dtypes"), list):
-        params = {**params, "dtypes": measured}
-    kind = run_kind(rec.workload, params)
-    return workload_title(rec.workload) + (f" · {kind}" if kind else "")
-
-
-def best_text(rec: RunRecord) -> str:
-    """The headline with its spread and the run's flags: '0.178 TFLOPS [0.17–0.18] · 1 noisy'."""
-    flagged = flag_counts(rec.rows)
-    return headline_text(rec) + (f" · {flagged}" if flagged else "")
-
-
-def machine_key(rec: RunRecord) -> str:
-    from siliconbench.core.machine import MachineInfo
-    return MachineInfo.from_dict(rec.machine).key() if rec.machine else rec.machine_label
-
-
-def cell_text(rec: RunRecord, column: int, machines: dict[str, str] | None = None) -> str:
-    """The text of one column of COLUMNS for a run; its machine's name told apart from other
-    machines of that name by `machines` (siliconbench.core.comparison.machine_names)."""
-    if column == WHEN:
-        return local_time(rec.created_at)
-    if column == MACHINE:
-        return (machines or {}).get(rec.id, rec.machine_label)
-    if column == WORKLOAD:
-        return workload_text(rec)
-    if column == DEVICE:
-        return device_text(rec)
-    if column == STATUS:
-        if rec.status != "ok":
-            return f"{rec.status}: {rec.reason or ''}"
-        return f"ok · {warning_count(rec.warnings)}" if rec.warnings else "ok"
-    return best_text(rec)
-
-
-def filter_device(rec: RunRecord) -> str:
-    """The device as the Device filter lists it: PyTorch's "cuda" is the current GPU, cuda:0
-    unless a run chose another, so "cuda" and "cuda:0" are one device there (they were two
-    entries of one H200)."""
-    device = "cuda:0" if rec.device == "cuda" else rec.device
-    return f"{rec.device_name or device} ({rec.framework} {device})"
-
-
-def filter_value(rec: RunRecord, column: int, machines: dict[str, str] | None = None) -> str:
-    """What a filter combo compares: the status without its reason, the workload without
-    what it measured, a device as one however it was addressed (filter_device), else the
-    cell text (a machine by its identity: two Xeon
-    hosts of one CPU name are two machines)."""
-    if column == STATUS:
-        return rec.status
-    if column == WORKLOAD:
-        return workload_title(rec.workload)
-    if column == DEVICE:
-        return filter_device(rec)
-    return cell_text(rec, column, machines)
-
-
-class RunTableModel(QAbstractTableModel):
-    def __init__(self, parent=None) -> None:
-        super().__init__(parent)
-        self.records: list[RunRecord] = []
-        self.machines: dict[str, str] = {}   # run id -> its machine's name, told apart
-        self.theme = LIGHT
-
-    def _name_machines(self) -> None:
-        from siliconbench.core.comparison import machine_names
-        self.machines = machine_names(self.records)
-
-    def set_records(self, records: list[RunRecord]) -> None:
-        self.beginResetModel()
-        self.records = list(records)
-        self._name_machines()
-        self.endResetModel()
-
-    def add(self, rec: RunRecord) -> None:
-        self.beginInsertRows(QModelIndex(), 0, 0)
-        self.records.insert(0, rec)
-        self._name_machines()
-        self.endInsertRows()
-
-    def replace(self, row: int, rec: RunRecord) -> None:
-        self.records[row] = rec
-        self._name_machines()
-        self.dataChanged.emit(self.index(row, 0), self.index(row, len(COLUMNS) - 1))
-
-    def rowCount(self, parent: QModelIndex | None = None) -> int:
-        return 0 if parent is not None and parent.isValid() else len(self.records)
-
-    def columnCount(self, parent: QModelIndex | None = None) -> int:
-        return 0 if parent is not None and parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section]
-        return None
-
-    def cell(self, rec: RunRecord, column: int) -> str:
-        return cell_text(rec, column, self.machines)
-
-    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
-        if not index.isValid():
-            return None
-        rec = self.records[index.row()]
-        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
-            text = self.cell(rec, index.column())
-            if role == Qt.ItemDataRole.ToolTipRole and index.column() == MACHINE:
-                text = rec.machine.get("model_name") or text
-                text += f"\nrun {rec.id}" + (f"\nsource: {rec.source}" if rec.source else "")
-            if role == Qt.ItemDataRole.ToolTipRole and index.column() == STATUS \
-                    and rec.warnings:
-                text += "\n" + warnings_tooltip(rec.warnings)
-            return text
-        if role == SORT_ROLE:
-            return rec.created_at if index.column() == WHEN else self.cell(rec, index.column())
-        if role == Qt.ItemDataRole.ForegroundRole and index.column() == STATUS \
-                and (rec.status != "ok" or rec.warnings):
-            # A failure in the error colour, warnings in the warning colour; a cancel is no
-            # fault, in the muted one ('ok · ⚠' read like a cancel).
-            return QColor(self.theme.error if rec.status == "failed" else
-                          self.theme.muted if rec.status == "cancelled" else self.theme.warning)
-        if role == Qt.ItemDataRole.UserRole:
-            return rec
-        return None
-
-
-class RunFilter(QSortFilterProxyModel):
-    """Keeps runs matching every chosen filter and the search text."""
-
-    def __init__(self, parent=None) -> None:
-        super().__init__(parent)
-        self.choices: dict[int, str | None] = {}   # column -> wanted text (None = any)
-        self.search = ""
-        self.setSortRole(SORT_ROLE)
-
-    def filterAcceptsRow(self, source_row: int, source_parent) -> bool:
-        model: RunTableModel = self.sourceModel()
-        rec = model.records[source_row]
-        for column, wanted in self.choices.items():
-            if wanted is not None and filter_value(rec, column, model.machines) != wanted:
-                return False
-        if self.search:
-            hay = " ".join(model.cell(rec, c) for c in range(len(COLUMNS))).lower()
-            return all(word in hay for word in self.search.lower().split())
-        return True
+from siliconbench.gui.theme import Theme
 
 
 class ResultsBrowser(QWidget):
@@ -252,8 +63,12 @@ class ResultsBrowser(QWidget):
                (DEVICE, "Device", "All devices"), (STATUS, "Status", "Any status"))
 
     def __init__(self, store, parent: QWidget | None = None) -> None:
+        """`store`: the RunStore the app chose (siliconbench.core.run_store)."""
         super().__init__(parent)
         self.store = store
+        # Whole records read since the last load, by run id (the table holds listings).
+        self._records: dict[str, RunRecord] = {}
+        self.unopened: str | None = None   # why the selection's records could not be read
         # Why the shared store refused, while Results shows this machine's runs instead
         # (siliconbench.gui.store_banner); None: Results reads the store itself.
         self.shared_refused: str | None = None
@@ -328,17 +143,16 @@ class ResultsBrowser(QWidget):
         return self.store.local if self.shared_refused else self.store
 
     def load_in_background(self, switched: bool = False) -> None:
-        """The first load, off the GUI thread: a store of thousands of runs takes a while to
-        read and validate. Its own connection: SQLite connections are not for sharing.
-        `switched`: the runs listed came from another store (this machine's, while the shared
-        one refused) and go."""
-        from siliconbench.core.store import Store
-        path = self._reading().path
+        """The first load, off the GUI thread: the listing of thousands of runs takes a while
+        to read. Its own connection to the same store (reopen): SQLite connections are not
+        for sharing. `switched`: the runs listed came from another store (this machine's,
+        while the shared one refused) and go."""
+        reading = self._reading()
 
         def read() -> list[RunRecord]:
-            store = Store(path)
+            store = reading.reopen()
             try:
-                return store.runs()
+                return store.listing()
             finally:
                 store.close()
 
@@ -353,14 +167,17 @@ class ResultsBrowser(QWidget):
         # Runs that ended while the store was being read are in the model already.
         stored = {r.id for r in records}
         newer = [] if switched else [r for r in self.model.records if r.id not in stored]
-        ids = {r.id for r in self.selected_records()}
+        ids = self.selected_ids()
+        if switched:
+            self._records.clear()
         self.model.set_records(newer + records)
         self._fill_combos()
         self.select_ids(ids)
 
     def reload(self, keep_selection: bool = True) -> None:
-        ids = {r.id for r in self.selected_records()} if keep_selection else set()
-        self.model.set_records(self._reading().runs())
+        ids = self.selected_ids() if keep_selection else set()
+        self._records.clear()   # a label or a deletion changed them
+        self.model.set_records(self._reading().listing())
         self._fill_combos()
         self.select_ids(ids)
 
@@ -370,6 +187,7 @@ class ResultsBrowser(QWidget):
         is the user's and stays as it is; `select` (Preferences: select new runs when they
         finish) draws the run instead, with the runs `together` (those queued with it) that
         the filters show. Filtered out, a new run leaves the selection as it was."""
+        self._records[rec.id] = rec
         row = next((i for i, r in enumerate(self.model.records) if r.id == rec.id), None)
         if row is not None:      # in place: a reset of the model would drop the selection
             self.model.replace(row, rec)
@@ -413,11 +231,11 @@ class ResultsBrowser(QWidget):
         self.proxy.choices = {c: (combo.currentText() if combo.currentIndex() > 0 else None)
                               for c, combo in self.combos.items()}
         self.proxy.search = self.search.text().strip()
-        self.proxy.invalidate()
+        self.proxy.invalidate()   # the rows kept; their order is the model's (RunFilter.sort)
         self._update_count()
         # Rows the filter hides leave the selection without a selectionChanged signal: the
         # charts and Compare kept drawing runs no longer selected (nor exported).
-        if {r.id for r in self.selected_records()} != self._drawn:
+        if self.selected_ids() != self._drawn:
             self._on_selection()
 
     def set_filter(self, name: str, value: str | None) -> None:
@@ -427,23 +245,47 @@ class ResultsBrowser(QWidget):
 
     # ------------------------------------------------------------ selection
 
+    def selected_ids(self) -> set[str]:
+        return {self.proxy.data(i, Qt.ItemDataRole.UserRole).id
+                for i in self.view.selectionModel().selectedRows()}
+
     def selected_records(self) -> list[RunRecord]:
+        """The selected runs' whole records (those not read yet read from the store in one
+        go; a run deleted meanwhile is left out), oldest first."""
         rows = self.view.selectionModel().selectedRows()
-        recs = [self.proxy.data(i, Qt.ItemDataRole.UserRole) for i in rows]
-        return sorted(recs, key=lambda r: r.created_at)
+        listed = [self.proxy.data(i, Qt.ItemDataRole.UserRole) for i in rows]
+        self._read_whole([r.id for r in listed
+                          if isinstance(r, Listed) and r.id not in self._records])
+        recs = [self._records.get(r.id) if isinstance(r, Listed) else r for r in listed]
+        return sorted((r for r in recs if r is not None), key=lambda r: r.created_at)
+
+    def _read_whole(self, run_ids: list[str]) -> None:
+        if not run_ids:
+            return
+        from siliconbench.core.store_schema import StoreError
+        try:
+            found = self._reading().get_many(run_ids)
+        except StoreError as e:   # the shared store went away: said below the table
+            self.unopened = str(e)
+            return
+        self._records.update((r.id, r) for r in found)
 
     def select_ids(self, ids: set[str]) -> None:
         selection = QItemSelection()
-        for row in range(self.proxy.rowCount()):
-            index = self.proxy.index(row, 0)
-            if self.proxy.data(index, Qt.ItemDataRole.UserRole).id in ids:
-                selection.select(index, self.proxy.index(row, len(COLUMNS) - 1))
+        for row, rec in enumerate(self.model.records) if ids else ():
+            if rec.id in ids:
+                index = self.proxy.mapFromSource(self.model.index(row, 0))
+                if index.isValid():   # not filtered out
+                    selection.select(index, self.proxy.index(index.row(), len(COLUMNS) - 1))
         self.view.selectionModel().select(
             selection, QItemSelectionModel.SelectionFlag.ClearAndSelect)
 
     def _on_selection(self, *_) -> None:
+        self.unopened = None
         selected = self.selected_records()
-        self._drawn = {r.id for r in selected}
+        self._drawn = self.selected_ids()
+        # Only the selection's records are kept (a record may hold thousands of samples).
+        self._records = {i: r for i, r in self._records.items() if i in self._drawn}
         self.rename_button.setEnabled(bool(selected))
         self.delete_button.setEnabled(bool(selected))
         self._update_count()
@@ -455,6 +297,8 @@ class ResultsBrowser(QWidget):
         text = f"{shown} of {total} runs" if shown != total else f"{total} runs"
         if self.shared_refused:
             text += " on this machine (the shared store could not be opened)"
+        if self.unopened:
+            text += f" · the selected runs could not be read: {self.unopened}"
         if selected:
             text += f" · {selected} selected and drawn"
         elif total:

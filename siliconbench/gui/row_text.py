@@ -71,8 +71,9 @@ def point_tip(series_name: str, row: Row) -> str:
     return "\n".join(line for line in lines if line)
 
 
-def warning_count(warnings: list[str]) -> str:
-    n = len(warnings)
+def warning_count(warnings: list[str] | int) -> str:
+    """'⚠ 2 warnings' for a run's warnings (or how many it has)."""
+    n = warnings if isinstance(warnings, int) else len(warnings)
     return f"⚠ {n} warning{'s' * (n != 1)}"
 
 

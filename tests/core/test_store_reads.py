@@ -260,3 +260,66 @@ def test_an_llm_run_kept_without_its_points_still_shows(capsys):
     Store().save(records_from_file(FOLDER / "llm-torch.json")[0])   # whole again
     rc, out, err = sb(capsys, "results", "--show", rec.id[:8])
     assert rc == 0 and "llama-bench style" in out, err
+
+
+def _older_listing(text: str) -> str:
+    """A listing as SiliconBench wrote it before form 2 (no params, warnings or flags)."""
+    d = json.loads(text)
+    for key in ("v", "warnings", "warning_count", "flags"):
+        d.pop(key, None)
+    return json.dumps(d | {"params": {}})
+
+
+def _shown(listing) -> dict:
+    return {r.id: (r.params, r.warnings, r.warning_count, r.flags, r.machine, r.row_count)
+            for r in listing}
+
+
+def test_listings_of_an_older_form_are_read_from_the_record_and_refilled(monkeypatch):
+    """Issue 52: the app's Results shows a run's model and precision, warnings and flags from
+    its listing; a listing an older SiliconBench wrote has none of them, so it is read from
+    the run's record (read-only) and rewritten on opening (migration 5)."""
+    runs = every_real_run()
+    s = Store()
+    s.import_records(runs)
+    wanted = _shown(s.listing())
+    assert any(p for p, *_ in wanted.values()) and any(f for *_, f, _, _ in wanted.values())
+    assert any(w for _, w, *_ in wanted.values())
+    for run_id, text in s.db.execute("SELECT id, listing FROM runs").fetchall():
+        s.db.execute("UPDATE runs SET listing = ? WHERE id = ?", (_older_listing(text), run_id))
+    s.db.commit()
+    assert _shown(s.listing()) == wanted        # read from the records
+    s.db.execute("PRAGMA user_version = 4")
+    s.db.commit()
+    s.close()
+    s = Store()                                 # the migration writes them again
+    assert all(t.startswith('{"v": 2,') for (t,) in s.db.execute("SELECT listing FROM runs"))
+    assert _shown(s.listing()) == wanted
+    s.close()
+
+
+def test_a_listing_of_hostile_types_reads_as_none(qtbot):
+    """A listing's row is text another machine may have written (a shared store): values of
+    the wrong type in what a listing adds read as none, and Results still shows the run."""
+    from siliconbench.gui.results_browser import COLUMNS, cell_text
+    s = Store()
+    runs = every_real_run()[:3]
+    s.import_records(runs)
+    for (run_id, text), bad in zip(s.db.execute("SELECT id, listing FROM runs").fetchall(),
+                                   ({"flags": "noisy", "warnings": {"a": 1},
+                                     "warning_count": "9", "params": [1, 2]},
+                                    {"flags": {"noisy": "two"}, "warnings": [1, None],
+                                     "row_count": None},
+                                    {"flags": None, "warnings": None, "params": None}),
+                                   strict=True):
+        s.db.execute("UPDATE runs SET listing = ? WHERE id = ?",
+                     (json.dumps(json.loads(text) | bad), run_id))
+    s.db.commit()
+    listed = s.listing()
+    assert len(listed) == 3 and s.unreadable == []
+    for r in listed:
+        assert isinstance(r.flags, dict) and all(isinstance(n, int) for n in r.flags.values())
+        assert isinstance(r.params, dict) and all(isinstance(w, str) for w in r.warnings)
+        assert isinstance(r.warning_count, int) and isinstance(r.row_count, int)
+        assert all(isinstance(cell_text(r, c), str) for c in range(len(COLUMNS)))
+    s.close()

@@ -8,6 +8,7 @@ tests/store_pg/test_store_pg_at_start.py does the same with a real server refusi
 
 from __future__ import annotations
 
+from siliconbench.core.run_store import open_store
 from siliconbench.core.store import Store
 from siliconbench.core.store_sync import SharedStore
 from tests.recorded import recorded
@@ -34,7 +35,7 @@ def test_a_refused_shared_store_is_said_at_once_and_local_runs_are_shown(
     nowhere.mkdir()
     monkeypatch.setenv("SILICONBENCH_STORE", f"host={nowhere} dbname=lab user=mach_a "
                                              "connect_timeout=2")
-    store = Store()
+    store = open_store()
     assert isinstance(store, SharedStore) and store.offline
     w = _window(qtbot, store, settings)
     w.results.load_in_background()   # as the app's start does (start_background)

@@ -11,6 +11,7 @@ import stat
 
 from PySide6.QtWidgets import QDialogButtonBox
 
+from siliconbench.core.run_store import open_store
 from siliconbench.core.store import Store
 from siliconbench.core.store_sync import SharedStore
 from siliconbench.gui.settings import app_settings, shared_store, use_store_preference
@@ -67,7 +68,7 @@ def test_declined_the_next_start_is_refused_in_the_window_with_local_runs(
 
     # The next start.
     use_store_preference(app_settings())
-    store = Store()
+    store = open_store()
     assert isinstance(store, SharedStore) and "refused the password" in store.offline
     from siliconbench.gui.main_window import MainWindow
     w = MainWindow(store, app_settings())
@@ -103,6 +104,6 @@ def test_saved_the_password_is_in_the_file_and_the_next_start_connects(
     assert passfile.read_text().endswith(f":{shared.dbname}:mach_a:pass-a\n")
     assert str(passfile) in window.password_text.text()
     use_store_preference(app_settings())
-    store = Store()
+    store = open_store()
     assert isinstance(store, SharedStore) and store.offline is None
     store.close()

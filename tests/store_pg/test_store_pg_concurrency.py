@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from siliconbench.core.store import Store
+from siliconbench.core.run_store import open_store
 
 ROOT = Path(__file__).resolve().parents[2]
 PROCESSES, RUNS = 8, 25
@@ -17,11 +17,11 @@ PROCESSES, RUNS = 8, 25
 SAVER = """
 import dataclasses, os, sys, time
 from pathlib import Path
-from siliconbench.core.store import Store
+from siliconbench.core.run_store import open_store
 from tests.recorded import recorded
 n, go = int(sys.argv[1]), Path(sys.argv[2])
 template = recorded("gemm-torch")
-store = Store()
+store = open_store()
 (go.parent / f"ready-{n}").touch()
 while not go.exists():
     time.sleep(0.01)
@@ -55,7 +55,7 @@ def test_eight_processes_saving_at_once_keep_every_run_once(shared, tmp_path, qt
                                     for i in range(RUNS)}
     # The app open on the shared store: its Results lists every one of them.
     from siliconbench.gui.results_browser import ResultsBrowser
-    lab = Store(shared.url("mach_a"))
+    lab = open_store(shared.url("mach_a"))
     browser = ResultsBrowser(lab)
     qtbot.addWidget(browser)
     browser.reload()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from siliconbench.core import cli
+from siliconbench.core.run_store import open_store
 from siliconbench.core.store import Store, StoreError
 from siliconbench.core.store_pg import PG_SCHEMA_VERSION, SharedDatabase
 from tests.h200_records import h200
@@ -28,7 +29,7 @@ def test_runs_made_while_the_server_is_down_arrive_once_after_sync(own_server, t
     first, during, between, before = (recorded("gemm-torch"), recorded("infer-torch"),
                                       h200("h200-gemm"), recorded("train-torch"))
     said = []
-    lab = Store(url, notice=said.append)
+    lab = open_store(url, notice=said.append)
     lab.save(first)                        # the server up: sent at once
     assert shared.count(first.id) == 1
 
@@ -40,7 +41,7 @@ def test_runs_made_while_the_server_is_down_arrive_once_after_sync(own_server, t
     lab.close()
     assert len(said) == 2 and all("kept on this machine" in s for s in said)
 
-    later = Store(url, notice=said.append)   # a run made with the server down from the start
+    later = open_store(url, notice=said.append)   # a run made with the server down from the start
     assert later.offline is not None
     later.save(before)
     with pytest.raises(StoreError, match="cannot be reached"):
@@ -69,7 +70,7 @@ def test_a_run_sent_before_its_mark_was_cleared_is_kept_once(shared, capsys):
     sync sends it again and the run id keeps it once."""
     url = shared.url("mach_a")
     rec = recorded("gemm-torch")
-    lab = Store(url)
+    lab = open_store(url)
     lab.begin_run(rec)                # marked unsent
     lab._connected().insert([(rec, False)])
     lab.local.save(rec)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QDialogButtonBox
 
-from siliconbench.core.store import Store
+from siliconbench.core.run_store import open_store
 from siliconbench.core.store_pg import without_password
 from siliconbench.core.store_sync import SharedStore
 from siliconbench.gui.settings import (
@@ -25,7 +25,7 @@ def _ok(dialog) -> None:
 
 def test_preferences_keep_the_shared_store_without_its_password(shared, qtbot, monkeypatch):
     rec = recorded("gemm-torch")
-    Store(shared.url("mach_b")).save(rec)
+    open_store(shared.url("mach_b")).save(rec)
     settings = app_settings()
     dialog = store_preferences(None, settings)
     qtbot.addWidget(dialog)
@@ -42,7 +42,7 @@ def test_preferences_keep_the_shared_store_without_its_password(shared, qtbot, m
     assert shared_store(settings) == without_password(given)
     # The app's next start opens it (the password from PGPASSFILE, as libpq reads it).
     use_store_preference(app_settings())
-    lab = Store()
+    lab = open_store()
     assert isinstance(lab, SharedStore)
     assert [r.id for r in lab.runs()] == [rec.id]
     lab.close()
@@ -73,7 +73,7 @@ def test_this_machine_only_forgets_the_shared_store(shared, qtbot, monkeypatch):
     _ok(again)
     assert shared_store(settings) is None
     use_store_preference(settings)
-    assert not isinstance(Store(), SharedStore)
+    assert not isinstance(open_store(), SharedStore)
 
 
 def test_the_preferences_window_names_where_runs_are_kept(qtbot, monkeypatch):

@@ -11,6 +11,7 @@ import re
 import pytest
 
 from siliconbench.core import cli
+from siliconbench.core.run_store import open_store
 from siliconbench.core.store import Store
 from siliconbench.core.store_sync import SharedStore
 from tests.h200_records import h200_runs
@@ -38,7 +39,7 @@ def test_every_command_reads_the_same_from_either_store(shared, tmp_path, monkey
     _fill(local, records)
     local.close()
     monkeypatch.setenv("SILICONBENCH_STORE", shared.url("mach_a"))
-    lab = Store()
+    lab = open_store()
     assert isinstance(lab, SharedStore)
     _fill(lab, every_run() + h200_runs())
     lab.close()
@@ -78,7 +79,7 @@ def test_every_command_reads_the_same_from_either_store(shared, tmp_path, monkey
 
 def test_the_store_flag_picks_the_shared_store_on_any_command(shared, capsys):
     records = h200_runs()
-    lab = Store(shared.url("mach_a"))
+    lab = open_store(shared.url("mach_a"))
     lab.import_records(records)
     lab.close()
     for argv in (["--store", shared.url("mach_a"), "results", "--json"],

@@ -7,7 +7,7 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from siliconbench.core.store import Store
+from siliconbench.core.run_store import open_store
 from siliconbench.core.store_pg import without_password
 from tests.h200_records import h200
 from tests.recorded import recorded
@@ -19,7 +19,7 @@ def _as(shared, role: str):
 
 def test_machine_b_cannot_delete_or_alter_machine_a_s_run(shared):
     rec = recorded("gemm-torch")
-    a = Store(shared.url("mach_a"))
+    a = open_store(shared.url("mach_a"))
     a.save(rec)
     a.close()
     with _as(shared, "mach_b") as b:
@@ -43,7 +43,7 @@ def test_machine_b_cannot_delete_or_alter_machine_a_s_run(shared):
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 b.execute(statement)
         assert b.execute("SELECT count(*) FROM siliconbench.runs").fetchone()[0] == 1
-    b_store = Store(shared.url("mach_b"))
+    b_store = open_store(shared.url("mach_b"))
     assert b_store.delete([rec.id]) == 0
     b_store.set_label([rec.id], "B was here")
     assert b_store.get(rec.id).label == rec.label   # everyone reads it, unchanged
@@ -56,12 +56,12 @@ def test_machine_b_cannot_delete_or_alter_machine_a_s_run(shared):
 
 def test_each_machine_keeps_its_own_runs_and_the_admin_any(shared):
     mine, theirs = recorded("gemm-torch"), h200("h200-gemm")
-    a, b = Store(shared.url("mach_a")), Store(shared.url("mach_b"))
+    a, b = open_store(shared.url("mach_a")), open_store(shared.url("mach_b"))
     a.save(mine)
     b.save(theirs)
     b.set_label([theirs.id], "GPU box")
     assert a.get(theirs.id).label == "GPU box"
-    admin = Store(shared.url("lab_admin"))
+    admin = open_store(shared.url("lab_admin"))
     admin.set_label([mine.id], "renamed by the admin")
     assert b.get(mine.id).label == "renamed by the admin"
     assert admin.delete([mine.id, theirs.id]) == 2

@@ -17,7 +17,7 @@ import pytest
 
 from siliconbench.core import cli
 from siliconbench.core.comparison import group_runs, machine_names
-from siliconbench.core.store import Store
+from siliconbench.core.run_store import open_store
 from siliconbench.core.store_pg import SharedDatabase
 from tests.recorded import recorded
 from tests.store_pg.conftest import new_database
@@ -54,7 +54,7 @@ def _cli(capsys, *argv) -> tuple[int, str, str]:
 
 def test_another_writer_cannot_send_runs_under_a_machine_s_name(shared):
     said = []
-    a, b = Store(shared.url("mach_a")), Store(shared.url("mach_b"), notice=said.append)
+    a, b = open_store(shared.url("mach_a")), open_store(shared.url("mach_b"), notice=said.append)
     mine = _run("Lab Mac Studio")
     a.save(mine)
     forged = _run("lab mac studio")          # the same name in other letters
@@ -86,7 +86,7 @@ def test_another_writer_cannot_send_runs_under_a_machine_s_name(shared):
 def test_a_run_copied_from_a_machine_s_hardware_is_another_machine(shared, capsys):
     """An unlabelled run carries no name to claim (two identical Macs in one lab are two
     machines): Compare tells the copy apart by the role that sent it, and says so."""
-    a, b = Store(shared.url("mach_a")), Store(shared.url("mach_b"))
+    a, b = open_store(shared.url("mach_a")), open_store(shared.url("mach_b"))
     mine, copy = _run(None), _run(None)
     a.save(mine)
     b.save(copy)                               # the same hardware, sent by another role
@@ -115,7 +115,7 @@ def test_a_writer_cannot_lock_the_table(shared, mode):
 @pytest.mark.timeout(90)
 def test_a_held_lock_is_one_sentence_and_a_save_waits_here(shared, capsys):
     first = _run(None)
-    Store(shared.url("mach_a")).save(first)
+    open_store(shared.url("mach_a")).save(first)
     holder = shared.admin()                    # an admin's session (or a migration) holds it
     holder.execute("BEGIN")
     holder.execute("LOCK TABLE siliconbench.runs IN ACCESS EXCLUSIVE MODE")
@@ -126,7 +126,7 @@ def test_a_held_lock_is_one_sentence_and_a_save_waits_here(shared, capsys):
         assert code == 2 and out == ""
         assert err.count("\n") == 1 and "held by another session's lock" in err
         said = []
-        lab = Store(shared.url("mach_a"), notice=said.append)
+        lab = open_store(shared.url("mach_a"), notice=said.append)
         late = _run(None, "infer-torch")
         lab.save(late)
         assert len(said) == 1 and "kept on this machine" in said[0]
@@ -144,12 +144,12 @@ def test_a_held_lock_is_one_sentence_and_a_save_waits_here(shared, capsys):
 
 def test_store_push_does_not_bring_back_a_run_deleted_in_the_shared_store(shared, tmp_path,
                                                                           capsys):
-    a = Store(shared.url("mach_a"))
+    a = open_store(shared.url("mach_a"))
     gone, by_admin, kept = _run(None), _run(None, "infer-torch"), _run(None, "train-torch")
     for rec in (gone, by_admin, kept):
         a.save(rec)
     assert a.delete([gone.id]) == 1
-    admin = Store(shared.url("lab_admin"))
+    admin = open_store(shared.url("lab_admin"))
     assert admin.delete([by_admin.id]) == 1
     admin.close()
     a.close()
@@ -189,7 +189,7 @@ def test_the_database_refuses_a_record_it_cannot_read(shared):
 
 
 def test_a_row_nested_too_deep_is_left_out_and_counted(shared, tmp_path, capsys):
-    a = Store(shared.url("mach_a"))
+    a = open_store(shared.url("mach_a"))
     good = _run(None)
     a.save(good)
     a.close()
@@ -250,7 +250,7 @@ def test_an_older_store_brought_up_gives_each_name_to_its_first_sender(pg_server
             _insert(db, rec)
     SharedDatabase(shared.url("lab_admin")).close()      # an admin, not a superuser, migrates
     said = []
-    b = Store(shared.url("mach_b"), notice=said.append)
+    b = open_store(shared.url("mach_b"), notice=said.append)
     b.save(later)
     assert shared.count(later.id) == 0 and "belongs to the role mach_a" in said[0]
     assert {r.id: r.owner for r in b.runs()} == {first.id: "mach_a", second.id: "mach_b"}

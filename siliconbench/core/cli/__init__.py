@@ -62,7 +62,7 @@ def _main(argv: list[str]) -> int:
     log_path = setup_logging(argv)
     try:
         args = build_parser().parse_args(opened_files(argv))
-        if args.store:   # the store every Store() of this command (and its children) opens
+        if args.store:   # the store open_store() chooses, in this command and its children
             from siliconbench.core.store_address import UnreadableAddress, is_url, parse
             if not is_url(args.store):
                 raise Usage("--store takes a PostgreSQL address (postgresql://user@host/db or "

@@ -165,8 +165,8 @@ def cmd_quick(args) -> int:
 
 
 def cmd_results(args) -> int:
-    from siliconbench.core.store import Store
-    store = Store()
+    from siliconbench.core.run_store import open_store
+    store = open_store()
     if args.show:
         print_record(_find_runs(store, [args.show])[0])
         return EXIT_OK
@@ -208,8 +208,8 @@ def _find_runs(store, ids: list[str]):
 
 def cmd_export(args) -> int:
     from siliconbench.core.export import FORMAT_BY_SUFFIX, RESULT_SUFFIX, to_csv, to_json
-    from siliconbench.core.store import Store
-    store = Store()
+    from siliconbench.core.run_store import open_store
+    store = open_store()
     out = Path(args.output)
     if out.is_dir():
         raise Usage(f"{out} is a folder; name a file in it, e.g. {out / 'results.csv'}.")
@@ -245,7 +245,7 @@ def cmd_import(args) -> int:
     """Every file that is a result file is imported; each one that is not is named in a
     sentence of its own, and the command then ends with exit 2."""
     from siliconbench.core.results import read_result_files
-    from siliconbench.core.store import Store
+    from siliconbench.core.run_store import open_store
     records, refused = read_result_files(args.files)
     if refused and len(refused) == len(args.files):
         if len(refused) == 1:
@@ -262,7 +262,7 @@ def cmd_import(args) -> int:
         print(f"Left out {len(published)} published reference record(s); compare with them "
               "by id (siliconbench reference lists them).")
         records = [r for r in records if r.source != "published"]
-    done = Store().import_records(records)
+    done = open_store().import_records(records)
     print(done.summary(len(refused)))
     return EXIT_USAGE if refused else EXIT_OK
 
@@ -270,12 +270,12 @@ def cmd_import(args) -> int:
 def cmd_compare(args) -> int:
     from siliconbench.core.compare import UnknownSide, resolve_sides
     from siliconbench.core.comparison import compared, split_sides
-    from siliconbench.core.store import Store
+    from siliconbench.core.run_store import open_store
     if len(args.sides) < 2:
         raise Usage("Name at least two things to compare: run ids, machine labels, result files "
                     "or published references.")
     try:
-        sides = resolve_sides(args.sides, Store())
+        sides = resolve_sides(args.sides, open_store())
     except UnknownSide as e:
         raise Usage(str(e)) from None
     if args.workload:
@@ -358,7 +358,7 @@ def cmd_gui(args) -> int:
 
 def cmd_store(args) -> int:
     """siliconbench store init|sync|push|check: the shared store (siliconbench.core.store_pg)."""
-    from siliconbench.core.store import Store
+    from siliconbench.core.run_store import open_store
     if args.store_command == "init":
         from siliconbench.core.store_pg import init, is_url
         if not is_url(args.url):
@@ -386,7 +386,7 @@ def cmd_store(args) -> int:
         print(sentence if answers else f"siliconbench: {sentence}",
               file=sys.stdout if answers else sys.stderr)
         return EXIT_OK if answers else EXIT_FAILED
-    store = Store()
+    store = open_store()
     try:
         done = store.sync() if args.store_command == "sync" else store.push()
     finally:
