@@ -174,6 +174,27 @@ def load(path: Path) -> Cifar10:
         return _from_archive(f, path, is_published(f))
 
 
+def check_given(path) -> None:
+    """What load(path) refuses at once, said before a run starts (and before its time is
+    asked about): no such path, a folder without the batches, a FIFO or a device, a file
+    larger than any archive or that is no .tar.gz. The batches themselves the run reads."""
+    path = Path(path).expanduser()
+    if not path.exists():
+        raise CifarError(f"{path}: no such file or folder.")
+    if path.is_dir():
+        folder = path if (path / TRAIN_BATCHES[0]).exists() else path / FOLDER
+        if not (folder / TRAIN_BATCHES[0]).exists():
+            raise CifarError(f"{folder} has no {TRAIN_BATCHES[0]}: it is not an extracted "
+                             "CIFAR-10 python archive.")
+        return
+    with _bounded(_open_archive(path), path) as f:
+        try:
+            with tarfile.open(fileobj=f, mode="r:gz") as tar:
+                tar.next()
+        except (tarfile.TarError, OSError, EOFError) as e:
+            raise CifarError(f"{path} is not a readable .tar.gz archive ({e}).") from None
+
+
 def _from_folder(path: Path) -> Cifar10:
     folder = path if (path / TRAIN_BATCHES[0]).exists() else path / FOLDER
     parts: dict[str, bytes] = {}

@@ -94,7 +94,11 @@ def test_percentiles():
     assert infer.percentile([7.0], 90) == 7.0
 
 
-def test_sustained_mode_through_the_command_prints_minutes_and_throttle_ratio(capsys):
+def test_sustained_mode_through_the_command_prints_minutes_and_throttle_ratio(capsys,
+                                                                            monkeypatch):
+    # A terminal wide enough that no title is folded onto two lines (sustained mode's t_s
+    # column and interval rows narrowed the metric column to "Throttle" over "ratio").
+    monkeypatch.setenv("COLUMNS", "240")
     code = main(["run", "infer", "--model", "resnet18", "--image-size", "32", "--batch-size",
                  "2", "--images", "2", "--duration", "0.05", "--quick"])
     out = capsys.readouterr().out

@@ -191,6 +191,12 @@ def prepare(ctx, params: dict) -> tuple:
 
 
 def check_params(params: dict) -> None:
+    if params.get("cifar"):     # a path that cannot be the data set: said before any question
+        from siliconbench.core import cifar
+        try:
+            cifar.check_given(params["cifar"])
+        except cifar.CifarError as e:
+            raise ParamError(str(e)) from None
     if params["samples"]:       # 0: every image of the data, known once it is found
         _at_least_a_batch(params["samples"], params["batch_size"])
 
