@@ -17,19 +17,36 @@ WIDE = {"preset": "tiny", "hidden": 1024, "heads": 16, "kv_heads": 4, "layers": 
 
 @pytest.mark.usefixtures("short_protocol")
 def test_two_layer_counts_give_the_fixed_cost_with_its_interval(monkeypatch):
+    """Both models are decoded and their points reach the fit. Whether a real run's line can
+    hold an intercept depends on this machine at that moment (a loaded 2-core VM can make a
+    layer's own overheads outweigh the fixed part, and the line then meets zero bytes below
+    zero seconds): so the run gives either the row, with its interval and assumption, or no
+    row and a warning saying why with each model's bytes and time. The row's arithmetic on
+    fixed data is tests/core/test_decode_fit.py's."""
     monkeypatch.setattr(bandwidth, "OWN_BOUND_MB", (4,))   # the bound is not what is tested
     events = []
     params = {p.name: p.default for p in llm.WORKLOAD.params} | WIDE | {"fit_layers": [1]}
     llm.run(context(events), params)
     rows = [e["row"] for e in events if e["event"] == "row"]
-    [fixed] = [r for r in rows if r["metric"] == "decode_fixed_ms"]
-    assert fixed["unit"] == "ms" and fixed["value"] > 0
-    assert fixed["params"] == {"preset": "tiny", "dtype": "float32", "batch": 1, "layers": 4,
-                               "hidden": 1024, "heads": 16, "kv_heads": 4, "gen_tokens": 4}
-    stats = fixed["stats"]
-    assert stats["ci_low"] <= fixed["value"] <= stats["ci_high"] and stats["confidence"] == 0.95
-    assert "a line through 2 models of 1, 4 layers at depth 0" in fixed["note"]
-    assert f"assumes {ASSUMPTION}" in fixed["note"] and "eager decode loop" in fixed["note"]
+    fixed = [r for r in rows if r["metric"] == "decode_fixed_ms"]
+    warned = [e["message"] for e in events if e["event"] == "warning"
+              and e["message"].startswith("No fixed cost of a decode step")]
+    assert len(fixed) + len(warned) == 1, (fixed, warned)
+    if fixed:
+        [fixed] = fixed
+        assert fixed["unit"] == "ms" and fixed["value"] > 0
+        assert fixed["params"] == {"preset": "tiny", "dtype": "float32", "batch": 1,
+                                   "layers": 4, "hidden": 1024, "heads": 16, "kv_heads": 4,
+                                   "gen_tokens": 4}
+        stats = fixed["stats"]
+        assert stats["ci_low"] <= fixed["value"] <= stats["ci_high"]
+        assert stats["confidence"] == 0.95
+        assert "a line through 2 models of 1, 4 layers at depth 0" in fixed["note"]
+        assert f"assumes {ASSUMPTION}" in fixed["note"] and "eager decode loop" in fixed["note"]
+    else:
+        [why] = warned
+        assert "2 models of 1, 4 layers at depth 0: " in why
+        assert "1 layers at depth 0: " in why and "4 layers at depth 0: " in why
     # The 1-layer model gives no rows of its own: one decode row, the main model's.
     assert [r["params"]["depth"] for r in rows if r["metric"] == "decode_tokens_per_s"] == [0]
     progress = [e for e in events if e["event"] == "progress"]
