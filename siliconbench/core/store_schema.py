@@ -437,7 +437,7 @@ def listing_of(rec: RunRecord, d: dict) -> str:
     small |= {"reason": _short(d.get("reason")), "row_count": len(rec.rows),
               "rows": [head] if head else [], "flags": flags,
               "params": {k: _small(v) for k, v in
-                         list((rec.params or {}).items())[:_LISTED_ITEMS]
+                         list(shown_params(rec).items())[:_LISTED_ITEMS]
                          if _small(v) is not None},
               "warning_count": len(rec.warnings),
               "warnings": [w[:_LISTED_WARNINGS[1]] if isinstance(w, str) else w

@@ -5,10 +5,12 @@ parsed every record, about 10 times the CPU of the listing)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
 
+from siliconbench.core.results import RunRecord
 from siliconbench.core.store_schema import Listed
 from siliconbench.gui.results_browser import (
     COLUMNS,
@@ -37,7 +39,11 @@ def shown(model: RunTableModel) -> dict[str, list]:
 
 @pytest.fixture
 def full_store(store):
-    runs = every_run() + h200_runs()
+    # The two real sustained runs (tests/data/sustained): their listing keeps the precision
+    # their intervals measured, as the whole record names it.
+    sustained = [RunRecord.from_dict(json.loads(p.read_text("utf-8"))) for p in
+                 sorted((Path(__file__).parents[1] / "data" / "sustained").glob("*.json"))]
+    runs = every_run() + h200_runs() + sustained
     # Warnings as long as a real run's (204 characters), and more than a listing keeps.
     runs[0].warnings = [f"warning {i}: " + "w" * 250 for i in range(8)]
     store.import_records(runs)
