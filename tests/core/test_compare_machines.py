@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -58,9 +59,12 @@ def mac_run(identifier: str, host: str | None, scale: float, n: int = 0,
     rec.created_at = f"2026-11-2{n}T05:41:19+00:00"
     rec.machine = mac_machine(identifier, host)
     rec.label = label
-    for row in rec.rows:
+    for row in rec.rows:       # every figure of the row scaled alike, its spread included
         row.value = row.value * scale if row.value is not None else None
         row.samples = [x * scale for x in row.samples]
+        if row.stats is not None:
+            row.stats = replace(row.stats, **{k: getattr(row.stats, k) * scale for k in
+                                              ("median", "p25", "p75", "ci_low", "ci_high")})
     return rec
 
 
