@@ -196,8 +196,7 @@ def _bandwidth(est: Estimate, params: dict, device, settings, fits) -> None:
     ops, sizes = params.get("ops") or list(arrays), params["sizes_mb"] or \
         bandwidth.DEFAULT_SIZES_MB
     if params.get("duration"):   # sustained mode: triad at SUSTAINED_MB unless named
-        ops = ops if list(ops) not in (list(bandwidth.OPS), list(bandwidth.ALL_OPS)) \
-            else ["triad"]
+        ops = bandwidth.sustained_ops(ops)
         sizes = params["sizes_mb"] or [bandwidth.SUSTAINED_MB]
     for op in ops:
         for mb in sizes:

@@ -74,6 +74,13 @@ def fits(size_mb: int, op: str, free_bytes: int | None) -> bool:
     return free_bytes is None or ARRAYS[op] * size_mb * MB <= MEMORY_SHARE * free_bytes
 
 
+def sustained_ops(names) -> list[str]:
+    """Sustained mode's kernels: the ones named, or the triad alone where --ops was left at
+    a default list (the run and its estimate alike)."""
+    names = list(names or ALL_OPS)
+    return names if names not in (list(OPS), list(ALL_OPS)) else ["triad"]
+
+
 def default_sizes(free_bytes: int | None) -> list[int]:
     return [s for s in DEFAULT_SIZES_MB if fits(s, "triad", free_bytes)] or DEFAULT_SIZES_MB[:1]
 
@@ -88,7 +95,7 @@ def run(ctx, params: dict) -> None:
     if params.get("duration"):   # one point unless named: triad at SUSTAINED_MB (or less)
         sizes = params["sizes_mb"] or [max([s for s in default_sizes(free)
                                             if s <= SUSTAINED_MB] or [DEFAULT_SIZES_MB[0]])]
-        names = names if list(names) not in (list(OPS), list(ALL_OPS)) else ["triad"]
+        names = sustained_ops(names)
     reasons = {op: _unsupported_reason(ops, op) for op in names}
     # What each op ran as on this framework, which its GB/s depends on; and that the ops are
     # STREAM's (a record without it has the 4-array triad of before).
