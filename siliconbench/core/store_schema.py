@@ -457,6 +457,31 @@ def shown_params(rec: RunRecord) -> dict:
     return params
 
 
+def run_kind(workload: str, params: dict) -> str:
+    """What a run measured within its workload: its model (a preset, or its own file's name),
+    precision and TF32 ('llama-3.1-8b · bfloat16', 'float32 · TF32'); the Results' Workload
+    column, the queue's rows and `siliconbench results` name it (a TF32 GEMM read like a plain float32 one)."""
+    from siliconbench.core.catalogue import UnknownWorkload
+    from siliconbench.core.catalogue import workload as find
+    try:
+        given = {p.name: p.default for p in find(workload).params}
+    except UnknownWorkload:
+        given = {}
+    given.update(params or {})
+    path = given.get("model_path")
+    model = str(path).rstrip("/\\").replace("\\", "/").rsplit("/", 1)[-1] if path else \
+        given.get("model") or given.get("preset")
+    dtypes = given.get("dtypes")
+    dtype = given.get("dtype") or (", ".join(map(str, dtypes)) if isinstance(dtypes, list)
+                                   else None) or given.get("precision")
+    parts = [str(x) for x in (model, dtype) if x]
+    if given.get("tf32"):
+        parts.append("TF32")
+    if given.get("duration"):        # sustained mode (--duration, in minutes)
+        parts.append(f"sustained {float(given['duration']):g} min")
+    return " · ".join(parts)
+
+
 def listed(rec: RunRecord) -> Listed:
     return Listed.from_dict(json.loads(listing_of(rec, rec.to_dict())), validate_schema=False)
 

@@ -152,6 +152,7 @@ def print_runs(runs) -> None:
 
     from siliconbench.core.catalogue import headline
     from siliconbench.core.numbers import row_with_spread
+    from siliconbench.core.store_schema import Listed, run_kind, shown_params
     # A run is listed under the device that ran it: an H200 run on a Xeon host is the H200's
     # ('NVIDIA H200 (torch cuda)'), its host in the machine column.
     t = Table("id", "when (UTC)", "workload", "device", "machine", "status", "rows")
@@ -162,10 +163,12 @@ def print_runs(runs) -> None:
         t.add_column("sent by")
     for r in runs:
         best = headline(r)
+        # What it measured, as the app's Results names it ('gemm · float32 · TF32').
+        kind = run_kind(r.workload, r.params if isinstance(r, Listed) else shown_params(r))
         status = as_text(r.status) if r.status == "ok" else \
             Text.assemble((r.status, "red"), ": ", as_text(r.reason))
         t.add_row(as_text(r.id[:8]), as_text(r.created_at[:19].replace("T", " ")),
-                  as_text(r.workload), as_text(r.device_text),
+                  as_text(r.workload + (f" · {kind}" if kind else "")), as_text(r.device_text),
                   as_text(r.machine_label), status, str(r.row_count),
                   as_text(row_with_spread(best) if best else ""),
                   *([as_text(getattr(r, "owner", None) or "")] if owners else []))
