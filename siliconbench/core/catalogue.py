@@ -103,7 +103,7 @@ def headline(rec) -> Row | None:
     """A run's headline: the best measured row of its workload's declared metric (the
     highest rate, the shortest time), or None when it measured none (or the workload is
     unknown here, e.g. imported from a newer SiliconBench)."""
-    from siliconbench.core.compare import direction
+    from siliconbench.core.compare_stats import direction
 
     w = catalogue().get(rec.workload)
     rows = [r for r in rec.rows if w is not None and r.metric == w.metric

@@ -1,7 +1,7 @@
 """Why two sides' numbers may differ for reasons other than the machines: another framework,
 OS or version, parameters, settings, battery, Rosetta, a virtual Mac, a published figure,
 synthetic data, flags; settings one record does not name (not known to be alike); and the
-notes of what a side has nothing drawn for. Sentences for siliconbench.core.compare."""
+notes of what a side has nothing drawn for. Sentences for siliconbench.core.compare_stats."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from siliconbench.core.pairing import value_text, word
 from siliconbench.core.results import FLAGS, RunRecord
 
 # compare imports this module, so it names none of compare's: a side is a
-# siliconbench.core.compare.Side (label, records), a row a ComparedRow (workload, metric,
+# siliconbench.core.compare_stats.Side (label, records), a row a ComparedRow (workload, metric,
 # cells, baseline).
 Side = Any
 ComparedRow = Any

@@ -9,7 +9,7 @@ from typing import Any
 
 from siliconbench import __version__
 from siliconbench.core.columns import csv_flags, point_headers, point_keys
-from siliconbench.core.compare import (
+from siliconbench.core.compare_stats import (
     ALPHA,
     CONFIDENCE,
     FAR_APART,

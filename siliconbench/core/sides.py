@@ -1,12 +1,12 @@
 """Compare's sides: the runs in groups of one run identity (machine, device, framework) and
 every setting that changes the measurement (repeats together), named by what sets them
 apart (the user's name, the Mac's model, then chip, hardware, framework, settings and a host
-tag). siliconbench.core.comparison offers these names to the app, the command and the
+tag). siliconbench.core.compare_words offers these names to the app, the command and the
 report."""
 
 from __future__ import annotations
 
-from siliconbench.core.compare import Side, unique_labels
+from siliconbench.core.compare_stats import Side, unique_labels
 from siliconbench.core.pairing import run_traits
 from siliconbench.core.results import RunRecord
 

@@ -6,7 +6,7 @@ that a writer talking to the server directly cannot get round them:
   it (`siliconbench.machine_names`): another role's run under that name is refused, and a row
   whose label column says other than its record (or its listing) is refused, so no writer can
   publish runs as another machine. (Unlabelled runs are told apart by their owner: two roles'
-  runs are two machines, whatever hardware they give; siliconbench.core.comparison.)
+  runs are two machines, whatever hardware they give; siliconbench.core.compare_words.)
 - Writers neither update nor delete the table directly, so they cannot lock it (LOCK TABLE
   needs UPDATE, DELETE or TRUNCATE): they relabel and delete their own runs through two
   functions that run as the admin group and check who asks (set_label, delete_runs). A run

@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QWidget
 
-from siliconbench.core.compare import ComparedRow
+from siliconbench.core.compare_stats import ComparedRow
 from siliconbench.core.results import RunRecord
 from siliconbench.gui.chart_series import curve_x, param_text
 

@@ -1,4 +1,4 @@
-"""The Compare tab's verdict table filled from a comparison (siliconbench.core.comparison's
+"""The Compare tab's verdict table filled from a comparison (siliconbench.core.compare_words's
 words): each side's value and each other side's verdict, best vs best rows under them, the
 columns capped and elided with the whole text on hover, verdicts coloured."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import QHeaderView, QTableWidget, QTableWidgetItem
 
-from siliconbench.core.compare import Comparison
-from siliconbench.core.comparison import (
+from siliconbench.core.compare_stats import Comparison
+from siliconbench.core.compare_words import (
     FIXED,
     best_row_texts,
     best_value_tip,

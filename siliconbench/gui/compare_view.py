@@ -1,6 +1,6 @@
 """The Compare tab: the runs selected under Results (and published references added here) side
-by side with siliconbench.core.compare's statistics, warnings in sentences, a chart, and report export.
-Its sides, the references' descriptions and the table's words come from siliconbench.core.comparison;
+by side with siliconbench.core.compare_stats's statistics, warnings in sentences, a chart, and report export.
+Its sides, the references' descriptions and the table's words come from siliconbench.core.compare_words;
 its sizes and small parts are in compare_parts.py, its verdict table's filling in compare_table.py."""
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from PySide6.QtWidgets import (
 
 from siliconbench.core import reference
 from siliconbench.core.comparability import one_rank_notes
-from siliconbench.core.compare import ComparedRow, Comparison, Side, unique_labels
-from siliconbench.core.comparison import (  # noqa: F401  (reference_details: the tests' name)
+from siliconbench.core.compare_stats import ComparedRow, Comparison, Side, unique_labels
+from siliconbench.core.compare_words import (  # noqa: F401  (reference_details: the tests' name)
     FIXED,
     best_lines,
     best_row_texts,

@@ -85,7 +85,7 @@ class LiveRuns(QObject):
         self.compare_batches.update(j.batch for j in jobs)
 
     def show_comparison(self, records: list[RunRecord]) -> None:
-        from siliconbench.core.comparison import matches, matching_references
+        from siliconbench.core.compare_words import matches, matching_references
         refs = matching_references(records)
         if not refs:
             return

@@ -84,7 +84,7 @@ def machine_key(rec: RunRecord) -> str:
 
 def cell_text(rec: RunRecord, column: int, machines: dict[str, str] | None = None) -> str:
     """The text of one column of COLUMNS for a run; its machine's name told apart from other
-    machines of that name by `machines` (siliconbench.core.comparison.machine_names)."""
+    machines of that name by `machines` (siliconbench.core.compare_words.machine_names)."""
     if column == WHEN:
         return local_time(rec.created_at)
     if column == MACHINE:
@@ -137,7 +137,7 @@ class RunTableModel(QAbstractTableModel):
         self.theme = LIGHT
 
     def _name_machines(self) -> None:
-        from siliconbench.core.comparison import machine_names
+        from siliconbench.core.compare_words import machine_names
         self.machines = machine_names(self.records)
 
     def sort_key(self, rec: RunRecord, column: int) -> str:

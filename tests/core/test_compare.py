@@ -7,7 +7,7 @@ import json
 import pytest
 
 from siliconbench.core import cli
-from siliconbench.core.compare import (
+from siliconbench.core.compare_stats import (
     FAR_APART,
     INCONCLUSIVE,
     NO_SAMPLES_VERDICT,
@@ -24,7 +24,7 @@ from siliconbench.core.compare import (
     smallest_p,
     verdict,
 )
-from siliconbench.core.comparison import (
+from siliconbench.core.compare_words import (
     FIXED,
     chart_groups,
     compared,
@@ -166,7 +166,7 @@ def test_published_and_sample_less_rows_compare_by_value_only():
 # ---------------------------------------------------------------- the Compare tab's words
 
 def test_the_compare_tabs_sides_table_and_summary_need_no_display():
-    """siliconbench.core.comparison: what the Compare tab shows, worked out without Qt."""
+    """siliconbench.core.compare_words: what the Compare tab shows, worked out without Qt."""
     studio = gemm_run("Studio", 9.0, sizes=(1024,))
     laptop, server = gemm_run("Laptop", 8.0, sizes=(4096,)), gemm_run("Server", 9.0, sizes=(4096,))
     again = gemm_run("Laptop", 8.5, sizes=(4096,))

@@ -9,7 +9,7 @@ import io
 import json
 import re
 
-from siliconbench.core.comparison import compared, sides_for
+from siliconbench.core.compare_words import compared, sides_for
 from siliconbench.core.report import to_csv, to_html
 from tests.h200_records import h100, h200
 from tests.recorded import recorded

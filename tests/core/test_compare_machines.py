@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from siliconbench.core import cli
-from siliconbench.core.compare import SAME, Side, compare
-from siliconbench.core.comparison import compared, machine_names, sides_for, summary_text
+from siliconbench.core.compare_stats import SAME, Side, compare
+from siliconbench.core.compare_words import compared, machine_names, sides_for, summary_text
 from siliconbench.core.export import to_json
 from siliconbench.core.machine import MachineInfo, mac_model_name, parse_system_profiler
 from siliconbench.core.report import to_csv, to_html
@@ -168,7 +168,7 @@ def test_three_repeats_with_one_outlier_give_a_figure_near_the_agreeing_runs():
 
 def test_the_run_to_run_spread_is_used_by_the_verdict():
     """A side whose repeats disagree as much as the sides do gets no 'faster'."""
-    from siliconbench.core.compare import RUNS_OVERLAP
+    from siliconbench.core.compare_stats import RUNS_OVERLAP
     runs = repeats_with_an_outlier()
     one = mac_run(MBP, "my-laptop", 3.0)     # inside the Studio's spread
     cmp = compare([Side("Studio", runs), Side("Laptop", [one])])
@@ -228,7 +228,7 @@ def test_a_setting_one_record_lacks_is_unknown_not_agreed(missing):
     cmp = compare([Side("new", [new]), Side("old", [old])])
     assert cmp.rows and all(r.cells[1].unknown == "decode loop unknown for B (older record)"
                             for r in cmp.rows)
-    from siliconbench.core.compare import cell_words
+    from siliconbench.core.compare_stats import cell_words
     assert "not known to be alike: decode loop unknown for B" in cell_words(
         cmp.rows[0].cells[1], "higher")
 

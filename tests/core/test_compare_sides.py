@@ -13,8 +13,8 @@ import re
 import pytest
 
 from siliconbench.core import cli
-from siliconbench.core.compare import compare, resolve_sides
-from siliconbench.core.comparison import (
+from siliconbench.core.compare_stats import compare, resolve_sides
+from siliconbench.core.compare_words import (
     best_lines,
     column_baseline,
     compared,
@@ -215,7 +215,7 @@ def test_compare_command_answers_best_vs_best_in_its_output_json_and_html(capsys
     assert "gemm dtype=float32: best vs best" in out
     assert f"best vs best: size={cpu_n} vs size={gpu_n}" in out
     assert "0 results compared;" in out
-    from siliconbench.core.compare import ratio_words
+    from siliconbench.core.compare_stats import ratio_words
     words = ratio_words(cpu_v / gpu_v, "higher")
     assert words in out
     # The HTML report: the best-vs-best table, both sides' values, the ratio in words.

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from siliconbench.core import cli
-from siliconbench.core.comparison import compared, sides_for
+from siliconbench.core.compare_words import compared, sides_for
 from siliconbench.core.kit.ceilings import MEASURED_TRIAD
 from tests.h200_records import H100, h100
 

@@ -383,7 +383,7 @@ def measured(**changes) -> RunRecord:
 
 def test_csv_exports_quote_a_cr_and_neutralise_formulas_after_whitespace_and_in_headers():
     from siliconbench.core import export, report
-    from siliconbench.core.compare import Side, compare
+    from siliconbench.core.compare_stats import Side, compare
     a = measured(label="Lab Mac\r=cmd|' /C calc'!A0", note=" \t=1+1")
     a.rows[0].params["=HYPERLINK(\"http://x\")"] = "@SUM(1)"
     b = measured(id="other-run-0001", label="\x01-2+3")
@@ -398,7 +398,7 @@ def test_csv_exports_quote_a_cr_and_neutralise_formulas_after_whitespace_and_in_
 
 def test_the_html_report_links_http_addresses_only():
     from siliconbench.core import report
-    from siliconbench.core.compare import Side, compare
+    from siliconbench.core.compare_stats import Side, compare
     a = measured()
     for url, linked in (("javascript:alert(1)", False), ("data:text/html,x", False),
                         ("  JAVASCRIPT:alert(1)", False), ("https://example.org/x", True)):

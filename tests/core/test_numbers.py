@@ -11,7 +11,7 @@ import pytest
 
 from siliconbench.core import cli
 from siliconbench.core.catalogue import headline
-from siliconbench.core.compare import compare, resolve_sides
+from siliconbench.core.compare_stats import compare, resolve_sides
 from siliconbench.core.numbers import (
     duration,
     metric_heading,

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from siliconbench.core import cli, reference
-from siliconbench.core.compare import PUBLISHED_VERDICT, Side, compare, resolve_sides
+from siliconbench.core.compare_stats import PUBLISHED_VERDICT, Side, compare, resolve_sides
 from siliconbench.core.results import records_from_json
 from siliconbench.core.store import Store
 from tests.sample_records import infer_run

@@ -9,7 +9,7 @@ import tempfile
 
 import pytest
 
-from siliconbench.core.compare import Side, compare, resolve_side
+from siliconbench.core.compare_stats import Side, compare, resolve_side
 from siliconbench.core.report import bar_chart, to_csv, to_html
 from tests.sample_records import gemm_run, infer_run
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from siliconbench.core.columns import TERMINAL
-from siliconbench.core.compare import Side, compare
+from siliconbench.core.compare_stats import Side, compare
 from siliconbench.core.export import RUN_COLUMNS, to_csv
 from siliconbench.core.numbers import metric_title, peak_text
 from siliconbench.core.report import bar_chart, to_html

@@ -292,7 +292,7 @@ def test_the_estimate_holds_each_sustained_point_for_its_minutes():
 def test_compare_notes_put_burst_and_sustained_side_by_side():
     """Two real sustained runs (the 1-minute GEMM kept in tests/data/sustained, as two
     machines): Compare's notes carry the sentence, with the record's own figures."""
-    from siliconbench.core.comparison import compared, sides_for
+    from siliconbench.core.compare_words import compared, sides_for
     from siliconbench.core.results import RunRecord
     doc = json.loads((DATA / "sustained" / "gemm-cpu-1min.json").read_text("utf-8"))
     studio, laptop = RunRecord.from_dict(doc), RunRecord.from_dict(doc)
@@ -359,7 +359,7 @@ def test_a_macs_clocks_beside_ioreport_power_in_a_sustained_run(monkeypatch):
 def test_compare_warns_when_two_sides_power_states_differ():
     """Through Compare itself (compare.comparability_warnings): the real 1-minute run, and the
     same run as a laptop that was on battery in Low Power mode."""
-    from siliconbench.core.comparison import compared, sides_for
+    from siliconbench.core.compare_words import compared, sides_for
     from siliconbench.core.results import RunRecord
     text = (DATA / "sustained" / "gemm-cpu-1min.json").read_text("utf-8")
     # Two parses: a record made from a dict shares its telemetry with it.

@@ -405,7 +405,7 @@ def test_woolfels_densenet121_figures_are_core_ml_points_a_run_makes():
     import json as json_
 
     from siliconbench.core import reference
-    from siliconbench.core.compare import compare, resolve_sides
+    from siliconbench.core.compare_stats import compare, resolve_sides
     from siliconbench.core.frameworks.coreml.adapter import UNITS
     refs = [r for r in reference.references() if r.framework == "coreml"]
     assert len(refs) == 12

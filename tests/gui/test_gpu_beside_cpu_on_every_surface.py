@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from PySide6.QtCore import QPoint, QRect, QSize
 
-from siliconbench.core.compare import compare, direction, resolve_sides
+from siliconbench.core.compare_stats import compare, direction, resolve_sides
 from siliconbench.core.report import to_html
 from tests.cli_processes import cli_in_process
 from tests.h200_records import FOLDER as H200
@@ -47,8 +47,8 @@ def test_compare_command_says_how_many_times_faster_or_slower(capsys):
     # Paired against the TF32 run where no plain float32 one was given: the cell says so,
     # as the app's does.
     assert "unlike: TF32 on vs off" in line
-    # The words are the app's own function's (siliconbench.core.compare, which Compare's cells use).
-    from siliconbench.core.compare import ratio_words
+    # The words are the app's own function's (siliconbench.core.compare_stats, which Compare's cells use).
+    from siliconbench.core.compare_stats import ratio_words
     for files, said in cases:
         (row,) = [r for r in compare(resolve_sides(files)).rows if r.metric == "tflops"]
         assert ratio_words(row.cells[1].ratio, direction(row.metric, row.unit)) == said

@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import QSettings
 
 from siliconbench.core.catalogue import catalogue, headline, listed
-from siliconbench.core.compare import (
+from siliconbench.core.compare_stats import (
     ALPHA,
     FAR_APART,
     INCONCLUSIVE,

@@ -16,7 +16,7 @@ import psycopg
 import pytest
 
 from siliconbench.core import cli
-from siliconbench.core.comparison import group_runs, machine_names
+from siliconbench.core.compare_words import group_runs, machine_names
 from siliconbench.core.run_store import open_store
 from siliconbench.core.store_pg import SharedDatabase
 from tests.recorded import recorded

@@ -268,8 +268,8 @@ def cmd_import(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from siliconbench.core.compare import UnknownSide, resolve_sides
-    from siliconbench.core.comparison import compared, split_sides
+    from siliconbench.core.compare_stats import UnknownSide, resolve_sides
+    from siliconbench.core.compare_words import compared, split_sides
     from siliconbench.core.run_store import open_store
     if len(args.sides) < 2:
         raise Usage("Name at least two things to compare: run ids, machine labels, result files "

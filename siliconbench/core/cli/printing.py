@@ -180,8 +180,8 @@ def print_comparison(cmp) -> None:
     from rich.text import Text
 
     from siliconbench.core.columns import point_keys
-    from siliconbench.core.compare import direction, ratio_words
-    from siliconbench.core.comparison import column_baseline, compared_sentence, side_name
+    from siliconbench.core.compare_stats import direction, ratio_words
+    from siliconbench.core.compare_words import column_baseline, compared_sentence, side_name
     from siliconbench.core.numbers import metric_heading
     from siliconbench.core.report import by_workload, cell_text, legend, ordered_keys
     c = console()
@@ -235,7 +235,7 @@ def print_best(best, sides) -> None:
     ratio to the first side's, with the points it divides."""
     from rich.table import Table
 
-    from siliconbench.core.comparison import side_name
+    from siliconbench.core.compare_words import side_name
     from siliconbench.core.numbers import metric_heading
     from siliconbench.core.report import best_point, best_title, best_words, cell_text
     t = Table(title=as_text(f"{best_title(best)}: best vs best, "

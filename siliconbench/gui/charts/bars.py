@@ -9,8 +9,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QWidget
 
-from siliconbench.core.compare import CONFIDENCE, ComparedRow, Comparison
-from siliconbench.core.comparison import side_letter, side_name
+from siliconbench.core.compare_stats import CONFIDENCE, ComparedRow, Comparison
+from siliconbench.core.compare_words import side_letter, side_name
 from siliconbench.core.numbers import metric_heading
 from siliconbench.core.report import point_label
 from siliconbench.core.results import RunRecord

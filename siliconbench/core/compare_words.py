@@ -2,14 +2,14 @@
 sides (one per run identity: machine, device, framework and measurement settings; repeats
 together), lettered A, B, ... and named apart; each workload's best vs best; the published
 references described and matched with runs; the verdict table's headers, cells and
-tooltips, and the summary line over it. siliconbench.core.compare holds the statistics."""
+tooltips, and the summary line over it. siliconbench.core.compare_stats holds the statistics."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from siliconbench.core import reference
-from siliconbench.core.compare import (
+from siliconbench.core.compare_stats import (
     CONFIDENCE,
     BestRow,
     Cell,
@@ -59,7 +59,7 @@ FIXED = ["Workload", "Metric", "Point"]   # the verdict table's columns before t
 # ---------------------------------------------------------------- comparing
 
 def compared(sides: list[Side]) -> Comparison:
-    """The sides compared point by point (siliconbench.core.compare.compare), with each
+    """The sides compared point by point (siliconbench.core.compare_stats.compare), with each
     workload's best vs best beside (best_of_sides): what the app, the command and the
     report show."""
     cmp = compare(sides)
@@ -456,7 +456,7 @@ def value_tip(side: Side, row: ComparedRow, k: int) -> str:
     c = row.cells[k]
     tip = [f"{side.label}: {cell_text(c, row.unit)}"]
     if c.spread:
-        from siliconbench.core.compare import RUNS_ESTIMATOR
+        from siliconbench.core.compare_stats import RUNS_ESTIMATOR
         tip.append(f"The {RUNS_ESTIMATOR} of {c.runs} runs; [ ]: the lowest and highest "
                    "run (run-to-run spread), which the verdict weighs too")
         if c.n:

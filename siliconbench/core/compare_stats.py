@@ -107,7 +107,7 @@ class BestRow:
     kind of point, side by side: the answer Compare gives where the sides share no point (a
     CPU's sweep that stops at N=2048 beside a GPU's from N=4096), and beside the
     point-by-point rows where they do. A ratio of values only: the points differ, so no
-    test. siliconbench.core.comparison.best_of_sides makes them."""
+    test. siliconbench.core.compare_words.best_of_sides makes them."""
     workload: str
     metric: str
     unit: str
@@ -128,7 +128,7 @@ class Comparison:
     rows: list[ComparedRow]
     warnings: list[str]
     left_out: int = 0                   # results only one side measured (not compared)
-    # Filled by siliconbench.core.comparison.compared (it reads the workloads' headlines).
+    # Filled by siliconbench.core.compare_words.compared (it reads the workloads' headlines).
     best: list[BestRow] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)   # why a side has nothing drawn, ...
 
