@@ -143,6 +143,39 @@ class Store(StoreReads):
                        for i in run_ids)
 
 
+    # ------------------------------------------------------------ the outbox (a lab's store)
+    # siliconbench.core.store_sync.SharedStore keeps here the runs not yet sent.
+
+    def open_outbox(self) -> None:
+        if not self._has_table("unsent"):
+            with self._transaction() as db:
+                db.execute("CREATE TABLE IF NOT EXISTS unsent (id TEXT PRIMARY KEY)")
+
+    def mark_unsent(self, run_ids: list[str], unsent: bool = True) -> None:
+        statement = "INSERT OR IGNORE INTO unsent VALUES (?)" if unsent else \
+            "DELETE FROM unsent WHERE id = ?"
+        with self._transaction() as db:
+            db.executemany(statement, [(i,) for i in run_ids])
+
+    def unsent(self) -> list[str]:
+        """The runs waiting to be sent, but not those still under way."""
+        under_way = self._under_way()
+        return [r[0] for r in self.db.execute("SELECT id FROM unsent").fetchall()
+                if r[0] not in under_way]
+
+    def finished_ids(self) -> list[str]:
+        """Every run kept here, oldest first, but not those still under way."""
+        under_way = self._under_way()
+        return [r[0] for r in self.db.execute("SELECT id FROM runs ORDER BY created_at")
+                if r[0] not in under_way]
+
+    def imported_flags(self, run_ids: list[str]) -> dict[str, bool]:
+        """Whether each run came by import (rather than measured here)."""
+        rows = self.db.execute(f"SELECT id, imported FROM runs WHERE id IN "
+                               f"({','.join('?' * len(run_ids))})", run_ids).fetchall()
+        return {i: bool(flag) for i, flag in rows}
+
+
 def _interrupted(rec: RunRecord) -> dict:
     return rec.to_dict() | {"status": "failed", "reason": INTERRUPTED}
 

@@ -18,7 +18,6 @@ from siliconbench.core.store_pg import SharedDatabase, StoreURL, is_url
 from siliconbench.core.store_schema import Imported, StoreError
 
 ENV = "SILICONBENCH_STORE"
-_UNSENT = "CREATE TABLE IF NOT EXISTS unsent (id TEXT PRIMARY KEY)"
 
 
 def shared_url(path=None) -> str | None:
@@ -69,9 +68,7 @@ class SharedStore:
         """`local`: this machine's store (siliconbench.core.store.Store), where runs wait."""
         self.url, self.path = url, StoreURL(url)
         self.local, self.notice = local, local.notice
-        if not self.local._has_table("unsent"):
-            with self.local._transaction() as db:
-                db.execute(_UNSENT)
+        self.local.open_outbox()
         self._shared: SharedDatabase | None = None
         self.offline: str | None = None   # why the shared store could not be reached
         try:
@@ -126,7 +123,7 @@ class SharedStore:
 
     def begin_run(self, rec: RunRecord) -> None:
         self.local.begin_run(rec)
-        self._mark([rec.id])
+        self.local.mark_unsent([rec.id])
 
     def update_run(self, rec: RunRecord) -> None:
         self.local.update_run(rec)
@@ -135,7 +132,7 @@ class SharedStore:
         """Keep the run here, then send every unsent run (this one first). A shared store that
         cannot take it now is one sentence; the run waits here for `siliconbench store
         sync`."""
-        self._mark([rec.id])
+        self.local.mark_unsent([rec.id])
         self.local.save(rec)
         done = self.sync()
         if done.left:
@@ -147,45 +144,29 @@ class SharedStore:
 
     def sync(self) -> Sent:
         """Send the runs kept here unsent (not those still under way)."""
-        return self._send(self._unsent())
+        return self._send(self.local.unsent())
 
     def push(self) -> Sent:
         """Send every run of the local store (`siliconbench store push`), once each."""
-        under_way = self.local._under_way()
-        rows = self.local.db.execute("SELECT id FROM runs ORDER BY created_at").fetchall()
-        return self._send([r[0] for r in rows if r[0] not in under_way])
+        return self._send(self.local.finished_ids())
 
     def _send(self, ids: list[str]) -> Sent:
         if not ids:
             return Sent(0, 0, 0)
-        imported = dict(self.local.db.execute(
-            f"SELECT id, imported FROM runs WHERE id IN ({','.join('?' * len(ids))})",
-            ids).fetchall())
-        records = [(rec, bool(imported.get(rec.id))) for rec in
+        imported = self.local.imported_flags(ids)
+        records = [(rec, imported.get(rec.id, False)) for rec in
                    (self.local.get(i) for i in ids) if rec is not None]
         try:
             done = self._connected().insert(records)
         except StoreError as e:
             self.offline = str(e)
             return Sent(0, 0, len(records), _short(str(e)))
-        self._unmark(ids)   # a run refused or deleted there stays here, and is not retried
+        # a run refused or deleted there stays here, and is not retried
+        self.local.mark_unsent(ids, unsent=False)
         already = len(records) - len(done.added) - len(done.refused) - len(done.deleted)
         return Sent(len(done.added), already, 0, deleted=len(done.deleted),
                     refused=len(done.refused),
                     refusal=done.refused[0][1] if done.refused else None)
-
-    def _unsent(self) -> list[str]:
-        under_way = self.local._under_way()
-        return [r[0] for r in self.local.db.execute("SELECT id FROM unsent").fetchall()
-                if r[0] not in under_way]
-
-    def _mark(self, ids: list[str]) -> None:
-        with self.local._transaction() as db:
-            db.executemany("INSERT OR IGNORE INTO unsent VALUES (?)", [(i,) for i in ids])
-
-    def _unmark(self, ids: list[str]) -> None:
-        with self.local._transaction() as db:
-            db.executemany("DELETE FROM unsent WHERE id = ?", [(i,) for i in ids])
 
     # ------------------------------------------------------------ other writes: the shared store
 
