@@ -89,6 +89,14 @@ class CompareView(QWidget):
         self.comparison: Comparison | None = None
         self._stale = False
 
+        self._build_reference_tools()
+        self._build_verdicts()
+        self._lay_out()
+        self._show_reference()
+        self._refresh()
+
+    def _build_reference_tools(self) -> None:
+        """The published references' controls: choose one, add it, run it here."""
         # Long titles are elided ('…'): the window must shrink below the longest title's width.
         self.reference_combo = ElidingCombo()
         self.device_combo = ElidingCombo()
@@ -120,6 +128,8 @@ class CompareView(QWidget):
         self.run_reference_button.clicked.connect(self.run_reference)
         self._devices: list = []
 
+    def _build_verdicts(self) -> None:
+        """The summary line, the folded warnings, the verdict table and the charts."""
         self.summary = ElidedLabel(lines=3)
         self.summary.hint = legend()
         self.summary.setProperty("role", "hint")
@@ -154,6 +164,8 @@ class CompareView(QWidget):
         for chart in (self.bars, *self.curves.values()):
             self.chart_stack.addWidget(chart)
 
+    def _lay_out(self) -> None:
+        """The tab's layout: reference rows, summary, warnings, then verdicts over the chart."""
         tools = QHBoxLayout()
         tools.addWidget(QLabel("Reference:"))
         tools.addWidget(self.reference_combo, 1)
@@ -219,8 +231,6 @@ class CompareView(QWidget):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(self.scroll)
-        self._show_reference()
-        self._refresh()
 
     # ------------------------------------------------------------------ input
 
