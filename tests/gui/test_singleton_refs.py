@@ -19,7 +19,10 @@ def test_charts_built_keep_none_far_from_zero(qtbot):
     from siliconbench.gui.charts.axes import plot_widget
     for _ in range(10):
         qtbot.addWidget(plot_widget())
-    assert sys.getrefcount(None) >= singleton_refs.LOW
+    # plot_widget tops the hold up before it builds, and a build takes ~129 from None: the
+    # count may end one build's worth under LOW (99,990 seen), never near zero. Without the
+    # guard it is ~16,500 after ten builds in a bare QApplication.
+    assert sys.getrefcount(None) >= singleton_refs.LOW - 1_000
 
 
 @needs_311
