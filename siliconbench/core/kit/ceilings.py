@@ -100,9 +100,9 @@ def decode_bound(read: float, triad: float, triad_label: str, where: str) -> Cei
         return Ceiling(read, f"{kernel} {read:.4g} GB/s beside {triad_label} {triad:.4g} "
                              f"GB/s, {where}", MEASURED_READ)
     return Ceiling(triad, f"{triad_label} {triad:.4g} GB/s, {where}, above {kernel} "
-                          f"{read:.4g} GB/s beside it: a decode only reads, but this CPU's read "
-                          "kernel streams slower than the triad, so the bound is the higher of "
-                          "the two", MEASURED_TRIAD)
+                          f"{read:.4g} GB/s beside it (a decode only reads, but this CPU's read "
+                          "kernel streams slower than the triad: the bound is the higher of "
+                          "the two)", MEASURED_TRIAD)
 
 
 def bandwidth_ceiling(rec, least: float, read: bool) -> Ceiling | None:
