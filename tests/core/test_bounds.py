@@ -1,7 +1,10 @@
 """What a stored bandwidth run may bound: only arrays of 64 MB and 4 times the last-level
-cache (a --sizes-mb 4 run measures a cache, not the memory), and on a CPU the read kernel, not
-the triad (a decode only reads; STREAM's triad counts 3 arrays where a write-allocating core
-moves 4). Each bandwidth row carries STREAM's headline, its best rate, beside the median."""
+cache (a --sizes-mb 4 run measures a cache, not the memory), and on a CPU the read kernel
+measured beside the triad (a decode only reads; STREAM's triad counts 3 arrays where a
+write-allocating core moves 4), the triad where the read streams slower, never under it. Each
+bandwidth row carries STREAM's best rate beside the median."""
+
+from dataclasses import replace
 
 import pytest
 
@@ -12,6 +15,7 @@ from siliconbench.core.kit.ceilings import (
     bound_min_mb,
     last_level_cache,
     stored_ceiling,
+    triad_name,
 )
 from siliconbench.core.machine import probe
 from siliconbench.core.results import Row
@@ -66,19 +70,58 @@ def test_a_cpu_s_decode_bound_is_the_read_kernel(tmp_path, monkeypatch):
     store(tmp_path, monkeypatch, rec)
     # A run with no read kernel does not bound a CPU's decode: its triad is no read's rate.
     assert stored_ceiling(rec.device_name, "bandwidth", "float32", read=True) is None
-    read = Row("gb_per_s", 1.3 * triad.value, "GB/s", {**triad.params, "op": "read"},
-               triad.stats, [], None, None, [1.3 * s for s in triad.samples])
+    read = read_row(triad, 1.3)
     rec.rows = [triad, read]
     store(tmp_path, monkeypatch, rec)
     ceiling = stored_ceiling(rec.device_name, "bandwidth", "float32", read=True)
     assert (ceiling.source, ceiling.value) == (MEASURED_READ, read.value)
-    assert ceiling.text.startswith("the read kernel (s = sum(a)) ")
+    assert ceiling.text.startswith(f"the read kernel (s = sum(a)) {read.value:.4g} GB/s "
+                                   f"beside {triad_name(rec.settings)} {triad.value:.4g} "
+                                   "GB/s, measured here by run ")
     # A decode at 1.2 times the triad is not called wrong against the read.
     _, flags, note = ceilings.against_ceiling(ceiling, 1.2 * triad.value, "GB/s", [])
     assert "above_peak" not in flags and "the read kernel" in note
     assert "above_peak" in ceilings.against_ceiling(
         stored_ceiling(rec.device_name, "bandwidth", "float32"), 1.2 * triad.value,
         "GB/s", [])[1]
+
+
+def read_row(triad: Row, times: float) -> Row:
+    """A read kernel's row beside `triad`, at `times` its rate."""
+    return Row("gb_per_s", times * triad.value, "GB/s", {**triad.params, "op": "read"},
+               triad.stats, [], None, None, [times * s for s in triad.samples])
+
+
+def test_a_cpu_s_decode_bound_is_never_under_the_triad_beside_its_read(tmp_path,
+                                                                       monkeypatch):
+    """This project's 2-core VM: torch.sum read 24.1 GB/s where the triad read 29.7. The bound
+    is then the triad, and the record says why; the read alone, or a read row at another size
+    than the triad's, does not serve."""
+    monkeypatch.setattr(ceilings, "last_level_cache", lambda: 32 * 2**20)
+    rec = recorded("bandwidth-torch")
+    [triad] = [r for r in rec.rows if r.params["op"] == "triad" and r.params["size_mb"] == 4]
+    triad.params = {**triad.params, "size_mb": 256}
+    read = read_row(triad, 24.1 / 29.7)
+    rec.rows = [read]
+    store(tmp_path, monkeypatch, rec)
+    assert stored_ceiling(rec.device_name, "bandwidth", "float32", read=True) is None
+    rec.rows = [triad, read]
+    store(tmp_path, monkeypatch, rec)
+    ceiling = stored_ceiling(rec.device_name, "bandwidth", "float32", read=True)
+    assert (ceiling.source, ceiling.value) == (MEASURED_TRIAD, triad.value) > (
+        MEASURED_TRIAD, read.value)
+    assert ceiling.text.startswith(f"{triad_name(rec.settings)} {triad.value:.4g} GB/s, "
+                                   "measured here by run ")
+    assert ceiling.text.endswith(
+        f"above the read kernel (s = sum(a)) {read.value:.4g} GB/s beside it (a decode only "
+        "reads, but this CPU's read kernel streams slower than the triad: the bound is the "
+        "higher of the two)")
+    # A decode at the triad's rate is not called wrong.
+    assert "above_peak" not in ceilings.against_ceiling(ceiling, triad.value, "GB/s", [])[1]
+    # The read and the triad at one size: a 512 MB read beside a 256 MB triad is not paired.
+    rec.rows = [triad, replace(read, params={**read.params, "size_mb": 512})]
+    store(tmp_path, monkeypatch, rec)
+    assert stored_ceiling(rec.device_name, "bandwidth", "float32", read=True) is None
 
 
 def test_the_last_level_cache_is_read_from_sysfs():
@@ -122,3 +165,49 @@ def test_the_read_kernel_sums_one_array():
             float(ops.to_numpy(a).sum()), rel=1e-4)
         ops.release()
     assert bandwidth.MOVED["read"] == bandwidth.INPUTS["read"] == 1
+
+
+def bound_figures(detail: str) -> tuple[float, float]:
+    """(read, triad) GB/s, as a CPU's decode bound's detail gives them (4 figures each)."""
+    import re
+    read = re.search(r"the read kernel \(s = sum\(a\)\) ([0-9.e+]+) GB/s", detail)
+    triad = re.search(r"triad \(a = b \+ s\*c\) ([0-9.e+]+) GB/s", detail)
+    assert read and triad, detail
+    return float(read[1]), float(triad[1])
+
+
+def assert_cpu_decode_bound(bound: dict) -> None:
+    """A CPU's decode bound (the record's memory_bound) is the higher of the read and the
+    triad it names, and its source says which."""
+    read, triad = bound_figures(bound["detail"])
+    assert f"{bound['gb_per_s']:.4g}" == f"{max(read, triad):.4g}"
+    assert bound["source"] == (MEASURED_READ if read >= triad else MEASURED_TRIAD)
+
+
+def test_a_decode_bound_measured_now_is_never_under_its_triad(monkeypatch):
+    """own_bound on a CPU whose read streams slower than the triad (here a read that sums its
+    array eight times over): the bound is the triad measured beside it, and says so."""
+    import torch
+
+    from siliconbench.core.context import RunContext
+    from siliconbench.core.frameworks.torch import adapter
+    from siliconbench.core.frameworks.torch.ops import TorchOps
+    from siliconbench.core.measure import QUICK
+
+    def slow_read(self, a):
+        return lambda: [torch.sum(a) for _ in range(8)][-1]
+    monkeypatch.setattr(TorchOps, "read", slow_read)
+    monkeypatch.setattr(bandwidth, "OWN_BOUND_MB", (4,))
+    events = []
+    ctx = RunContext(framework="torch", device_id="cpu", adapter=adapter,
+                     device=torch.device("cpu"), device_name="test cpu", emit=events.append,
+                     settings=QUICK)
+    bound = bandwidth.own_bound(ctx)
+    read, triad = bound_figures(bound.text)
+    assert read < triad and (bound.source, f"{bound.value:.4g}") == (MEASURED_TRIAD,
+                                                                     f"{triad:.4g}")
+    assert bound.text.startswith("STREAM's triad (a = b + s*c) ")
+    assert "measured by this run (torch, 4 MB arrays), above the read kernel" in bound.text
+    assert bound.text.endswith("the bound is the higher of the two)")
+    from siliconbench.core.workloads.llm import bound_setting
+    assert_cpu_decode_bound(bound_setting(bound)["memory_bound"])
