@@ -35,7 +35,12 @@ class Behaviour:
     refuse_force: bool = False     # 400 for ignore_eos / min_tokens (OpenAI's own API does)
     quote_auth: bool = False       # a 401 that quotes the key it got
     http10: bool = False           # HTTP/1.0, bodies ended by closing (mlx_lm.server's way)
+    prompt_cached: bool = False    # Ollama: no prompt_eval_count, as when its cache held it
     requests: list[dict] = field(default_factory=list)   # the bodies received
+    # Each stream's output chunks as they were written: loop.time() of the first and last,
+    # their count and the latest one's lateness past its time point (a busy stand-in
+    # drifts: the fidelity script tells that apart from the client's own cost).
+    sent: list[dict] = field(default_factory=list)
     models: list = field(default_factory=lambda: list(MODELS))  # what the lists say
 
 
@@ -124,6 +129,7 @@ class StandIn:
                                    "data": [{"id": m, "object": "model", "type": "llm",
                                              "state": "loaded"} for m in self.b.models]},
                 "/health": {"status": "ok"},
+                "/standin/sent": {"streams": self.b.sent},
             }
             if path in answers:
                 return await self._whole(writer, 200, answers[path])
@@ -176,6 +182,8 @@ class StandIn:
         async def until(at: float) -> None:
             await asyncio.sleep(max(0.0, start + at - loop.time()))
 
+        sent = {"n": 0, "first": None, "last": None, "late_max_ms": 0.0}
+
         async def send(payload: bytes, at: float | None = None) -> None:
             if at is not None:
                 await until(at)
@@ -183,7 +191,18 @@ class StandIn:
                 writer.write(payload)     # an empty payload ends nothing: closing does
             else:
                 writer.write(f"{len(payload):x}\r\n".encode() + payload + b"\r\n")
-            await writer.drain()
+            if writer.transport.get_write_buffer_size() > 65536:
+                await writer.drain()      # a client that reads slowly holds the stand-in
+            elif writer.transport.is_closing():
+                raise ConnectionError("the client went")
+
+        async def output(payload: bytes, at: float) -> None:
+            await send(payload, at)
+            now = loop.time()
+            sent["n"] += 1
+            sent["first"] = sent["first"] or now
+            sent["last"] = now
+            sent["late_max_ms"] = max(sent["late_max_ms"], (now - start - at) * 1000)
 
         def event(obj) -> bytes:
             text = json.dumps(obj)
@@ -210,7 +229,7 @@ class StandIn:
             n = b.tokens_per_chunk if thinking or k < total - 1 else \
                 wanted - (chunks - 1) * b.tokens_per_chunk
             text = "".join(f" t{k}_{i}" for i in range(n))
-            await send(event(self._chunk(api, chat, model, text, thinking)), at=at)
+            await output(event(self._chunk(api, chat, model, text, thinking)), at)
         last = b.ttft_s + (total - 1) * b.gap_s
         finish = "length" if b.stop_after is None else "stop"
         tokens = wanted + b.reasoning_chunks * b.tokens_per_chunk
@@ -221,6 +240,8 @@ class StandIn:
         if not ndjson:
             await send(b"data: [DONE]\n\n")
         await send(b"")
+        await writer.drain()
+        b.sent.append(sent)
 
     def _chunk(self, api, chat, model, text, thinking) -> dict:
         if api == "ollama":
@@ -249,6 +270,8 @@ class StandIn:
                    "load_duration": 1000, "prompt_eval_count": 8,
                    "prompt_eval_duration": int(b.ttft_s * 1e9),
                    "eval_count": tokens, "eval_duration": eval_ns}
+            if b.prompt_cached:
+                del out["prompt_eval_count"]
             out["message" if chat else "response"] = \
                 {"role": "assistant", "content": ""} if chat else ""
             return [out]
