@@ -317,3 +317,26 @@ def test_a_chunk_costs_one_turn_of_the_event_loop():
     reads = len(set(line.chunk_times))
     assert line.ok and reads >= 10
     assert turns <= reads + 12, (turns, reads)
+
+
+def test_the_body_decoder_reads_chunked_framing_however_it_is_cut():
+    from siliconbench.core.kit.serving_http import Body, ServerFault
+    wire = (b"6\r\ndata: \r\n10;ext=1\r\n{\"a\": 1}\n\n......\r\n0\r\nX-T: 1\r\n\r\n")
+    for cut in (1, 2, 3, 7, len(wire)):
+        body = Body("chunked")
+        got = b"".join(p for i in range(0, len(wire), cut) for p in body.feed(wire[i:i + cut]))
+        assert got == b'data: {"a": 1}\n\n......' and body.ended, cut
+    for bad, why in ((b"zz\r\n", "chunk size"), (b"0x5\r\nabcde\r\n", "chunk size"),
+                     (b"3\r\nabcX\r\n", "CRLF"), (b"1" * 2000, "1,024 bytes")):
+        with pytest.raises(ServerFault, match=why):
+            Body("chunked").feed(bad)
+    with pytest.raises(ServerFault, match="closed the connection"):
+        Body("chunked").feed(b"")
+    length = Body.of("POST", 200, {"content-length": "4"})
+    assert length.feed(b"ab") == [b"ab"] and not length.ended
+    assert length.feed(b"cdEXTRA") == [b"cd"] and length.ended
+    assert Body.of("GET", 204, {}).ended
+    close = Body.of("POST", 200, {})
+    assert close.feed(b"x") == [b"x"] and close.feed(b"") == [] and close.ended
+    with pytest.raises(ServerFault, match="Content-Length"):
+        Body.of("POST", 200, {"content-length": "-1"})

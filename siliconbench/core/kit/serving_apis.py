@@ -136,6 +136,9 @@ class Events:
         return out
 
     def _event(self, raw: bytes) -> tuple[str | None, str] | None:
+        if raw.startswith(b"data: ") and b"\n" not in raw and b"\r" not in raw \
+                and not self.ndjson:
+            return None, raw[6:].decode("utf-8", errors="replace")   # the usual event
         text = raw.decode("utf-8", errors="replace")
         if self.ndjson:
             return (None, text) if text.strip() else None
@@ -156,6 +159,8 @@ class Events:
 
 
 def _block_end(buf: bytes) -> tuple[int, int]:
+    if b"\r" not in buf:                # the usual stream: blocks end in a blank line
+        return buf.find(b"\n\n"), 2
     ends = [(i, len(s)) for s in (b"\r\n\r\n", b"\n\n", b"\r\r") if (i := buf.find(s)) >= 0]
     return min(ends) if ends else (-1, 0)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -108,6 +109,100 @@ class Limits:
         self.stall_s, self.stream_s, self.max_body = stall_s, stream_s, max_body
 
 
+CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,16}")
+MAX_CHUNK_LINE = 1024
+
+
+def bad_http(what: str) -> ServerFault:
+    return ServerFault(f"the server's answer is not valid HTTP ({what})")
+
+
+class Body:
+    """A response body's framing, decoded as its bytes come: chunked, a Content-Length, or
+    until the server closes (HTTP/1.0's way). h11 reads the head; the body, a stream's
+    every chunk, takes this much less Python (the client's cost a chunk is its bound on
+    how many streams it can time at once). feed(b"") is the server's close."""
+
+    def __init__(self, mode: str, length: int = 0) -> None:
+        self.mode, self.left = mode, length      # none | chunked | length | close
+        self.ended = mode == "none" or (mode == "length" and length == 0)
+        self.state = "size"                      # chunked: size | data | crlf | trailer
+        self.buffer = b""
+
+    @classmethod
+    def of(cls, method: str, status: int, headers: dict[str, str]) -> Body:
+        if method == "HEAD" or status in (204, 304) or status < 200:
+            return cls("none")
+        coding = headers.get("transfer-encoding")
+        if coding is not None:
+            last = coding.split(",")[-1].strip().lower()
+            return cls("chunked") if last == "chunked" else cls("close")
+        if "content-length" in headers:
+            text = headers["content-length"].strip()
+            if not text.isdigit() or len(text) > 18:
+                raise bad_http(f"Content-Length {text[:20]!r}")
+            return cls("length", int(text))
+        return cls("close")
+
+    def feed(self, data: bytes) -> list[bytes]:
+        if self.ended:
+            return []
+        if self.mode == "close":
+            self.ended = not data
+            return [data] if data else []
+        if not data:
+            raise ServerFault("the server closed the connection before its answer ended")
+        if self.mode == "length":
+            piece = data[:self.left]
+            self.left -= len(piece)
+            self.ended = self.left == 0
+            return [piece]
+        return self._chunked(self.buffer + data if self.buffer else data)
+
+    def _chunked(self, buf: bytes) -> list[bytes]:
+        out: list[bytes] = []
+        pos, n = 0, len(buf)
+        while pos < n and not self.ended:
+            if self.state == "data":
+                take = min(self.left, n - pos)
+                out.append(buf[pos:pos + take])
+                pos += take
+                self.left -= take
+                if not self.left:
+                    self.state = "crlf"
+            elif self.state == "crlf":
+                if n - pos < 2:
+                    break
+                if buf[pos:pos + 2] != b"\r\n":
+                    raise bad_http("a chunk does not end in CRLF")
+                pos += 2
+                self.state = "size"
+            elif self.state == "size":
+                i = buf.find(b"\r\n", pos)
+                if i < 0:
+                    if n - pos > MAX_CHUNK_LINE:
+                        raise bad_http("a chunk size line past 1,024 bytes")
+                    break
+                size = buf[pos:i].split(b";", 1)[0].strip()
+                if not CHUNK_SIZE.fullmatch(size):
+                    raise bad_http(f"chunk size {size[:20]!r}")
+                pos = i + 2
+                self.left = int(size, 16)
+                self.state = "data" if self.left else "trailer"
+            else:                                 # trailer: lines up to an empty one
+                if buf.startswith(b"\r\n", pos):
+                    pos, self.ended = pos + 2, True
+                    break
+                i = buf.find(b"\r\n\r\n", pos)
+                if i < 0:
+                    if n - pos > MAX_HEADER_BYTES:
+                        raise bad_http("trailers past 64 KiB")
+                    break
+                pos, self.ended = i + 4, True
+        self.buffer = buf[pos:]
+        return out
+
+
 class Exchange(asyncio.Protocol):
     """One request's connection. Each piece of bytes is stamped with perf_counter first
     thing in data_received (the first code that runs once the event loop learns it
@@ -126,6 +221,8 @@ class Exchange(asyncio.Protocol):
         self.fault: ServerFault | None = None
         self.done = asyncio.get_running_loop().create_future()
         self.transport: asyncio.Transport | None = None
+        self.body: Body | None = None
+        self.method = "GET"
         self._timer: asyncio.TimerHandle | None = None
 
     def request(self, method: str, target: Target, path: str, body: bytes | None,
@@ -135,6 +232,7 @@ class Exchange(asyncio.Protocol):
                        ("User-Agent", "siliconbench")] + headers
         if body is not None:
             all_headers.append(("Content-Length", str(len(body))))
+        self.method = method
         out = self.conn.send(h11.Request(method=method, target=target.prefix + path,
                                          headers=all_headers))
         if body is not None:
@@ -179,27 +277,39 @@ class Exchange(asyncio.Protocol):
             self.close(abort=True)
 
     def _parse(self, t: float, data: bytes) -> None:
-        conn, response = self.conn, self.response
+        response = self.response
+        if self.body is not None:
+            for piece in self.body.feed(data):
+                response.body_bytes += len(piece)
+                if response.body_bytes > self.limits.max_body:
+                    raise ServerFault(f"the response passed {self.limits.max_body:,} bytes")
+                if piece:
+                    self.on_data(t - response.t0, piece)
+            if self.body.ended:
+                response.t_end = t - response.t0
+                self._finish(None)
+            return
+        conn = self.conn
         conn.receive_data(data)
         while True:
             event = conn.next_event()
             if event is h11.NEED_DATA:
                 return
-            if isinstance(event, h11.Data):
-                response.body_bytes += len(event.data)
-                if response.body_bytes > self.limits.max_body:
-                    raise ServerFault(f"the response passed {self.limits.max_body:,} bytes")
-                self.on_data(t - response.t0, bytes(event.data))
-            elif isinstance(event, h11.Response):
+            if isinstance(event, h11.Response):
                 response.status = event.status_code
                 response.headers = {k.decode("latin-1").lower(): v.decode("latin-1")
                                     for k, v in event.headers}
-            elif isinstance(event, h11.EndOfMessage):
-                response.t_end = t - response.t0
-                return self._finish(None)
-            elif isinstance(event, h11.ConnectionClosed):
+                self.body = Body.of(self.method, event.status_code, response.headers)
+                rest, closed = conn.trailing_data
+                if rest or self.body.ended:
+                    self._parse(t, rest)
+                if closed and not self.done.done():
+                    self._parse(t, b"")
+                return
+            if isinstance(event, h11.ConnectionClosed):
                 raise ServerFault("the server closed the connection before the answer "
                                   "ended")
+            # an informational (1xx) response: the real one follows
 
     def _finish(self, fault: ServerFault | None) -> None:
         if not self.done.done():
