@@ -8,7 +8,8 @@
    every side alike. The independent clients:
    - the official `openai` client in a plain loop (the reference, where AIPerf is not
      given), its time to first token from just before `create()`;
-   - a blocking socket in a plain loop, no HTTP library: the least a client can cost;
+   - a blocking socket in a plain loop, no HTTP library: the least a client can cost; it
+     runs twice a round, and the ratio of its two series is the round's noise floor;
    - AIPerf (`aiperf profile`, in a venv of its own: --aiperf PATH, or `aiperf` on PATH),
      run as a subprocess on a file of the same prompts between two halves of SiliconBench's
      requests (AIPerf starts a dozen processes, so it cannot alternate per request), its
@@ -94,10 +95,12 @@ class Ours:
     def __init__(self, target: Target) -> None:
         self.target = target
         self.loop = asyncio.new_event_loop()
+        self.counted_by: set[str] = set()     # usage | chunks: where n came from
 
     def __call__(self, ask: Ask) -> Result | None:
         line = self.loop.run_until_complete(one_request(self.target, "openai", ask, LIMITS))
         m = per_request(line)
+        self.counted_by.add(line.tokens_from)
         if not (line.ok and m.decode_tok_s):
             print(f"  SiliconBench left a request out: {line.reason or 'no decode rate'}")
             return None
@@ -111,8 +114,12 @@ class OpenAIClient:
     name = "openai client"
 
     def __init__(self, base: str) -> None:
+        import httpx
         import openai
-        self.client = openai.OpenAI(base_url=base + "/v1", api_key="none", max_retries=0)
+        # A connection a request, as every other side has (httpx would keep one alive)
+        self.client = openai.OpenAI(base_url=base + "/v1", api_key="none", max_retries=0,
+                                    http_client=httpx.Client(limits=httpx.Limits(
+                                        max_keepalive_connections=0)))
 
     def __call__(self, ask: Ask) -> Result | None:
         body = body_of(ask)
@@ -131,6 +138,7 @@ class OpenAIClient:
                 chunks += 1
             if chunk.usage:
                 n = chunk.usage.completion_tokens
+        n = n or chunks          # a server without usage (llama-cpp-python's): its chunks
         return (first, (n - 1) / (last - first), chunks) if n > 1 and first is not None \
             and last > first else None
 
@@ -141,10 +149,9 @@ class OpenAIClient:
 class SocketClient:
     """A blocking socket, the request written by hand, SSE split by hand, each read timed
     as it returns: no HTTP library, no event loop."""
-    name = "plain socket"
 
-    def __init__(self, target: Target) -> None:
-        self.target = target
+    def __init__(self, target: Target, name: str = "plain socket") -> None:
+        self.target, self.name = target, name
 
     def __call__(self, ask: Ask) -> Result | None:
         data = json.dumps(body_of(ask)).encode()
@@ -174,6 +181,7 @@ class SocketClient:
                         first = first if first is not None else t
                 if obj.get("usage"):
                     n = obj["usage"]["completion_tokens"]
+        n = n or chunks
         return (first, (n - 1) / (last - first), chunks) if n > 1 and first is not None \
             and last > first else None
 
@@ -233,7 +241,9 @@ def compare(server: str, base: str, model: str, args, tokenizer: str | None = No
     def ask() -> Ask:
         return Ask(prompts.cold(), args.tokens, True, "chat", model)
     ours = Ours(target)
-    sides: list = [ours, SocketClient(target)]
+    # The plain socket twice: the ratio of its two series is the noise floor of a round
+    # on this machine (no client can be held to a tighter ratio than that)
+    sides: list = [ours, SocketClient(target), SocketClient(target, "plain socket 2")]
     try:
         sides.append(OpenAIClient(base))
     except ImportError:
@@ -245,7 +255,7 @@ def compare(server: str, base: str, model: str, args, tokenizer: str | None = No
         ap: list[Result] | None = None
         if aiperf and tokenizer:
             ap = run_aiperf(aiperf, base, model, tokenizer, [ask() for _ in range(
-                args.requests)], args)
+                args.requests)], args, ours.counted_by == {"usage"})
             more, _ = alternate(sides, ask, args.requests - first_half, args.warmup)
             for k in kept:
                 kept[k] += more[k]
@@ -263,6 +273,11 @@ def compare(server: str, base: str, model: str, args, tokenizer: str | None = No
     print(f"  {'SiliconBench':14s} time to first token {t * 1000:8.2f} ms   decode {d:8.1f} "
           "tok/s")
     for side in sides[1:]:
+        if side.name == "plain socket 2":
+            (t1, d1), (t2, d2) = medians(kept["plain socket"]), medians(kept[side.name])
+            print(f"  noise floor: plain socket / plain socket 2: time to first token "
+                  f"{t1 / t2:.3f}, decode {d1 / d2:.3f}")
+            continue
         report(server, kept[ours.name], side.name, kept[side.name])
     if ap:
         report(server, kept[ours.name], "AIPerf", ap, paired=False)
@@ -277,10 +292,11 @@ def aiperf_path(given: str | None) -> str | None:
 
 
 def run_aiperf(aiperf: str, base: str, model: str, tokenizer: str, asks: list[Ask],
-               args) -> list[Result] | None:
+               args, server_counts: bool) -> list[Result] | None:
     """AIPerf on the same prompts and body (max_tokens, ignore_eos, min_tokens, temperature,
     usage): its per-request export -> [(ttft s, 1000 / its ITL, output chunks)]; AIPerf's
-    "inter token latency" is (latency - ttft) / (n - 1), vLLM's TPOT."""
+    "inter token latency" is (latency - ttft) / (n - 1), vLLM's TPOT. Where the server
+    gives no usage (`server_counts` False), AIPerf counts with the tokenizer."""
     work = Path(tempfile.mkdtemp(prefix="serve-fidelity-aiperf-"))
     try:
         with open(work / "prompts.jsonl", "w") as f:
@@ -290,7 +306,8 @@ def run_aiperf(aiperf: str, base: str, model: str, tokenizer: str, asks: list[As
         command = [aiperf, "profile", "--model", model, "--url", base, "--endpoint-type",
                    "chat", "--streaming", "--input-file", str(work / "prompts.jsonl"),
                    "--custom-dataset-type", "single_turn", "--tokenizer", tokenizer,
-                   "--use-legacy-max-tokens", "--use-server-token-count",
+                   "--use-legacy-max-tokens",
+                   *(["--use-server-token-count"] if server_counts else []),
                    "--extra-inputs", f"max_tokens:{body['max_tokens']}",
                    "--extra-inputs", "ignore_eos:true",
                    "--extra-inputs", f"min_tokens:{body['min_tokens']}",
@@ -409,7 +426,13 @@ def server(fw: str, args) -> None:
     params = {"prompt_tokens": args.prompt_tokens, "output_tokens": args.tokens,
               "model_path": None}
     model, about = part.model(PRESETS["tiny"], "tiny", params, print)
-    tokenizer = model if fw == "mlx" else None     # the folder holds tokenizer.json
+    # AIPerf's tokenizer (it makes no prompt here, the server counts the tokens): the MLX
+    # folder's own, for llama.cpp's GGUF the same byte-level one written apart
+    tokenizer = model
+    if fw != "mlx":
+        from siliconbench.core.frameworks.mlx.serve import tokenizer as write_tokenizer
+        tokenizer = tempfile.mkdtemp(prefix="serve-fidelity-tokenizer-")
+        write_tokenizer(PRESETS["tiny"].vocab, Path(tokenizer))
     port = free_port()
     target = Target("http", "127.0.0.1", port)
     with ServerProcess(part.command(model, port, params, "cpu", about), name=part.NAME) as s:
