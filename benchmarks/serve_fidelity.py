@@ -114,12 +114,15 @@ class OpenAIClient:
     name = "openai client"
 
     def __init__(self, base: str) -> None:
-        import httpx
         import openai
+        try:                    # the HTTP library under it: httpx2 (openai 3), else httpx
+            import httpx2 as httpx
+        except ImportError:
+            import httpx
         # A connection a request, as every other side has (httpx would keep one alive)
         self.client = openai.OpenAI(base_url=base + "/v1", api_key="none", max_retries=0,
-                                    http_client=httpx.Client(limits=httpx.Limits(
-                                        max_keepalive_connections=0)))
+                                    http_client=openai.DefaultHttpxClient(
+                                        limits=httpx.Limits(max_keepalive_connections=0)))
 
     def __call__(self, ask: Ask) -> Result | None:
         body = body_of(ask)
