@@ -336,24 +336,34 @@ def run_aiperf(aiperf: str, base: str, model: str, tokenizer: str, asks: list[As
                   f"{(done.stderr or done.stdout).strip()[-300:]}")
             return None
         out = []
+        trace: dict[str, list[float]] = {}
         for text in export.read_text().splitlines():
             record = json.loads(text)
             if (record.get("metadata") or {}).get("benchmark_phase", "profiling") \
                     != "profiling":
                 continue                    # its warm-up, left out as ours is
             m = record.get("metrics", {})
+            for key in ("http_req_connecting", "http_req_sending", "http_req_waiting"):
+                if isinstance((m.get(key) or {}).get("value"), (int, float)):
+                    trace.setdefault(key, []).append(m[key]["value"])
             ttft, itl = (m.get(k, {}).get("value") for k in ("time_to_first_token",
                                                              "inter_token_latency"))
             if ttft and itl:
                 out.append((ttft / 1000, 1000 / itl,
                             m.get("http_req_chunks_received", {}).get("value", 0)))
-        print(f"  AIPerf: {len(out)} of {len(asks)} requests read from its export")
+        print(f"  AIPerf: {len(out)} of {len(asks)} requests read from its export; its "
+              "own HTTP trace, medians: " + ", ".join(
+                  f"{k.removeprefix('http_req_')} {statistics.median(v):.2f} ms"
+                  for k, v in trace.items()))
         return out
     except subprocess.TimeoutExpired:
         print("  AIPerf did not end within 900 s: left out")
         return None
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if args.keep_aiperf:
+            print(f"  AIPerf's files kept in {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 def standin(gap_ms: float, ttft_ms: float = 20.0) -> tuple[subprocess.Popen, str]:
@@ -463,6 +473,8 @@ def main() -> None:
     a.add_argument("--concurrency", type=int, default=64)
     a.add_argument("--sweep", help="concurrency levels for the gaps, e.g. 1,4,16,64")
     a.add_argument("--aiperf", help="the aiperf command (a venv of its own)")
+    a.add_argument("--keep-aiperf", action="store_true", help="keep AIPerf's files "
+                   "(inputs.json, profile_export.jsonl, logs) and say where")
     a.add_argument("--only", choices=("standin", "gaps", "mlx", "llamacpp"))
     args = a.parse_args()
     if args.aiperf and not aiperf_path(args.aiperf):
