@@ -435,6 +435,14 @@ def gaps(gap_ms: float, concurrency: int, tokens: int) -> None:
             "of one core at its cost a chunk)")
 
 
+def scratch(prefix: str) -> str:
+    """A folder of this run's, removed when the script ends."""
+    import atexit
+    path = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, path, True)
+    return path
+
+
 def server(fw: str, args) -> None:
     import importlib
     import importlib.util
@@ -444,7 +452,8 @@ def server(fw: str, args) -> None:
         return
     from siliconbench.core.kit.serving_process import ServerProcess, free_port
     from siliconbench.core.workloads.llm import PRESETS
-    os.environ.setdefault("SILICONBENCH_HOME", tempfile.mkdtemp(prefix="serve-fidelity-"))
+    if "SILICONBENCH_HOME" not in os.environ:     # the preset's files: gone at the end
+        os.environ["SILICONBENCH_HOME"] = scratch("serve-fidelity-")
     part = importlib.import_module(f"siliconbench.core.frameworks.{fw}.serve")
     params = {"prompt_tokens": args.prompt_tokens, "output_tokens": args.tokens,
               "model_path": None}
@@ -454,7 +463,7 @@ def server(fw: str, args) -> None:
     tokenizer = model
     if fw != "mlx":
         from siliconbench.core.frameworks.mlx.serve import tokenizer as write_tokenizer
-        tokenizer = tempfile.mkdtemp(prefix="serve-fidelity-tokenizer-")
+        tokenizer = scratch("serve-fidelity-tokenizer-")
         write_tokenizer(PRESETS["tiny"].vocab, Path(tokenizer))
     port = free_port()
     target = Target("http", "127.0.0.1", port)
