@@ -186,3 +186,27 @@ def test_poisson_arrivals_are_a_point_of_their_own():
     rec = record_of(r.stdout)
     assert {row.params.get("rate") for row in rec.rows} == {40.0}
     assert rec.params["rate"] == 40.0
+
+
+def test_a_url_run_is_titled_by_the_server_it_measures(monkeypatch):
+    # The progress line named --framework's default ("serve on torch:cpu") for a run that
+    # measures the server at --url.
+    from siliconbench.core import runner
+    from siliconbench.core.child import RunSpec
+    from siliconbench.core.cli import commands
+    titles = []
+
+    class Bar:
+        def __init__(self, title):
+            titles.append(title)
+
+        def __call__(self, event):
+            pass
+
+        def close(self):
+            pass
+    monkeypatch.setattr(commands, "ProgressBar", Bar)
+    monkeypatch.setattr(runner, "execute_kept", lambda spec, on_event: ("record", None))
+    commands._run_one(RunSpec("serve", "torch", "cpu", {"url": "http://127.0.0.1:8080"}))
+    commands._run_one(RunSpec("serve", "mlx", "cpu", {}))
+    assert titles == ["serve at http://127.0.0.1:8080", "serve on mlx:cpu"]
