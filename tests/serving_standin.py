@@ -35,7 +35,12 @@ class Behaviour:
     refuse_force: bool = False     # 400 for ignore_eos / min_tokens (OpenAI's own API does)
     quote_auth: bool = False       # a 401 that quotes the key it got
     http10: bool = False           # HTTP/1.0, bodies ended by closing (mlx_lm.server's way)
+    prompt_cached: bool = False    # Ollama: no prompt_eval_count, as when its cache held it
     requests: list[dict] = field(default_factory=list)   # the bodies received
+    # Each stream's output chunks as they were written: loop.time() of the first and last,
+    # their count and the latest one's lateness past its time point (a busy stand-in
+    # drifts: the fidelity script tells that apart from the client's own cost).
+    sent: list[dict] = field(default_factory=list)
     models: list = field(default_factory=lambda: list(MODELS))  # what the lists say
 
 
@@ -124,6 +129,7 @@ class StandIn:
                                    "data": [{"id": m, "object": "model", "type": "llm",
                                              "state": "loaded"} for m in self.b.models]},
                 "/health": {"status": "ok"},
+                "/standin/sent": {"streams": self.b.sent},
             }
             if path in answers:
                 return await self._whole(writer, 200, answers[path])
@@ -183,7 +189,10 @@ class StandIn:
                 writer.write(payload)     # an empty payload ends nothing: closing does
             else:
                 writer.write(f"{len(payload):x}\r\n".encode() + payload + b"\r\n")
-            await writer.drain()
+            if writer.transport.get_write_buffer_size() > 65536:
+                await writer.drain()      # a client that reads slowly holds the stand-in
+            elif writer.transport.is_closing():
+                raise ConnectionError("the client went")
 
         def event(obj) -> bytes:
             text = json.dumps(obj)
@@ -197,30 +206,95 @@ class StandIn:
             wanted = min(wanted, b.stop_after)
         chunks = -(-wanted // b.tokens_per_chunk)
         model = request.get("model", MODELS[0])
+        # The stream's plan, made before its first chunk: (time point or None for "at
+        # once", what to send, whether it is output). It is played by timer callbacks, not a
+        # task sleeping per chunk: a chunk then costs the stand-in a timer and a write, so
+        # it keeps its time points with more streams at once.
+        plan: list[tuple[float | None, object, bool]] = []
         if chat and not ndjson and b.role_chunk_s is not None:
-            await send(event({"model": model, "choices": [
-                {"index": 0, "delta": {"role": "assistant", "content": ""}}]}),
-                at=b.role_chunk_s)
+            plan.append((b.role_chunk_s, {"model": model, "choices": [
+                {"index": 0, "delta": {"role": "assistant", "content": ""}}]}, False))
         total = b.reasoning_chunks + chunks
+        fault_at = None
         for k in range(total):
             at = b.ttft_s + k * b.gap_s
             if b.fault and b.fault != "status" and k == b.fault_after:
-                return await self._fault(writer, send, until, at, event)
+                fault_at = at
+                break
             thinking = k < b.reasoning_chunks
             n = b.tokens_per_chunk if thinking or k < total - 1 else \
                 wanted - (chunks - 1) * b.tokens_per_chunk
-            text = "".join(f" t{k}_{i}" for i in range(n))
-            await send(event(self._chunk(api, chat, model, text, thinking)), at=at)
-        last = b.ttft_s + (total - 1) * b.gap_s
-        finish = "length" if b.stop_after is None else "stop"
-        tokens = wanted + b.reasoning_chunks * b.tokens_per_chunk
-        finals = self._final(api, chat, model, request, finish, tokens)
-        await send(event(finals[0]), at=last)
-        for extra in finals[1:]:     # OpenAI's usage chunk, after the finish chunk
-            await send(event(extra), at=last + b.usage_delay_s)
-        if not ndjson:
-            await send(b"data: [DONE]\n\n")
-        await send(b"")
+            plan.append((at, (k, n, thinking), True))
+        if fault_at is None:
+            last = b.ttft_s + (total - 1) * b.gap_s
+            finish = "length" if b.stop_after is None else "stop"
+            tokens = wanted + b.reasoning_chunks * b.tokens_per_chunk
+            finals = self._final(api, chat, model, request, finish, tokens)
+            plan.append((last, finals[0], False))
+            for extra in finals[1:]:     # OpenAI's usage chunk, after the finish chunk
+                plan.append((last + b.usage_delay_s, extra, False))
+            if not ndjson:
+                plan.append((None, b"data: [DONE]\n\n", False))
+            plan.append((None, b"", False))
+        def encode(item) -> bytes:      # at its time point: the cost spread as it goes
+            if isinstance(item, bytes):
+                return item
+            if isinstance(item, tuple):
+                k, n, thinking = item
+                text = "".join(f" t{k}_{i}" for i in range(n))
+                item = self._chunk(api, chat, model, text, thinking)
+            return event(item)
+        sent = {"n": 0, "first": None, "last": None, "late_max_ms": 0.0}
+        b.sent.append(sent)       # filled in as it goes: whole once the client has it all
+        await self._play(writer, plan, start, sent, encode)
+        if fault_at is not None:
+            return await self._fault(writer, send, until, fault_at, event)
+        await writer.drain()
+
+    def _frame(self, payload: bytes) -> bytes:
+        if self.b.http10:
+            return payload            # an empty payload ends nothing: closing does
+        return f"{len(payload):x}\r\n".encode() + payload + b"\r\n"
+
+    async def _play(self, writer, plan, start: float, sent: dict, encode) -> None:
+        """Writes each payload of `plan` at its time point from `start`, from timer
+        callbacks; a late one goes at once, with every other one due by then."""
+        loop = asyncio.get_running_loop()
+        done = loop.create_future()
+        handle = None
+        i = 0
+
+        def step() -> None:
+            nonlocal i, handle
+            if done.done():
+                return
+            transport = writer.transport
+            if transport.is_closing():
+                done.set_exception(ConnectionError("the client went"))
+                return
+            if transport.get_write_buffer_size() > 1 << 20:   # a client reading slowly
+                handle = loop.call_later(0.01, step)
+                return
+            now = loop.time()
+            while i < len(plan):
+                at, payload, output = plan[i]
+                if at is not None and start + at > now:
+                    handle = loop.call_at(start + at, step)
+                    return
+                writer.write(self._frame(encode(payload)))
+                i += 1
+                if output:
+                    sent["n"] += 1
+                    sent["first"] = sent["first"] or now
+                    sent["last"] = now
+                    sent["late_max_ms"] = max(sent["late_max_ms"], (now - start - at) * 1000)
+            done.set_result(None)
+        step()
+        try:
+            await done
+        finally:
+            if handle is not None:
+                handle.cancel()
 
     def _chunk(self, api, chat, model, text, thinking) -> dict:
         if api == "ollama":
@@ -249,6 +323,8 @@ class StandIn:
                    "load_duration": 1000, "prompt_eval_count": 8,
                    "prompt_eval_duration": int(b.ttft_s * 1e9),
                    "eval_count": tokens, "eval_duration": eval_ns}
+            if b.prompt_cached:
+                del out["prompt_eval_count"]
             out["message" if chat else "response"] = \
                 {"role": "assistant", "content": ""} if chat else ""
             return [out]

@@ -45,16 +45,22 @@ class Workload:
                                     # the framework: its own process never does (seconds)
     checks: str = ""                # a function of the module, checks(params), that refuses
                                     # (ParamError) what the parameters alone rule out: called
-                                    # before any process starts, so the sentence comes at once
+                                    # before any process starts, so the sentence comes at once;
+                                    # one with a `framework` keyword gets the run's too
 
     def more_tables(self, rec) -> list[tuple[str, list[str], list[list[str]]]]:
         if not self.terminal_tables:
             return []
         return getattr(importlib.import_module(self.module), self.terminal_tables)(rec)
 
-    def check(self, params: dict) -> None:
+    def check(self, params: dict, framework: str | None = None) -> None:
         if self.checks:
-            getattr(importlib.import_module(self.module), self.checks)(params)
+            fn = getattr(importlib.import_module(self.module), self.checks)
+            import inspect
+            if framework is not None and "framework" in inspect.signature(fn).parameters:
+                fn(params, framework=framework)
+            else:
+                fn(params)
 
     def run(self, ctx, params: dict) -> None:
         getattr(importlib.import_module(self.module), self.entry)(ctx, params)

@@ -73,7 +73,7 @@ def prepare(spec: RunSpec) -> RunSpec:
         if models and w.name in ("train", "memory") and resolved.get("model") not in models:
             raise UsageError(f"{resolved.get('model')} is not available on {fw.title}; "
                              f"choose {' or '.join(models)}.")
-        w.check(resolved)
+        w.check(resolved, fw.name)
         if (w.distributed or w.starts_runs) and "backend" in resolved:
             from siliconbench.core.launch import backend_refused
             if problem := backend_refused(fw.name, resolved, spec.device):
@@ -343,6 +343,10 @@ class ChildRun:
                 continue
             if kind == "started":
                 rec.device_name = event.get("device_name")
+                if isinstance(event.get("framework"), str) and event["framework"].strip():
+                    # what the run measured where it is no framework of ours: a server
+                    # given by --url names itself
+                    rec.framework = event["framework"].strip()[:200]
                 rec.software.update(event.get("software") or {})
                 rec.settings.update(event.get("settings") or {})
             elif kind == "settings":

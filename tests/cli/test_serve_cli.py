@@ -31,6 +31,8 @@ def test_a_run_against_a_server_keeps_each_level_and_every_chunk():
     assert r.returncode == 0, r.stderr
     rec = record_of(r.stdout)
     assert rec.status == "ok" and rec.device_name == "standin/1.0 · standin-1"
+    # What was measured: the server at --url, not --framework's default (torch)
+    assert rec.framework == "standin/1.0"
     assert rec.settings["api"] == "openai" and rec.settings["remote"] is False
     levels = {row.params["concurrency"] for row in rec.rows if row.metric == "output_tok_s"}
     assert levels == {1, 3}
@@ -80,6 +82,22 @@ def test_early_stops_are_counted_and_said():
     assert "6 stopped before 6 tokens" in note
 
 
+def test_ollamas_missing_prompt_count_is_said_on_the_row():
+    # Ollama leaves prompt_eval_count out when the prompt came from its cache: the rows it
+    # touches say so (not only a warning apart from them).
+    with StandIn(Behaviour(ttft_s=0.01, gap_s=0.002, prompt_cached=True)) as s:
+        r = run_cli("run", "serve", "--url", s.url, "--api", "ollama", *FAST)
+    assert r.returncode == 0, r.stderr
+    rec = record_of(r.stdout)
+    assert rec.framework == "Ollama"
+    for c in (1, 3):
+        row = next(row for row in rec.rows if row.metric == "ttft_ms"
+                   and row.params["concurrency"] == c)
+        assert "no prompt count (prompt_eval_count) for 6 of 6 answers" in row.note
+        assert "from its cache" in row.note
+    assert all(k["prompt_tokens"] is None for k in rec.settings["serve_requests"])
+
+
 def test_a_failing_server_ends_the_run_failed_with_its_reason():
     with StandIn(Behaviour(fault="status", status=503)) as s:
         t0 = time.monotonic()
@@ -103,10 +121,12 @@ def test_another_host_is_refused_in_one_sentence():
     assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
-def test_a_started_server_needs_a_framework_that_has_one():
+def test_a_started_server_needs_a_framework_that_has_one(siliconbench_home):
+    # Refused before any run starts: one sentence, exit 2, no failed run in the store.
     r = run_cli("run", "serve", "--framework", "torch", *FAST)
-    assert r.returncode != 0 and "--url" in (r.stderr + r.stdout)
-    assert "Traceback" not in r.stderr
+    assert r.returncode == 2 and "--url" in r.stderr
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert not (siliconbench_home / "results.sqlite3").exists()
 
 
 def test_the_api_key_goes_only_into_the_request(tmp_path):
@@ -166,3 +186,27 @@ def test_poisson_arrivals_are_a_point_of_their_own():
     rec = record_of(r.stdout)
     assert {row.params.get("rate") for row in rec.rows} == {40.0}
     assert rec.params["rate"] == 40.0
+
+
+def test_a_url_run_is_titled_by_the_server_it_measures(monkeypatch):
+    # The progress line named --framework's default ("serve on torch:cpu") for a run that
+    # measures the server at --url.
+    from siliconbench.core import runner
+    from siliconbench.core.child import RunSpec
+    from siliconbench.core.cli import commands
+    titles = []
+
+    class Bar:
+        def __init__(self, title):
+            titles.append(title)
+
+        def __call__(self, event):
+            pass
+
+        def close(self):
+            pass
+    monkeypatch.setattr(commands, "ProgressBar", Bar)
+    monkeypatch.setattr(runner, "execute_kept", lambda spec, on_event: ("record", None))
+    commands._run_one(RunSpec("serve", "torch", "cpu", {"url": "http://127.0.0.1:8080"}))
+    commands._run_one(RunSpec("serve", "mlx", "cpu", {}))
+    assert titles == ["serve at http://127.0.0.1:8080", "serve on mlx:cpu"]

@@ -192,6 +192,16 @@ def test_slo_and_goodput():
     assert within(m, {"ttft": 1000, "tpot": 100}) and not within(m, {"ttft": 1})
 
 
+def test_an_answer_that_arrived_in_one_read_breaks_no_tpot_limit():
+    # A busy client reads all six chunks at once: no gap between them, no tpot to measure,
+    # and no tpot limit it could break (goodput had counted it as missing every one).
+    from siliconbench.core.kit.serving_apis import Timeline
+    line = Timeline(ok=True, t_first_content=0.05, chunk_times=[0.05] * 6, tokens=6)
+    m = per_request(line)
+    assert m.tpot_ms is None and m.gaps_ms == ()
+    assert within(m, {"ttft": 1000, "tpot": 1}) and not within(m, {"ttft": 1})
+
+
 def test_detect_lists_models_and_names_the_api():
     with StandIn() as s:
         t = parse_target(s.url, False)
@@ -283,3 +293,50 @@ def test_poisson_arrivals_come_at_random_times_at_the_rate():
             Prompts(8, 1, "p"), lambda p: Ask(p, 2, model="standin-1"), LIMITS, None))
     closed_starts = sorted(x.start for x in closed)
     assert closed_starts[-1] - closed_starts[0] < starts[-1] - starts[0]
+
+
+def test_a_chunk_costs_one_turn_of_the_event_loop():
+    # Each piece is stamped and parsed in the loop's callback for its arrival: one turn of
+    # the loop a chunk. Waking the request's task for each piece (an asyncio stream read)
+    # took two, and the stamp waited for the second, behind every other stream's parsing.
+    turns = 0
+
+    class Counting(asyncio.SelectorEventLoop):
+        def _run_once(self):
+            nonlocal turns
+            turns += 1
+            super()._run_once()
+
+    with StandIn(Behaviour(ttft_s=0.02, gap_s=0.02, role_chunk_s=None)) as s:
+        loop = Counting()
+        try:
+            line = loop.run_until_complete(one_request(parse_target(s.url, False), "openai",
+                                                       ask(tokens=20), LIMITS))
+        finally:
+            loop.close()
+    reads = len(set(line.chunk_times))
+    assert line.ok and reads >= 10
+    assert turns <= reads + 12, (turns, reads)
+
+
+def test_the_body_decoder_reads_chunked_framing_however_it_is_cut():
+    from siliconbench.core.kit.serving_http import Body, ServerFault
+    wire = (b"6\r\ndata: \r\n10;ext=1\r\n{\"a\": 1}\n\n......\r\n0\r\nX-T: 1\r\n\r\n")
+    for cut in (1, 2, 3, 7, len(wire)):
+        body = Body("chunked")
+        got = b"".join(p for i in range(0, len(wire), cut) for p in body.feed(wire[i:i + cut]))
+        assert got == b'data: {"a": 1}\n\n......' and body.ended, cut
+    for bad, why in ((b"zz\r\n", "chunk size"), (b"0x5\r\nabcde\r\n", "chunk size"),
+                     (b"3\r\nabcX\r\n", "CRLF"), (b"1" * 2000, "1,024 bytes")):
+        with pytest.raises(ServerFault, match=why):
+            Body("chunked").feed(bad)
+    with pytest.raises(ServerFault, match="closed the connection"):
+        Body("chunked").feed(b"")
+    length = Body.of("POST", 200, {"content-length": "4"})
+    assert length.feed(b"ab") == [b"ab"] and not length.ended
+    assert length.feed(b"cdEXTRA") == [b"cd"] and length.ended
+    assert Body.of("GET", 204, {}).ended
+    close = Body.of("POST", 200, {})
+    assert close.feed(b"x") == [b"x"] and close.feed(b"") == [] and close.ended
+    with pytest.raises(ServerFault, match="Content-Length"):
+        Body.of("POST", 200, {"content-length": "-1"})

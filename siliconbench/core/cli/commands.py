@@ -56,7 +56,10 @@ def _run_one(spec):
     """(record, None), or (record, the sentence saying where it went) when the store could
     not keep it."""
     from siliconbench.core.runner import execute_kept
-    progress = ProgressBar(f"{spec.workload} on {spec.framework}:{spec.device}")
+    # a server given by --url is what the run measures, not --framework
+    where = f"at {url}" if (url := (spec.params or {}).get("url")) else \
+        f"on {spec.framework}:{spec.device}"
+    progress = ProgressBar(f"{spec.workload} {where}")
     try:
         rec, not_stored = execute_kept(spec, on_event=progress)
     finally:

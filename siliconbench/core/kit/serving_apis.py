@@ -17,8 +17,8 @@ from siliconbench.core.kit.serving_http import (
     Response,
     ServerFault,
     Target,
+    exchange,
     fetch,
-    stream,
 )
 
 APIS = ("openai", "ollama", "lmstudio")
@@ -136,6 +136,9 @@ class Events:
         return out
 
     def _event(self, raw: bytes) -> tuple[str | None, str] | None:
+        if raw.startswith(b"data: ") and b"\n" not in raw and b"\r" not in raw \
+                and not self.ndjson:
+            return None, raw[6:].decode("utf-8", errors="replace")   # the usual event
         text = raw.decode("utf-8", errors="replace")
         if self.ndjson:
             return (None, text) if text.strip() else None
@@ -156,6 +159,8 @@ class Events:
 
 
 def _block_end(buf: bytes) -> tuple[int, int]:
+    if b"\r" not in buf:                # the usual stream: blocks end in a blank line
+        return buf.find(b"\n\n"), 2
     ends = [(i, len(s)) for s in (b"\r\n\r\n", b"\n\n", b"\r\r") if (i := buf.find(s)) >= 0]
     return min(ends) if ends else (-1, 0)
 
@@ -314,20 +319,22 @@ async def one_request(target: Target, api: str, ask: Ask, limits: Limits,
     line = Timeline(start=response.t0)
     tracker = Tracker(api, line)
     events = Events(ndjson=api == "ollama")
-    error_body = b""
+    error_body = bytearray()
+
+    def on_data(t: float, data: bytes) -> None:
+        # In the event loop's callback for the bytes' arrival: parse them at once (a
+        # ServerFault raised here ends the request).
+        if response.status != 200:
+            error_body.extend(data[: 4096 - len(error_body)])
+            return
+        for ev in events.feed(t, data):
+            tracker.event(*ev)
     try:
-        async for t, data in stream(target, "POST", PREFIXES[api] + path,
-                                    json.dumps(body).encode(), headers + auth_headers(api_key),
-                                    limits, response):
-            line.status = response.status
-            if response.status != 200:
-                error_body += data[: 4096 - len(error_body)]
-                continue
-            for ev in events.feed(t, data):
-                tracker.event(*ev)
+        await exchange(target, "POST", PREFIXES[api] + path, json.dumps(body).encode(),
+                       headers + auth_headers(api_key), limits, response, on_data)
         line.status = response.status
         if response.status != 200:
-            raise ServerFault(_status_reason(response.status, error_body))
+            raise ServerFault(_status_reason(response.status, bytes(error_body)))
         if (rest := events.rest()) and api == "ollama":
             tracker.event(response.t_end or 0.0, None, rest)
         elif rest:
@@ -337,6 +344,8 @@ async def one_request(target: Target, api: str, ask: Ask, limits: Limits,
         line.ok = True
     except ServerFault as e:
         line.reason = redacted(str(e), api_key)
+    line.start = response.t0
+    line.status = response.status
     line.t_first_byte = response.t_first_byte
     line.t_done = response.t_end
     if line.tokens is None and line.chunk_times:

@@ -88,12 +88,13 @@ def parse_slo(text: str | None) -> dict[str, float]:
 
 
 def within(m: RequestMetrics, slo: dict[str, float]) -> bool:
-    """Whether a request met every limit; a limit on a figure it lacks is not met (a
-    one-token answer has no tpot), except tpot, which a single token cannot break."""
+    """Whether a request met every limit; a limit on a figure it lacks is not met, except
+    tpot, which a single token cannot break, nor an answer whose output all arrived at once
+    (one read of the socket: no gap between its chunks, so no tpot to measure)."""
     for key, limit in slo.items():
         value = getattr(m, f"{key}_ms")
         if value is None:
-            if key == "tpot" and m.tokens == 1:
+            if key == "tpot" and (m.tokens == 1 or (m.chunks and not m.gaps_ms)):
                 continue
             return False
         if value > limit:

@@ -47,6 +47,13 @@ class RunFailed(RuntimeError):
     """The server answered no request: the message says why."""
 
 
+# The known traps of Ollama's own figures, said on the rows they touch.
+OLLAMA_ONE_TOKEN = ("Ollama counted one token or none in {n} of {of} answers: its eval rate "
+                    "from such an answer means nothing")
+OLLAMA_CACHED = ("Ollama gave no prompt count (prompt_eval_count) for {n} of {of} answers: "
+                 "it leaves it out when the prompt came from its cache, so its prompt "
+                 "figures there are not a prefill")
+
 def thinned(xs: list[float], limit: int = MAX_SAMPLES) -> list[float]:
     if len(xs) <= limit:
         return list(xs)
@@ -95,8 +102,11 @@ class Sweep:
                     "remote": self.target.remote, "address": self.target.origin,
                     "slo": ",".join(f"{k}={v:g}ms" for k, v in self.slo.items()) or None,
                     "started_by_siliconbench": self.started is not None}
-        ctx.pass_on({"event": "started", "device_name": f"{name} · {shown}"[:200],
-                     "software": software, "settings": settings}, set())
+        started = {"event": "started", "device_name": f"{name} · {shown}"[:200],
+                   "software": software, "settings": settings}
+        if self.started is None:        # --url: the server measured, not --framework's
+            started["framework"] = name
+        ctx.pass_on(started, set())
         if self.target.remote:
             self.warn(f"The requests went to another host ({self.target.host}, allowed by "
                      "--allow-remote): the times include its network.")
@@ -199,6 +209,9 @@ class Sweep:
         if cached:
             ttft_note += f"; cached prompt tokens (server's count): median " \
                          f"{percentile(cached, 50):g}"
+        if self.server.api == "ollama" and (
+                uncounted := sum(x.prompt_tokens is None for x in level.ok)):
+            ttft_note += f"; {OLLAMA_CACHED.format(n=uncounted, of=len(level.ok))}"
         per = [("ttfb_ms", "ms", [m.ttfb_ms for m in ms], "the response's first byte"),
                ("ttft_ms", "ms", [m.ttft_ms for m in ms], ttft_note),
                ("ttfr_ms", "ms", [m.ttfr_ms for m in ms], "first non-empty reasoning text"),
@@ -248,14 +261,19 @@ class Sweep:
                 note = f"the server's own figure (its {source})"
                 if words:
                     note += "; " + words[0]
+                if key == "decode_tok_s" and self.server.api == "ollama" and (
+                        short := sum((x.tokens or 0) <= 1 for x in level.ok)):
+                    note += f"; {OLLAMA_ONE_TOKEN.format(n=short, of=len(level.ok))}"
                 out.append(Row(metric, percentile(values, 50), unit, point,
                                summarize(values), [], note, None, thinned(values)))
         for d in differ:
             self.warn(f"At {point['concurrency']} at once ({point['cache']} cache), {d}.")
-        if self.server.api == "ollama" and any((x.tokens or 0) <= 1 for x in level.ok):
-            self.warn("Ollama reported an answer of one token or none: its eval rate "
-                      "from such an answer means nothing.")
-        if self.server.api == "ollama" and any(x.prompt_tokens is None for x in level.ok):
-            self.warn("Ollama left out its prompt count (prompt_eval_count) for some "
-                      "answers: it does when the prompt came from its cache.")
+        n = len(level.ok)
+        if self.server.api == "ollama" and (k := sum((x.tokens or 0) <= 1 for x in level.ok)):
+            self.warn(f"At {point['concurrency']} at once ({point['cache']} cache), "
+                      f"{OLLAMA_ONE_TOKEN.format(n=k, of=n)}.")
+        if self.server.api == "ollama" and (k := sum(x.prompt_tokens is None
+                                                     for x in level.ok)):
+            self.warn(f"At {point['concurrency']} at once ({point['cache']} cache), "
+                      f"{OLLAMA_CACHED.format(n=k, of=n)}.")
         return out

@@ -29,6 +29,8 @@ from siliconbench.core.params import Param, ParamError
 
 STARTS = ("llamacpp", "mlx")          # the frameworks whose server SiliconBench starts
 READY_S = 300.0                        # a started server's time to answer (loads its model)
+NOT_STARTED = (f"SiliconBench starts a server for {' and '.join(STARTS)} (--framework "
+               "llamacpp or mlx); for another server give its address with --url.")
 
 WORKLOAD = Workload(
     name="serve",
@@ -114,12 +116,14 @@ class ServePart(Protocol):
         """The server's package versions."""
 
 
-def check_params(params: dict) -> None:
+def check_params(params: dict, framework: str | None = None) -> None:
     parse_slo(params.get("slo"))
     if params.get("url"):
         parse_target(params["url"], bool(params.get("allow_remote")))
     elif params.get("allow_remote") or params.get("api_key_env"):
         raise ParamError("--allow-remote and --api-key-env apply to a server given by --url.")
+    elif framework is not None and framework not in STARTS:
+        raise ParamError(NOT_STARTED)
     if (name := params.get("api_key_env")) and not name.replace("_", "").isalnum():
         raise ParamError("--api-key-env takes the name of an environment variable, "
                          "e.g. OPENAI_API_KEY.")
@@ -129,9 +133,7 @@ def run(ctx, params: dict) -> None:
     from siliconbench.core.kit.serving_run import Sweep
     url = params.get("url")
     if not url and ctx.framework not in STARTS:
-        raise ParamError(f"SiliconBench starts a server for {' and '.join(STARTS)} "
-                         "(--framework llamacpp or mlx); for another server give its "
-                         "address with --url.")
+        raise ParamError(NOT_STARTED)
     key = api_key(params.get("api_key_env"))
     if url:
         target = parse_target(url, bool(params.get("allow_remote")))
