@@ -48,11 +48,16 @@ def test_latency_minus_first_token_is_the_sum_of_the_gaps(api, endpoint):
     m = per_request(line)
     assert m.tokens == 12 and m.chunks == 12
     assert m.e2e_ms - m.ttft_ms == pytest.approx(sum(m.gaps_ms), abs=1e-6)
-    # The stand-in sends chunk k at 50 ms + 10 k from its start: the client's time per
-    # output token is its 10 ms within a busy machine's jitter.
-    assert m.tpot_ms == pytest.approx(10.0, rel=0.15)
-    assert m.ttft_ms >= 50.0
-    assert m.decode_tok_s == pytest.approx(1000 / m.tpot_ms)
+    assert m.ttft_ms >= 50.0          # the stand-in's first chunk leaves at 50 ms
+    if m.gaps_ms:
+        # Time per output token is the decode span over n - 1, whatever the reads were.
+        assert m.tpot_ms * (m.tokens - 1) == pytest.approx(m.e2e_ms - m.ttft_ms)
+        assert m.decode_tok_s == pytest.approx(1000 / m.tpot_ms)
+    else:
+        # A client starved past the stream's 110 ms (load 12 here) reads all 12 chunks at
+        # once: one arrival, no decode span, so no time per token rather than a made-up one.
+        # How close the client's stamps keep to the sends: benchmarks/serve_fidelity.py.
+        assert m.tpot_ms is None and m.decode_tok_s is None
 
 
 def test_an_http10_answer_ended_by_closing_is_whole():
