@@ -5,7 +5,7 @@ streaming in a plain loop (the lines timed as they arrive). Requests alternate b
 one at a time, so drift in the machine hits both alike. Targets: the medians of time to first
 token and of per-request decode rate within 3% (ratios 0.97-1.03).
 
-Servers: the stand-in (tests/serving_standin.py, in a process of its own: chunks at fixed
+Servers: the stand-in (tests/helpers/serving_standin.py, in a process of its own: chunks at fixed
 time points), mlx_lm.server on the tiny preset (CPU), llama-cpp-python's server on it where
 its extra is installed. Then the client's own cost: against the stand-in at --gap-ms per
 token and --concurrency requests at once, the median gap SiliconBench measures against the
@@ -136,7 +136,7 @@ def compare(name: str, base: str, model: str, requests_n: int, tokens: int,
 
 
 def standin(gap_ms: float, ttft_ms: float = 20.0):
-    p = subprocess.Popen([sys.executable, str(ROOT / "tests" / "serving_standin.py"),
+    p = subprocess.Popen([sys.executable, str(ROOT / "tests" / "helpers" / "serving_standin.py"),
                           "--gap-ms", str(gap_ms), "--ttft-ms", str(ttft_ms)],
                          stdout=subprocess.PIPE, text=True, cwd=ROOT)
     return p, p.stdout.readline().strip()

@@ -94,7 +94,7 @@ def extra_workloads(monkeypatch):
 @pytest.fixture
 def fake_workloads(extra_workloads):
     """The crash/hang/raise test workloads."""
-    extra_workloads("tests.fake_workloads")
+    extra_workloads("tests.helpers.fake_workloads")
 
 
 _exit_status: list[int] = []

@@ -11,8 +11,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.cli_processes import cli_in_process, shared
-from tests.fake_workloads import FRAMEWORK
+from tests.helpers.cli_processes import cli_in_process, shared
+from tests.helpers.fake_workloads import FRAMEWORK
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -143,7 +143,7 @@ def test_a_foreign_file_is_refused_by_name_and_the_good_one_imported(tmp_path, g
 
 def test_failed_run_exits_1_and_is_kept(tmp_path, capsys, monkeypatch):
     r = sb("run", "fake-raises", "--steps", "1", "--framework", FRAMEWORK, home=tmp_path,
-           env_extra={"SILICONBENCH_EXTRA_WORKLOADS": "tests.fake_workloads"})
+           env_extra={"SILICONBENCH_EXTRA_WORKLOADS": "tests.helpers.fake_workloads"})
     assert r.returncode == 1
     assert "The run failed: RuntimeError: the workload broke. 1 result rows were kept." \
         in " ".join(r.stdout.split())

@@ -147,7 +147,7 @@ def test_missing_framework_in_the_bundle_says_how_to_add_it(monkeypatch):
 def test_cli_exports_and_imports_sbresults(tmp_path, monkeypatch, capsys):
     from siliconbench.core.cli import main
     from siliconbench.core.store import Store
-    from tests.sample_records import gemm_run
+    from tests.helpers.sample_records import gemm_run
     rec = gemm_run("M1 Max", 10.0)
     Store().save(rec)
     out = tmp_path / f"runs{RESULT_SUFFIX}"

@@ -17,7 +17,7 @@ from siliconbench.core.machine import probe
 from siliconbench.core.results import Row
 from siliconbench.core.store import Store
 from siliconbench.core.workloads import bandwidth
-from tests.recorded import recorded
+from tests.helpers.recorded import recorded
 
 
 def store(tmp_path, monkeypatch, rec):

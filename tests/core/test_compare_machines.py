@@ -24,7 +24,7 @@ from siliconbench.core.export import to_json
 from siliconbench.core.machine import MachineInfo, mac_model_name, parse_system_profiler
 from siliconbench.core.report import to_csv, to_html
 from siliconbench.core.results import RunRecord
-from tests.recorded import recorded
+from tests.helpers.recorded import recorded
 
 DATA = Path(__file__).parents[1] / "data"
 

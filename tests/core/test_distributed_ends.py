@@ -10,7 +10,12 @@ import psutil
 import pytest
 
 from siliconbench.core.store import Store
-from tests.cli_processes import processes_under, start_cli, wait_for_stored_rows, wait_until_gone
+from tests.helpers.cli_processes import (
+    processes_under,
+    start_cli,
+    wait_for_stored_rows,
+    wait_until_gone,
+)
 
 ENGINES = ["mlx", "torch"]
 

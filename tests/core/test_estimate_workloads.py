@@ -23,7 +23,7 @@ from siliconbench.core import estimate as estimate_mod  # noqa: E402
 from siliconbench.core.estimate import estimate, model_size  # noqa: E402
 from siliconbench.core.frameworks import DeviceInfo  # noqa: E402
 from siliconbench.core.kit.headroom import MEMORY_SHARE  # noqa: E402
-from tests.dialogs import the_sheet  # noqa: E402
+from tests.helpers.dialogs import the_sheet  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 GB = 2**30

@@ -23,9 +23,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from siliconbench.core import cli, devices  # noqa: E402
 from siliconbench.core.frameworks import FRAMEWORKS, DeviceInfo, FrameworkInfo  # noqa: E402
-from tests.cli_processes import ROOT, cli_in_process  # noqa: E402
-from tests.dialogs import the_sheet  # noqa: E402
-from tests.recorded import recorded  # noqa: E402
+from tests.helpers.cli_processes import ROOT, cli_in_process  # noqa: E402
+from tests.helpers.dialogs import the_sheet  # noqa: E402
+from tests.helpers.recorded import recorded  # noqa: E402
 
 sb = cli_in_process
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_processes import ROOT, run_cli
 from tests.core.test_files_beside_store import hostile
+from tests.helpers.cli_processes import ROOT, run_cli
 
 GUARD_S = 120     # a hang-guard for the harness, not a measurement
 CASES = ("fifo", "dev_zero_link", "folder", "link_outside")
@@ -94,7 +94,7 @@ def test_a_run_beside_an_unusable_store_is_kept_in_a_result_file(case, tmp_path,
         [sys.executable, "-m", "siliconbench.core.cli", "run", "fake-ok", "--steps", "1",
          "--framework", "torch"], capture_output=True, text=True, timeout=GUARD_S, cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": str(ROOT),
-             "SILICONBENCH_EXTRA_WORKLOADS": "tests.fake_workloads"})
+             "SILICONBENCH_EXTRA_WORKLOADS": "tests.helpers.fake_workloads"})
     assert done.returncode == 1, done.stderr[-3000:]
     assert "internal error" not in done.stderr and "Traceback" not in done.stderr
     assert f"results store {store} is {SAID[case]}" in done.stderr

@@ -26,7 +26,7 @@ from siliconbench.core.results import (
     records_from_json,
 )
 from siliconbench.core.store import Store
-from tests.cli_processes import cli_in_process
+from tests.helpers.cli_processes import cli_in_process
 
 FIXTURE = Path(__file__).parent.parent / "data" / "records" / "gemm_cpu_tiny.json"
 SEED = 14

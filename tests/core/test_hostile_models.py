@@ -430,7 +430,7 @@ def test_a_cut_listing_is_said(tmp_path, monkeypatch, capsys):
     found = model_places.find(env={"HF_HUB_CACHE": str(hub)}, home=tmp_path / "none")
     assert found.notes == [f"Hugging Face cache: {hub} holds more than 50 entries; only the "
                            "first 50 were looked at, so models past them are not listed."]
-    from tests.cli_processes import cli_in_process
+    from tests.helpers.cli_processes import cli_in_process
     monkeypatch.setenv("HF_HUB_CACHE", str(hub))
     monkeypatch.setenv("HOME", str(tmp_path / "none"))
     rc, out, err = cli_in_process(capsys, "models")

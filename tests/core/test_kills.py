@@ -15,8 +15,13 @@ from pathlib import Path
 import pytest
 
 from siliconbench.core.store import INTERRUPTED, Store
-from tests.cli_processes import processes_under, start_cli, wait_for_stored_rows, wait_until_gone
-from tests.fake_workloads import FRAMEWORK
+from tests.helpers.cli_processes import (
+    processes_under,
+    start_cli,
+    wait_for_stored_rows,
+    wait_until_gone,
+)
+from tests.helpers.fake_workloads import FRAMEWORK
 
 pytestmark = pytest.mark.usefixtures("fake_workloads")
 

@@ -25,8 +25,8 @@ from siliconbench.core.files import write_atomic
 from siliconbench.core.results import RunRecord, records_from_json, records_to_json
 from siliconbench.core.runner import RunNotStored, RunSpec, execute
 from siliconbench.core.store import Store, StoreError
-from tests.cli_processes import run_cli, wait_until_gone
-from tests.fake_workloads import FRAMEWORK
+from tests.helpers.cli_processes import run_cli, wait_until_gone
+from tests.helpers.fake_workloads import FRAMEWORK
 
 # ---------------------------------------------------------------- helpers
 
@@ -44,7 +44,7 @@ def real_run(tmp_path_factory) -> RunRecord:
     from siliconbench.core.catalogue import catalogue
     saved = {k: os.environ.get(k) for k in ("SILICONBENCH_HOME", "SILICONBENCH_EXTRA_WORKLOADS")}
     os.environ["SILICONBENCH_HOME"] = str(tmp_path_factory.mktemp("real-run"))
-    os.environ["SILICONBENCH_EXTRA_WORKLOADS"] = "tests.fake_workloads"
+    os.environ["SILICONBENCH_EXTRA_WORKLOADS"] = "tests.helpers.fake_workloads"
     catalogue.cache_clear()
     try:
         return execute(RunSpec("fake-ok", FRAMEWORK, params={"steps": 3}), None)
@@ -268,7 +268,7 @@ def test_a_failed_final_save_raises_with_the_record_kept(tmp_path, monkeypatch, 
         raise StoreError("The results store cannot be written (database disk image is "
                          "malformed).")
     monkeypatch.setattr(s, "save", broken)
-    monkeypatch.setenv("SILICONBENCH_EXTRA_WORKLOADS", "tests.fake_workloads")
+    monkeypatch.setenv("SILICONBENCH_EXTRA_WORKLOADS", "tests.helpers.fake_workloads")
     from siliconbench.core.catalogue import catalogue
     catalogue.cache_clear()
     with pytest.raises(RunNotStored) as e:

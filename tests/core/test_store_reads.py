@@ -19,10 +19,10 @@ from siliconbench.core import store as store_mod
 from siliconbench.core import store_reads
 from siliconbench.core.results import records_from_file
 from siliconbench.core.store import INTERRUPTED, Store
-from tests.cli_processes import cli_in_process as sb
-from tests.cli_processes import run_cli
 from tests.core.test_store_failures import fill, remount, small_disk
-from tests.recorded import FOLDER
+from tests.helpers.cli_processes import cli_in_process as sb
+from tests.helpers.cli_processes import run_cli
+from tests.helpers.recorded import FOLDER
 
 
 def real_runs() -> list:

@@ -19,7 +19,7 @@ from siliconbench.core.measure import QUICK  # noqa: E402
 from siliconbench.core.runner import RunSpec, execute  # noqa: E402
 from siliconbench.core.store import Store  # noqa: E402
 from siliconbench.core.suites import expand  # noqa: E402
-from tests.dialogs import the_sheet  # noqa: E402
+from tests.helpers.dialogs import the_sheet  # noqa: E402
 
 GB = 2**30
 LAPTOP = DeviceInfo("torch", "cpu", "Test CPU", "cpu", int(23.5 * GB))

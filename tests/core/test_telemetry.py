@@ -296,7 +296,7 @@ def test_a_broken_source_stops_alone():
 def test_sampler_runs_in_the_parent_during_a_real_run(monkeypatch):
     # The sampler reads the interval in its own module: patched there, not on the package.
     monkeypatch.setattr(telemetry.sampler, "DEFAULT_INTERVAL_S", 0.05)
-    from tests.fake_workloads import FRAMEWORK
+    from tests.helpers.fake_workloads import FRAMEWORK
     rec = execute(RunSpec("fake-ok", FRAMEWORK, params={"steps": 2}), Store())
     t = rec.telemetry
     assert t["interval_s"] == 0.05

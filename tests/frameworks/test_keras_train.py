@@ -7,7 +7,7 @@ import pytest
 
 from siliconbench.core.kit.checks import MIXED_TOLERANCE
 from siliconbench.core.kit.encoders import encoder_config, encoder_train_flops
-from tests.framework_runs import (
+from tests.helpers.framework_runs import (
     TINY_BERT,
     TINY_MLP,
     check_loss_row,

@@ -119,7 +119,7 @@ def test_the_terminal_table_of_a_real_run_has_llama_bench_s_columns():
     import statistics
 
     from siliconbench.core.catalogue import catalogue
-    from tests.recorded import recorded
+    from tests.helpers.recorded import recorded
     rec = recorded("llm-llamacpp")
     [(title, columns, lines)] = catalogue()["llm"].more_tables(rec)
     # llama-bench's markdown table: threads on a CPU backend, no ngl (nor dev: this record
@@ -142,7 +142,7 @@ def test_the_terminal_table_says_no_repack_where_weights_were_not_repacked():
     table says so in a column of llama-cli's switch, on every line; the CPU alone is
     llama-bench's -dev none."""
     from siliconbench.core.catalogue import catalogue
-    from tests.recorded import recorded
+    from tests.helpers.recorded import recorded
     rec = recorded("llm-llamacpp")
     [(_, columns, _)] = catalogue()["llm"].more_tables(rec)
     assert "no-repack" not in columns and "rpk" not in columns    # recorded: repacked

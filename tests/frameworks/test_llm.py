@@ -449,7 +449,7 @@ def test_the_bound_divides_the_best_framework_s_newest_triad_on_the_device(tmp_p
     from siliconbench.core.workloads.llm import MEASURED_TRIAD, measured_ceiling
     monkeypatch.setattr(ceilings, "MIN_BOUND_MB", 4)    # these records' arrays: 1 and 4 MB
     monkeypatch.setattr(ceilings, "last_level_cache", lambda: 0)
-    from tests.recorded import recorded
+    from tests.helpers.recorded import recorded
     monkeypatch.setenv("SILICONBENCH_HOME", str(tmp_path))
     store = Store(tmp_path / "results.sqlite3")
     from siliconbench.core.machine import probe

@@ -19,7 +19,7 @@ from siliconbench.core.kit import llm_shapes as shapes
 from siliconbench.core.kit.headroom import fits
 from siliconbench.core.workloads import llm
 from tests.cli.test_cli import ROOT
-from tests.h200_records import h100
+from tests.helpers.h200_records import h100
 
 PRESET = "llama-3.2-1b"
 SHAPE = llm.PRESETS[PRESET]

@@ -6,7 +6,7 @@ import importlib.util
 import pytest
 
 from tests.cli.test_cli import sb
-from tests.framework_runs import (
+from tests.helpers.framework_runs import (
     TINY_BERT,
     TINY_MLP,
     check_loss_row,

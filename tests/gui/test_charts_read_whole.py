@@ -14,8 +14,8 @@ import pytest  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 
 from tests.gui.test_selection_is_the_users import compare_view  # noqa: E402
-from tests.h200_records import gpu_and_cpu, h200  # noqa: E402
-from tests.recorded import recorded  # noqa: E402
+from tests.helpers.h200_records import gpu_and_cpu, h200  # noqa: E402
+from tests.helpers.recorded import recorded  # noqa: E402
 
 
 @pytest.fixture

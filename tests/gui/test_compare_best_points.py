@@ -13,8 +13,8 @@ import pytest
 
 from siliconbench.gui.compare_view import CompareView
 from tests.gui.test_compare_view import view  # noqa: F401  (the Compare tab at 1440x700)
-from tests.h200_records import h100, h200, h200_runs
-from tests.recorded import recorded
+from tests.helpers.h200_records import h100, h200, h200_runs
+from tests.helpers.recorded import recorded
 
 # ---------------------------------------------------------------- the Machine filter
 

@@ -1,4 +1,4 @@
-"""The Compare tab, offscreen, on run records real runs wrote (tests/recorded.py): runs side by
+"""The Compare tab, offscreen, on run records real runs wrote (tests/helpers/recorded.py): runs side by
 side under their identities with verdicts that never read as equality when the samples cannot
 tell, warnings folded away, report and chart export, published references explained and
 repeatable, and the window's menu action."""
@@ -16,7 +16,7 @@ from siliconbench.core import reference
 from siliconbench.core.frameworks import DeviceInfo
 from siliconbench.core.store import Store
 from siliconbench.gui.compare_view import CompareView, reference_details
-from tests.recorded import recorded
+from tests.helpers.recorded import recorded
 
 
 @pytest.fixture

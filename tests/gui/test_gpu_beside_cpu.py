@@ -1,5 +1,5 @@
-"""The views on runs 1,000x apart: the H200's records (tests/h200_records.py) selected with
-this machine's CPU runs (tests/recorded.py), as a person comparing a GPU with a laptop would.
+"""The views on runs 1,000x apart: the H200's records (tests/helpers/h200_records.py) selected with
+this machine's CPU runs (tests/helpers/recorded.py), as a person comparing a GPU with a laptop would.
 Each test asserts what a person reads: names, axis modes and tick labels, legend names and
 where the legend lies, ratio text and what was paired with what."""
 
@@ -10,8 +10,8 @@ from PySide6.QtCore import Qt
 
 from siliconbench.gui.charts.panel import ChartPanel
 from siliconbench.gui.compare_view import CompareView
-from tests.h200_records import gpu_and_cpu, h100, h200, h200_runs
-from tests.recorded import recorded
+from tests.helpers.h200_records import gpu_and_cpu, h100, h200, h200_runs
+from tests.helpers.recorded import recorded
 
 
 @pytest.fixture

@@ -144,7 +144,7 @@ def test_a_trusted_powers_mark_is_not_painted_as_a_warning(panel):
     'power not trusted'. Only doubts are painted now."""
     from PySide6.QtGui import QColor
     (rec,) = h100("h100-gemm")
-    from tests.h200_records import h200
+    from tests.helpers.h200_records import h200
     panel.show_records([rec, h200("h200-gemmtf32")])
     table = panel.table
     alarm = {QColor(table.theme.warning).name(), QColor(table.theme.error).name()}

@@ -15,7 +15,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QMessageBox  # noqa: E402
 
-from tests.dialogs import answer_file_dialog, the_sheet  # noqa: E402
+from tests.helpers.dialogs import answer_file_dialog, the_sheet  # noqa: E402
 
 REAL_RUNS = Path(__file__).parent.parent / "data" / "runs" / "tiny-cpu-runs.json"
 

@@ -20,8 +20,8 @@ from siliconbench.core.results import RunRecord, records_from_file  # noqa: E402
 from siliconbench.core.runner import RunSpec  # noqa: E402
 from siliconbench.gui.run_queue import RunJob  # noqa: E402
 from tests.gui.test_gpu_beside_cpu import panel  # noqa: E402,F401  (the chart panel, shown)
-from tests.h200_records import gpu_and_cpu, h200  # noqa: E402
-from tests.recorded import recorded  # noqa: E402
+from tests.helpers.h200_records import gpu_and_cpu, h200  # noqa: E402
+from tests.helpers.recorded import recorded  # noqa: E402
 
 DATA = Path(__file__).parent.parent / "data"
 

@@ -9,8 +9,8 @@ import pytest
 from PySide6.QtCore import QPoint
 
 from tests.gui.test_gpu_beside_cpu import ten_sides
-from tests.h200_records import h200
-from tests.recorded import recorded
+from tests.helpers.h200_records import h200
+from tests.helpers.recorded import recorded
 
 # What a person reads a plot by: its axes and two or three decades between them.
 READABLE_PLOT_H = 140

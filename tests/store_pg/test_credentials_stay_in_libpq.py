@@ -18,7 +18,7 @@ import pytest
 
 from siliconbench.core import cli
 from siliconbench.core.store_pg import without_password
-from tests.recorded import recorded
+from tests.helpers.recorded import recorded
 
 ROOT = Path(__file__).resolve().parents[2]
 CANARY = "Kanar1e"                              # in every form the password takes

@@ -18,7 +18,7 @@ SAVER = """
 import dataclasses, os, sys, time
 from pathlib import Path
 from siliconbench.core.run_store import open_store
-from tests.recorded import recorded
+from tests.helpers.recorded import recorded
 n, go = int(sys.argv[1]), Path(sys.argv[2])
 template = recorded("gemm-torch")
 store = open_store()

@@ -16,7 +16,7 @@ from siliconbench.gui.settings import (
     store_preferences,
     use_store_preference,
 )
-from tests.recorded import recorded
+from tests.helpers.recorded import recorded
 
 
 def _ok(dialog) -> None:

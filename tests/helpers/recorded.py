@@ -8,7 +8,7 @@ from pathlib import Path
 
 from siliconbench.core.results import RunRecord
 
-FOLDER = Path(__file__).parent / "data" / "records"
+FOLDER = Path(__file__).resolve().parents[1] / "data" / "records"
 
 
 def recorded(stem: str) -> RunRecord:
