@@ -11,23 +11,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.helpers.cli_processes import cli_in_process, shared
+from tests.helpers.cli_processes import cli, sb, shared
 from tests.helpers.fake_workloads import FRAMEWORK
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def sb(*args, home, env_extra=None, timeout=240):
-    """`siliconbench ARGS` as its own process, as a user's terminal starts it."""
-    env = dict(os.environ, SILICONBENCH_HOME=str(home), **(env_extra or {}))
-    return subprocess.run([sys.executable, "-m", "siliconbench.core.cli", *args], capture_output=True,
-                          text=True, env=env, cwd=ROOT, timeout=timeout)
-
-
-def cli(capsys, monkeypatch, *args, home) -> tuple[int, str, str]:
-    """`siliconbench ARGS` in this process, in the store at `home`."""
-    monkeypatch.setenv("SILICONBENCH_HOME", str(home))
-    return cli_in_process(capsys, *args)
 
 
 @pytest.fixture(scope="module")

@@ -92,7 +92,7 @@ def test_the_last_level_cache_is_read_from_sysfs():
 
 @pytest.mark.usefixtures("short_protocol")
 def test_every_bandwidth_row_carries_stream_s_best_rate():
-    from tests.frameworks.test_bandwidth import sweep
+    from tests.helpers.torch_cpu import sweep
     rows, events = sweep({"sizes_mb": [1], "ops": ["triad", "read"]})
     for row in rows:
         best = max(row.samples)

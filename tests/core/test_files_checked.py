@@ -13,54 +13,22 @@ import os
 import stat
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
-from tests.core.test_files_beside_store import hostile
 from tests.helpers.cli_processes import ROOT, run_cli
+from tests.helpers.hostile_files import (
+    CASES,
+    GUARD_S,
+    OUTSIDE_TEXT,
+    answer,
+    in_child,
+    plant,
+)
 
-GUARD_S = 120     # a hang-guard for the harness, not a measurement
-CASES = ("fifo", "dev_zero_link", "folder", "link_outside")
 SAID = {"fifo": "a FIFO", "dev_zero_link": "a device", "folder": "a folder",
         "dangling_link": "a link to nothing"}
-OUTSIDE_TEXT = b"the user's own file, which SiliconBench must never change\n"
-
-
-@pytest.fixture
-def outside(tmp_path) -> Path:
-    """A file of the user's outside every folder SiliconBench writes to."""
-    path = tmp_path / "elsewhere" / "notes.txt"
-    path.parent.mkdir()
-    path.write_bytes(OUTSIDE_TEXT)
-    return path
-
-
-def plant(path: Path, case: str, outside: Path | None = None) -> None:
-    """`case` in the place of `path`."""
-    if case == "link_outside":
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.symlink_to(outside)
-    elif case == "dangling_link":
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.symlink_to(path.parent / "nothing-here")
-    else:
-        hostile(path, {"dev_zero_link": "dev-zero"}.get(case, case))
-
-
-def in_child(code: str, *extra_env: tuple[str, str], args: list[str] = ()
-             ) -> subprocess.CompletedProcess:
-    """`code` in a Python process of its own (this checkout, this test's SILICONBENCH_HOME),
-    `args` its sys.argv[1:]."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), **dict(extra_env)}
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args],
-                          capture_output=True, text=True, timeout=GUARD_S, env=env, cwd=ROOT)
-
-
-def answer(done: subprocess.CompletedProcess) -> dict:
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def one_sentence(err: str) -> str:
@@ -126,7 +94,7 @@ def test_the_published_archive_is_still_found_at_its_default_place(monkeypatch):
     import hashlib
 
     from siliconbench.core import cifar
-    from tests.core.test_cifar import make_archive
+    from tests.helpers.cifar import make_archive
     cifar.data_dir().mkdir(parents=True)
     make_archive(cifar.data_dir() / cifar.ARCHIVE_NAME)
     monkeypatch.setattr(cifar, "MD5", hashlib.md5(
@@ -159,7 +127,7 @@ def test_the_cifar_archive_at_its_default_place(case, outside):
 def test_a_download_replaces_what_is_at_the_default_place_never_writes_through(case, outside,
                                                                              tmp_path):
     from siliconbench.core import cifar
-    from tests.core.test_cifar import make_archive
+    from tests.helpers.cifar import make_archive
     served = make_archive(tmp_path / "served.tar.gz")
     target = cifar.data_dir() / cifar.ARCHIVE_NAME
     plant(target, case, outside)
@@ -197,7 +165,7 @@ def test_a_batch_of_an_extracted_folder(case, tmp_path):
     import tarfile
 
     from siliconbench.core import cifar
-    from tests.core.test_cifar import make_archive
+    from tests.helpers.cifar import make_archive
     with tarfile.open(make_archive(tmp_path / "tiny.tar.gz")) as tar:
         tar.extractall(tmp_path / "x", filter="data")
     batch = tmp_path / "x" / cifar.FOLDER / "data_batch_3"
@@ -391,7 +359,7 @@ def test_an_export_never_writes_through_what_is_in_its_place(case, outside, tmp_
     """A link to a file is replaced (its target untouched); a FIFO nothing reads and a link
     to a device other than the null device are refused in one sentence and left as they are
     (issue 51: an export never replaces a device node or a FIFO, nor a link to one)."""
-    from tests.core.test_hostile_files import fixture
+    from tests.helpers.hostile_files import fixture
     given = tmp_path / "given.json"
     given.write_text(json.dumps(fixture()))
     assert run_cli("import", str(given), timeout=GUARD_S).returncode == 0

@@ -18,7 +18,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from tests.core.test_architecture import CONTRACTS, lint_imports
+from tests.helpers.architecture import CONTRACTS, lint_imports
 
 ROOT = Path(__file__).resolve().parents[2]
 FW = "siliconbench/core/frameworks/numpyfw"

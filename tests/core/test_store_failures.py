@@ -15,7 +15,6 @@ import textwrap
 import threading
 import time
 import uuid
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -27,6 +26,7 @@ from siliconbench.core.runner import RunNotStored, RunSpec, execute
 from siliconbench.core.store import Store, StoreError
 from tests.helpers.cli_processes import run_cli, wait_until_gone
 from tests.helpers.fake_workloads import FRAMEWORK
+from tests.helpers.store_disk import fill, remount, small_disk
 
 # ---------------------------------------------------------------- helpers
 
@@ -56,35 +56,6 @@ def real_run(tmp_path_factory) -> RunRecord:
 
 def copies(rec: RunRecord, n: int) -> list[RunRecord]:
     return [dataclasses.replace(rec, id=uuid.uuid4().hex) for _ in range(n)]
-
-
-@contextmanager
-def small_disk(where: Path, size: str = "1m"):
-    """A small filesystem of its own, to fill (tmpfs; needs root, as CI has)."""
-    where.mkdir(parents=True, exist_ok=True)
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        pytest.skip(f"cannot mount a small filesystem here: {r.stderr.strip()}")
-    try:
-        yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)], capture_output=True)
-
-
-def remount(where: Path, mode: str) -> None:
-    subprocess.run(["mount", "-o", f"remount,{mode}", str(where)], check=True)
-
-
-def fill(disk: Path) -> None:
-    f = open(disk / "filler", "wb", buffering=0)
-    try:
-        while True:
-            f.write(b"\0" * 4096)
-    except OSError as e:
-        assert e.errno == errno.ENOSPC
-    finally:
-        f.close()
 
 
 def one_sentence(err: str) -> None:

@@ -64,7 +64,7 @@ def test_keras_cnn_flops_are_counted_from_the_layers():
     import subprocess
     import sys
 
-    from tests.cli.test_cli import ROOT
+    from tests.helpers.cli_processes import ROOT
     r = subprocess.run([sys.executable, "-c", CNN_FLOPS], capture_output=True, text=True,
                        cwd=ROOT, timeout=300)
     assert r.returncode == 0, r.stderr

@@ -13,7 +13,7 @@ import pytest
 from siliconbench.core.results import Row
 from siliconbench.core.store import Store
 from siliconbench.core.workloads import memory
-from tests.frameworks.test_train import run_cli, run_limited
+from tests.helpers.torch_cpu import run_cli, run_limited
 
 
 def fake_probe(largest_fit: int, other_failure_at: int | None = None):

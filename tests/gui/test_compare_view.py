@@ -19,15 +19,6 @@ from siliconbench.gui.compare_view import CompareView, reference_details
 from tests.helpers.recorded import recorded
 
 
-@pytest.fixture
-def view(qtbot):
-    v = CompareView()
-    qtbot.addWidget(v)
-    v.resize(1440, 700)
-    v.show()
-    return v
-
-
 def runs():
     """Two quick GEMM runs of this machine on torch and one on MLX."""
     return [recorded("gemm-torch"), recorded("gemm-torch-second"), recorded("gemm-mlx")]

@@ -10,14 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.core.test_files_checked import (  # noqa: F401
-    CASES,
-    OUTSIDE_TEXT,
-    answer,
-    in_child,
-    outside,
-    plant,
-)
+from tests.helpers.hostile_files import CASES, OUTSIDE_TEXT, answer, in_child, plant
 
 MAGIC = {"png": b"\x89PNG", "svg": b"<?xml"}
 CHILD = """

@@ -13,7 +13,6 @@ import pytest
 from siliconbench.core.results import RunRecord, records_from_file
 from siliconbench.core.suites import summary_lines
 from siliconbench.core.telemetry import power_trusted
-from tests.gui.test_gpu_beside_cpu import panel  # noqa: F401  (the chart panel, shown)
 
 FOLDER = Path(__file__).parent.parent / "data" / "h100"
 POWER_LIMIT_W = 700.0       # the board's, read by gpu_energy_check.py beside the run

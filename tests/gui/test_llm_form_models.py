@@ -15,13 +15,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import Qt  # noqa: E402
 
 from siliconbench.core.frameworks import DeviceInfo  # noqa: E402
-from tests.core.test_model_files import (  # noqa: E402
-    folder_files,
-    hub_repo,
-    tiny_llama,
-    write_gguf,
-)
-from tests.gui.test_main_window_in_use import this_cpu  # noqa: E402
+from tests.helpers.gui import this_cpu  # noqa: E402
+from tests.helpers.model_files import folder_files, hub_repo, tiny_llama, write_gguf
 
 RUN_TIMEOUT_MS = 480_000
 

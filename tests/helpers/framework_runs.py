@@ -5,9 +5,8 @@ import json
 import math
 
 from siliconbench.core.measure import SETTINGS_ENV
-from tests.cli.test_cli import sb
 from tests.conftest import SHORT_PROTOCOL
-from tests.helpers.cli_processes import shared
+from tests.helpers.cli_processes import sb, shared
 
 TRAIN_METRICS = {"samples_per_s", "step_time", "tflops", "peak_memory"}
 MLP_METRICS = {"samples_per_s", "step_time", "tflops", "train_seconds", "epoch_seconds",

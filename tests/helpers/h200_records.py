@@ -36,3 +36,7 @@ def gpu_and_cpu() -> list[RunRecord]:
 def h100(stem: str) -> list[RunRecord]:
     """The runs of one H100 file (h100-quick-suite.json holds nine, CPU and GPU)."""
     return records_from_file(H100 / f"{stem}.json")
+
+
+def h100_runs() -> list[RunRecord]:
+    return [r for p in sorted(H100.glob("*.json")) for r in records_from_file(p)]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from siliconbench.core.results import RunRecord
+from siliconbench.core.results import RunRecord, records_from_file
 
 FOLDER = Path(__file__).resolve().parents[1] / "data" / "records"
 
@@ -22,3 +22,8 @@ def stems() -> list[str]:
 
 def every_run() -> list[RunRecord]:
     return [recorded(s) for s in stems()]
+
+
+def real_runs() -> list:
+    return [r for stem in ("gemm-torch", "bandwidth-torch", "llm-torch")
+            for r in records_from_file(FOLDER / f"{stem}.json")]
