@@ -27,3 +27,8 @@ def every_run() -> list[RunRecord]:
 def real_runs() -> list:
     return [r for stem in ("gemm-torch", "bandwidth-torch", "llm-torch")
             for r in records_from_file(FOLDER / f"{stem}.json")]
+
+
+def gemm_runs() -> list[RunRecord]:
+    """Two quick GEMM runs of this machine on torch and one on MLX."""
+    return [recorded("gemm-torch"), recorded("gemm-torch-second"), recorded("gemm-mlx")]
