@@ -253,12 +253,22 @@ def test_a_failed_final_save_raises_with_the_record_kept(tmp_path, monkeypatch, 
 
 # ---------------------------------------------------------------- concurrent processes
 
+# Each says it is ready (imports done, record read), then waits for the start time the test
+# writes into `go` once all ten are ready, and opens the store at that moment.
 SAVE_ONE = textwrap.dedent("""
-    import sys, time
+    import os, sys, time
+    from pathlib import Path
     from siliconbench.core.results import records_from_json
     from siliconbench.core.store import Store
     [rec] = records_from_json(open(sys.argv[1]).read())
-    start = float(sys.argv[2])
+    go = Path(sys.argv[2])
+    Path(sys.argv[1] + ".ready").touch()
+    deadline = time.monotonic() + 120
+    while not go.exists():
+        if time.monotonic() > deadline:
+            sys.exit("no start time came within 120 s")
+        time.sleep(0.01)
+    start = float(go.read_text())
     time.sleep(max(0.0, start - time.time() - 0.01))
     while time.time() < start:  # all open the new store within a millisecond
         pass
@@ -272,9 +282,17 @@ def test_ten_processes_creating_the_store_at_once_all_succeed(tmp_path, real_run
     for i, rec in enumerate(recs):
         files.append(tmp_path / f"r{i}.json")
         files[-1].write_text(records_to_json([rec]))
-    start = time.time() + 2.0
-    procs = [subprocess.Popen([sys.executable, "-c", SAVE_ONE, str(f), str(start)],
+    go = tmp_path / "go"
+    procs = [subprocess.Popen([sys.executable, "-c", SAVE_ONE, str(f), str(go)],
                               stderr=subprocess.PIPE, text=True) for f in files]
+    deadline = time.monotonic() + 120
+    while not all(Path(f"{f}.ready").exists() or p.poll() is not None
+                  for f, p in zip(files, procs)):
+        assert time.monotonic() < deadline, "the ten processes were not all ready in 120 s"
+        time.sleep(0.01)
+    # written whole, then renamed: no process reads half a start time
+    (tmp_path / "go.part").write_text(str(time.time() + 0.2))
+    (tmp_path / "go.part").rename(go)
     results = [(p.wait(60), p.stderr.read()) for p in procs]
     assert [rc for rc, _ in results] == [0] * 10, results
     assert {r.id for r in Store().runs()} == {r.id for r in recs}
