@@ -1,7 +1,8 @@
 """The test suite's own shape: what several test modules share lives in tests/helpers/, and no
-file under tests/ imports a test module. (Importing one collects its tests' dependencies with
+file under tests/ imports a test module (importing one collects its tests' dependencies with
 it, runs its module-level code, and ties two tests' files together: moving or deleting one
-broke the other.)"""
+broke the other). And a test that needs llama-cpp-python runs in `make test-llamacpp`: `make
+test` has no llama.cpp, so one left out of that step skips in both CI steps."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import re
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
+MAKEFILE = TESTS.parent / "Makefile"
 TEST_MODULE = re.compile(r"^tests(\.\w+)*\.test_\w+$")
 # An import statement inside a string of code: `from tests.x.test_y import z`, `import tests.x`.
 IN_CODE = re.compile(r"^\s*(?:from|import)\s+(tests(?:\.\w+)+)", re.MULTILINE)
@@ -74,3 +76,27 @@ def test_an_import_of_a_test_module_is_found_in_each_form(tmp_path):
 def test_helpers_hold_no_tests():
     """tests/helpers/ is imported, never collected: a test_*.py there would be both."""
     assert sorted(p.name for p in (TESTS / "helpers").glob("test_*.py")) == []
+
+
+def needing_llamacpp(root: Path) -> list[str]:
+    """The test modules under `root` that skip without llama-cpp-python: those that ask for
+    its module or use tests/helpers/llamacpp.py's marker, relative to root's parent."""
+    return sorted(str(p.relative_to(root.parent)) for p in root.rglob("test_*.py")
+                  if re.search(r"""find_spec\(["']llama_cpp["']\)|tests\.helpers\.llamacpp""",
+                               p.read_text(encoding="utf-8")))
+
+
+def llamacpp_step(makefile: Path) -> set[str]:
+    """The test modules the Makefile's test-llamacpp recipe runs."""
+    recipe = re.search(r"^test-llamacpp:.*\n((?:\t.*\n?)+)", makefile.read_text(encoding="utf-8"),
+                       re.MULTILINE)
+    assert recipe, f"{makefile} has no test-llamacpp recipe"
+    return set(re.findall(r"tests/\S+\.py", recipe.group(1)))
+
+
+def test_every_test_that_needs_llamacpp_runs_in_make_test_llamacpp():
+    needing = needing_llamacpp(TESTS)
+    assert "tests/frameworks/test_llamacpp.py" in needing     # the check sees what it must
+    missing = sorted(set(needing) - llamacpp_step(MAKEFILE))
+    assert missing == [], ("these skip in `make test` (no llama.cpp) and are not run by `make "
+                           "test-llamacpp`: add them to its pytest line: " + ", ".join(missing))

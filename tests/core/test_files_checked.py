@@ -7,7 +7,6 @@ a hang from stalling the suite (the assertions say what must happen, never how f
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import stat
@@ -215,81 +214,6 @@ def test_the_help_page_in_the_data_folder(case, outside, siliconbench_home):
         assert got["shown"] and got["opened"] == [str(page)] and got["said"] == []
         assert got["regular"] and got["html"]
     assert outside.read_bytes() == OUTSIDE_TEXT
-
-
-# ---------------------------------------------------------------- llama.cpp's model cache
-
-needs_llamacpp = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
-                                    reason="llama-cpp-python is not installed")
-GGUF_CHILD = """
-    import json, os, stat, sys
-    from siliconbench.core.frameworks.llamacpp import models
-    from siliconbench.core.workloads import llm
-    shape, case, outside = llm.PRESETS["tiny"], sys.argv[1], sys.argv[2]
-    path = models.model_file(shape, "tiny", "q4_0", 1)
-    whole = path.read_bytes()
-    sums = models.checksum_path(path).read_text()
-    path.unlink()
-    if case == "fifo": os.mkfifo(path)
-    elif case == "dev_zero_link": path.symlink_to("/dev/zero")
-    elif case == "folder": path.mkdir()
-    elif case == "link_outside": path.symlink_to(outside)
-    elif case == "random": path.write_bytes(os.urandom(len(whole)))
-    elif case == "truncated": path.write_bytes(whole[:len(whole) // 2])
-    elif case == "no_checksum":
-        path.write_bytes(whole)
-        models.checksum_path(path).unlink()
-    said = []
-    again = models.model_file(shape, "tiny", "q4_0", 1, say=said.append)
-    reused = models.model_file(shape, "tiny", "q4_0", 1, say=said.append)
-    print(json.dumps({"said": said, "same": again == path == reused,
-                      "regular": stat.S_ISREG(os.lstat(path).st_mode),
-                      "tensors": len(models.tensor_bytes(path)),
-                      "damage": models.damage(path)}))
-    """
-
-
-@needs_llamacpp
-@pytest.mark.parametrize("case", [*CASES, "random", "truncated", "no_checksum"])
-def test_a_damaged_cached_gguf_model_is_rebuilt_and_said(case, outside):
-    got = answer(in_child(GGUF_CHILD, args=[case, str(outside)]))
-    reason = {"fifo": "it is a FIFO", "dev_zero_link": "it is a link",
-              "folder": "it is a folder", "link_outside": "it is a link",
-              "random": "checksum of it is not the one it was built with",
-              "truncated": "bytes, not the", "no_checksum": "checksum record is missing"}[case]
-    # Said once, for the rebuild; the second call reuses the rebuilt file.
-    assert len(got["said"]) == 2 and got["said"][-1].startswith("the cached model tiny-")
-    assert reason in got["said"][-1] and got["said"][-1].endswith("; rebuilt")
-    assert got["same"] and got["regular"] and got["tensors"] > 0 and got["damage"] is None
-    assert outside.read_bytes() == OUTSIDE_TEXT
-
-
-@needs_llamacpp
-@pytest.mark.usefixtures("short_protocol")
-def test_a_run_over_a_fifo_in_the_model_cache_rebuilds_it_and_warns(tmp_path):
-    built = answer(in_child("""
-        import json
-        from siliconbench.core.frameworks.llamacpp import models
-        from siliconbench.core.workloads import llm
-        print(json.dumps(str(models.model_file(llm.PRESETS["tiny"], "tiny", "q4_0", 1))))
-        """))
-    path = Path(built)
-    path.unlink()
-    os.mkfifo(path)
-    done = run_cli("run", "llm", "--framework", "llamacpp", "--device", "cpu", "--preset",
-                   "tiny", "--dtype", "q4_0", "--prompts", "8", "--depths", "0",
-                   "--gen-tokens", "4", "--quick", cwd=tmp_path, timeout=GUARD_S)
-    assert done.returncode == 0, done.stderr[-3000:]
-    said = (f"the cached model {path.name} was damaged (it is a FIFO, not a regular file); "
-            "rebuilt")
-    assert f"warning: {said}" in done.stdout
-    from siliconbench.core.store import Store
-    store = Store()
-    try:
-        [rec] = store.runs(workload="llm")
-    finally:
-        store.close()
-    assert rec.status == "ok" and said in rec.warnings
 
 
 # ---------------------------------------------------------------- Core ML's package cache
