@@ -27,7 +27,7 @@ run: $(STAMP)
 # slow new test shows at once. Tests run in parallel workers (pytest-xdist), at most 4: each
 # starts framework processes of its own.
 # A costly run that several tests assert on is made once for all workers
-# (tests/cli_processes.shared).
+# (tests/helpers/cli_processes.shared).
 test: $(STAMP)
 	$(BIN)/ruff check .
 	@$(COMPILE) tests
@@ -36,8 +36,9 @@ test: $(STAMP)
 # llama.cpp's tests, apart: PyPI has llama-cpp-python's source only, so installing the extra
 # compiles llama.cpp (about 20 minutes on 2 cores; a Mac needs the Xcode command-line tools and
 # cmake). pip keeps the wheel it built in its cache, so a machine compiles it once. `make test`
-# does not: its llama.cpp tests skip, saying why. CI runs both. The multimodal library
-# (LLAVA_BUILD) is left out: nothing here uses it. CMAKE_ARGS from the environment wins.
+# does not: its llama.cpp tests skip, saying why. CI runs both. Every test module that needs
+# llama-cpp-python is listed below (tests/test_suite_shape.py checks it). The multimodal
+# library (LLAVA_BUILD) is left out: nothing here uses it. CMAKE_ARGS from the environment wins.
 LLAMACPP_STAMP := $(VENV)/.installed-llamacpp
 $(LLAMACPP_STAMP): $(STAMP)
 	CMAKE_ARGS="$${CMAKE_ARGS:--DLLAVA_BUILD=OFF}" $(BIN)/python -m pip install -q -e '.[dev,llamacpp]'
@@ -46,7 +47,7 @@ $(LLAMACPP_STAMP): $(STAMP)
 test-llamacpp: $(LLAMACPP_STAMP)
 	@$(COMPILE) tests
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q tests/frameworks/test_llamacpp.py \
-		tests/frameworks/test_serve_llamacpp.py
+		tests/frameworks/test_llamacpp_cache.py tests/frameworks/test_serve_llamacpp.py
 
 devices: $(STAMP)
 	@$(COMPILE)

@@ -18,8 +18,8 @@
      left out there.
    Target: the medians of time to first token and of per-request decode rate
    ((n - 1) / (t_last - t_first), n from the server's usage) within 3% of the reference's.
-   Servers: the stand-in (tests/serving_standin.py, its own process), mlx_lm.server on the
-   tiny preset (CPU), llama-cpp-python's server on a tiny GGUF where its extra is installed.
+   Servers: the stand-in (tests/helpers/serving_standin.py, its own process), mlx_lm.server
+   on the tiny preset (CPU), llama-cpp-python's server on a tiny GGUF where its extra is installed.
 
 2. The client's own cost: against the stand-in at --gap-ms a token and --concurrency
    requests at once (or each level of --sweep), the median time per output token
@@ -367,7 +367,7 @@ def run_aiperf(aiperf: str, base: str, model: str, tokenizer: str, asks: list[As
 
 
 def standin(gap_ms: float, ttft_ms: float = 20.0) -> tuple[subprocess.Popen, str]:
-    p = subprocess.Popen([sys.executable, str(ROOT / "tests" / "serving_standin.py"),
+    p = subprocess.Popen([sys.executable, str(ROOT / "tests" / "helpers" / "serving_standin.py"),
                           "--gap-ms", str(gap_ms), "--ttft-ms", str(ttft_ms)],
                          stdout=subprocess.PIPE, text=True, cwd=ROOT)
     return p, p.stdout.readline().strip()

@@ -1,5 +1,5 @@
 """The shared store on PostgreSQL against the embedded SQLite, side by side, on a server this
-script starts on 127.0.0.1 (tests/pg_server.py; PostgreSQL's binaries needed):
+script starts on 127.0.0.1 (tests/helpers/pg_server.py; PostgreSQL's binaries needed):
 
 - the app's Results over 10,000 runs of 100 machines, as the app does it: the store's listings
   read into the Results table (ResultsBrowser.reload: the listing, the model, the machines'
@@ -42,7 +42,7 @@ from siliconbench.core.run_store import open_store  # noqa: E402
 from siliconbench.core.store import Store  # noqa: E402
 from siliconbench.core.store_pg import SharedDatabase, init  # noqa: E402
 from siliconbench.core.store_schema import Listed  # noqa: E402
-from tests.pg_server import end_server, have_binaries, start_server  # noqa: E402
+from tests.helpers.pg_server import end_server, have_binaries, start_server  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "data" / "records" / "gemm_cpu_tiny.json"
 RUNS, MACHINES, SAVES, OPENED = 10_000, 100, 30, 50

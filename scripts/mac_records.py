@@ -1,7 +1,7 @@
 """Write the Mac records issue 50's screenshot cases use (scripts/screenshots.py CASES) to a
 folder: a real run (tests/data/records/gemm-torch.json) with the machine fields of a MacBook
 Pro (Mac14,6), a Mac Studio (Mac14,13) and a colleague's identical MacBook Pro, as
-tests/core/test_compare_machines.py makes them, and the Studio's three repeats with one
+tests/helpers/mac_records.py makes them, and the Studio's three repeats with one
 outlier.
 
     python scripts/mac_records.py OUT_DIR
@@ -18,7 +18,7 @@ sys.path.insert(0, str(ROOT))
 
 def main() -> int:
     from siliconbench.core.export import to_json
-    from tests.core.test_compare_machines import repeats_with_an_outlier, three_macs
+    from tests.helpers.mac_records import repeats_with_an_outlier, three_macs
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
     mbp, studio, colleague = three_macs()

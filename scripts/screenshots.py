@@ -175,7 +175,7 @@ def _gemm_gpu(recs):
 
 # name: (the tab shot, the runs selected from {file stem: its runs}). The five are this
 # CPU's quick-suite GEMM runs on three frameworks with two H100 GEMM runs; the ten, ten run
-# identities (tests/gui/test_gpu_beside_cpu.py's ten_sides).
+# identities (tests/helpers/gui.py's ten_sides).
 CASES = {
     "compare-2-sides": ("Compare", lambda f: f["h200-gemm"] + f["gemm-torch"]),
     "compare-5-sides": ("Compare", lambda f: f["gemm-tensorflow"] + f["gemm-torch"]
@@ -190,7 +190,7 @@ CASES = {
                                        if r.workload == "llm" and r.device != "cpu"]),
     # A context sweep's decode over its depths, 0 to 3968, on a log2 axis.
     "llm-context-sweep": ("LLM", lambda f: f["llm-torch-context-sweep"]),
-    # Issue 50's cases (the Mac records as tests/core/test_compare_machines.py makes them,
+    # Issue 50's cases (the Mac records as tests/helpers/mac_records.py makes them,
     # written by scripts/mac_records.py): two Macs of one chip and a colleague's identical
     # MacBook Pro; three repeats with one outlier; TF32 beside a CPU's float32; the H100's
     # and H200's Llama-3.1-8B runs, one without its decode loop.

@@ -94,7 +94,7 @@ def extra_workloads(monkeypatch):
 @pytest.fixture
 def fake_workloads(extra_workloads):
     """The crash/hang/raise test workloads."""
-    extra_workloads("tests.fake_workloads")
+    extra_workloads("tests.helpers.fake_workloads")
 
 
 _exit_status: list[int] = []
@@ -115,3 +115,11 @@ def pytest_unconfigure(config):
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(_exit_status[-1])
+
+
+# Fixtures several test modules share, kept in tests/helpers/ (a test module imports nothing
+# from another): registered here, for every test under tests/.
+from tests.helpers.estimates import machine  # noqa: E402,F401
+from tests.helpers.gui import panel, view  # noqa: E402,F401
+from tests.helpers.hostile_files import outside  # noqa: E402,F401
+from tests.helpers.torch_cpu import spread_model  # noqa: E402,F401

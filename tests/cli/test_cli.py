@@ -11,23 +11,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.cli_processes import cli_in_process, shared
-from tests.fake_workloads import FRAMEWORK
+from tests.helpers.cli_processes import cli, sb, shared
+from tests.helpers.fake_workloads import FRAMEWORK
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def sb(*args, home, env_extra=None, timeout=240):
-    """`siliconbench ARGS` as its own process, as a user's terminal starts it."""
-    env = dict(os.environ, SILICONBENCH_HOME=str(home), **(env_extra or {}))
-    return subprocess.run([sys.executable, "-m", "siliconbench.core.cli", *args], capture_output=True,
-                          text=True, env=env, cwd=ROOT, timeout=timeout)
-
-
-def cli(capsys, monkeypatch, *args, home) -> tuple[int, str, str]:
-    """`siliconbench ARGS` in this process, in the store at `home`."""
-    monkeypatch.setenv("SILICONBENCH_HOME", str(home))
-    return cli_in_process(capsys, *args)
 
 
 @pytest.fixture(scope="module")
@@ -143,7 +130,7 @@ def test_a_foreign_file_is_refused_by_name_and_the_good_one_imported(tmp_path, g
 
 def test_failed_run_exits_1_and_is_kept(tmp_path, capsys, monkeypatch):
     r = sb("run", "fake-raises", "--steps", "1", "--framework", FRAMEWORK, home=tmp_path,
-           env_extra={"SILICONBENCH_EXTRA_WORKLOADS": "tests.fake_workloads"})
+           env_extra={"SILICONBENCH_EXTRA_WORKLOADS": "tests.helpers.fake_workloads"})
     assert r.returncode == 1
     assert "The run failed: RuntimeError: the workload broke. 1 result rows were kept." \
         in " ".join(r.stdout.split())

@@ -11,8 +11,8 @@ import pytest
 
 from siliconbench.core.frameworks import DeviceInfo
 from siliconbench.core.store import Store
-from tests.cli_processes import cli_in_process
-from tests.h200_records import h100
+from tests.helpers.cli_processes import cli_in_process
+from tests.helpers.h200_records import h100
 
 WORKLOADS = ["allreduce", "scaling"]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from siliconbench.core.results import RunRecord
 from siliconbench.gui.results_model import workload_text
-from tests.cli.test_cli import cli
+from tests.helpers.cli_processes import cli
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 FILES = (DATA / "h200" / "h200-gemmtf32.json", DATA / "sustained" / "gemm-cpu-1min.json")

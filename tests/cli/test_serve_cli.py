@@ -1,4 +1,4 @@
-"""`siliconbench run serve --url` against the stand-in server (tests/serving_standin.py): the
+"""`siliconbench run serve --url` against the stand-in server (tests/helpers/serving_standin.py): the
 record it keeps (rows at each concurrency, chunk times, schema-valid), what it refuses in one
 sentence, an API key that goes nowhere but the request, and a failing server's run that
 ends failed with its reason in bounded time."""
@@ -12,8 +12,8 @@ import time
 import pytest
 
 from siliconbench.core.results import RunRecord
-from tests.cli_processes import run_cli
-from tests.serving_standin import Behaviour, StandIn
+from tests.helpers.cli_processes import run_cli
+from tests.helpers.serving_standin import Behaviour, StandIn
 
 FAST = ["--concurrency", "1,3", "--requests", "6", "--output-tokens", "6",
         "--prompt-tokens", "16", "--json"]
@@ -136,7 +136,7 @@ def test_the_api_key_goes_only_into_the_request(tmp_path):
         import subprocess
         import sys
 
-        from tests.cli_processes import _env
+        from tests.helpers.cli_processes import _env
         r = subprocess.run([sys.executable, "-m", "siliconbench.core.cli", "run", "serve",
                             "--url", s.url, "--api", "openai", "--api-key-env",
                             "MY_SERVER_KEY", *FAST], capture_output=True, text=True,
@@ -158,7 +158,7 @@ def test_the_api_key_goes_only_into_the_request(tmp_path):
 def test_ctrl_c_during_a_stalled_request_ends_the_run_at_once(siliconbench_home):
     import signal
 
-    from tests.cli_processes import start_cli, wait_until_gone
+    from tests.helpers.cli_processes import start_cli, wait_until_gone
     with StandIn(Behaviour(ttft_s=0.01, gap_s=0.002, fault="stall", fault_after=1)) as s:
         cli = start_cli("run", "serve", "--url", s.url, "--api", "openai", "--stall-s",
                         "3600", "--request-s", "7200", *FAST)

@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from tests.cli_processes import cli_in_process
-from tests.h200_records import FOLDER, h200_runs
+from tests.helpers.cli_processes import cli_in_process
+from tests.helpers.h200_records import FOLDER, h200_runs
 
 # The app's words, and what it reads them from (the telemetry's rows and their marks of how
 # the power was measured), written out here so that the test stands apart from the code.

@@ -49,15 +49,35 @@ def test_every_script_package_and_resource_it_names_exists(setup_app):
     assert setup_app.OPTIONS["arch"] == "arm64"
 
 
+def build_outputs() -> set[str]:
+    """What a build leaves in the checkout: build/, dist/ and *.egg-info, with their files."""
+    found = set()
+    for top in [ROOT / "build", ROOT / "dist", *ROOT.glob("*.egg-info")]:
+        if top.exists():
+            found |= {top.relative_to(ROOT).as_posix()} | \
+                {p.relative_to(ROOT).as_posix() for p in top.rglob("*")}
+    return found
+
+
 def test_the_wheel_installs_one_package_named_siliconbench(tmp_path):
     """pip installs exactly one top-level package, siliconbench (and its metadata): core, gui
     and resources at the top level would collide with any other distribution's. The wheel
     holds every package of ours (a framework's folder left out would install SiliconBench
-    without that framework's runs) and the data files the app reads."""
+    without that framework's runs) and the data files the app reads. It is built from a copy
+    of what the build reads (setuptools writes build/ and an .egg-info beside the sources it
+    is given): the checkout is left as it was."""
+    import shutil
     import zipfile
+    source = tmp_path / "source"
+    shutil.copytree(ROOT / "siliconbench", source / "siliconbench",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(ROOT / name, source)
+    before = build_outputs()
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                    "-q", "-w", str(tmp_path), str(ROOT)], check=True, capture_output=True,
+                    "-q", "-w", str(tmp_path), str(source)], check=True, capture_output=True,
                    timeout=240, cwd=tmp_path)
+    assert build_outputs() == before, "the build wrote into the checkout"
     [wheel] = tmp_path.glob("siliconbench-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     name, version = wheel.name.split("-")[:2]
@@ -147,7 +167,7 @@ def test_missing_framework_in_the_bundle_says_how_to_add_it(monkeypatch):
 def test_cli_exports_and_imports_sbresults(tmp_path, monkeypatch, capsys):
     from siliconbench.core.cli import main
     from siliconbench.core.store import Store
-    from tests.sample_records import gemm_run
+    from tests.helpers.sample_records import gemm_run
     rec = gemm_run("M1 Max", 10.0)
     Store().save(rec)
     out = tmp_path / f"runs{RESULT_SUFFIX}"

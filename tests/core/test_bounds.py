@@ -21,7 +21,8 @@ from siliconbench.core.machine import probe
 from siliconbench.core.results import Row
 from siliconbench.core.store import Store
 from siliconbench.core.workloads import bandwidth
-from tests.recorded import recorded
+from tests.helpers.bounds import assert_cpu_decode_bound, bound_figures
+from tests.helpers.recorded import recorded
 
 
 def store(tmp_path, monkeypatch, rec):
@@ -135,7 +136,7 @@ def test_the_last_level_cache_is_read_from_sysfs():
 
 @pytest.mark.usefixtures("short_protocol")
 def test_every_bandwidth_row_carries_stream_s_best_rate():
-    from tests.frameworks.test_bandwidth import sweep
+    from tests.helpers.torch_cpu import sweep
     rows, events = sweep({"sizes_mb": [1], "ops": ["triad", "read"]})
     for row in rows:
         best = max(row.samples)
@@ -165,23 +166,6 @@ def test_the_read_kernel_sums_one_array():
             float(ops.to_numpy(a).sum()), rel=1e-4)
         ops.release()
     assert bandwidth.MOVED["read"] == bandwidth.INPUTS["read"] == 1
-
-
-def bound_figures(detail: str) -> tuple[float, float]:
-    """(read, triad) GB/s, as a CPU's decode bound's detail gives them (4 figures each)."""
-    import re
-    read = re.search(r"the read kernel \(s = sum\(a\)\) ([0-9.e+]+) GB/s", detail)
-    triad = re.search(r"triad \(a = b \+ s\*c\) ([0-9.e+]+) GB/s", detail)
-    assert read and triad, detail
-    return float(read[1]), float(triad[1])
-
-
-def assert_cpu_decode_bound(bound: dict) -> None:
-    """A CPU's decode bound (the record's memory_bound) is the higher of the read and the
-    triad it names, and its source says which."""
-    read, triad = bound_figures(bound["detail"])
-    assert f"{bound['gb_per_s']:.4g}" == f"{max(read, triad):.4g}"
-    assert bound["source"] == (MEASURED_READ if read >= triad else MEASURED_TRIAD)
 
 
 def test_a_decode_bound_measured_now_is_never_under_its_triad(monkeypatch):

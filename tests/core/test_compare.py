@@ -40,7 +40,7 @@ from siliconbench.core.export import to_json
 from siliconbench.core.results import Row
 from siliconbench.core.stats import summarize
 from siliconbench.core.store import Store
-from tests.sample_records import QUICK_MEASURE, gemm_run, infer_run, samples
+from tests.helpers.sample_records import QUICK_MEASURE, gemm_run, infer_run, samples
 
 # ---------------------------------------------------------------- statistics
 

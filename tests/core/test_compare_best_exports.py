@@ -11,8 +11,8 @@ import re
 
 from siliconbench.core.compare_words import compared, sides_for
 from siliconbench.core.report import to_csv, to_html
-from tests.h200_records import h100, h200
-from tests.recorded import recorded
+from tests.helpers.h200_records import h100, h200
+from tests.helpers.recorded import recorded
 
 
 def h100_gemm_runs():
@@ -65,7 +65,7 @@ def test_run_json_marks_an_untrusted_power_as_the_json_export_does(capsys, monke
     own printing is what is tested."""
     from siliconbench.core import runner
     from siliconbench.core.results import UNTRUSTED_POWER, exported
-    from tests.cli_processes import cli_in_process
+    from tests.helpers.cli_processes import cli_in_process
     rec = h200("h200-gemm")
     assert any(r.metric == "power" and not r.flags for r in rec.rows)
     monkeypatch.setattr(runner, "execute_kept", lambda spec, on_event=None: (rec, None))

@@ -27,9 +27,9 @@ from siliconbench.core.compare_words import (
 from siliconbench.core.export import to_json
 from siliconbench.core.report import to_html
 from siliconbench.core.telemetry import power_trusted
-from tests.h200_records import FOLDER, h100, h200
-from tests.recorded import FOLDER as CPU_FOLDER
-from tests.recorded import recorded
+from tests.helpers.h200_records import FOLDER, h100, h200
+from tests.helpers.recorded import FOLDER as CPU_FOLDER
+from tests.helpers.recorded import recorded
 
 
 def host_cpu(workload: str):
@@ -131,7 +131,7 @@ def test_ten_runs_keep_the_vm_and_the_h100_hosts_cpu_apart():
 def test_two_macs_of_one_chip_name_are_two_sides():
     """An M3 Max and a binned one (the two sysctl captures in tests/data/macos: 12 + 4 and
     10 + 4 cores), neither named: two machines, named apart by their cores."""
-    from tests.sample_records import gemm_run
+    from tests.helpers.sample_records import gemm_run
     full = [{"name": "performance", "cores": 12}, {"name": "efficiency", "cores": 4}]
     binned = [{"name": "performance", "cores": 10}, {"name": "efficiency", "cores": 4}]
     a = gemm_run("", 8.0, machine_kw={"chip": "Apple M3 Max", "cpu_tiers": full})

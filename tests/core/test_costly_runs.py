@@ -11,7 +11,7 @@ import pytest
 from siliconbench.core import cifar
 from siliconbench.core.estimate import PROCESS_BYTES, estimate
 from siliconbench.core.frameworks import DeviceInfo
-from tests.core.test_estimate_workloads import GB, machine, refused, run  # noqa: F401
+from tests.helpers.estimates import GB, refused, run
 
 pytestmark = pytest.mark.timeout(120)
 LAPTOP = DeviceInfo("torch", "cpu", "Test CPU", "cpu", int(23.5 * GB))

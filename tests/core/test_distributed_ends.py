@@ -10,7 +10,12 @@ import psutil
 import pytest
 
 from siliconbench.core.store import Store
-from tests.cli_processes import processes_under, start_cli, wait_for_stored_rows, wait_until_gone
+from tests.helpers.cli_processes import (
+    processes_under,
+    start_cli,
+    wait_for_stored_rows,
+    wait_until_gone,
+)
 
 ENGINES = ["mlx", "torch"]
 
@@ -26,6 +31,13 @@ def long_run(framework: str, *extra: str):
     return start_cli("run", "allreduce", "--framework", framework, "--processes", "2",
                      "--sizes", ",".join(str(2**k) for k in range(4, 24)),
                      "--dtypes", "float32,bfloat16", "--yes", *extra)   # long: asked first
+
+
+def ended(p: psutil.Process) -> bool:
+    try:
+        return p.status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
 
 
 def run_folders(home) -> set[str]:
@@ -60,9 +72,17 @@ def test_two_ctrl_c_cancel_the_run_like_one(siliconbench_home):
     cli = long_run("torch")
     wait_for_stored_rows(siliconbench_home / "results.sqlite3", 3, timeout=240)
     folders = run_folders(siliconbench_home)
-    assert folders
+    ranks = [p for p in processes_under(siliconbench_home) if p.pid != cli.pid]
+    assert folders and ranks
     cli.send_signal(signal.SIGINT)
-    time.sleep(0.3)
+    # The second lands while the first is being handled: once the cancel has ended a rank
+    # (SIGTERM to the run's processes), while the command still saves and says so.
+    deadline = time.monotonic() + 60
+    while not any(ended(p) for p in ranks):
+        assert cli.poll() is None, "the command ended before its ranks"
+        assert time.monotonic() < deadline, "no rank ended within 60 s of the first Ctrl-C"
+        time.sleep(0.01)
+    assert cli.poll() is None, "the command had ended before the second Ctrl-C"
     cli.send_signal(signal.SIGINT)
     out, err = cli.communicate(timeout=60)
     assert cli.returncode == 130, err

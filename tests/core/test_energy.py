@@ -28,7 +28,7 @@ from siliconbench.core.telemetry import (
     rapl_counter,
     rapl_delta,
 )
-from tests.h200_records import FOLDER as H200  # tests/data/h200
+from tests.helpers.h200_records import FOLDER as H200  # tests/data/h200
 
 MAX_RANGE = 262_143_328_850          # an Intel package's max_energy_range_uj
 

@@ -12,7 +12,6 @@ import json
 import os
 import subprocess
 import sys
-import types
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -23,54 +22,10 @@ from siliconbench.core import estimate as estimate_mod  # noqa: E402
 from siliconbench.core.estimate import estimate, model_size  # noqa: E402
 from siliconbench.core.frameworks import DeviceInfo  # noqa: E402
 from siliconbench.core.kit.headroom import MEMORY_SHARE  # noqa: E402
-from tests.dialogs import the_sheet  # noqa: E402
+from tests.helpers.dialogs import the_sheet  # noqa: E402
+from tests.helpers.estimates import GB, refused, run  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
-GB = 2**30
-
-
-class Started(Exception):
-    """A run's process was about to start."""
-
-
-@pytest.fixture
-def machine(monkeypatch, siliconbench_home):
-    """A machine of 2 cores and `machine.memory(bytes)` free, whose runs never start: each
-    start is kept in `machine.started` and refused."""
-    import psutil
-
-    from siliconbench.core import child
-    state = types.SimpleNamespace(started=[], free=int(23.5 * GB))
-    monkeypatch.setattr(psutil, "virtual_memory",
-                        lambda: types.SimpleNamespace(total=state.free, available=state.free))
-    monkeypatch.setattr(estimate_mod, "physical_cores", lambda: 2)
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
-
-    def start(self):
-        state.started.append(self)
-        raise Started
-    monkeypatch.setattr(child.ChildRun, "start", start)
-
-    def memory(free: int):
-        state.free = free
-    state.memory = memory
-    state.home = siliconbench_home
-    return state
-
-
-def run(capsys, *argv: str) -> tuple[int, str]:
-    from siliconbench.core import cli
-    code = cli.main(["run", *argv])
-    return code, capsys.readouterr().err.strip()
-
-
-def refused(machine, code: int, err: str) -> str:
-    """The one-line refusal, with nothing started and nothing stored."""
-    assert code == 2, err
-    assert "\n" not in err and err.startswith("siliconbench: ") and "warning" not in err
-    assert machine.started == []
-    assert not (machine.home / "results.sqlite3").exists()
-    return err.removeprefix("siliconbench: ")
 
 
 # ---------------------------------------------------------------- refused: it cannot fit

@@ -23,9 +23,10 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from siliconbench.core import cli, devices  # noqa: E402
 from siliconbench.core.frameworks import FRAMEWORKS, DeviceInfo, FrameworkInfo  # noqa: E402
-from tests.cli_processes import ROOT, cli_in_process  # noqa: E402
-from tests.dialogs import the_sheet  # noqa: E402
-from tests.recorded import recorded  # noqa: E402
+from tests.helpers.cli_processes import ROOT, cli_in_process  # noqa: E402
+from tests.helpers.dialogs import the_sheet  # noqa: E402
+from tests.helpers.hostile_files import hostile  # noqa: E402
+from tests.helpers.recorded import recorded  # noqa: E402
 
 sb = cli_in_process
 
@@ -54,19 +55,6 @@ def no_stall(fifo: Path, seconds: float = 10):
         watchdog.join()
         if stalled.is_set():   # said first: what failed after the release is a consequence
             pytest.fail(f"stalled on the FIFO {fifo.name} for more than {seconds} s")
-
-
-def hostile(path: Path, kind: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if kind == "fifo":
-        os.mkfifo(path)
-    elif kind == "dev-zero":
-        path.symlink_to("/dev/zero")
-    elif kind == "folder":
-        path.mkdir()
-    else:
-        raise ValueError(kind)
-    return path
 
 
 def assert_one_sentence(rc: int, err: str) -> None:

@@ -7,60 +7,27 @@ a hang from stalling the suite (the assertions say what must happen, never how f
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import stat
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
-from tests.cli_processes import ROOT, run_cli
-from tests.core.test_files_beside_store import hostile
+from tests.helpers.cli_processes import ROOT, run_cli
+from tests.helpers.hostile_files import (
+    CASES,
+    GUARD_S,
+    OUTSIDE_TEXT,
+    answer,
+    in_child,
+    plant,
+)
 
-GUARD_S = 120     # a hang-guard for the harness, not a measurement
-CASES = ("fifo", "dev_zero_link", "folder", "link_outside")
 SAID = {"fifo": "a FIFO", "dev_zero_link": "a device", "folder": "a folder",
         "dangling_link": "a link to nothing"}
-OUTSIDE_TEXT = b"the user's own file, which SiliconBench must never change\n"
-
-
-@pytest.fixture
-def outside(tmp_path) -> Path:
-    """A file of the user's outside every folder SiliconBench writes to."""
-    path = tmp_path / "elsewhere" / "notes.txt"
-    path.parent.mkdir()
-    path.write_bytes(OUTSIDE_TEXT)
-    return path
-
-
-def plant(path: Path, case: str, outside: Path | None = None) -> None:
-    """`case` in the place of `path`."""
-    if case == "link_outside":
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.symlink_to(outside)
-    elif case == "dangling_link":
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.symlink_to(path.parent / "nothing-here")
-    else:
-        hostile(path, {"dev_zero_link": "dev-zero"}.get(case, case))
-
-
-def in_child(code: str, *extra_env: tuple[str, str], args: list[str] = ()
-             ) -> subprocess.CompletedProcess:
-    """`code` in a Python process of its own (this checkout, this test's SILICONBENCH_HOME),
-    `args` its sys.argv[1:]."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), **dict(extra_env)}
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args],
-                          capture_output=True, text=True, timeout=GUARD_S, env=env, cwd=ROOT)
-
-
-def answer(done: subprocess.CompletedProcess) -> dict:
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def one_sentence(err: str) -> str:
@@ -94,7 +61,7 @@ def test_a_run_beside_an_unusable_store_is_kept_in_a_result_file(case, tmp_path,
         [sys.executable, "-m", "siliconbench.core.cli", "run", "fake-ok", "--steps", "1",
          "--framework", "torch"], capture_output=True, text=True, timeout=GUARD_S, cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": str(ROOT),
-             "SILICONBENCH_EXTRA_WORKLOADS": "tests.fake_workloads"})
+             "SILICONBENCH_EXTRA_WORKLOADS": "tests.helpers.fake_workloads"})
     assert done.returncode == 1, done.stderr[-3000:]
     assert "internal error" not in done.stderr and "Traceback" not in done.stderr
     assert f"results store {store} is {SAID[case]}" in done.stderr
@@ -126,7 +93,7 @@ def test_the_published_archive_is_still_found_at_its_default_place(monkeypatch):
     import hashlib
 
     from siliconbench.core import cifar
-    from tests.core.test_cifar import make_archive
+    from tests.helpers.cifar import make_archive
     cifar.data_dir().mkdir(parents=True)
     make_archive(cifar.data_dir() / cifar.ARCHIVE_NAME)
     monkeypatch.setattr(cifar, "MD5", hashlib.md5(
@@ -159,7 +126,7 @@ def test_the_cifar_archive_at_its_default_place(case, outside):
 def test_a_download_replaces_what_is_at_the_default_place_never_writes_through(case, outside,
                                                                              tmp_path):
     from siliconbench.core import cifar
-    from tests.core.test_cifar import make_archive
+    from tests.helpers.cifar import make_archive
     served = make_archive(tmp_path / "served.tar.gz")
     target = cifar.data_dir() / cifar.ARCHIVE_NAME
     plant(target, case, outside)
@@ -197,7 +164,7 @@ def test_a_batch_of_an_extracted_folder(case, tmp_path):
     import tarfile
 
     from siliconbench.core import cifar
-    from tests.core.test_cifar import make_archive
+    from tests.helpers.cifar import make_archive
     with tarfile.open(make_archive(tmp_path / "tiny.tar.gz")) as tar:
         tar.extractall(tmp_path / "x", filter="data")
     batch = tmp_path / "x" / cifar.FOLDER / "data_batch_3"
@@ -247,81 +214,6 @@ def test_the_help_page_in_the_data_folder(case, outside, siliconbench_home):
         assert got["shown"] and got["opened"] == [str(page)] and got["said"] == []
         assert got["regular"] and got["html"]
     assert outside.read_bytes() == OUTSIDE_TEXT
-
-
-# ---------------------------------------------------------------- llama.cpp's model cache
-
-needs_llamacpp = pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None,
-                                    reason="llama-cpp-python is not installed")
-GGUF_CHILD = """
-    import json, os, stat, sys
-    from siliconbench.core.frameworks.llamacpp import models
-    from siliconbench.core.workloads import llm
-    shape, case, outside = llm.PRESETS["tiny"], sys.argv[1], sys.argv[2]
-    path = models.model_file(shape, "tiny", "q4_0", 1)
-    whole = path.read_bytes()
-    sums = models.checksum_path(path).read_text()
-    path.unlink()
-    if case == "fifo": os.mkfifo(path)
-    elif case == "dev_zero_link": path.symlink_to("/dev/zero")
-    elif case == "folder": path.mkdir()
-    elif case == "link_outside": path.symlink_to(outside)
-    elif case == "random": path.write_bytes(os.urandom(len(whole)))
-    elif case == "truncated": path.write_bytes(whole[:len(whole) // 2])
-    elif case == "no_checksum":
-        path.write_bytes(whole)
-        models.checksum_path(path).unlink()
-    said = []
-    again = models.model_file(shape, "tiny", "q4_0", 1, say=said.append)
-    reused = models.model_file(shape, "tiny", "q4_0", 1, say=said.append)
-    print(json.dumps({"said": said, "same": again == path == reused,
-                      "regular": stat.S_ISREG(os.lstat(path).st_mode),
-                      "tensors": len(models.tensor_bytes(path)),
-                      "damage": models.damage(path)}))
-    """
-
-
-@needs_llamacpp
-@pytest.mark.parametrize("case", [*CASES, "random", "truncated", "no_checksum"])
-def test_a_damaged_cached_gguf_model_is_rebuilt_and_said(case, outside):
-    got = answer(in_child(GGUF_CHILD, args=[case, str(outside)]))
-    reason = {"fifo": "it is a FIFO", "dev_zero_link": "it is a link",
-              "folder": "it is a folder", "link_outside": "it is a link",
-              "random": "checksum of it is not the one it was built with",
-              "truncated": "bytes, not the", "no_checksum": "checksum record is missing"}[case]
-    # Said once, for the rebuild; the second call reuses the rebuilt file.
-    assert len(got["said"]) == 2 and got["said"][-1].startswith("the cached model tiny-")
-    assert reason in got["said"][-1] and got["said"][-1].endswith("; rebuilt")
-    assert got["same"] and got["regular"] and got["tensors"] > 0 and got["damage"] is None
-    assert outside.read_bytes() == OUTSIDE_TEXT
-
-
-@needs_llamacpp
-@pytest.mark.usefixtures("short_protocol")
-def test_a_run_over_a_fifo_in_the_model_cache_rebuilds_it_and_warns(tmp_path):
-    built = answer(in_child("""
-        import json
-        from siliconbench.core.frameworks.llamacpp import models
-        from siliconbench.core.workloads import llm
-        print(json.dumps(str(models.model_file(llm.PRESETS["tiny"], "tiny", "q4_0", 1))))
-        """))
-    path = Path(built)
-    path.unlink()
-    os.mkfifo(path)
-    done = run_cli("run", "llm", "--framework", "llamacpp", "--device", "cpu", "--preset",
-                   "tiny", "--dtype", "q4_0", "--prompts", "8", "--depths", "0",
-                   "--gen-tokens", "4", "--quick", cwd=tmp_path, timeout=GUARD_S)
-    assert done.returncode == 0, done.stderr[-3000:]
-    said = (f"the cached model {path.name} was damaged (it is a FIFO, not a regular file); "
-            "rebuilt")
-    assert f"warning: {said}" in done.stdout
-    from siliconbench.core.store import Store
-    store = Store()
-    try:
-        [rec] = store.runs(workload="llm")
-    finally:
-        store.close()
-    assert rec.status == "ok" and said in rec.warnings
 
 
 # ---------------------------------------------------------------- Core ML's package cache
@@ -391,7 +283,7 @@ def test_an_export_never_writes_through_what_is_in_its_place(case, outside, tmp_
     """A link to a file is replaced (its target untouched); a FIFO nothing reads and a link
     to a device other than the null device are refused in one sentence and left as they are
     (issue 51: an export never replaces a device node or a FIFO, nor a link to one)."""
-    from tests.core.test_hostile_files import fixture
+    from tests.helpers.hostile_files import fixture
     given = tmp_path / "given.json"
     given.write_text(json.dumps(fixture()))
     assert run_cli("import", str(given), timeout=GUARD_S).returncode == 0

@@ -11,7 +11,7 @@ import pytest
 from siliconbench.core import cli
 from siliconbench.core.compare_words import compared, sides_for
 from siliconbench.core.kit.ceilings import MEASURED_TRIAD
-from tests.h200_records import H100, h100
+from tests.helpers.h200_records import H100, h100
 
 
 def loops() -> list:

@@ -26,18 +26,14 @@ from siliconbench.core.results import (
     records_from_json,
 )
 from siliconbench.core.store import Store
-from tests.cli_processes import cli_in_process
+from tests.helpers.cli_processes import cli_in_process
+from tests.helpers.hostile_files import FIXTURE, fixture
 
-FIXTURE = Path(__file__).parent.parent / "data" / "records" / "gemm_cpu_tiny.json"
 SEED = 14
 MUTATIONS = 300
 # C0 and C1 controls, DEL, ESC: none may reach a terminal or a message from a file's data.
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 FORMULA = ("=", "+", "-", "@")
-
-
-def fixture() -> dict:
-    return json.loads(FIXTURE.read_text(encoding="utf-8"))
 
 
 def strict_json(text: str):

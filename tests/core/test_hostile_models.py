@@ -23,21 +23,11 @@ import pytest
 
 from siliconbench.core.kit import model_files, model_places
 from siliconbench.core.kit.llm_shapes import ModelShape, shape_from_config, weight_bytes
-from tests.core.test_estimate_workloads import machine, refused, run  # noqa: F401
-from tests.core.test_model_files import hub_repo, write_gguf
+from tests.helpers.estimates import refused, run
+from tests.helpers.model_files import gguf_99_bytes, hub_repo, write_gguf
 
 pytestmark = pytest.mark.timeout(120)
 MEMORY_CAP = 2 << 30            # a subprocess reading a hostile file gets this much at most
-
-
-def gguf_99_bytes(path: Path) -> Path:
-    """The audit's file: one key whose array claims 2^62 one-byte elements at end of file."""
-    key = b"a" * 51
-    data = b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + struct.pack("<Q", len(key)) + key \
-        + struct.pack("<IIQ", 9, 0, 2**62)
-    assert len(data) == 99
-    path.write_bytes(data)
-    return path
 
 
 def capped(*argv: str, env: dict, timeout: float = 90) -> subprocess.CompletedProcess:
@@ -430,7 +420,7 @@ def test_a_cut_listing_is_said(tmp_path, monkeypatch, capsys):
     found = model_places.find(env={"HF_HUB_CACHE": str(hub)}, home=tmp_path / "none")
     assert found.notes == [f"Hugging Face cache: {hub} holds more than 50 entries; only the "
                            "first 50 were looked at, so models past them are not listed."]
-    from tests.cli_processes import cli_in_process
+    from tests.helpers.cli_processes import cli_in_process
     monkeypatch.setenv("HF_HUB_CACHE", str(hub))
     monkeypatch.setenv("HOME", str(tmp_path / "none"))
     rc, out, err = cli_in_process(capsys, "models")

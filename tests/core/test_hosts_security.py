@@ -2,7 +2,7 @@
 anything run but SiliconBench's own ranks, a local run listens on loopback only, and every
 bad host list is one sentence, exit 2, before anything starts.
 
-Nothing here reaches another machine: `ssh` is a stand-in first on PATH (tests/fake_ssh.py)
+Nothing here reaches another machine: `ssh` is a stand-in first on PATH (tests/helpers/fake_ssh.py)
 that records its arguments, reads them as OpenSSH does (options up to the first word that
 is not one, or `--`), runs a ProxyCommand found among the options as OpenSSH would (that is
 the attack), and answers as each test asks. No name is ever resolved."""
@@ -23,10 +23,10 @@ from siliconbench.core import hosts as hosts_mod
 from siliconbench.core.hosts import HostsError
 from siliconbench.core.runner import ChildRun, RunSpec, UsageError
 from siliconbench.core.store import Store
-from tests.cli_processes import run_cli, wait_until_gone
+from tests.helpers.cli_processes import run_cli, wait_until_gone
 
 ENGINES = ["mlx", "torch"]
-FAKE_SSH = Path(__file__).parent.parent / "fake_ssh.py"
+FAKE_SSH = Path(__file__).parent.parent / "helpers" / "fake_ssh.py"
 
 
 @pytest.fixture(autouse=True)

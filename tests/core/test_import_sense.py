@@ -19,10 +19,10 @@ import pytest
 from siliconbench.core import results
 from siliconbench.core.results import NotAResultFile, records_from_file, records_to_json
 from siliconbench.core.store import INTERRUPTED, Store, keep_elsewhere
-from tests.cli_processes import cli_in_process as sb
-from tests.dialogs import the_sheet
-from tests.h200_records import FOLDER as H200  # tests/data/h200
-from tests.recorded import FOLDER
+from tests.helpers.cli_processes import cli_in_process as sb
+from tests.helpers.dialogs import the_sheet
+from tests.helpers.h200_records import FOLDER as H200  # tests/data/h200
+from tests.helpers.recorded import FOLDER
 
 
 def h200_files() -> list[Path]:

@@ -15,7 +15,7 @@ from siliconbench.core.catalogue import Workload
 from siliconbench.core.frameworks import FRAMEWORKS
 from siliconbench.core.params import Param
 from siliconbench.core.runner import RunSpec, UsageError, discover_devices, execute, prepare
-from tests.cli.test_cli import ROOT
+from tests.helpers.cli_processes import ROOT
 
 WORKLOAD = Workload(
     name="fake-mix", title="Imports a framework", summary="Tries to load another framework.",

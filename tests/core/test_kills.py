@@ -15,8 +15,13 @@ from pathlib import Path
 import pytest
 
 from siliconbench.core.store import INTERRUPTED, Store
-from tests.cli_processes import processes_under, start_cli, wait_for_stored_rows, wait_until_gone
-from tests.fake_workloads import FRAMEWORK
+from tests.helpers.cli_processes import (
+    processes_under,
+    start_cli,
+    wait_for_stored_rows,
+    wait_until_gone,
+)
+from tests.helpers.fake_workloads import FRAMEWORK
 
 pytestmark = pytest.mark.usefixtures("fake_workloads")
 
@@ -86,15 +91,18 @@ PARENT = textwrap.dedent("""
     time.sleep(120)
 """)
 WORKER = "import sys, time; sys.platform = {platform!r}; from siliconbench.core.worker import " \
-         "end_with_parent; end_with_parent(); time.sleep(120)"
+         "end_with_parent; end_with_parent(); print('armed', flush=True); time.sleep(120)"
 
 
 @pytest.mark.parametrize("platform", ["linux", "darwin"])  # prctl, and the watchdog macOS uses
 def test_the_worker_ends_when_its_parent_dies(siliconbench_home, platform):
     parent = subprocess.Popen([sys.executable, "-c", PARENT, WORKER.format(platform=platform)],
                               stdout=subprocess.PIPE, text=True, start_new_session=True)
-    worker_pid = int(parent.stdout.readline())
-    time.sleep(0.5)   # let the worker arm its watch
+    # The parent says the worker's pid, the worker (on the same stdout) that its watch is
+    # armed: in either order.
+    said = {parent.stdout.readline().strip() for _ in range(2)}
+    assert "armed" in said, said
+    worker_pid = int(next(line for line in said if line.isdigit()))
     os.kill(worker_pid, 0)  # alive
     parent.kill()
     parent.wait()

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from tests.cli_processes import _env
+from tests.helpers.cli_processes import _env
 
 ENGINES = ["mlx", "torch"]
 WORKLOADS = {"allreduce": ["--sizes", "4096", "--dtypes", "float32"],

@@ -13,51 +13,24 @@ import pytest
 
 from siliconbench.core import machine
 from siliconbench.core.machine import MachineInfo, commands, linux, power
+from tests.helpers.mac_probe import (
+    INTEL,
+    M5_MAX,
+    MACOS,
+    VM,
+    capture,
+    mac_commands,
+    missing_command,
+    recorded,
+)
 
 DATA = Path(__file__).parent.parent / "data" / "machine"
 EPYC = DATA / "linux_epyc"
-MACOS = Path(__file__).parent.parent / "data" / "macos"
 REPO = Path(__file__).resolve().parents[2]
-
-
-def recorded(folder: Path, name: str) -> str:
-    return (folder / name).read_text(encoding="utf-8")
-
-
-def capture(name: str) -> str:
-    return recorded(MACOS, name)
 
 
 def tiers(*pairs) -> list[dict]:
     return [{"name": name, "cores": cores} for name, cores in pairs]
-
-
-def missing_command(args: list[str]) -> str:
-    raise FileNotFoundError(2, "No such file or directory", args[0])
-
-
-def mac_commands(sysctl=None, system_profiler=(), sw_vers=None, pmset_batt=None, pmset=None):
-    """A run_command that answers each macOS command with what one Mac printed.
-
-    system_profiler: the captures of its data types; where they were captured one data type per
-    command, the answer joins them as the one command the probe runs prints them together.
-    A command with no capture fails as a missing one does.
-    """
-    answers = {"sysctl": sysctl, "sw_vers": sw_vers, "pmset -g batt": pmset_batt,
-               "pmset -g": pmset}
-
-    def run(args: list[str]) -> str:
-        if args[0] == "system_profiler":
-            if not system_profiler:
-                return missing_command(args)
-            joined = {}
-            for name in system_profiler:
-                joined.update(json.loads(capture(name)))
-            return json.dumps(joined)
-        name = answers[" ".join(args[:3]) if args[0] == "pmset" else args[0]]
-        return capture(name) if name else missing_command(args)
-
-    return run
 
 
 # --- every real capture parses to the facts it states (tests/data/macos/SOURCES.md) ---------
@@ -382,17 +355,6 @@ def test_mac_model_names():
 
 
 # --- probes ---------------------------------------------------------------------------------
-
-
-M5_MAX = {"sysctl": "m5max_macbookpro_sysctl_perflevels.txt",
-          "system_profiler": ["m5max_macbookpro_SPHardwareDataType.json"]}
-VM = {"sysctl": "vm_m1_ghrunner_macos26_sysctl.txt",
-      "system_profiler": ["vm_m1_ghrunner_macos26_SPHardwareDataType.json"],
-      "sw_vers": "vm_m1_ghrunner_macos26_sw_vers.txt"}
-INTEL = {"sysctl": "intel_ghrunner_macos15_sysctl.txt",
-         "system_profiler": ["intel_ghrunner_macos15_SPHardwareDataType.json",
-                             "intel_ghrunner_macos15_SPDisplaysDataType.json"],
-         "sw_vers": "intel_ghrunner_macos15_sw_vers.txt"}
 
 
 def test_probe_m5_max_names_super_and_performance_tiers(monkeypatch):

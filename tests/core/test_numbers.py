@@ -27,7 +27,7 @@ from siliconbench.gui.compare_view import FIXED, CompareView
 from siliconbench.gui.results_browser import BEST, cell_text
 from siliconbench.gui.row_table import RowTable
 from siliconbench.gui.row_text import headline_text
-from tests.recorded import recorded
+from tests.helpers.recorded import recorded
 
 # Two runs of one machine with points in common; TensorFlow's MLP reaches over 1,000 img/s.
 STEMS = ("mlp-torch", "mlp-tensorflow")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from siliconbench.core.catalogue import headline
-from tests.cli_processes import run_cli
+from tests.helpers.cli_processes import run_cli
 
 OLD = Path(__file__).parent.parent / "data" / "stores"
 

@@ -13,7 +13,7 @@ import pytest
 
 from siliconbench.core.frameworks.llamacpp import models
 from siliconbench.core.results import read_result_files, records_to_json
-from tests.recorded import recorded
+from tests.helpers.recorded import recorded
 
 GGUF = b"GGUF" + bytes(60)
 

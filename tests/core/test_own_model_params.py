@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from siliconbench.core.catalogue import workload
 from siliconbench.core.params import resolve
-from tests.core.test_model_files import tiny_llama
+from tests.helpers.model_files import tiny_llama
 
 
 def test_an_own_model_file_leaves_no_preset_in_the_parameters(tmp_path):

@@ -18,7 +18,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from tests.core.test_architecture import CONTRACTS, lint_imports
+from tests.helpers.architecture import CONTRACTS, lint_imports
 
 ROOT = Path(__file__).resolve().parents[2]
 FW = "siliconbench/core/frameworks/numpyfw"
@@ -203,6 +203,8 @@ def follow_the_recipes(into: Path) -> None:
                  "tests/frameworks/test_framework_packages.py"):
         (into / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, into / name)
+    shutil.copytree(ROOT / "tests" / "helpers", into / "tests" / "helpers",   # conftest's
+                    ignore=shutil.ignore_patterns("__pycache__"))
 
 
 def in_copy(root: Path, *args: str, timeout: int = 120) -> subprocess.CompletedProcess:

@@ -10,7 +10,7 @@ from siliconbench.core import cli, reference
 from siliconbench.core.compare_stats import PUBLISHED_VERDICT, Side, compare, resolve_sides
 from siliconbench.core.results import records_from_json
 from siliconbench.core.store import Store
-from tests.sample_records import infer_run
+from tests.helpers.sample_records import infer_run
 
 # What the measured workloads call their points and metrics.
 POINTS = {"train": {"model", "batch_size", "precision"},
@@ -85,7 +85,7 @@ def test_the_published_figures():
 def test_published_llm_rows_have_the_points_a_real_run_makes():
     """So Compare pairs a measured qwen3-4b run (prompt 2048, depth 2048, 128 tokens) with
     mlx-lm's own M4 Max figures: the same metrics, units and point keys as a real run's."""
-    from tests.recorded import recorded
+    from tests.helpers.recorded import recorded
     measured = {(r.metric, r.unit, tuple(sorted(r.params))) for r in recorded("llm-mlx").rows
                 if r.metric not in ("decode_roofline", "ttft_ms")}   # mlx-lm gives no TTFT
     for ref_id in ("pub-mlxlm-qwen3-4b-bf16", "pub-mlxlm-qwen3-4b-q8", "pub-mlxlm-qwen3-4b-q4"):

@@ -11,7 +11,7 @@ import pytest
 
 from siliconbench.core.compare_stats import Side, compare, resolve_side
 from siliconbench.core.report import bar_chart, to_csv, to_html
-from tests.sample_records import gemm_run, infer_run
+from tests.helpers.sample_records import gemm_run, infer_run
 
 
 def comparison():

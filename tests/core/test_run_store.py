@@ -15,7 +15,7 @@ import pytest
 from siliconbench.core.run_store import RunStore, open_store
 from siliconbench.core.store import Store
 from siliconbench.core.store_sync import SharedStore
-from tests.recorded import recorded
+from tests.helpers.recorded import recorded
 
 PACKAGE = Path(__file__).resolve().parents[2] / "siliconbench"
 

@@ -7,8 +7,8 @@ import pytest
 
 from siliconbench.core.runner import ChildRun, RunSpec, UsageError, execute
 from siliconbench.core.store import Store
-from tests.cli_processes import stored_records
-from tests.fake_workloads import FRAMEWORK
+from tests.helpers.cli_processes import stored_records
+from tests.helpers.fake_workloads import FRAMEWORK
 
 pytestmark = pytest.mark.usefixtures("fake_workloads")
 

@@ -1,4 +1,4 @@
-"""The serve workload's client and metrics against the stand-in server (tests/serving_standin.py),
+"""The serve workload's client and metrics against the stand-in server (tests/helpers/serving_standin.py),
 whose chunks leave at fixed time points: the identities the metrics rest on, each API's own
 fields, and every way a server can fail counted as a failed request in bounded time."""
 
@@ -22,7 +22,7 @@ from siliconbench.core.kit.serving_metrics import (
     within,
 )
 from siliconbench.core.params import ParamError
-from tests.serving_standin import Behaviour, StandIn
+from tests.helpers.serving_standin import Behaviour, StandIn
 
 LIMITS = Limits(stall_s=5.0, stream_s=20.0)
 

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from siliconbench.core import launch
-from tests.cli_processes import start_cli, wait_until_gone
+from tests.helpers.cli_processes import start_cli, wait_until_gone
 
 RUNS = {"allreduce": ["--sizes", ",".join(str(2**k) for k in range(4, 24))],
         "scaling": ["--widths", "16", "--batch-size", "4"]}

@@ -15,7 +15,6 @@ import textwrap
 import threading
 import time
 import uuid
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -25,8 +24,9 @@ from siliconbench.core.files import write_atomic
 from siliconbench.core.results import RunRecord, records_from_json, records_to_json
 from siliconbench.core.runner import RunNotStored, RunSpec, execute
 from siliconbench.core.store import Store, StoreError
-from tests.cli_processes import run_cli, wait_until_gone
-from tests.fake_workloads import FRAMEWORK
+from tests.helpers.cli_processes import run_cli, wait_until_gone
+from tests.helpers.fake_workloads import FRAMEWORK
+from tests.helpers.store_disk import fill, remount, small_disk
 
 # ---------------------------------------------------------------- helpers
 
@@ -44,7 +44,7 @@ def real_run(tmp_path_factory) -> RunRecord:
     from siliconbench.core.catalogue import catalogue
     saved = {k: os.environ.get(k) for k in ("SILICONBENCH_HOME", "SILICONBENCH_EXTRA_WORKLOADS")}
     os.environ["SILICONBENCH_HOME"] = str(tmp_path_factory.mktemp("real-run"))
-    os.environ["SILICONBENCH_EXTRA_WORKLOADS"] = "tests.fake_workloads"
+    os.environ["SILICONBENCH_EXTRA_WORKLOADS"] = "tests.helpers.fake_workloads"
     catalogue.cache_clear()
     try:
         return execute(RunSpec("fake-ok", FRAMEWORK, params={"steps": 3}), None)
@@ -56,35 +56,6 @@ def real_run(tmp_path_factory) -> RunRecord:
 
 def copies(rec: RunRecord, n: int) -> list[RunRecord]:
     return [dataclasses.replace(rec, id=uuid.uuid4().hex) for _ in range(n)]
-
-
-@contextmanager
-def small_disk(where: Path, size: str = "1m"):
-    """A small filesystem of its own, to fill (tmpfs; needs root, as CI has)."""
-    where.mkdir(parents=True, exist_ok=True)
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        pytest.skip(f"cannot mount a small filesystem here: {r.stderr.strip()}")
-    try:
-        yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)], capture_output=True)
-
-
-def remount(where: Path, mode: str) -> None:
-    subprocess.run(["mount", "-o", f"remount,{mode}", str(where)], check=True)
-
-
-def fill(disk: Path) -> None:
-    f = open(disk / "filler", "wb", buffering=0)
-    try:
-        while True:
-            f.write(b"\0" * 4096)
-    except OSError as e:
-        assert e.errno == errno.ENOSPC
-    finally:
-        f.close()
 
 
 def one_sentence(err: str) -> None:
@@ -268,7 +239,7 @@ def test_a_failed_final_save_raises_with_the_record_kept(tmp_path, monkeypatch, 
         raise StoreError("The results store cannot be written (database disk image is "
                          "malformed).")
     monkeypatch.setattr(s, "save", broken)
-    monkeypatch.setenv("SILICONBENCH_EXTRA_WORKLOADS", "tests.fake_workloads")
+    monkeypatch.setenv("SILICONBENCH_EXTRA_WORKLOADS", "tests.helpers.fake_workloads")
     from siliconbench.core.catalogue import catalogue
     catalogue.cache_clear()
     with pytest.raises(RunNotStored) as e:
@@ -282,12 +253,22 @@ def test_a_failed_final_save_raises_with_the_record_kept(tmp_path, monkeypatch, 
 
 # ---------------------------------------------------------------- concurrent processes
 
+# Each says it is ready (imports done, record read), then waits for the start time the test
+# writes into `go` once all ten are ready, and opens the store at that moment.
 SAVE_ONE = textwrap.dedent("""
-    import sys, time
+    import os, sys, time
+    from pathlib import Path
     from siliconbench.core.results import records_from_json
     from siliconbench.core.store import Store
     [rec] = records_from_json(open(sys.argv[1]).read())
-    start = float(sys.argv[2])
+    go = Path(sys.argv[2])
+    Path(sys.argv[1] + ".ready").touch()
+    deadline = time.monotonic() + 120
+    while not go.exists():
+        if time.monotonic() > deadline:
+            sys.exit("no start time came within 120 s")
+        time.sleep(0.01)
+    start = float(go.read_text())
     time.sleep(max(0.0, start - time.time() - 0.01))
     while time.time() < start:  # all open the new store within a millisecond
         pass
@@ -301,9 +282,17 @@ def test_ten_processes_creating_the_store_at_once_all_succeed(tmp_path, real_run
     for i, rec in enumerate(recs):
         files.append(tmp_path / f"r{i}.json")
         files[-1].write_text(records_to_json([rec]))
-    start = time.time() + 2.0
-    procs = [subprocess.Popen([sys.executable, "-c", SAVE_ONE, str(f), str(start)],
+    go = tmp_path / "go"
+    procs = [subprocess.Popen([sys.executable, "-c", SAVE_ONE, str(f), str(go)],
                               stderr=subprocess.PIPE, text=True) for f in files]
+    deadline = time.monotonic() + 120
+    while not all(Path(f"{f}.ready").exists() or p.poll() is not None
+                  for f, p in zip(files, procs)):
+        assert time.monotonic() < deadline, "the ten processes were not all ready in 120 s"
+        time.sleep(0.01)
+    # written whole, then renamed: no process reads half a start time
+    (tmp_path / "go.part").write_text(str(time.time() + 0.2))
+    (tmp_path / "go.part").rename(go)
     results = [(p.wait(60), p.stderr.read()) for p in procs]
     assert [rc for rc, _ in results] == [0] * 10, results
     assert {r.id for r in Store().runs()} == {r.id for r in recs}

@@ -14,9 +14,9 @@ import pytest
 
 from siliconbench.core import store_reads
 from siliconbench.core.store import INTERRUPTED, Store
-from tests.cli_processes import cli_in_process as sb
-from tests.core.test_store_reads import dead_pid, real_runs
-from tests.recorded import FOLDER
+from tests.helpers.cli_processes import cli_in_process as sb
+from tests.helpers.cli_processes import dead_pid
+from tests.helpers.recorded import FOLDER, real_runs
 
 
 def _nested(depth: int) -> str:

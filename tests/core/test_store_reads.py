@@ -10,7 +10,6 @@ import datetime as dt
 import json
 import os
 import socket
-import subprocess
 from pathlib import Path
 
 import psutil
@@ -19,21 +18,10 @@ from siliconbench.core import store as store_mod
 from siliconbench.core import store_reads
 from siliconbench.core.results import records_from_file
 from siliconbench.core.store import INTERRUPTED, Store
-from tests.cli_processes import cli_in_process as sb
-from tests.cli_processes import run_cli
-from tests.core.test_store_failures import fill, remount, small_disk
-from tests.recorded import FOLDER
-
-
-def real_runs() -> list:
-    return [r for stem in ("gemm-torch", "bandwidth-torch", "llm-torch")
-            for r in records_from_file(FOLDER / f"{stem}.json")]
-
-
-def dead_pid() -> int:
-    p = subprocess.Popen(["true"])
-    p.wait()
-    return p.pid
+from tests.helpers.cli_processes import cli_in_process as sb
+from tests.helpers.cli_processes import dead_pid, run_cli
+from tests.helpers.recorded import FOLDER, real_runs
+from tests.helpers.store_disk import fill, remount, small_disk
 
 
 def store_with_a_dead_owner(home: Path, host: str | None = None, begun: dt.datetime | None = None,

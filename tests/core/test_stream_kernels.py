@@ -7,7 +7,7 @@ from siliconbench.core.kit.ceilings import STREAM_KERNELS, stored_ceiling, triad
 from siliconbench.core.machine import probe
 from siliconbench.core.store import Store
 from siliconbench.core.workloads import bandwidth
-from tests.recorded import recorded
+from tests.helpers.recorded import recorded
 
 
 def test_stream_s_kernels_and_byte_counts():

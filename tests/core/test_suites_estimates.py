@@ -19,7 +19,8 @@ from siliconbench.core.measure import QUICK  # noqa: E402
 from siliconbench.core.runner import RunSpec, execute  # noqa: E402
 from siliconbench.core.store import Store  # noqa: E402
 from siliconbench.core.suites import expand  # noqa: E402
-from tests.dialogs import the_sheet  # noqa: E402
+from tests.helpers.dialogs import the_sheet  # noqa: E402
+from tests.helpers.h200_records import H100  # noqa: E402
 
 GB = 2**30
 LAPTOP = DeviceInfo("torch", "cpu", "Test CPU", "cpu", int(23.5 * GB))
@@ -293,7 +294,6 @@ def test_a_cpu_whose_triad_is_stored_gets_the_llm_its_bandwidth_runs(monkeypatch
     estimate reads it and the suite fits a real model."""
     from siliconbench.core.machine import probe
     from siliconbench.core.results import records_from_file
-    from tests.gui.test_h100_records import FOLDER
     monkeypatch.setenv("SILICONBENCH_HOME", str(tmp_path))
     monkeypatch.setattr(os, "cpu_count", lambda: 16)
     xeon = DeviceInfo("torch", "cpu", "Intel(R) Xeon(R) Processor", "cpu", 126 * 10**9)
@@ -302,7 +302,7 @@ def test_a_cpu_whose_triad_is_stored_gets_the_llm_its_bandwidth_runs(monkeypatch
         [llm] = [s for s in expand("quick", [xeon]) if s.workload == "llm"]
         return llm.params["preset"]
     assert fitted() == "tiny"
-    [triad] = [r for r in records_from_file(FOLDER / "h100-quick-suite.json")
+    [triad] = [r for r in records_from_file(H100 / "h100-quick-suite.json")
                if r.workload == "bandwidth" and r.device == "cpu"]
     assert triad.device_name == xeon.name and triad.rows[0].value > 100
     triad.machine = probe().to_dict()

@@ -18,8 +18,8 @@ from siliconbench.core.export import RUN_COLUMNS, to_csv
 from siliconbench.core.numbers import metric_title, peak_text
 from siliconbench.core.report import bar_chart, to_html
 from siliconbench.core.results import records_from_file
-from tests.h200_records import gpu_and_cpu, h200, h200_runs
-from tests.recorded import every_run, recorded
+from tests.helpers.h200_records import gpu_and_cpu, h200, h200_runs
+from tests.helpers.recorded import every_run, recorded
 
 H100 = Path(__file__).resolve().parents[1] / "data" / "h100"
 # The app's words and the rows they concern, written out so the test stands apart from the

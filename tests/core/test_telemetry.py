@@ -269,6 +269,15 @@ def test_measure_for_runs_for_the_duration_and_keeps_block_times():
 
 # ---------------------------------------------------------------- the sampler
 
+def sampled(sampler: TelemetrySampler, name: str, n: int, timeout: float = 60) -> None:
+    """Wait until the sampler's thread has taken `n` samples of `name` (however long a loaded
+    machine keeps it from running), failing after `timeout` s."""
+    deadline = time.monotonic() + timeout
+    while len(sampler.snapshot().get(name, {}).get("v", [])) < n:
+        assert time.monotonic() < deadline, f"fewer than {n} samples of {name} in {timeout} s"
+        time.sleep(0.01)
+
+
 class ConstantPower(Source):
     name = "test power"
     power_labels: ClassVar[dict[str, str]] = {"cpu_power_w": "CPU (test)"}
@@ -286,7 +295,7 @@ class Broken(Source):
 
 def test_a_broken_source_stops_alone():
     sampler = TelemetrySampler("cpu", 0.02, [Broken(), ConstantPower()]).start()
-    time.sleep(0.1)
+    sampled(sampler, "cpu_power_w", 3)
     t = sampler.stop()
     assert any("broken sampling stopped: sensor gone" in n for n in t["notes"])
     assert len(t["series"]["cpu_power_w"]["v"]) >= 3
@@ -296,7 +305,7 @@ def test_a_broken_source_stops_alone():
 def test_sampler_runs_in_the_parent_during_a_real_run(monkeypatch):
     # The sampler reads the interval in its own module: patched there, not on the package.
     monkeypatch.setattr(telemetry.sampler, "DEFAULT_INTERVAL_S", 0.05)
-    from tests.fake_workloads import FRAMEWORK
+    from tests.helpers.fake_workloads import FRAMEWORK
     rec = execute(RunSpec("fake-ok", FRAMEWORK, params={"steps": 2}), Store())
     t = rec.telemetry
     assert t["interval_s"] == 0.05
@@ -354,7 +363,7 @@ def test_nvml_source_reads_the_runs_gpu(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3")
     source = telemetry.NvmlSource("cuda:0")
     t = TelemetrySampler("cuda:0", 0.02, [source]).start()
-    time.sleep(0.1)
+    sampled(t, "gpu_energy_j", 2)
     result = t.stop()
     assert source._handle == ("gpu", 3)
     s = result["series"]
@@ -411,7 +420,7 @@ def fake_libsystem(tmp_path_factory):
 def test_thermal_pressure_through_notify_in_process(fake_libsystem):
     source = ThermalPressureSource(lambda: fake_libsystem)
     t = TelemetrySampler("mps", 0.02, [source]).start()
-    time.sleep(0.1)
+    sampled(t, "thermal_pressure", 2)
     result = t.stop()
     assert set(result["series"]["thermal_pressure"]["v"]) == {2.0}
     assert result["summary"]["max_thermal_pressure"] == "Heavy"
@@ -427,8 +436,7 @@ def test_thermal_pressure_without_libsystem_or_its_symbol_is_a_note():
     libc = ctypes.CDLL(None)             # a real C library, without notify(3)
     for load, why in ((missing, "image not found"), (lambda: libc, "notify_register_check")):
         t = TelemetrySampler("cpu", 0.02, [ThermalPressureSource(load)]).start()
-        time.sleep(0.05)
-        result = t.stop()
+        result = t.stop()       # its last poll included: a source that failed gives nothing
         assert "thermal_pressure" not in result["series"]
         note = next(n for n in result["notes"] if n.startswith("thermal pressure unavailable"))
         assert why in note
@@ -456,7 +464,7 @@ def test_power_source_choice_on_a_mac_is_recorded():
     monitor = types.SimpleNamespace(get_cumulative_energy=lambda: next(readings))
     source = telemetry.mac_power_source("arm64", 0.02, lambda: monitor)
     t = TelemetrySampler("mps", 0.02, [source]).start()
-    time.sleep(0.1)
+    sampled(t, "gpu_power_w", 2)
     result = t.stop()
     assert result["summary"]["power_source"] == "GPU (IOReport)"
     assert all(v > 0 for v in result["series"]["gpu_power_w"]["v"])

@@ -19,8 +19,8 @@ import pytest
 
 from siliconbench.core import files
 from siliconbench.core.results import records_to_json
-from tests.cli_processes import ROOT
-from tests.recorded import recorded
+from tests.helpers.cli_processes import ROOT
+from tests.helpers.recorded import recorded
 
 OUTSIDE_TEXT = b"the user's own file, which SiliconBench must never change\n"
 

@@ -1,7 +1,7 @@
 """The allreduce workload through the engines' own launchers (mlx.launch, torchrun) over
 loopback: right sums at world sizes 1 and 2, a wrong sum flagged, and the failures: a rank
 killed mid-run, a port in use, no launcher, a cancel. No process may be left behind: every
-process a run starts carries the test's SILICONBENCH_HOME (tests/cli_processes.py)."""
+process a run starts carries the test's SILICONBENCH_HOME (tests/helpers/cli_processes.py)."""
 
 import os
 import signal
@@ -12,7 +12,7 @@ import pytest
 
 from siliconbench.core.runner import ChildRun, RunSpec, UsageError
 from siliconbench.core.store import Store
-from tests.cli_processes import run_cli, wait_until_gone
+from tests.helpers.cli_processes import run_cli, wait_until_gone
 
 ENGINES = ["mlx", "torch"]
 TINY = {"sizes": [64], "dtypes": ["float32"]}

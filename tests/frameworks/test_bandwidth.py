@@ -7,29 +7,15 @@ import json
 from types import SimpleNamespace
 
 import pytest
-import torch
 
 from siliconbench.core.context import RunContext
 from siliconbench.core.frameworks.ops import TensorOps
 from siliconbench.core.frameworks.torch import adapter as torch_adapter
 from siliconbench.core.measure import QUICK
 from siliconbench.core.peaks import Peak
-from siliconbench.core.results import Row
 from siliconbench.core.workloads import bandwidth
-from tests.cli.test_cli import sb
-
-
-def context(events, peak=None):
-    return RunContext(framework="torch", device_id="cpu", adapter=torch_adapter,
-                      device=torch.device("cpu"), device_name="test cpu", emit=events.append,
-                      settings=QUICK, peak=peak)
-
-
-def sweep(params, peak=None):
-    events = []
-    bandwidth.run(context(events, peak), {"sizes_mb": [1, 2], "ops": list(bandwidth.OPS)}
-                  | params)
-    return [Row.from_dict(e["row"]) for e in events if e["event"] == "row"], events
+from tests.helpers.cli_processes import sb
+from tests.helpers.torch_cpu import context, sweep
 
 
 def test_rows_are_gb_per_s_of_bytes_read_and_written():

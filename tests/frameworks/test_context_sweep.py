@@ -16,8 +16,8 @@ from siliconbench.core.measure import SETTINGS_ENV
 from siliconbench.core.params import resolve
 from siliconbench.core.store import Store
 from siliconbench.core.workloads import llm
-from tests.cli.test_cli import sb
 from tests.conftest import SHORT_PROTOCOL
+from tests.helpers.cli_processes import sb
 
 pytestmark = pytest.mark.timeout(600)
 

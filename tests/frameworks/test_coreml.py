@@ -30,7 +30,7 @@ import pytest
 
 from siliconbench.core.frameworks.coreml import FRAMEWORK as COREML
 from siliconbench.core.frameworks.coreml import MACOS_ONLY, macos_version, runs_here
-from tests.cli_processes import ROOT, run_cli, shared
+from tests.helpers.cli_processes import ROOT, run_cli, shared
 
 needs_coremltools = pytest.mark.skipif(
     importlib.util.find_spec("coremltools") is None,

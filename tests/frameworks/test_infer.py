@@ -11,7 +11,7 @@ from siliconbench.core.frameworks.torch.infer import HostImages
 from siliconbench.core.runner import RunSpec, execute
 from siliconbench.core.store import Store
 from siliconbench.core.workloads import infer
-from tests.frameworks.test_train import by_metric, run_cli
+from tests.helpers.torch_cpu import by_metric, run_cli
 
 TINY = {"model": "resnet18", "image_size": 32, "batch_size": 4, "images": 10}
 

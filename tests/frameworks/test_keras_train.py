@@ -7,7 +7,7 @@ import pytest
 
 from siliconbench.core.kit.checks import MIXED_TOLERANCE
 from siliconbench.core.kit.encoders import encoder_config, encoder_train_flops
-from tests.framework_runs import (
+from tests.helpers.framework_runs import (
     TINY_BERT,
     TINY_MLP,
     check_loss_row,
@@ -64,7 +64,7 @@ def test_keras_cnn_flops_are_counted_from_the_layers():
     import subprocess
     import sys
 
-    from tests.cli.test_cli import ROOT
+    from tests.helpers.cli_processes import ROOT
     r = subprocess.run([sys.executable, "-c", CNN_FLOPS], capture_output=True, text=True,
                        cwd=ROOT, timeout=300)
     assert r.returncode == 0, r.stderr

@@ -8,8 +8,6 @@ llama-bench table). llama.cpp loads only in child processes and the run's own.""
 import importlib.util
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,28 +17,12 @@ from siliconbench.core.frameworks.llamacpp import models
 from siliconbench.core.kit.llm_shapes import kv_bytes
 from siliconbench.core.reference import references
 from siliconbench.core.workloads import llm
-from tests.cli.test_cli import ROOT, sb
-from tests.core.test_bounds import assert_cpu_decode_bound
+from tests.helpers.bounds import assert_cpu_decode_bound
+from tests.helpers.cli_processes import ROOT, sb
+from tests.helpers.llamacpp import HAVE, child, needs_llamacpp
 
 TINY = llm.PRESETS["tiny"]
-HAVE = importlib.util.find_spec("llama_cpp") is not None and \
-    importlib.util.find_spec("gguf") is not None
-needs_llamacpp = pytest.mark.skipif(
-    not HAVE, reason="llama-cpp-python is not installed: `make test-llamacpp` installs the "
-                     "llamacpp extra (it compiles llama.cpp, once) and runs these tests")
 TABLE_4167 = ROOT / "tests" / "data" / "published" / "llama-cpp-4167.md"
-
-
-def child(code: str, home: Path) -> dict:
-    """Run `code` in a process of llama.cpp's own (as a run is), in the store at `home`; it
-    prints one JSON line last."""
-    import os
-    env = dict(os.environ, SILICONBENCH_HOME=str(home))
-    r = subprocess.run([sys.executable, "-c", "from siliconbench.core.frameworks import isolate\n"
-                        "isolate('llamacpp')\n" + code], capture_output=True, text=True,
-                       cwd=ROOT, env=env, timeout=240)
-    assert r.returncode == 0, r.stderr[-3000:]
-    return json.loads(r.stdout.strip().splitlines()[-1])
 
 
 # ---------------------------------------------------------------- everywhere
@@ -119,7 +101,7 @@ def test_the_terminal_table_of_a_real_run_has_llama_bench_s_columns():
     import statistics
 
     from siliconbench.core.catalogue import catalogue
-    from tests.recorded import recorded
+    from tests.helpers.recorded import recorded
     rec = recorded("llm-llamacpp")
     [(title, columns, lines)] = catalogue()["llm"].more_tables(rec)
     # llama-bench's markdown table: threads on a CPU backend, no ngl (nor dev: this record
@@ -142,7 +124,7 @@ def test_the_terminal_table_says_no_repack_where_weights_were_not_repacked():
     table says so in a column of llama-cli's switch, on every line; the CPU alone is
     llama-bench's -dev none."""
     from siliconbench.core.catalogue import catalogue
-    from tests.recorded import recorded
+    from tests.helpers.recorded import recorded
     rec = recorded("llm-llamacpp")
     [(_, columns, _)] = catalogue()["llm"].more_tables(rec)
     assert "no-repack" not in columns and "rpk" not in columns    # recorded: repacked
@@ -647,8 +629,7 @@ def test_a_users_gguf_file_runs_as_it_is_and_is_named_not_located(tmp_path, monk
 def test_a_broken_gguf_file_is_refused_before_anything_runs(tmp_path):
     """A truncated GGUF, one of an architecture llama.cpp does not know, a missing file: one
     sentence, exit 2, nothing stored, before a run's process starts."""
-    from tests.core.test_model_files import write_gguf
-    from tests.frameworks.test_own_models import refused
+    from tests.helpers.model_files import refused, write_gguf
     whole = tmp_path / "whole.gguf"
     write_gguf(whole)
     truncated = tmp_path / "truncated.gguf"

@@ -23,8 +23,9 @@ from siliconbench.core.measure import QUICK
 from siliconbench.core.params import ParamError
 from siliconbench.core.store import Store
 from siliconbench.core.workloads import bandwidth, llm
-from tests.cli.test_cli import ROOT, sb
-from tests.core.test_bounds import assert_cpu_decode_bound
+from tests.helpers.bounds import assert_cpu_decode_bound
+from tests.helpers.cli_processes import ROOT, sb
+from tests.helpers.torch_cpu import context
 
 TINY = llm.PRESETS["tiny"]
 # The tiny preset in both families, tied and not: every layout the presets use.
@@ -156,20 +157,6 @@ def test_a_transformers_that_takes_the_cache_as_past_key_values_gets_it(monkeypa
     assert lm.default_loop() == "compiled"
 
 
-@pytest.fixture
-def spread_model():
-    """The tiny model with weights large enough that greedy decode changes token at every
-    step (at its init's 0.02 it repeats one token, which any broken loop would too)."""
-    from siliconbench.core.frameworks.torch import llm as torch_llm
-    lm = torch_llm.TorchLM(TINY, "float32", torch.device("cpu"))
-    torch.manual_seed(1)
-    with torch.no_grad():
-        for p in lm.model.parameters():
-            if p.dim() == 2:
-                p.normal_(0, 3 / p.shape[1] ** 0.5)
-    return lm
-
-
 def test_compiled_decode_gives_generate_s_tokens_in_one_graph_compiled_before_timing(
         spread_model):
     """torch.compile with inductor: tens of seconds on this CPU, once in this test."""
@@ -261,12 +248,6 @@ print(json.dumps(out))
         assert gap <= tolerance, key
         if key.endswith("float32"):   # the check can fail: a cache of another context does
             assert wrong_gap > 10 * tolerance, key
-
-
-def context(events):
-    return RunContext(framework="torch", device_id="cpu", adapter=torch_adapter,
-                      device=torch.device("cpu"), device_name="test cpu", emit=events.append,
-                      settings=QUICK)
 
 
 @pytest.mark.parametrize("given, says", [
@@ -450,7 +431,7 @@ def test_the_bound_divides_the_best_framework_s_newest_triad_on_the_device(tmp_p
     from siliconbench.core.workloads.llm import MEASURED_TRIAD, measured_ceiling
     monkeypatch.setattr(ceilings, "MIN_BOUND_MB", 4)    # these records' arrays: 1 and 4 MB
     monkeypatch.setattr(ceilings, "last_level_cache", lambda: 0)
-    from tests.recorded import recorded
+    from tests.helpers.recorded import recorded
     monkeypatch.setenv("SILICONBENCH_HOME", str(tmp_path))
     store = Store(tmp_path / "results.sqlite3")
     from siliconbench.core.machine import probe

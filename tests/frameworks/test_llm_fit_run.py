@@ -6,8 +6,8 @@ import pytest
 
 from siliconbench.core.kit.llm_fit import ASSUMPTION
 from siliconbench.core.workloads import bandwidth, llm
-from tests.cli.test_cli import sb
-from tests.frameworks.test_llm import context
+from tests.helpers.cli_processes import sb
+from tests.helpers.torch_cpu import context
 
 # The tiny shape made wide, so each layer is 12 MB of float32 and the step times follow the
 # bytes: 4 layers read ~47 MB a step, 1 layer ~12 MB.

@@ -18,8 +18,8 @@ from siliconbench.core.frameworks import DeviceInfo, implementation
 from siliconbench.core.kit import llm_shapes as shapes
 from siliconbench.core.kit.headroom import fits
 from siliconbench.core.workloads import llm
-from tests.cli.test_cli import ROOT
-from tests.h200_records import h100
+from tests.helpers.cli_processes import ROOT
+from tests.helpers.h200_records import h100
 
 PRESET = "llama-3.2-1b"
 SHAPE = llm.PRESETS[PRESET]

@@ -10,7 +10,7 @@ import torch
 
 from siliconbench.core.kit import llm_shapes as shapes
 from siliconbench.core.workloads import llm
-from tests.cli.test_cli import sb
+from tests.helpers.cli_processes import sb
 
 MOE = llm.PRESETS["qwen3-30b-a3b"]
 TINY_MOE = llm.PRESETS["tiny-moe"]

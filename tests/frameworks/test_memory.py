@@ -13,7 +13,7 @@ import pytest
 from siliconbench.core.results import Row
 from siliconbench.core.store import Store
 from siliconbench.core.workloads import memory
-from tests.frameworks.test_train import run_cli, run_limited
+from tests.helpers.torch_cpu import run_cli, run_limited
 
 
 def fake_probe(largest_fit: int, other_failure_at: int | None = None):
@@ -94,7 +94,9 @@ def test_host_memory_watch_cancels_a_probe_when_memory_runs_short(monkeypatch):
                         lambda: SimpleNamespace(total=16 << 30, available=100 << 20))
     child.cancelled = False
     with memory.HostMemoryWatch(child) as watch:
+        deadline = time.monotonic() + 60
         while not child.cancelled:
+            assert time.monotonic() < deadline, "the watch did not cancel the run in 60 s"
             time.sleep(0.01)
     assert watch.reason == "the system ran low on memory (100 MB left)"
 

@@ -6,8 +6,8 @@ import torch
 
 from siliconbench.core.frameworks.torch import models
 from siliconbench.core.store import Store
-from tests.core.test_cifar import make_archive
-from tests.frameworks.test_train import run_cli
+from tests.helpers.cifar import make_archive
+from tests.helpers.torch_cpu import run_cli
 
 
 def test_depth_sweep_on_a_tiny_real_format_archive(capsys, tmp_path):

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from siliconbench.core.frameworks.mlx import adapter as mlx_adapter
-from tests.cli.test_cli import ROOT, sb
+from tests.helpers.cli_processes import ROOT, sb
 
 if importlib.util.find_spec("mlx") is None:
     pytest.skip("MLX is not installed", allow_module_level=True)

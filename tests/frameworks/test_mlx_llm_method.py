@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from tests.cli.test_cli import ROOT, sb
+from tests.helpers.cli_processes import ROOT, sb
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("mlx_lm") is None,
                                 reason="mlx-lm is not installed")

@@ -5,8 +5,8 @@ import importlib.util
 
 import pytest
 
-from tests.cli.test_cli import sb
-from tests.framework_runs import (
+from tests.helpers.cli_processes import sb
+from tests.helpers.framework_runs import (
     TINY_BERT,
     TINY_MLP,
     check_loss_row,
@@ -109,7 +109,7 @@ def test_compile_is_mx_compile_and_trains_as_the_eager_step(bert):
     import subprocess
     import sys
 
-    from tests.cli.test_cli import ROOT
+    from tests.helpers.cli_processes import ROOT
     r = subprocess.run([sys.executable, "-c", COMPILED], capture_output=True, text=True,
                        cwd=ROOT, timeout=300)
     assert r.returncode == 0, r.stderr
@@ -152,7 +152,7 @@ def test_a_failing_mx_compile_is_said_and_the_run_stays_eager():
     import subprocess
     import sys
 
-    from tests.cli.test_cli import ROOT
+    from tests.helpers.cli_processes import ROOT
     r = subprocess.run([sys.executable, "-c", COMPILE_FAILS], capture_output=True, text=True,
                        cwd=ROOT, timeout=300)
     assert r.returncode == 0, r.stderr

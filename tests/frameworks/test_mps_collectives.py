@@ -10,7 +10,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from siliconbench.core.frameworks.torch import adapter  # noqa: E402
-from tests.cli_processes import cli_in_process  # noqa: E402
+from tests.helpers.cli_processes import cli_in_process  # noqa: E402
 
 
 @pytest.fixture

@@ -11,13 +11,10 @@ import pickle
 import pytest
 
 from siliconbench.core.kit.llm_shapes import kv_bytes
-from siliconbench.core.store import Store
-from tests.cli.test_cli import sb
-from tests.core.test_model_files import Marker
+from tests.helpers.cli_processes import sb
+from tests.helpers.model_files import SHORT, Marker, refused
 
 pytestmark = pytest.mark.timeout(600)
-SHORT = ["--prompts", "8", "--depths", "0", "--gen-tokens", "4", "--quick", "--json",
-         "--device", "cpu"]
 
 
 def hf_folder(path, moe=False):
@@ -93,16 +90,6 @@ def test_an_mlx_community_4_bit_folder_runs_on_mlx_in_its_own_precision(tmp_path
     r = sb("run", "llm", "--framework", "torch", "--model-path", str(folder), *SHORT,
            home=tmp_path)
     assert r.returncode == 2 and "runs on mlx, not on torch" in r.stderr
-
-
-def refused(tmp_path, path, framework="torch"):
-    r = sb("run", "llm", "--framework", framework, "--model-path", str(path), *SHORT,
-           home=tmp_path)
-    assert r.returncode == 2, (r.stdout, r.stderr)
-    assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
-    assert not (tmp_path / "results.sqlite3").exists() or \
-        not Store(tmp_path / "results.sqlite3").runs()
-    return r.stderr
 
 
 def test_hostile_and_broken_model_files_are_refused_before_anything_runs(tmp_path):

@@ -1,7 +1,7 @@
 """The scaling workload through the engines' own launchers over loopback: world sizes 1 and 2
 from the command, the replicas compared (and a test that the comparison fails when one
 replica differs), a rank killed mid-run, a cancel, two loopback hosts from a hostfile. No
-process may be left behind (tests/cli_processes.py)."""
+process may be left behind (tests/helpers/cli_processes.py)."""
 
 import os
 import signal
@@ -13,7 +13,7 @@ import pytest
 
 from siliconbench.core.runner import ChildRun, RunSpec
 from siliconbench.core.store import Store
-from tests.cli_processes import processes_under, run_cli, wait_until_gone
+from tests.helpers.cli_processes import processes_under, run_cli, wait_until_gone
 
 ENGINES = ["mlx", "torch"]
 TINY = {"widths": [32], "batch_size": 16}
@@ -76,7 +76,7 @@ def test_one_and_two_workers_from_the_command(framework, tmp_path):
 
 @pytest.fixture
 def tampered(extra_workloads):
-    extra_workloads("tests.scaling_tampered")
+    extra_workloads("tests.helpers.scaling_tampered")
 
 
 @pytest.mark.parametrize("framework", ENGINES)

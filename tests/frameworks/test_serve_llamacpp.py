@@ -12,8 +12,8 @@ import pytest
 
 from siliconbench.core.frameworks.llamacpp.models import byte_vocabulary
 from siliconbench.core.results import RunRecord
-from tests.cli_processes import run_cli, wait_until_gone
-from tests.frameworks.test_llamacpp import child, needs_llamacpp
+from tests.helpers.cli_processes import run_cli, wait_until_gone
+from tests.helpers.llamacpp import child, needs_llamacpp
 
 HAVE_SERVER = all(importlib.util.find_spec(m) is not None for m in
                   ("llama_cpp", "fastapi", "uvicorn", "sse_starlette", "pydantic_settings"))

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from siliconbench.core.results import RunRecord
-from tests.cli_processes import processes_under, run_cli, start_cli, wait_until_gone
+from tests.helpers.cli_processes import processes_under, run_cli, start_cli, wait_until_gone
 
 pytest.importorskip("mlx_lm")
 

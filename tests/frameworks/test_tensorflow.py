@@ -12,7 +12,7 @@ import pytest
 
 from siliconbench.core.frameworks import UnknownDevice
 from siliconbench.core.frameworks.tensorflow import adapter as tensorflow_adapter
-from tests.cli.test_cli import ROOT, sb
+from tests.helpers.cli_processes import ROOT, sb
 
 if importlib.util.find_spec("tensorflow") is None:  # looked up, not imported
     pytest.skip("TensorFlow is not installed", allow_module_level=True)

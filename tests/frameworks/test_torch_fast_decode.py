@@ -7,7 +7,6 @@ import torch
 
 from siliconbench.core.frameworks.torch import llm as torch_llm
 from siliconbench.core.workloads import llm
-from tests.frameworks.test_llm import spread_model  # noqa: F401  (a fixture)
 
 TINY = llm.PRESETS["tiny"]
 

@@ -3,9 +3,6 @@ the details, and the trust checks it shares with infer and mlp (mixed precision 
 failure said, CPU fallback flagged, out of memory named with its batch size)."""
 
 import json
-import os
-import resource
-import subprocess
 import sys
 import warnings
 from pathlib import Path
@@ -14,7 +11,6 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from siliconbench.core.cli import main
 from siliconbench.core.context import RunContext
 from siliconbench.core.frameworks.torch import adapter as torch_adapter
 from siliconbench.core.frameworks.torch import models
@@ -26,29 +22,11 @@ from siliconbench.core.results import Row
 from siliconbench.core.store import Store
 from siliconbench.core.worker import error_kind
 from siliconbench.core.workloads import train
+from tests.helpers.torch_cpu import by_metric, run_cli, run_limited
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY_BERT = ["--model", "distilbert", "--layers", "1", "--seq-len", "16", "--batch-size", "2"]
 TINY_CNN = ["--model", "mobilenet_v2", "--image-size", "32", "--batch-size", "4"]
-
-
-def run_cli(capsys, *args: str) -> tuple[int, dict | None, str]:
-    """`siliconbench run ARGS --json --quick` in-process (the run itself is a child process):
-    exit code, the run record (None when nothing ran) and stderr."""
-    code = main(["run", *args, "--json", "--quick"])
-    out = capsys.readouterr()
-    return code, (json.loads(out.out) if out.out.strip() else None), out.err
-
-
-def run_limited(args: list[str], home: Path, data_bytes: int) -> subprocess.CompletedProcess:
-    """The command in a subprocess whose heap may not grow past data_bytes (inherited by the
-    run's child processes): an out-of-memory on the CPU without filling the machine."""
-    def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_DATA, (data_bytes, data_bytes))
-    env = dict(os.environ, SILICONBENCH_HOME=str(home))
-    return subprocess.run([sys.executable, "-m", "siliconbench.core.cli", "run", *args, "--json", "--quick"],
-                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=240,
-                          preexec_fn=limit, check=False)
 
 
 class Events(list):
@@ -70,10 +48,6 @@ def context(events: Events, settings: MeasureSettings = QUICK) -> RunContext:
     return RunContext(framework="torch", device_id="cpu", adapter=torch_adapter,
                       device=torch.device("cpu"), device_name="test cpu", emit=events.append,
                       settings=settings)
-
-
-def by_metric(rows) -> dict:
-    return {(r["metric"] if isinstance(r, dict) else r.metric): r for r in rows}
 
 
 @pytest.mark.usefixtures("short_protocol")   # the rows and the check, not their numbers

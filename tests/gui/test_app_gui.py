@@ -18,8 +18,8 @@ from siliconbench.core.frameworks import DeviceInfo  # noqa: E402
 from siliconbench.core.results import records_from_json, records_to_json  # noqa: E402
 from siliconbench.core.store import home  # noqa: E402
 from siliconbench.core.suites import expand  # noqa: E402
-from tests.dialogs import the_sheet  # noqa: E402
-from tests.sample_records import gemm_run  # noqa: E402
+from tests.helpers.dialogs import the_sheet  # noqa: E402
+from tests.helpers.sample_records import gemm_run  # noqa: E402
 
 CPU = DeviceInfo("torch", "cpu", "Test CPU", "cpu", 8 * 2**30)
 
@@ -90,7 +90,7 @@ def test_help_menu_entries(window, monkeypatch):
 @pytest.mark.usefixtures("fake_workloads")
 def test_a_failed_runs_stderr_shows_on_its_queue_row(qtbot, window):
     from siliconbench.core.runner import RunSpec
-    from tests.fake_workloads import FRAMEWORK
+    from tests.helpers.fake_workloads import FRAMEWORK
     (job,) = window.queue.enqueue([RunSpec("fake-raises", FRAMEWORK)])
     qtbot.waitUntil(lambda: job.ended, timeout=120_000)
     tip = window.queue_view.row_for(job).step.toolTip()
@@ -101,7 +101,7 @@ def test_a_failed_runs_stderr_shows_on_its_queue_row(qtbot, window):
 def test_a_runs_warnings_show_on_its_queue_row_and_in_the_results(qtbot, window):
     from siliconbench.core.runner import RunSpec
     from siliconbench.gui.results_browser import STATUS
-    from tests.fake_workloads import FRAMEWORK
+    from tests.helpers.fake_workloads import FRAMEWORK
     (job,) = window.queue.enqueue([RunSpec("fake-warns", FRAMEWORK)])
     qtbot.waitUntil(lambda: job.ended, timeout=120_000)
     step = window.queue_view.row_for(job).step

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from siliconbench.gui.charts.bars import BarChart
 from siliconbench.gui.charts.chart import NARROW_CHART_W
-from tests.recorded import recorded
+from tests.helpers.recorded import recorded
 
 TRAIN = ("train-torch", "train-mlx", "train-tensorflow")
 

@@ -1,5 +1,5 @@
 """Which rows go on which chart and what each series is called (siliconbench.gui.chart_series), on the run
-records real runs wrote (tests/recorded.py), without Qt."""
+records real runs wrote (tests/helpers/recorded.py), without Qt."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from siliconbench.gui.chart_series import (
     size_label,
     telemetry_series,
 )
-from tests.recorded import every_run, recorded, stems
+from tests.helpers.recorded import every_run, recorded, stems
 
 # The chart each workload's headline rows belong on; mlp (seconds to train) and memory (the
 # largest batch) are table-only.
@@ -36,7 +36,7 @@ OTHER_CHARTS = {"llm": {"prefill_tokens_per_s"}, "serve": {"decode_tok_s", "ttft
 
 
 def test_choosing_and_naming_series_needs_no_qt():
-    code = ("import sys, siliconbench.gui.chart_series, tests.recorded;"
+    code = ("import sys, siliconbench.gui.chart_series, tests.helpers.recorded;"
             "print(sorted(m for m in ('PySide6', 'pyqtgraph') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)

@@ -13,9 +13,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 import pytest  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 
-from tests.gui.test_selection_is_the_users import compare_view  # noqa: E402
-from tests.h200_records import gpu_and_cpu, h200  # noqa: E402
-from tests.recorded import recorded  # noqa: E402
+from tests.helpers.gui import compare_view  # noqa: E402
+from tests.helpers.h200_records import gpu_and_cpu, h200  # noqa: E402
+from tests.helpers.recorded import recorded  # noqa: E402
 
 
 @pytest.fixture
@@ -128,7 +128,7 @@ def test_a_long_reference_title_ends_in_an_ellipsis(qtbot):
 
 
 def test_a_peak_label_without_room_is_named_in_the_caption(panel):
-    from tests.gui.test_selection_is_the_users import h100_runs
+    from tests.helpers.h200_records import h100_runs
     gemm = [h200("h200-gemm")] + [r for r in h100_runs() if r.workload == "gemm"]
     panel.show_records(gemm)
     tflops = panel.curves["tflops"]

@@ -12,9 +12,8 @@ import io
 import pytest
 
 from siliconbench.gui.compare_view import CompareView
-from tests.gui.test_compare_view import view  # noqa: F401  (the Compare tab at 1440x700)
-from tests.h200_records import h100, h200, h200_runs
-from tests.recorded import recorded
+from tests.helpers.h200_records import h100, h200, h200_runs
+from tests.helpers.recorded import recorded
 
 # ---------------------------------------------------------------- the Machine filter
 
@@ -150,7 +149,7 @@ def test_compare_fits_the_narrowest_window_without_scrolling_sideways(window, qt
     """At the window's minimum size with the sidebar the charts get 480 px and Compare asked
     for 600: it scrolled sideways, Export Report… out of view. Its buttons now fit whole,
     and the chart's list ends in '…' where its text does not fit."""
-    from tests.gui.test_small_window import show_compare
+    from tests.helpers.gui import show_compare
     view = show_compare(window, qtbot, [h200("h200-gemm"), recorded("gemm-torch")], sidebar)
     assert view.scroll.horizontalScrollBar().maximum() == 0
     for button in (view.add_reference_button, view.clear_references_button,
@@ -169,7 +168,7 @@ def test_a_long_caption_takes_three_lines_and_says_the_rest_on_hover(view, qtbot
     ran to six lines at 1440x900 and left the plot a strip. Three lines now, the whole
     caption on hover."""
     from siliconbench.gui.charts.chart import CAPTION_LINES, SHORT_CHART_H
-    from tests.gui.test_gpu_beside_cpu import ten_sides
+    from tests.helpers.gui import ten_sides
     view.resize(820, 800)      # the tab's share of a 1440x900 window's width, tall
     view.set_records(ten_sides())
     qtbot.wait(50)

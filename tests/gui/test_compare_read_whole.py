@@ -13,8 +13,8 @@ import pytest
 from siliconbench.gui.charts.export import export_chart
 from siliconbench.gui.charts.legend import distinct_names
 from siliconbench.gui.compare_view import CompareView
-from tests.core.test_compare_machines import gpu, mac_run, repeats_with_an_outlier, three_macs
-from tests.recorded import recorded
+from tests.helpers.mac_records import gpu, mac_run, repeats_with_an_outlier, three_macs
+from tests.helpers.recorded import recorded
 
 
 @pytest.fixture

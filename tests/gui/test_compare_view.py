@@ -1,4 +1,4 @@
-"""The Compare tab, offscreen, on run records real runs wrote (tests/recorded.py): runs side by
+"""The Compare tab, offscreen, on run records real runs wrote (tests/helpers/recorded.py): runs side by
 side under their identities with verdicts that never read as equality when the samples cannot
 tell, warnings folded away, report and chart export, published references explained and
 repeatable, and the window's menu action."""
@@ -16,21 +16,7 @@ from siliconbench.core import reference
 from siliconbench.core.frameworks import DeviceInfo
 from siliconbench.core.store import Store
 from siliconbench.gui.compare_view import CompareView, reference_details
-from tests.recorded import recorded
-
-
-@pytest.fixture
-def view(qtbot):
-    v = CompareView()
-    qtbot.addWidget(v)
-    v.resize(1440, 700)
-    v.show()
-    return v
-
-
-def runs():
-    """Two quick GEMM runs of this machine on torch and one on MLX."""
-    return [recorded("gemm-torch"), recorded("gemm-torch-second"), recorded("gemm-mlx")]
+from tests.helpers.recorded import gemm_runs, recorded
 
 
 def table(view: CompareView) -> list[dict[str, str]]:
@@ -42,7 +28,7 @@ def table(view: CompareView) -> list[dict[str, str]]:
 def test_runs_of_one_machine_side_by_side_by_framework(view):
     """The two torch runs are repeats (one machine, device, framework and settings): one
     side that says it holds two runs; the MLX run is a side of its own."""
-    recs = runs()
+    recs = gemm_runs()
     view.set_records(recs)
     rows = table(view)
     assert [(r["Metric"], r["Point"]) for r in rows] == [
@@ -82,7 +68,7 @@ def test_runs_of_one_machine_side_by_side_by_framework(view):
 
 
 def test_warnings_fold_away_under_one_line(view):
-    view.set_records(runs())
+    view.set_records(gemm_runs())
     assert view.comparison.warnings           # torch vs mlx at least
     assert view.warnings_button.isVisible() and not view.warnings.isVisible()
     assert view.warnings_button.text().startswith(f"⚠ {len(view.comparison.warnings)} warning")
@@ -96,7 +82,7 @@ def test_warnings_fold_away_under_one_line(view):
 
 
 def test_report_and_chart_export(view, tmp_path):
-    recs = runs()[:2]
+    recs = gemm_runs()[:2]
     view.set_records(recs)
     html, table_csv = tmp_path / "cmp.html", tmp_path / "cmp.csv"
     view.export_report(str(html))
@@ -223,7 +209,7 @@ def test_run_it_here_on_an_mlx_lm_reference_measures_the_points_it_published(vie
 def test_window_compare_tab_follows_the_results_selection(qtbot, tmp_path):
     from siliconbench.gui.main_window import MainWindow
     store = Store(tmp_path / "home" / "results.sqlite3")
-    for rec in runs()[:2]:
+    for rec in gemm_runs()[:2]:
         store.save(rec)
     w = MainWindow(store, QSettings(str(tmp_path / "gui.ini"), QSettings.Format.IniFormat))
     w.ask_before_closing = False
@@ -279,7 +265,7 @@ def test_the_chart_has_room_and_no_point_or_bar_under_its_legend(view, qtbot, ca
         view.set_records([recorded("infer-torch-reference")])
         view.add_reference(infer_reference().id)
     else:
-        view.set_records(runs())
+        view.set_records(gemm_runs())
     chart = view.current_chart()
     qtbot.waitUntil(lambda: chart.plot_item.vb.height() > 80)
     qtbot.wait(50)   # the redraw that follows the view's resize

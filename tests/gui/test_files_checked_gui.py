@@ -10,14 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.core.test_files_checked import (  # noqa: F401
-    CASES,
-    OUTSIDE_TEXT,
-    answer,
-    in_child,
-    outside,
-    plant,
-)
+from tests.helpers.hostile_files import CASES, OUTSIDE_TEXT, answer, in_child, plant
 
 MAGIC = {"png": b"\x89PNG", "svg": b"<?xml"}
 CHILD = """
@@ -26,11 +19,11 @@ CHILD = """
     app = QApplication([])
     from siliconbench.gui.charts.export import export_chart
     from siliconbench.gui.compare_view import CompareView
-    from tests.gui.test_compare_view import runs
+    from tests.helpers.recorded import gemm_runs
     view = CompareView()
     view.resize(1440, 700)
     view.show()
-    view.set_records(runs())
+    view.set_records(gemm_runs())
     try:
         export_chart(sys.argv[1], view.current_chart())
         print(json.dumps(None))

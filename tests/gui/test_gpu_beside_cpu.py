@@ -1,5 +1,5 @@
-"""The views on runs 1,000x apart: the H200's records (tests/h200_records.py) selected with
-this machine's CPU runs (tests/recorded.py), as a person comparing a GPU with a laptop would.
+"""The views on runs 1,000x apart: the H200's records (tests/helpers/h200_records.py) selected with
+this machine's CPU runs (tests/helpers/recorded.py), as a person comparing a GPU with a laptop would.
 Each test asserts what a person reads: names, axis modes and tick labels, legend names and
 where the legend lies, ratio text and what was paired with what."""
 
@@ -8,19 +8,10 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from siliconbench.gui.charts.panel import ChartPanel
 from siliconbench.gui.compare_view import CompareView
-from tests.h200_records import gpu_and_cpu, h100, h200, h200_runs
-from tests.recorded import recorded
-
-
-@pytest.fixture
-def panel(qtbot):
-    p = ChartPanel()
-    qtbot.addWidget(p)
-    p.resize(1100, 700)
-    p.show()
-    return p
+from tests.helpers.gui import ten_sides
+from tests.helpers.h200_records import gpu_and_cpu, h200, h200_runs
+from tests.helpers.recorded import recorded
 
 
 @pytest.fixture
@@ -215,18 +206,6 @@ def test_a_published_figure_says_which_side_is_faster_and_its_peak_is_known(view
 
 
 # ---------------------------------------------------------------- Compare with many sides
-
-def ten_sides() -> list:
-    """Runs of ten identities (machine, device, framework, settings), so Compare puts them on
-    ten sides (A to J): the H200 with TF32 off and on, the H100 and its host's Xeon CPU, this
-    machine's CPU with torch (two image sizes), TensorFlow, MLX and llama.cpp, and a run of
-    it named "Lab Mac"."""
-    stems = ["gemm-torch", "infer-torch", "infer-torch-reference", "gemm-tensorflow",
-             "gemm-mlx", "gemm_cpu_tiny", "llm-llamacpp"]
-    xeon = next(r for r in h100("h100-quick-suite")
-                if r.workload == "gemm" and r.device == "cpu")
-    return ([h200("h200-gemm"), h200("h200-gemmtf32")] + [recorded(s) for s in stems]
-            + [xeon] + h100("h100-gemm"))
 
 
 @pytest.mark.parametrize("size", [(820, 520), (300, 300)], ids=["at 1440x900", "at minimum"])

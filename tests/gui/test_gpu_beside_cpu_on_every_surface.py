@@ -14,10 +14,10 @@ from PySide6.QtCore import QPoint, QRect, QSize
 
 from siliconbench.core.compare_stats import compare, direction, resolve_sides
 from siliconbench.core.report import to_html
-from tests.cli_processes import cli_in_process
-from tests.h200_records import FOLDER as H200
-from tests.recorded import FOLDER as HERE
-from tests.recorded import recorded
+from tests.helpers.cli_processes import cli_in_process
+from tests.helpers.h200_records import FOLDER as H200
+from tests.helpers.recorded import FOLDER as HERE
+from tests.helpers.recorded import recorded
 
 SVG = "{http://www.w3.org/2000/svg}"
 CPU_GEMM = str(HERE / "gemm-torch-quick-8192.json")    # this machine's CPU, float32 N=8192
@@ -116,7 +116,7 @@ def test_a_done_run_counts_its_points_not_its_rows(rec, points):
     from siliconbench.core.runner import RunSpec
     from siliconbench.gui.queue_view import outcome_text
     from siliconbench.gui.run_queue import OK, RunJob
-    from tests.h200_records import h200
+    from tests.helpers.h200_records import h200
     record = h200(rec) if rec.startswith("h200") else recorded(rec)
     job = RunJob(RunSpec(record.workload), "run")
     job.state, job.record = OK, record

@@ -21,7 +21,7 @@ from siliconbench.core.frameworks import DeviceInfo  # noqa: E402
 from siliconbench.core.results import Row, RunRecord, records_to_json  # noqa: E402
 from siliconbench.core.runner import RunSpec  # noqa: E402
 from siliconbench.core.stats import summarize  # noqa: E402
-from tests.dialogs import answer_file_dialog, the_sheet  # noqa: E402
+from tests.helpers.dialogs import answer_file_dialog, the_sheet  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN_TIMEOUT_MS = 240_000
@@ -269,8 +269,8 @@ def test_queue_runs_several_devices_in_turn(qtbot, window):
 # ---------------------------------------------------------------- charts
 
 def test_several_runs_draw_together_with_peaks_flags_and_spread(window, store):
-    """Real runs' records (tests/recorded.py) of four workloads selected together."""
-    from tests.recorded import recorded
+    """Real runs' records (tests/helpers/recorded.py) of four workloads selected together."""
+    from tests.helpers.recorded import recorded
     gemm, bw = recorded("gemm-torch"), recorded("bandwidth-torch")
     train, infer = recorded("train-torch"), recorded("infer-torch")
     # The same run as measured on a GPU with a tabulated peak: the peak line and % of peak.

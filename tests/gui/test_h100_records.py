@@ -13,7 +13,6 @@ import pytest
 from siliconbench.core.results import RunRecord, records_from_file
 from siliconbench.core.suites import summary_lines
 from siliconbench.core.telemetry import power_trusted
-from tests.gui.test_gpu_beside_cpu import panel  # noqa: F401  (the chart panel, shown)
 
 FOLDER = Path(__file__).parent.parent / "data" / "h100"
 POWER_LIMIT_W = 700.0       # the board's, read by gpu_energy_check.py beside the run
@@ -144,7 +143,7 @@ def test_a_trusted_powers_mark_is_not_painted_as_a_warning(panel):
     'power not trusted'. Only doubts are painted now."""
     from PySide6.QtGui import QColor
     (rec,) = h100("h100-gemm")
-    from tests.h200_records import h200
+    from tests.helpers.h200_records import h200
     panel.show_records([rec, h200("h200-gemmtf32")])
     table = panel.table
     alarm = {QColor(table.theme.warning).name(), QColor(table.theme.error).name()}

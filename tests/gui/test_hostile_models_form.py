@@ -12,9 +12,12 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from siliconbench.core.frameworks import DeviceInfo  # noqa: E402
-from tests.core.test_hostile_models import gguf_99_bytes  # noqa: E402
-from tests.core.test_model_files import hub_repo, write_gguf  # noqa: E402
-from tests.dialogs import the_sheet  # noqa: E402
+from tests.helpers.dialogs import the_sheet  # noqa: E402
+from tests.helpers.model_files import (  # noqa: E402
+    gguf_99_bytes,  # noqa: E402
+    hub_repo,
+    write_gguf,
+)
 
 pytestmark = pytest.mark.timeout(120)
 GB = 2**30

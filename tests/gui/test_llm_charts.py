@@ -9,8 +9,8 @@ import pytest
 
 from siliconbench.gui.chart_series import LOG_DEPTHS_BEYOND, curve_series, x_title
 from siliconbench.gui.charts.panel import ChartPanel
-from tests.h200_records import h100, h200
-from tests.recorded import recorded
+from tests.helpers.h200_records import h100, h200
+from tests.helpers.recorded import recorded
 
 DECODE, PREFILL = "decode_tokens_per_s", "prefill_tokens_per_s"
 

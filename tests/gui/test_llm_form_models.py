@@ -15,13 +15,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import Qt  # noqa: E402
 
 from siliconbench.core.frameworks import DeviceInfo  # noqa: E402
-from tests.core.test_model_files import (  # noqa: E402
-    folder_files,
-    hub_repo,
-    tiny_llama,
-    write_gguf,
-)
-from tests.gui.test_main_window_in_use import this_cpu  # noqa: E402
+from tests.helpers.gui import this_cpu  # noqa: E402
+from tests.helpers.model_files import folder_files, hub_repo, tiny_llama, write_gguf
 
 RUN_TIMEOUT_MS = 480_000
 
@@ -119,7 +114,7 @@ def test_the_app_asks_before_a_32k_sweep_of_llama_3_2_1b(qtbot, window):
     """The app's Run goes through the estimate: a 32K sweep on this CPU is asked about (its
     time; or refused, where the memory free now lacks the weights), and on a GPU too small
     for the weights refused; nothing is queued."""
-    from tests.dialogs import the_sheet
+    from tests.helpers.dialogs import the_sheet
     form = llm_form(qtbot, window)
     form.fields["context_sweep"].editor.setText("32768")
     small_gpu = DeviceInfo("torch", "cuda:0", "Small GPU", "gpu", 2**30)
@@ -192,7 +187,7 @@ def test_a_listed_model_is_sized_before_it_runs(qtbot, window, hub):
     """Run with a listed model goes through the estimate as a preset does, sized from the
     file and named by it: on a GPU smaller than its weights, refused before anything runs."""
     from siliconbench.core.kit.model_files import read_model
-    from tests.dialogs import the_sheet
+    from tests.helpers.dialogs import the_sheet
     form = llm_form(qtbot, window)
     weights = read_model(str(hub)).file.size
     tiny_gpu = DeviceInfo("torch", "cuda:0", "Tiny GPU", "gpu", weights // 2)

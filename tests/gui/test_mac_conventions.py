@@ -13,7 +13,7 @@ from PySide6.QtGui import QAction, QKeySequence
 
 from siliconbench.gui import settings as prefs
 from siliconbench.gui.shortcuts import chart_shortcut, shortcuts
-from tests.dialogs import the_sheet
+from tests.helpers.dialogs import the_sheet
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -174,7 +174,7 @@ def test_every_question_and_file_dialog_of_the_menus_is_a_sheet(qtbot, window, c
 
 
 def test_the_parameter_forms_and_compares_file_dialogs_are_sheets(qtbot, window, store):
-    from tests.recorded import recorded
+    from tests.helpers.recorded import recorded
     window.catalogue.select("mlp")
     qtbot.mouseClick(window.form.fields["cifar"].choose_button, Qt.MouseButton.LeftButton)
     the_sheet(window).reject()
@@ -239,7 +239,7 @@ def test_the_app_and_the_html_report_take_one_palette(qtbot):
     from siliconbench.core.report import to_html
     from siliconbench.gui import theme
     from siliconbench.gui.compare_view import CompareView
-    from tests.recorded import recorded
+    from tests.helpers.recorded import recorded
     assert (theme.LIGHT, theme.DARK) == (palette.LIGHT, palette.DARK)
     view = CompareView()
     qtbot.addWidget(view)

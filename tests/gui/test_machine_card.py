@@ -7,7 +7,7 @@ import pytest
 from siliconbench.core import machine
 from siliconbench.core.machine import commands as machine_commands
 from siliconbench.gui.machine_card import describe
-from tests.core.test_machine import INTEL, M5_MAX, VM, mac_commands
+from tests.helpers.mac_probe import INTEL, M5_MAX, VM, mac_commands
 
 
 @pytest.mark.parametrize(("commands", "title", "cpu_line"), [

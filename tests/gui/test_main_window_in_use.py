@@ -15,7 +15,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QMessageBox  # noqa: E402
 
-from tests.dialogs import answer_file_dialog, the_sheet  # noqa: E402
+from tests.helpers.dialogs import answer_file_dialog, the_sheet  # noqa: E402
+from tests.helpers.gui import this_cpu  # noqa: E402
 
 REAL_RUNS = Path(__file__).parent.parent / "data" / "runs" / "tiny-cpu-runs.json"
 
@@ -120,13 +121,6 @@ def test_the_sidebar_hides_and_the_window_shrinks(qtbot, window, tmp_path):
     window.show_sidebar(False)            # the charts alone fit half a 13-inch screen
     window.resize(720, 520)
     qtbot.waitUntil(lambda: window.width() <= 760)
-
-
-def this_cpu():
-    import psutil
-
-    from siliconbench.core.frameworks import DeviceInfo
-    return DeviceInfo("torch", "cpu", "This CPU", "cpu", psutil.virtual_memory().total)
 
 
 def test_a_huge_run_is_questioned_before_it_starts(qtbot, window):

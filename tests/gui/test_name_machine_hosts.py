@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from tests.core.test_compare_machines import MBP, mac_run
+from tests.helpers.mac_records import MBP, mac_run
 
 
 def open_box(qtbot) -> QMessageBox:

@@ -18,8 +18,8 @@ from siliconbench.gui.results_browser import (
     RunTableModel,
     filter_value,
 )
-from tests.h200_records import h200_runs
-from tests.recorded import every_run
+from tests.helpers.h200_records import h200_runs
+from tests.helpers.recorded import every_run
 
 ROLES = (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole,
          Qt.ItemDataRole.ForegroundRole)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from siliconbench.core.child import RunSpec
 from siliconbench.core.results import new_id
 from siliconbench.gui.results_browser import DEVICE, WORKLOAD
-from tests.h200_records import h200
+from tests.helpers.h200_records import h200
 
 
 def _cells(window, column: int) -> dict[str, str]:

@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 from siliconbench.core.numbers import percent
 from siliconbench.gui.chart_series import SCALING, chart_of, scaling_series
 from siliconbench.gui.charts.panel import ChartPanel
-from tests.recorded import recorded
+from tests.helpers.recorded import recorded
 
 STEMS = ["scaling-mlx", "scaling-torch"]
 

@@ -19,15 +19,15 @@ from siliconbench.core.numbers import number  # noqa: E402
 from siliconbench.core.results import RunRecord, records_from_file  # noqa: E402
 from siliconbench.core.runner import RunSpec  # noqa: E402
 from siliconbench.gui.run_queue import RunJob  # noqa: E402
-from tests.gui.test_gpu_beside_cpu import panel  # noqa: E402,F401  (the chart panel, shown)
-from tests.h200_records import gpu_and_cpu, h200  # noqa: E402
-from tests.recorded import recorded  # noqa: E402
+from tests.helpers.gui import compare_view  # noqa: E402
+from tests.helpers.h200_records import (  # noqa: E402
+    gpu_and_cpu,
+    h100_runs,  # noqa: E402
+    h200,
+)
+from tests.helpers.recorded import recorded  # noqa: E402
 
 DATA = Path(__file__).parent.parent / "data"
-
-
-def h100_runs() -> list[RunRecord]:
-    return [r for p in sorted((DATA / "h100").glob("*.json")) for r in records_from_file(p)]
 
 
 def every_real_run() -> list[RunRecord]:
@@ -38,16 +38,6 @@ def every_real_run() -> list[RunRecord]:
 def fresh(rec: RunRecord, **changes) -> RunRecord:
     """A real run as a new run of the same kind would end: its own id."""
     return dataclasses.replace(rec, id=uuid.uuid4().hex, **changes)
-
-
-def compare_view(qtbot, width: int, height: int):
-    """Compare on its own, shown at this size."""
-    from siliconbench.gui.compare_view import CompareView
-    view = CompareView()
-    qtbot.addWidget(view)
-    view.resize(width, height)
-    view.show()
-    return view
 
 
 def end(window, rec: RunRecord, batch: int = 9999) -> RunJob:

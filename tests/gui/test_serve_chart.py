@@ -34,7 +34,7 @@ def test_serving_curves_run_over_the_requests_in_flight():
 
 
 def test_an_llm_runs_time_to_first_token_is_not_a_serving_curve():
-    from tests.recorded import recorded
+    from tests.helpers.recorded import recorded
     rows = [r for r in recorded("llm-torch").rows if r.metric == "ttft_ms"]   # a real llm run
     assert rows and all(chart_of("llm", row) is None for row in rows)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from siliconbench.core.run_store import open_store
 from siliconbench.core.store import Store
 from siliconbench.core.store_sync import SharedStore
-from tests.recorded import recorded
+from tests.helpers.recorded import recorded
 
 
 def _window(qtbot, store, settings):

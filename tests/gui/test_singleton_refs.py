@@ -30,7 +30,7 @@ def test_a_window_resized_again_and_again_keeps_true_far_from_zero(qtbot, window
     """~20 of True's references go with every resize of the window's charts: with None alone
     held, the window aborted ("bool_dealloc") at its ~190th resize here, so 500 go well past
     it."""
-    from tests.recorded import recorded
+    from tests.helpers.recorded import recorded
     window.charts.show_records([recorded("gemm-torch")])
     window.charts.setCurrentIndex(0)
     for i in range(500):

@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QPoint
 
-from tests.gui.test_gpu_beside_cpu import ten_sides
-from tests.h200_records import h200
-from tests.recorded import recorded
+from tests.helpers.gui import show_compare, ten_sides
+from tests.helpers.h200_records import h200
+from tests.helpers.recorded import recorded
 
 # What a person reads a plot by: its axes and two or three decades between them.
 READABLE_PLOT_H = 140
@@ -25,20 +25,6 @@ def in_view(widget, viewport) -> tuple[int, int]:
     """The rows of `widget` from its top to its bottom, in `viewport`'s coordinates."""
     top = widget.mapTo(viewport, QPoint(0, 0)).y()
     return top, top + widget.height()
-
-
-def show_compare(window, qtbot, records: list, sidebar: bool, size=None):
-    """The window at `size` (default: its smallest), these runs selected, Compare shown."""
-    window.show_sidebar(sidebar)
-    window.resize(*(size or window.minimumSize().toTuple()))
-    window.store.import_records(records)
-    window.results.reload()
-    window.select_all_runs()
-    window.charts.setCurrentWidget(window.compare)
-    view = window.compare
-    qtbot.waitUntil(lambda: view.comparison is not None and view.isVisible(), timeout=3000)
-    qtbot.wait(50)
-    return view
 
 
 @pytest.mark.parametrize("case", CASES)

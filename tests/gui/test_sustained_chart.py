@@ -50,7 +50,7 @@ def test_the_chart_draws_the_records_figures_on_one_time_axis(qtbot, name):
 def test_a_run_without_sustained_mode_says_how_to_get_one(qtbot):
     chart = SustainedChart()
     qtbot.addWidget(chart)
-    from tests.recorded import recorded
+    from tests.helpers.recorded import recorded
     chart.set_records([recorded("gemm-torch")])      # a real GEMM run, not in sustained mode
     assert chart.empty.isVisibleTo(chart) and "--duration" in chart.empty.text()
     assert chart.plots == {}

@@ -18,7 +18,7 @@ from siliconbench.core.results import RunRecord
 from siliconbench.core.suites import expand, load_suites
 from siliconbench.gui.row_table import RowTable
 from siliconbench.gui.run_detail import RunDetail, record_text
-from tests.recorded import recorded
+from tests.helpers.recorded import recorded
 
 HERE = Path(__file__).parents[1] / "data" / "sustained"
 GPU = DeviceInfo("torch", "cuda:0", "Test GPU", "gpu", 80 * 2**30)

@@ -1,5 +1,5 @@
 """Every view on what real runs produce: run records that real, tiny runs of each workload on
-each framework wrote (tests/recorded.py) through the charts, the row table, Results, the
+each framework wrote (tests/helpers/recorded.py) through the charts, the row table, Results, the
 queue and Compare; and one real run end to end through the real window. Asserts what a
 person sees: the chart holds the run's points, legend names differ, the headline carries the
 workload's unit, the verdict text matches the statistics."""
@@ -34,7 +34,7 @@ from siliconbench.gui.chart_series import BARS, SCALING, chart_of
 from siliconbench.gui.charts.curve import bound_text
 from siliconbench.gui.charts.panel import ChartPanel
 from siliconbench.gui.row_text import headline_text
-from tests.recorded import every_run, recorded, stems
+from tests.helpers.recorded import every_run, recorded, stems
 
 # What a person reads as each workload's headline unit.
 HEADLINE_UNITS = {"gemm": "TFLOPS", "bandwidth": "GB/s", "train": ("img/s", "seq/s"),

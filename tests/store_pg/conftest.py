@@ -1,5 +1,5 @@
 """A real PostgreSQL server for the shared-store tests, started by the tests themselves
-(tests/pg_server.py: initdb into a temporary folder, a Unix socket in that folder only, no TCP
+(tests/helpers/pg_server.py: initdb into a temporary folder, a Unix socket in that folder only, no TCP
 port), stopped and removed at the end whatever happened; the tests skip, saying why, only where
 PostgreSQL's binaries are missing.
 
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.pg_server import MISSING, Server, end_server, have_binaries, start_server
+from tests.helpers.pg_server import MISSING, Server, end_server, have_binaries, start_server
 
 ROLES = {"mach_a": "pass-a", "mach_b": "pass-b", "lab_admin": "pass-admin",
          "outsider": "pass-out"}

@@ -18,7 +18,7 @@ import pytest
 
 from siliconbench.core import cli
 from siliconbench.core.store_pg import without_password
-from tests.recorded import recorded
+from tests.helpers.recorded import recorded
 
 ROOT = Path(__file__).resolve().parents[2]
 CANARY = "Kanar1e"                              # in every form the password takes
@@ -202,7 +202,7 @@ def test_preferences_keep_no_password_and_say_an_unreadable_one_in_a_sentence(qt
                                                                               siliconbench_home):
     """Was: a password with `#` or `?` was written to gui-settings.ini."""
     from siliconbench.gui.settings import app_settings, settings_file, store_preferences
-    from tests.store_pg.test_store_pg_preferences import _ok
+    from tests.helpers.dialogs import click_ok
     settings = app_settings()
     for address in (f"postgresql://mach_a:{PASSWORD}@127.0.0.1:1/lab",
                     f"postgresql://mach_a:{CANARY}@[::1/lab"):
@@ -212,7 +212,7 @@ def test_preferences_keep_no_password_and_say_an_unreadable_one_in_a_sentence(qt
         dialog.shared.setChecked(True)
         dialog.test.click()                          # Test Connection: refused, or unreadable
         assert dialog.answer.text() and CANARY not in dialog.answer.text()
-        _ok(dialog)
+        click_ok(dialog)
         assert CANARY not in dialog.answer.text()
     assert "cannot be read" in dialog.answer.text()      # the second: said, not kept
     text = settings_file().read_text()

@@ -15,7 +15,7 @@ from siliconbench.core.run_store import open_store
 from siliconbench.core.store import Store
 from siliconbench.core.store_sync import SharedStore
 from siliconbench.gui.settings import app_settings, shared_store, use_store_preference
-from tests.recorded import recorded
+from tests.helpers.recorded import recorded
 
 
 def _choose_with_password(qtbot, shared, settings):

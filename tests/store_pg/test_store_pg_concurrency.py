@@ -18,12 +18,15 @@ SAVER = """
 import dataclasses, os, sys, time
 from pathlib import Path
 from siliconbench.core.run_store import open_store
-from tests.recorded import recorded
+from tests.helpers.recorded import recorded
 n, go = int(sys.argv[1]), Path(sys.argv[2])
 template = recorded("gemm-torch")
 store = open_store()
 (go.parent / f"ready-{n}").touch()
+deadline = time.monotonic() + 240
 while not go.exists():
+    if time.monotonic() > deadline:
+        sys.exit("no go within 240 s")
     time.sleep(0.01)
 for i in range(int(sys.argv[3])):
     store.save(dataclasses.replace(template, id=f"{n:02d}-{i:03d}-{template.id}"))
@@ -40,8 +43,10 @@ def test_eight_processes_saving_at_once_keep_every_run_once(shared, tmp_path, qt
         procs.append(subprocess.Popen([sys.executable, "-c", SAVER, str(n), str(go), str(RUNS)],
                                       cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True))
     # All at once: each has imported and connected before any saves.
+    deadline = time.monotonic() + 240
     while not all((tmp_path / f"ready-{n}").exists() or procs[n].poll() is not None
                   for n in range(PROCESSES)):
+        assert time.monotonic() < deadline, "the savers were not all ready within 240 s"
         time.sleep(0.05)
     go.touch()
     for p in procs:

@@ -12,8 +12,8 @@ from siliconbench.core import cli
 from siliconbench.core.run_store import open_store
 from siliconbench.core.store import Store, StoreError
 from siliconbench.core.store_pg import PG_SCHEMA_VERSION, SharedDatabase
-from tests.h200_records import h200
-from tests.recorded import recorded
+from tests.helpers.h200_records import h200
+from tests.helpers.recorded import recorded
 from tests.store_pg.conftest import new_database
 
 

@@ -12,8 +12,8 @@ from siliconbench.core.run_store import open_store
 from siliconbench.core.store_pg import SharedDatabase
 from siliconbench.core.store_schema import Listed
 from siliconbench.gui.results_browser import COLUMNS, ResultsBrowser
-from tests.h200_records import h200_runs
-from tests.recorded import every_run
+from tests.helpers.h200_records import h200_runs
+from tests.helpers.recorded import every_run
 
 
 def _shown(listing) -> dict:

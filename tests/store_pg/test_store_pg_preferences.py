@@ -4,8 +4,6 @@ its password taken out (libpq finds it in ~/.pgpass), and the app then opens tha
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QDialogButtonBox
-
 from siliconbench.core.run_store import open_store
 from siliconbench.core.store_pg import without_password
 from siliconbench.core.store_sync import SharedStore
@@ -16,11 +14,8 @@ from siliconbench.gui.settings import (
     store_preferences,
     use_store_preference,
 )
-from tests.recorded import recorded
-
-
-def _ok(dialog) -> None:
-    dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Ok).click()
+from tests.helpers.dialogs import click_ok
+from tests.helpers.recorded import recorded
 
 
 def test_preferences_keep_the_shared_store_without_its_password(shared, qtbot, monkeypatch):
@@ -36,7 +31,7 @@ def test_preferences_keep_the_shared_store_without_its_password(shared, qtbot, m
     dialog.test.click()
     assert dialog.answer.text().endswith("answers: 1 runs of 1 machines; this machine writes "
                                          "as mach_a.")
-    _ok(dialog)
+    click_ok(dialog)
     text = settings_file().read_text()
     assert "pass-a" not in text and "password" not in text
     assert shared_store(settings) == without_password(given)
@@ -64,13 +59,13 @@ def test_this_machine_only_forgets_the_shared_store(shared, qtbot, monkeypatch):
     qtbot.addWidget(dialog)
     dialog.address.setText(shared.url("mach_a"))
     dialog.shared.setChecked(True)
-    _ok(dialog)
+    click_ok(dialog)
     assert shared_store(settings)
     again = store_preferences(None, settings)
     qtbot.addWidget(again)
     assert again.shared.isChecked()
     again.local.setChecked(True)
-    _ok(again)
+    click_ok(again)
     assert shared_store(settings) is None
     use_store_preference(settings)
     assert not isinstance(open_store(), SharedStore)

@@ -14,8 +14,8 @@ from siliconbench.core import cli
 from siliconbench.core.run_store import open_store
 from siliconbench.core.store import Store
 from siliconbench.core.store_sync import SharedStore
-from tests.h200_records import h200_runs
-from tests.recorded import every_run, recorded
+from tests.helpers.h200_records import h200_runs
+from tests.helpers.recorded import every_run, recorded
 
 
 def _fill(store, records) -> None:

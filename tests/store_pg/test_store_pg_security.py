@@ -9,8 +9,8 @@ import pytest
 
 from siliconbench.core.run_store import open_store
 from siliconbench.core.store_pg import without_password
-from tests.h200_records import h200
-from tests.recorded import recorded
+from tests.helpers.h200_records import h200
+from tests.helpers.recorded import recorded
 
 
 def _as(shared, role: str):

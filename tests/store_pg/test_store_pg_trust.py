@@ -19,7 +19,7 @@ from siliconbench.core import cli
 from siliconbench.core.compare_words import group_runs, machine_names
 from siliconbench.core.run_store import open_store
 from siliconbench.core.store_pg import SharedDatabase
-from tests.recorded import recorded
+from tests.helpers.recorded import recorded
 from tests.store_pg.conftest import new_database
 
 

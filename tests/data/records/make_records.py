@@ -54,7 +54,7 @@ RUNS = [
      ["--concurrency", "1,2", "--requests", "4", "--output-tokens", "8", "--prompt-tokens",
       "16"]),
 ]
-# Workloads whose runs on these frameworks ask a running server: tests/serving_standin.py,
+# Workloads whose runs on these frameworks ask a running server: tests/helpers/serving_standin.py,
 # started for them, its address given with --url.
 STANDIN = {("serve", "torch"), ("serve", "tensorflow")}
 # What a workload's records need in the store before them: llm's decode roofline divides
@@ -76,7 +76,7 @@ def run(args: list[str], env: dict) -> dict | None:
 
 def with_standin(args: list[str], env: dict) -> dict | None:
     root = HERE.parent.parent.parent
-    server = subprocess.Popen([sys.executable, str(root / "tests" / "serving_standin.py")],
+    server = subprocess.Popen([sys.executable, str(root / "tests" / "helpers" / "serving_standin.py")],
                               stdout=subprocess.PIPE, text=True, cwd=root)
     try:
         return run([*args, "--url", server.stdout.readline().strip()], env)

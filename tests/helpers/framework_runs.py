@@ -5,9 +5,8 @@ import json
 import math
 
 from siliconbench.core.measure import SETTINGS_ENV
-from tests.cli.test_cli import sb
-from tests.cli_processes import shared
 from tests.conftest import SHORT_PROTOCOL
+from tests.helpers.cli_processes import sb, shared
 
 TRAIN_METRICS = {"samples_per_s", "step_time", "tflops", "peak_memory"}
 MLP_METRICS = {"samples_per_s", "step_time", "tflops", "train_seconds", "epoch_seconds",
@@ -36,7 +35,7 @@ def run(home, *args: str) -> dict:
 
 def shared_run(tmp_path_factory, name: str, *args: str) -> dict:
     """run(ARGS) once per test session, for every test that asserts on it (a TensorFlow or MLX
-    run costs seconds of imports, tracing and steps): tests.cli_processes.shared."""
+    run costs seconds of imports, tracing and steps): tests.helpers.cli_processes.shared."""
     return shared(tmp_path_factory, f"run-{name}", lambda home: run(home, *args))[1]
 
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from siliconbench.core.results import RunRecord
+from siliconbench.core.results import RunRecord, records_from_file
 
-FOLDER = Path(__file__).parent / "data" / "records"
+FOLDER = Path(__file__).resolve().parents[1] / "data" / "records"
 
 
 def recorded(stem: str) -> RunRecord:
@@ -22,3 +22,13 @@ def stems() -> list[str]:
 
 def every_run() -> list[RunRecord]:
     return [recorded(s) for s in stems()]
+
+
+def real_runs() -> list:
+    return [r for stem in ("gemm-torch", "bandwidth-torch", "llm-torch")
+            for r in records_from_file(FOLDER / f"{stem}.json")]
+
+
+def gemm_runs() -> list[RunRecord]:
+    """Two quick GEMM runs of this machine on torch and one on MLX."""
+    return [recorded("gemm-torch"), recorded("gemm-torch-second"), recorded("gemm-mlx")]

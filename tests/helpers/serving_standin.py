@@ -8,7 +8,7 @@ which drifts on a busy machine), so a test knows what a client should measure. F
 request: an HTTP status, death or a stall mid-stream, malformed SSE, an error event inside a
 200 stream, an endless body, a drip of bytes that never ends.
 
-Run it by hand: python tests/serving_standin.py [--port N] [--gap-ms G]"""
+Run it by hand: python tests/helpers/serving_standin.py [--port N] [--gap-ms G]"""
 
 from __future__ import annotations
 

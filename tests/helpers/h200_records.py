@@ -1,6 +1,6 @@
 """Run records an NVIDIA H200 wrote (tests/data/h200, its
 README says which command made each), replayed beside this machine's CPU runs
-(tests/recorded.py) so the views are tested on runs 1,000x apart; and those an NVIDIA H100
+(tests/helpers/recorded.py) so the views are tested on runs 1,000x apart; and those an NVIDIA H100
 host wrote (tests/data/h100), its GPU's and its own Xeon CPU's."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from siliconbench.core.results import RunRecord, records_from_file
-from tests.recorded import every_run
+from tests.helpers.recorded import every_run
 
-FOLDER = Path(__file__).resolve().parent / "data" / "h200"
+FOLDER = Path(__file__).resolve().parents[1] / "data" / "h200"
 H100 = FOLDER.parent / "h100"
 
 
@@ -36,3 +36,7 @@ def gpu_and_cpu() -> list[RunRecord]:
 def h100(stem: str) -> list[RunRecord]:
     """The runs of one H100 file (h100-quick-suite.json holds nine, CPU and GPU)."""
     return records_from_file(H100 / f"{stem}.json")
+
+
+def h100_runs() -> list[RunRecord]:
+    return [r for p in sorted(H100.glob("*.json")) for r in records_from_file(p)]

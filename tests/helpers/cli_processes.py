@@ -17,7 +17,7 @@ from typing import Any
 
 import psutil
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _env(env: dict | None) -> dict:
@@ -115,3 +115,22 @@ def wait_for_stored_rows(path: Path, n: int, timeout: float = 90) -> dict:
                 return recs[0]
         time.sleep(0.1)
     raise AssertionError(f"no run with {n} rows reached {path} within {timeout} s")
+
+
+def sb(*args, home, env_extra=None, timeout=240):
+    """`siliconbench ARGS` as its own process, as a user's terminal starts it."""
+    env = dict(os.environ, SILICONBENCH_HOME=str(home), **(env_extra or {}))
+    return subprocess.run([sys.executable, "-m", "siliconbench.core.cli", *args], capture_output=True,
+                          text=True, env=env, cwd=ROOT, timeout=timeout)
+
+
+def cli(capsys, monkeypatch, *args, home) -> tuple[int, str, str]:
+    """`siliconbench ARGS` in this process, in the store at `home`."""
+    monkeypatch.setenv("SILICONBENCH_HOME", str(home))
+    return cli_in_process(capsys, *args)
+
+
+def dead_pid() -> int:
+    p = subprocess.Popen(["true"])
+    p.wait()
+    return p.pid

@@ -23,3 +23,9 @@ def answer_file_dialog(owner, path: str) -> None:
     assert isinstance(dialog, QFileDialog) and dialog.parentWidget() is owner
     dialog.selectFile(path)
     dialog.accept()
+
+
+def click_ok(dialog) -> None:
+    """The dialog's OK button, pressed."""
+    from PySide6.QtWidgets import QDialogButtonBox
+    dialog.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Ok).click()
