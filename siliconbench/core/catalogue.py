@@ -43,6 +43,9 @@ class Workload:
                                     # word on its BLAS (adapter.caveat) applies to them
     starts_runs: bool = False       # its run only starts other runs (ChildRun), which import
                                     # the framework: its own process never does (seconds)
+    # The workloads whose runs stored here bound its numbers (siliconbench.core.kit.ceilings):
+    # the command or the app reads them from its store before the run and passes them in.
+    held_against: tuple[str, ...] = ()
     checks: str = ""                # a function of the module, checks(params), that refuses
                                     # (ParamError) what the parameters alone rule out: called
                                     # before any process starts, so the sentence comes at once

@@ -53,6 +53,10 @@ class RunSpec:
     label: str | None = None
     quick: bool = False                  # shorter measurement settings (quick suite, tests)
     time_limit_s: float | None = None
+    # The bounds measured before on this machine (siliconbench.core.kit.ceilings.stored_bounds)
+    # that the workload's numbers are held against: read by the command or the app from the
+    # store it opened (runner.execute), so that the run's own process never opens the store.
+    ceilings: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -84,7 +88,7 @@ def prepare(spec: RunSpec) -> RunSpec:
     if spec.time_limit_s is not None and spec.time_limit_s <= 0:
         raise UsageError("The time limit must be a positive number of seconds.")
     return RunSpec(spec.workload, spec.framework, spec.device, resolved, spec.label,
-                   spec.quick, spec.time_limit_s)
+                   spec.quick, spec.time_limit_s, spec.ceilings)
 
 
 def child_env() -> dict:

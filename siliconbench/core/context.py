@@ -14,7 +14,7 @@ class RunContext:
     def __init__(self, *, framework: str, device_id: str, adapter: Any, device: Any,
                  device_name: str, emit: Callable[[dict], None],
                  settings: MeasureSettings = MeasureSettings(), peak: Any = None,
-                 quick: bool = False) -> None:
+                 quick: bool = False, ceilings: dict | None = None) -> None:
         self.framework = framework
         self.device_id = device_id
         self.adapter = adapter            # the framework adapter module (None, with device,
@@ -23,6 +23,9 @@ class RunContext:
         self.settings = settings
         self.quick = quick                # asked for quick settings: runs it starts are too
         self.peak = peak                  # siliconbench.core.peaks.Peak or None when unknown
+        # The bounds measured before on this machine, from the run's spec (the command or the
+        # app read them from its store: siliconbench.core.kit.ceilings.stored_bounds).
+        self.ceilings = ceilings or {}
         self._emit = emit
         self.sync = adapter.synchronizer(device) if adapter is not None else None
         self._meter = None

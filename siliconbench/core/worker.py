@@ -69,7 +69,8 @@ def run(spec: dict, emit: Callable[[dict], None]) -> int:
     from siliconbench.core.context import RunContext
     ctx = RunContext(framework=spec["framework"], device_id=spec["device"], adapter=adapter,
                      device=dev, device_name=name, emit=emit, settings=settings,
-                     peak=_peak(adapter, dev, name), quick=quick)
+                     peak=_peak(adapter, dev, name), quick=quick,
+                     ceilings=spec.get("ceilings"))
     ctx.duration_min = spec["params"].get("duration")   # sustained mode, where it has --duration
     emit({"event": "started", "device_name": name, "software": adapter.software(),
           "settings": {"measure": settings.to_dict(),

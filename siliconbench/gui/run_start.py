@@ -66,7 +66,7 @@ class RunStarter:
         """Why these runs deserve a second thought (siliconbench.core.estimate), one sentence
         each: a refusal or a question."""
         from siliconbench.core.estimate import spec_verdicts
-        refusals, questions = spec_verdicts(specs, self.devices.devices)
+        refusals, questions = spec_verdicts(specs, self.devices.devices, self.queue.store)
         return refusals + questions
 
     def confirm_big_run(self, warnings: list[str], go: Callable[[], object]) -> QMessageBox:
@@ -80,7 +80,7 @@ class RunStarter:
         takes long (or shares cores, or skips points) waits for Run Anyway; otherwise `go()`
         now. True when it went now."""
         from siliconbench.core.estimate import spec_verdicts
-        refusals, questions = spec_verdicts(specs, self.devices.devices)
+        refusals, questions = spec_verdicts(specs, self.devices.devices, self.queue.store)
         if refusals:
             message_sheet(self.parent, "This run cannot start", "\n\n".join(refusals))
             return False

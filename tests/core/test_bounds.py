@@ -11,6 +11,7 @@ from siliconbench.core.kit.ceilings import (
     MEASURED_TRIAD,
     bound_min_mb,
     last_level_cache,
+    stored_bounds,
     stored_ceiling,
 )
 from siliconbench.core.machine import probe
@@ -29,12 +30,21 @@ def store(tmp_path, monkeypatch, rec):
     return rec
 
 
+def kept(tmp_path) -> dict:
+    """The bounds the command or the app reads from the store before a run."""
+    s = Store(tmp_path / "results.sqlite3")
+    try:
+        return stored_bounds(s)
+    finally:
+        s.close()
+
+
 def test_a_4_mb_bandwidth_run_is_refused_as_a_bound(tmp_path, monkeypatch):
     rec = store(tmp_path, monkeypatch, recorded("bandwidth-torch"))   # 1 and 4 MB arrays
     assert max(r.params["size_mb"] for r in rec.rows) == 4
-    assert stored_ceiling(rec.device_name, "bandwidth", "float32") is None
+    assert stored_ceiling(kept(tmp_path), rec.device_name, "bandwidth", "float32") is None
     # Even with no cache known (a GPU whose L2 is not asked): the 64 MB floor holds.
-    assert stored_ceiling(rec.device_name, "bandwidth", "float32", cache_bytes=0) is None
+    assert stored_ceiling(kept(tmp_path), rec.device_name, "bandwidth", "float32", cache_bytes=0) is None
 
 
 def test_arrays_must_pass_four_times_the_last_level_cache(tmp_path, monkeypatch):
@@ -47,13 +57,13 @@ def test_arrays_must_pass_four_times_the_last_level_cache(tmp_path, monkeypatch)
     store(tmp_path, monkeypatch, rec)
     l2 = 50 * 2**20
     assert bound_min_mb(l2) == 200 and bound_min_mb(None) == bound_min_mb(0) == 64
-    ceiling = stored_ceiling(rec.device_name, "bandwidth", "float32", cache_bytes=l2)
+    ceiling = stored_ceiling(kept(tmp_path), rec.device_name, "bandwidth", "float32", cache_bytes=l2)
     assert ceiling.source == MEASURED_TRIAD and ceiling.value == triads[1].value
     assert "(torch, 256 MB arrays)" in ceiling.text
     rec.rows = triads[:1]
     store(tmp_path, monkeypatch, rec)         # the newest run: 64 MB alone
-    assert stored_ceiling(rec.device_name, "bandwidth", "float32", cache_bytes=l2) is None
-    assert stored_ceiling(rec.device_name, "bandwidth", "float32",
+    assert stored_ceiling(kept(tmp_path), rec.device_name, "bandwidth", "float32", cache_bytes=l2) is None
+    assert stored_ceiling(kept(tmp_path), rec.device_name, "bandwidth", "float32",
                           cache_bytes=0).value == triads[0].value
 
 
@@ -65,20 +75,20 @@ def test_a_cpu_s_decode_bound_is_the_read_kernel(tmp_path, monkeypatch):
     rec.rows = [triad]
     store(tmp_path, monkeypatch, rec)
     # A run with no read kernel does not bound a CPU's decode: its triad is no read's rate.
-    assert stored_ceiling(rec.device_name, "bandwidth", "float32", read=True) is None
+    assert stored_ceiling(kept(tmp_path), rec.device_name, "bandwidth", "float32", read=True) is None
     read = Row("gb_per_s", 1.3 * triad.value, "GB/s", {**triad.params, "op": "read"},
                triad.stats, [], None, None, [1.3 * s for s in triad.samples])
     rec.rows = [triad, read]
     store(tmp_path, monkeypatch, rec)
-    ceiling = stored_ceiling(rec.device_name, "bandwidth", "float32", read=True)
+    ceiling = stored_ceiling(kept(tmp_path), rec.device_name, "bandwidth", "float32", read=True)
     assert (ceiling.source, ceiling.value) == (MEASURED_READ, read.value)
     assert ceiling.text.startswith("the read kernel (s = sum(a)) ")
     # A decode at 1.2 times the triad is not called wrong against the read.
     _, flags, note = ceilings.against_ceiling(ceiling, 1.2 * triad.value, "GB/s", [])
     assert "above_peak" not in flags and "the read kernel" in note
     assert "above_peak" in ceilings.against_ceiling(
-        stored_ceiling(rec.device_name, "bandwidth", "float32"), 1.2 * triad.value,
-        "GB/s", [])[1]
+        stored_ceiling(kept(tmp_path), rec.device_name, "bandwidth", "float32"),
+        1.2 * triad.value, "GB/s", [])[1]
 
 
 def test_the_last_level_cache_is_read_from_sysfs():

@@ -1,6 +1,8 @@
 """The ceilings a workload's numbers are held against, as measured before on this machine's
 device (the newest bandwidth (triad) and GEMM runs of each framework in the results store),
-and what a number reads against one. The llm workload divides its decode roofline and holds
+and what a number reads against one. The command or the app reads them from the store it
+opened (stored_bounds) before a run starts; the run's plan carries them to the benchmark's
+process, which never opens the store. The llm workload divides its decode roofline and holds
 its prefill by them; siliconbench.core.estimate reads the same triad for its time estimates."""
 
 from __future__ import annotations
@@ -88,58 +90,94 @@ def against_ceiling(ceiling, value: float, unit: str, flags: list[str]):
     return pct, list(flags), f"% of {ceiling[0]:.4g} {unit} ({ceiling[1]})"
 
 
-def stored_ceiling(device_name: str, workload: str, dtype: str, *, read: bool = False,
-                   cache_bytes: int | None = None) -> Ceiling | None:
-    """From the newest run of `workload` of each framework measured on this machine's device
-    (by its name; siliconbench.core.estimate reads it too): the triad at its largest array,
-    or the best GEMM rate in `dtype`; the highest of the frameworks'. A device's ceiling is
-    what its best kernel reached: MLX's CPU triad (1.0 GB/s here) is no bound on torch's
-    decode beside torch's (6.7 GB/s).
+def stored_bounds(store, workloads=("bandwidth", "gemm")) -> dict:
+    """What the runs of `workloads` measured on this machine (same chip, CPU, model and
+    memory) that can bound another run's numbers, read from `store` (the one the command or
+    the app opened; this opens none): {workload: [entry, ...]}, newest run first, plain
+    JSON. The run's plan carries it to the benchmark's own process, which never opens the
+    store: stored_ceiling picks the bound there, where its device's name and caches are known.
+
+    A bandwidth entry is one run's largest triad and read rows (a row of another size is never
+    the one picked); a GEMM entry one run's best rate in each dtype. Entries that can never be
+    picked (an older run of the framework on the device whose arrays are no larger) are left
+    out, so a store of thousands of runs gives a few entries."""
+    from siliconbench.core.machine import probe
+    here = probe().to_dict()
+    same = ("chip", "cpu_model", "model_identifier", "memory_bytes")
+    out: dict[str, list[dict]] = {}
+    for workload in workloads:
+        entries = out.setdefault(workload, [])
+        largest: dict[tuple, float] = {}       # (device, framework, op): the newest's size
+        for rec in store.runs(workload=workload, status="ok"):
+            if rec.source != "measured" or not rec.device_name \
+                    or any(rec.machine.get(k) != here.get(k) for k in same):
+                continue
+            where = {"device_name": rec.device_name, "framework": rec.framework,
+                     "run": rec.id[:8]}
+            if workload == "bandwidth":
+                for op in ("triad", "read"):
+                    rows = [r for r in rec.rows if r.value is not None and r.params.get("op")
+                            == op and "above_peak" not in r.flags]
+                    if not rows:
+                        continue
+                    row = max(rows, key=lambda r: r.params.get("size_mb", 0))
+                    size = row.params.get("size_mb", 0)
+                    key = (rec.device_name, rec.framework, op)
+                    if key in largest and size <= largest[key]:
+                        continue        # a newer run's arrays serve wherever these would
+                    largest[key] = size
+                    name = f"the read kernel ({READ_KERNEL[0]})" if op == "read" else \
+                        triad_name(rec.settings)
+                    entries.append({**where, "op": op, "size_mb": size, "value": row.value,
+                                    "text": f"{name} {row.value:.4g} GB/s measured here by "
+                                            f"run {rec.id[:8]} ({rec.framework}, "
+                                            f"{row.params.get('size_mb')} MB arrays)"})
+            else:
+                best: dict[str, float] = {}
+                for r in rec.rows:
+                    dtype = r.params.get("dtype")
+                    if r.value is not None and r.metric == "tflops" and \
+                            "above_peak" not in r.flags and isinstance(dtype, str):
+                        best[dtype] = max(best.get(dtype, r.value), r.value)
+                for dtype, value in best.items():
+                    key = (rec.device_name, rec.framework, dtype)
+                    if key in largest:
+                        continue        # the newest run with this dtype is the one
+                    largest[key] = value
+                    entries.append({**where, "dtype": dtype, "value": value,
+                                    "text": f"the {dtype} GEMM {value:.4g} TFLOPS measured "
+                                            f"here by run {rec.id[:8]} ({rec.framework})"})
+    return out
+
+
+def stored_ceiling(bounds: dict | None, device_name: str, workload: str, dtype: str, *,
+                   read: bool = False, cache_bytes: int | None = None) -> Ceiling | None:
+    """From `bounds` (stored_bounds: the runs measured before on this machine, which the
+    command or the app read from its store and the run's plan carries), the newest run of
+    `workload` of each framework on the device `device_name` (siliconbench.core.estimate
+    reads it too): the triad at its largest array, or the best GEMM rate in `dtype`; the
+    highest of the frameworks'. A device's ceiling is what its best kernel reached: MLX's CPU
+    triad (1.0 GB/s here) is no bound on torch's decode beside torch's (6.7 GB/s).
 
     A bandwidth row serves only with arrays of at least bound_min_mb(cache_bytes) (the CPU's
     last-level cache where none is given). With `read` (a CPU's decode bound: a decode only
     reads, see siliconbench.core.workloads.bandwidth) the read kernel's row serves in place of
     the triad's, and a run without one does not serve."""
-    from siliconbench.core.store import Store, StoreError, default_path
-    if not default_path().exists():
-        return None
-    from siliconbench.core.machine import probe
-    here = probe().to_dict()
-    same = ("chip", "cpu_model", "model_identifier", "memory_bytes")
-    try:
-        store = Store()
-    except StoreError:
+    if not bounds:
         return None
     newest: dict[str, Ceiling] = {}
     least = bound_min_mb(cache_bytes if cache_bytes is not None else last_level_cache())
     op = "read" if read else "triad"
-    try:
-        for rec in store.runs(workload=workload, status="ok"):
-            if rec.source != "measured" or rec.device_name != device_name \
-                    or rec.framework in newest \
-                    or any(rec.machine.get(k) != here.get(k) for k in same):
+    for entry in bounds.get(workload) or []:
+        if entry["device_name"] != device_name or entry["framework"] in newest:
+            continue
+        if workload == "bandwidth":
+            if entry["op"] != op or entry["size_mb"] < least:
                 continue
-            if workload == "bandwidth":
-                rows = [r for r in rec.rows if r.value is not None and r.params.get("op") ==
-                        op and "above_peak" not in r.flags
-                        and r.params.get("size_mb", 0) >= least]
-                if rows:
-                    row = max(rows, key=lambda r: r.params.get("size_mb", 0))
-                    name = f"the read kernel ({READ_KERNEL[0]})" if read else \
-                        triad_name(rec.settings)
-                    newest[rec.framework] = Ceiling(
-                        row.value, f"{name} {row.value:.4g} GB/s measured here by run "
-                                   f"{rec.id[:8]} ({rec.framework}, "
-                                   f"{row.params['size_mb']} MB arrays)",
-                        MEASURED_READ if read else MEASURED_TRIAD)
-            else:
-                rows = [r for r in rec.rows if r.value is not None and r.metric == "tflops"
-                        and r.params.get("dtype") == dtype and "above_peak" not in r.flags]
-                if rows:
-                    row = max(rows, key=lambda r: r.value)
-                    newest[rec.framework] = Ceiling(
-                        row.value, f"the {dtype} GEMM {row.value:.4g} TFLOPS measured here "
-                                   f"by run {rec.id[:8]} ({rec.framework})", MEASURED_GEMM)
-    finally:
-        store.close()
+            source = MEASURED_READ if read else MEASURED_TRIAD
+        elif entry["dtype"] != dtype:
+            continue
+        else:
+            source = MEASURED_GEMM
+        newest[entry["framework"]] = Ceiling(entry["value"], entry["text"], source)
     return max(newest.values(), key=lambda c: c.value, default=None)

@@ -65,6 +65,7 @@ WORKLOAD = Workload(
     order=70,
     metric="decode_tokens_per_s",
     checks="check_params",
+    held_against=("bandwidth", "gemm"),   # the decode's roofline, the prefill's rate
     x="depth",
     module=__name__,
     terminal_tables="llama_bench_table",
@@ -536,10 +537,11 @@ def _decode_rows(engine: LLMEngine, shape: ModelShape, point: dict, flags: list[
 
 def measured_ceiling(ctx, workload: str, dtype: str) -> Ceiling | None:
     """The device's bandwidth (GB/s) or matrix-multiply rate in `dtype` (TFLOPS): the newest
-    run of that workload on this device in the store (on a CPU its read kernel, the bound of
-    a decode that only reads; arrays past the caches), else the published peak, else None."""
+    run of that workload on this device in the store, as the run's spec carries it
+    (ctx.ceilings; on a CPU its read kernel, the bound of a decode that only reads; arrays
+    past the caches), else the published peak, else None."""
     from siliconbench.core.kit.ceilings import cuda_l2_bytes
-    measured = stored_ceiling(ctx.device_name, workload, dtype, read=ctx.on_cpu,
+    measured = stored_ceiling(ctx.ceilings, ctx.device_name, workload, dtype, read=ctx.on_cpu,
                               cache_bytes=None if ctx.on_cpu else cuda_l2_bytes() or 0)
     if measured is not None:
         return measured
