@@ -46,6 +46,10 @@ class Workload:
     # The workloads whose runs stored here bound its numbers (siliconbench.core.kit.ceilings):
     # the command or the app reads them from its store before the run and passes them in.
     held_against: tuple[str, ...] = ()
+    # A function of the module, plans(params) -> (params, precision, model), that works out
+    # the run's inputs once where it starts (siliconbench.core.plan.RunPlan): the llm's
+    # model file read, its precision decided. Empty: the parameters as resolved, no model.
+    plans: str = ""
     checks: str = ""                # a function of the module, checks(params), that refuses
                                     # (ParamError) what the parameters alone rule out: called
                                     # before any process starts, so the sentence comes at once
@@ -58,6 +62,18 @@ class Workload:
     def check(self, params: dict) -> None:
         if self.checks:
             getattr(importlib.import_module(self.module), self.checks)(params)
+
+    def plan(self, params: dict) -> tuple[dict, str | None, object]:
+        """(the parameters the run keeps, its precision, its model), worked out and checked
+        (ParamError): `plans`, then `checks`; the run's plan takes them
+        (siliconbench.core.child.plan_run), the app's form its refusals."""
+        if self.plans:
+            params, precision, model = getattr(importlib.import_module(self.module),
+                                               self.plans)(params)
+        else:
+            precision, model = None, None
+        self.check(params)
+        return params, precision, model
 
     def run(self, ctx, params: dict) -> None:
         getattr(importlib.import_module(self.module), self.entry)(ctx, params)

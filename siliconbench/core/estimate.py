@@ -255,13 +255,14 @@ def _allreduce(est: Estimate, params: dict, device, settings, fits, store) -> No
 def _llm(est: Estimate, params: dict, device, settings, fits, store) -> None:
     from siliconbench.core.kit import llm_shapes as shapes
     from siliconbench.core.kit.llm_engine import device_type
+    from siliconbench.core.kit.llm_plan import precision
     from siliconbench.core.workloads import llm
     try:
-        shape = llm.shape_for(params)
+        own = llm.own_model(params)             # the file read once, as the run's plan does
+        shape = llm.shape_for(params, own)
     except Exception:  # a custom shape no model has: the run refuses it in its own words
         return
-    own = llm.own_model(params)
-    dtype = own.stored_dtype if own and own.stored_dtype else params["dtype"]
+    dtype = precision(params, own)
     batch, gen = params["batch"], params["gen_tokens"]
     compute = shapes.activation_dtype(dtype)
     # a file stored quantised holds its weights in its own bytes, not the formula's
@@ -273,7 +274,7 @@ def _llm(est: Estimate, params: dict, device, settings, fits, store) -> None:
     flops, est.basis = _gflops(device, "float32" if device.kind == "cpu" and
                                dtype not in shapes.ITEMSIZE else compute, False)
     gbs, memory = _memory_gbs(device, store)
-    name = llm.model_label(params)
+    name = own.file.name if own else params["preset"]
     prompts, depths = llm.context_points(params, shape)
     prompts = prompts or list(llm.DEFAULT_PROMPTS)
     depths = depths or list(llm.DEFAULT_DEPTHS)

@@ -293,7 +293,7 @@ class MainWindow(WindowLayout, Keyboard, QMainWindow):
     def _on_workload(self, w: Workload) -> None:
         form = self.forms.get(w.name)
         if form is None:
-            form = self.forms[w.name] = ParamForm(w.params, check=w.check)
+            form = self.forms[w.name] = ParamForm(w.params, check=w.plan)
             prefs.restore_form(self.settings, w.name, form)
             form.validity_changed.connect(self._update_run_button)
             if self.theme is not None:   # else apply_theme tones it

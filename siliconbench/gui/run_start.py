@@ -39,7 +39,7 @@ class RunStarter:
         form = self.form()
         params = form.values() if form else {}
         try:        # what the fields allow one by one but not together, before any run starts
-            w.check(resolve(w.params, params))
+            w.plan(resolve(w.params, params))        # the run's plan, checked
         except ParamError as e:
             raise ParamError(worded_for_form(w.params, str(e))) from None
         specs, titles = [], []
