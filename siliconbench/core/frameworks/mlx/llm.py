@@ -10,7 +10,10 @@ import types
 from collections.abc import Callable
 
 from siliconbench.core.kit.llm_engine import BuiltEngine, plain_decoder
-from siliconbench.core.kit.llm_shapes import GROUP_SIZE  # mlx-lm's converter's default
+from siliconbench.core.kit.llm_shapes import (  # GROUP_SIZE: mlx-lm's converter's default
+    GROUP_SIZE,
+    config_of,
+)
 
 DTYPES = ("bfloat16", "float16", "float32", "q4", "q8")
 LOOPS = ("eager",)           # mlx_lm.generate's loop; it compiles nothing
@@ -53,18 +56,9 @@ def _mlx_lm(module: str):
 
 
 def model_args(shape) -> dict:
-    """The config.json a preset's shape stands for, as mlx-lm's ModelArgs read it."""
-    return {"model_type": shape.family, "hidden_size": shape.hidden,
-            "num_hidden_layers": shape.layers, "intermediate_size": shape.ffn,
-            "num_attention_heads": shape.heads, "num_key_value_heads": shape.kv_heads,
-            "head_dim": shape.head_dim, "rms_norm_eps": shape.rms_eps,
-            "vocab_size": shape.vocab, "max_position_embeddings": shape.max_positions,
-            "rope_theta": shape.rope_theta,
-            "rope_scaling": dict(shape.rope_scaling) if shape.rope_scaling else None,
-            "tie_word_embeddings": shape.tied,
-            **({"num_experts": shape.experts, "num_experts_per_tok": shape.active_experts,
-                "moe_intermediate_size": shape.expert_ffn, "decoder_sparse_step": 1,
-                "mlp_only_layers": [], "norm_topk_prob": True} if shape.moe else {})}
+    """The config.json a preset's shape stands for (kit.llm_shapes.config_of), as mlx-lm's
+    ModelArgs read it."""
+    return {"rope_scaling": None, **config_of(shape)}
 
 
 def from_files(path: str, dtype: str):

@@ -26,7 +26,7 @@ from __future__ import annotations
 import time
 
 from siliconbench.core.kit.llm_engine import BuiltEngine
-from siliconbench.core.kit.llm_shapes import ITEMSIZE, activation_dtype
+from siliconbench.core.kit.llm_shapes import ITEMSIZE, activation_dtype, config_of
 
 DTYPES = ("bfloat16", "float16", "float32")
 LOOPS = ("eager", "compiled", "fast")
@@ -60,18 +60,11 @@ def config(shape):
     from transformers import LlamaConfig, Qwen3Config, Qwen3MoeConfig
     cls = {"llama": LlamaConfig, "qwen3": Qwen3Config,
            "qwen3_moe": Qwen3MoeConfig}[shape.family]
-    # a copy: transformers writes rope_theta into the dict it is given (the preset's own)
-    extra = {"rope_scaling": dict(shape.rope_scaling)} if shape.rope_scaling else {}
-    if shape.moe:    # every layer a mixture, as Qwen3-30B-A3B's (decoder_sparse_step 1)
-        extra.update(num_experts=shape.experts, num_experts_per_tok=shape.active_experts,
-                     moe_intermediate_size=shape.expert_ffn, decoder_sparse_step=1,
-                     mlp_only_layers=[], norm_topk_prob=True)
-    return cls(hidden_size=shape.hidden, num_hidden_layers=shape.layers,
-               intermediate_size=shape.ffn, num_attention_heads=shape.heads,
-               num_key_value_heads=shape.kv_heads, head_dim=shape.head_dim,
-               vocab_size=shape.vocab, tie_word_embeddings=shape.tied,
-               rope_theta=shape.rope_theta, rms_norm_eps=shape.rms_eps,
-               max_position_embeddings=shape.max_positions, **extra)
+    # the shape's config.json (a fresh dict: transformers writes rope_theta into the one it
+    # is given), its model_type the class's own
+    config = config_of(shape)
+    del config["model_type"]
+    return cls(**config)
 
 
 def model_class(shape):
