@@ -312,13 +312,10 @@ def _llm(est: Estimate, params: dict, device, settings, fits, store) -> None:
 
 def _llm_engine(framework: str):
     """The framework's LLM engine class (its module imports no framework), or BuiltEngine's
-    declarations where it has none: the run refuses that in its own words."""
-    from siliconbench.core.frameworks import implementation
-    from siliconbench.core.kit.llm_engine import BuiltEngine
-    try:
-        return implementation(framework, "llm").Engine
-    except Exception:  # noqa: BLE001
-        return BuiltEngine
+    declarations where it has none (llm.engine_class): the run refuses that in its own
+    words."""
+    from siliconbench.core.workloads.llm import engine_class
+    return engine_class(framework)
 
 
 def _prefills_at_depth(framework: str) -> bool:

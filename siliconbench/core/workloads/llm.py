@@ -558,11 +558,12 @@ def llama_bench_table(rec) -> list[tuple[str, list[str], list[list[str]]]]:
 
 
 def engine_class(framework: str) -> type:
-    """The framework's LLMEngine class; for a record of a framework unknown here, the one of
-    the engines that build the shape."""
+    """The framework's LLMEngine class (its module imports no framework); for a framework
+    unknown here (a record's, an estimate's), one with no llm part or whose part cannot be
+    imported, the one of the engines that build the shape. The estimate reads it too."""
     from siliconbench.core.frameworks import implementation
     try:
         return implementation(framework, "llm").Engine
-    except ValueError:    # an unknown framework, or one with no llm part
+    except (ValueError, ImportError):   # unknown, no llm part, or not importable here
         from siliconbench.core.kit.llm_engine import BuiltEngine
         return BuiltEngine
