@@ -182,13 +182,26 @@ class TorchLM:
                                    self.dtype, self.device)
         return cache
 
+    def _step(self, forward, tokens, position, cache):
+        """The one forward every loop runs (prefill, eager and compiled decode, gpt-fast's
+        step): the last position's logits of `tokens` at `position` in `cache`, through
+        `forward` (the model, or its compiled call); the head runs on the last position only,
+        as generate does."""
+        return forward(input_ids=tokens, position_ids=position, use_cache=True,
+                       logits_to_keep=1, **{self.cache_kw: cache}).logits[:, -1, :]
+
+    @staticmethod
+    def _rewind(cache, depth: int) -> None:
+        """The static cache back to `depth` positions: its length is a tensor that each
+        update advances in place."""
+        for layer in cache.layers:
+            layer.cumulative_length.fill_(depth)
+
     def _forward(self, tokens, cache, start: int):
-        """The last position's logits of `tokens` placed at `start` in the cache (the head
-        runs on the last position only, as generate does)."""
+        """The last position's logits of `tokens` placed at `start` in the cache."""
         torch = self.torch
         position = torch.arange(start, start + tokens.shape[1], device=self.device)[None]
-        return self.model(input_ids=tokens, position_ids=position, use_cache=True,
-                          logits_to_keep=1, **{self.cache_kw: cache}).logits[:, -1, :]
+        return self._step(self.model, tokens, position, cache)
 
     def prefill(self, batch: int, prompt: int):
         tokens = self._tokens(batch, prompt)
@@ -225,17 +238,13 @@ class TorchLM:
         late = self.device.type == "mps"
 
         def call() -> list:
-            # Rewind the cache to `depth` (the static cache's length is a tensor that each
-            # update advances in place); each token is fetched to the host.
+            # The cache rewound to `depth`; each token is fetched to the host.
             fetched = []
             with torch.no_grad():
-                for layer in cache.layers:
-                    layer.cumulative_length.fill_(depth)
+                self._rewind(cache, depth)
                 y, waiting = start, None
                 for position in positions:
-                    logits = forward(input_ids=y, position_ids=position, use_cache=True,
-                                     logits_to_keep=1, **{self.cache_kw: cache}).logits
-                    y = logits[:, -1, :].argmax(-1, keepdim=True)
+                    y = self._step(forward, y, position, cache).argmax(-1, keepdim=True)
                     if late:
                         if waiting is not None:
                             fetched.append(waiting.tolist())
@@ -272,16 +281,14 @@ class TorchLM:
 
         def decode_one_token(y, position):
             with math_sdpa():
-                logits = self.model(input_ids=y, position_ids=position, use_cache=True,
-                                    logits_to_keep=1, **{self.cache_kw: cache}).logits
-            return logits[:, -1, :].argmax(-1, keepdim=True)
+                logits = self._step(self.model, y, position, cache)
+            return logits.argmax(-1, keepdim=True)
         self.fast_step = decode_one_token      # for the tests: the step before compiling
 
         def loop_with(step):
             def call() -> list:
                 with torch.no_grad():
-                    for layer in cache.layers:
-                        layer.cumulative_length.fill_(depth)
+                    self._rewind(cache, depth)
                     y, kept = start, []
                     for position in positions:
                         # A CUDA graph's output is overwritten by its next replay: the
