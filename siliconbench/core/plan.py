@@ -42,21 +42,22 @@ class PlannedModel:
     file: Mapping[str, Any] | None = None      # kit.model_files.ModelFile's fields: the user's
     stored_dtype: str | None = None            # the precision the file stores its weights in
     sha256: str | None = None                  # of the file's header (metadata, tensor table)
+    config: Mapping[str, Any] | None = None    # a folder's config.json, as the plan read it
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "shape", frozen(self.shape))
-        if self.file is not None:
-            object.__setattr__(self, "file", frozen(self.file))
+        for name in ("shape", "file", "config"):
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, frozen(getattr(self, name)))
 
     def to_dict(self) -> dict:
         return {"name": self.name, "shape": thawed(self.shape), "preset": self.preset,
                 "file": thawed(self.file), "stored_dtype": self.stored_dtype,
-                "sha256": self.sha256}
+                "sha256": self.sha256, "config": thawed(self.config)}
 
     @classmethod
     def from_dict(cls, d: Mapping) -> PlannedModel:
         return cls(d["name"], d["shape"], d.get("preset"), d.get("file"),
-                   d.get("stored_dtype"), d.get("sha256"))
+                   d.get("stored_dtype"), d.get("sha256"), d.get("config"))
 
 
 @dataclass(frozen=True)

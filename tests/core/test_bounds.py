@@ -3,6 +3,8 @@ cache (a --sizes-mb 4 run measures a cache, not the memory), and on a CPU the re
 the triad (a decode only reads; STREAM's triad counts 3 arrays where a write-allocating core
 moves 4). Each bandwidth row carries STREAM's headline, its best rate, beside the median."""
 
+import json
+
 import pytest
 
 from siliconbench.core.kit import ceilings
@@ -132,3 +134,43 @@ def test_the_read_kernel_sums_one_array():
             float(ops.to_numpy(a).sum()), rel=1e-4)
         ops.release()
     assert bandwidth.MOVED["read"] == bandwidth.INPUTS["read"] == 1
+
+
+def test_the_bounds_passed_to_a_run_keep_only_what_can_be_picked(tmp_path, monkeypatch):
+    """stored_bounds reads a store of many runs into the few entries a run's plan carries:
+    an older run of a framework on the device whose arrays are no larger than a newer one's
+    is never the bound (the newer one serves wherever it would), so it is left out; what
+    stored_ceiling picks from them is what it picked from the store's every run."""
+    import dataclasses
+    monkeypatch.setenv("SILICONBENCH_HOME", str(tmp_path))
+    base = recorded("bandwidth-torch")
+    [triad] = [r for r in base.rows if r.params["op"] == "triad" and r.params["size_mb"] == 4]
+
+    def keep(sizes):
+        """Runs of triads of these sizes, oldest first; the bounds read from them."""
+        path = tmp_path / f"{'-'.join(map(str, sizes))}.sqlite3"
+        s = Store(path)
+        for i, size in enumerate(sizes):
+            row = dataclasses.replace(triad, params={**triad.params, "size_mb": size},
+                                      value=triad.value * (i + 1))
+            rec = dataclasses.replace(base, id=f"{i:08d}" + base.id[8:], rows=[row],
+                                      created_at=f"2026-01-0{i + 1}T00:00:00Z",
+                                      machine=probe().to_dict())
+            s.save(rec)
+        bounds = stored_bounds(s)
+        s.close()
+        return bounds
+    # Newest first, each smaller than the one before it: all three can be picked.
+    bounds = keep([1024, 256, 64])
+    assert [e["size_mb"] for e in bounds["bandwidth"]] == [64, 256, 1024]
+    assert bounds["gemm"] == []
+    for cache, size in ((0, 64), (50 * 2**20, 256), (100 * 2**20, 1024)):
+        ceiling = stored_ceiling(bounds, base.device_name, "bandwidth", "float32",
+                                 cache_bytes=cache)
+        assert f"({base.framework}, {size} MB arrays)" in ceiling.text
+    # Newest the largest: the older runs are never the bound, and are not passed on.
+    bounds = keep([64, 256, 1024])
+    assert [e["size_mb"] for e in bounds["bandwidth"]] == [1024]
+    assert stored_ceiling(bounds, base.device_name, "bandwidth", "float32",
+                          cache_bytes=0).value == 3 * triad.value
+    json.dumps(bounds)     # plain JSON: it crosses to the run's process in its plan

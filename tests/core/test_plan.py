@@ -85,29 +85,47 @@ def test_a_bad_model_file_is_one_sentence_before_anything_starts(tmp_path):
     assert "model.gguf" in str(e.value) and "\n" not in str(e.value)
 
 
-@pytest.mark.usefixtures("short_protocol")
-def test_the_run_reads_its_model_from_the_plan_not_the_file(own_folder, monkeypatch):
-    """The run in its process, given the plan as the worker gets it (JSON): with the model
-    file's header unreadable from then on, it runs, its record naming the file and its hash."""
-    import torch
+def _mlx_here() -> bool:
+    import importlib.util
+    return importlib.util.find_spec("mlx_lm") is not None
 
+
+@pytest.mark.usefixtures("short_protocol")
+@pytest.mark.parametrize("framework", [
+    "torch", pytest.param("mlx", marks=pytest.mark.skipif(not _mlx_here(),
+                                                          reason="mlx-lm is not installed"))])
+def test_the_run_reads_its_model_from_the_plan_not_the_file(own_folder, monkeypatch,
+                                                            framework):
+    """The run in its process, given the plan as the worker gets it (JSON): with the model
+    file's header and config.json unreadable from then on, it runs (MLX builds from the
+    plan's config.json), its record naming the file and its hash."""
+    from siliconbench.core import files
     from siliconbench.core.context import RunContext
-    from siliconbench.core.frameworks.torch import adapter as torch_adapter
+    from siliconbench.core.frameworks import framework as registry
     from siliconbench.core.measure import QUICK
     from siliconbench.core.workloads import bandwidth, llm
     monkeypatch.setattr(bandwidth, "OWN_BOUND_MB", (4,))    # the bound's arithmetic
-    plan = plan_run(RunSpec("llm", "torch", "cpu", {"model_path": str(own_folder), **OWN}))
+    plan = plan_run(RunSpec("llm", framework, "cpu", {"model_path": str(own_folder), **OWN}))
     plan = RunPlan.from_dict(json.loads(json.dumps(plan.to_dict())))
     sha = plan.model.sha256
+    assert plan.model.config["num_hidden_layers"] == 2
+    adapter = registry(framework).load()
+    device = adapter.resolve("cpu")
 
     def no_second_read(*args, **kwargs):
         raise AssertionError("the model file's header was read again in the run")
     monkeypatch.setattr(model_files, "_read_model", no_second_read)
     monkeypatch.setattr(model_files, "read_config", no_second_read)
+    read_small = files.read_small
+
+    def no_config(path, *args, **kwargs):
+        assert str(path).endswith(".json") is False or "config" not in str(path), \
+            "config.json was read again in the run"
+        return read_small(path, *args, **kwargs)
+    monkeypatch.setattr(files, "read_small", no_config)
     events = []
-    ctx = RunContext(framework="torch", device_id="cpu", adapter=torch_adapter,
-                     device=torch.device("cpu"), device_name="test cpu", emit=events.append,
-                     settings=QUICK, plan=plan)
+    ctx = RunContext(framework=framework, device_id="cpu", adapter=adapter, device=device,
+                     device_name="test cpu", emit=events.append, settings=QUICK, plan=plan)
     llm.run(ctx, plan.thawed_params())
     settings = {}
     for e in events:

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from siliconbench.core.kit.llm_plan import own_model_of, run_model
+from siliconbench.core.kit.llm_plan import run_own_model
 from siliconbench.core.kit.llm_shapes import (
     ITEMSIZE,
     ModelShape,
@@ -49,7 +49,7 @@ class BuiltEngine:
     def __init__(self, ctx, shape: ModelShape, params: dict) -> None:
         self.ctx, self.shape, self.dtype = ctx, shape, params["dtype"]
         # the user's model file, if given, as the run's plan read it
-        self.own = own_model_of(run_model(ctx, params))
+        self.own = run_own_model(ctx, params)
         self.lm, self.tensors = None, None
 
     def build(self):

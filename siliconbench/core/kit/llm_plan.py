@@ -3,7 +3,7 @@ file (read once, with the sha256 of its header), the shape it gives, and the pre
 takes (a file that stores its weights quantised decides it; else --dtype). The llm workload's
 plan (siliconbench.core.workloads.llm.planned) makes it into the run's plan
 (siliconbench.core.plan.PlannedModel), which crosses to the run's own process as JSON; there the
-workload and the engines read it back (run_model, own_model_of), and nothing reads the file's
+workload and the engines read it back (ctx.plan.model, run_own_model), and nothing reads the file's
 header again. The estimate, before any run, reads the same rules here."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from siliconbench.core.kit.llm_presets import PRESETS
 from siliconbench.core.kit.llm_shapes import ModelShape
 from siliconbench.core.kit.model_files import ModelFile, OwnModel, read_model
 from siliconbench.core.params import ParamError
-from siliconbench.core.plan import PlannedModel
+from siliconbench.core.plan import PlannedModel, thawed
 
 CUSTOM = ("layers", "hidden", "heads", "kv_heads", "vocab")    # parameters that change a shape
 
@@ -77,18 +77,18 @@ def plan_model(params: dict) -> tuple[dict, PlannedModel]:
         kept["preset"] = None
         return kept, PlannedModel(name=own.file.name, shape=asdict(shape),
                                   file=own.file.to_dict(), stored_dtype=own.stored_dtype,
-                                  sha256=own.fingerprint)
+                                  sha256=own.fingerprint, config=own.config)
     return kept, PlannedModel(name=params["preset"], shape=asdict(shape),
                               preset=params["preset"])
 
 
-def run_model(ctx, params: dict) -> PlannedModel:
-    """The run's model: its plan's (ctx.plan, made where the run started), else planned here
-    from `params` (a run called without a plan: a test's)."""
+def run_own_model(ctx, params: dict) -> OwnModel | None:
+    """The user's model file of the run, as its plan read it (never read again); read from
+    --model-path for an engine made without a plan (a test's); None for a preset."""
     plan = getattr(ctx, "plan", None)
     if plan is not None and plan.model is not None:
-        return plan.model
-    return plan_model(params)[1]
+        return own_model_of(plan.model)
+    return own_model(params)
 
 
 def shape_of(model: PlannedModel) -> ModelShape:
@@ -103,7 +103,8 @@ def own_model_of(model: PlannedModel) -> OwnModel | None:
     f["engines"] = tuple(f.get("engines") or ())
     f["experts"] = tuple(f["experts"]) if f.get("experts") else None
     f["notes"] = tuple(f.get("notes") or ())
-    return OwnModel(ModelFile(**f), shape_of(model), model.stored_dtype, model.sha256 or "")
+    return OwnModel(ModelFile(**f), shape_of(model), model.stored_dtype, model.sha256 or "",
+                    None if model.config is None else thawed(model.config))
 
 
 def model_label(params: dict, model: PlannedModel | None = None) -> str:

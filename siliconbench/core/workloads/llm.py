@@ -33,7 +33,6 @@ from siliconbench.core.kit.llm_plan import (  # noqa: F401  (the workload's name
     own_model,
     own_model_of,
     plan_model,
-    run_model,
     shape_for,
     shape_of,
 )

@@ -17,7 +17,7 @@ import ctypes
 from pathlib import Path
 
 from siliconbench.core.kit.llm_engine import plain_decoder
-from siliconbench.core.kit.llm_plan import own_model_of, run_model
+from siliconbench.core.kit.llm_plan import run_own_model
 from siliconbench.core.kit.llm_shapes import (
     ModelShape,
     describe_shape,
@@ -286,7 +286,7 @@ class Engine:
         self.model: GgufModel | None = None
         self.path, self.stored, self.threads, self._file_bytes = None, {}, None, None
         # the user's GGUF file, if given, as the run's plan read it
-        self.own = own_model_of(run_model(ctx, params))
+        self.own = run_own_model(ctx, params)
         if self.own is not None:
             self._file_bytes = self.own.file.size
 
