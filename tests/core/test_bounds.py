@@ -174,3 +174,45 @@ def test_the_bounds_passed_to_a_run_keep_only_what_can_be_picked(tmp_path, monke
     assert stored_ceiling(bounds, base.device_name, "bandwidth", "float32",
                           cache_bytes=0).value == 3 * triad.value
     json.dumps(bounds)     # plain JSON: it crosses to the run's process in its plan
+
+
+def test_a_shared_store_s_bounds_are_read_in_this_machine_s_file(tmp_path, monkeypatch):
+    """With a lab's shared store chosen, the bounds come from this machine's own file (where
+    its runs are kept first and stay), not from the lab's thousands over the network: the
+    shared database, here one that answers nothing, is never asked."""
+    monkeypatch.setenv("SILICONBENCH_HOME", str(tmp_path))
+    rec = recorded("bandwidth-torch")
+    [triad] = [r for r in rec.rows if r.params["op"] == "triad" and r.params["size_mb"] == 4]
+    triad.params = {**triad.params, "size_mb": 256}
+    rec.rows = [triad]
+    store(tmp_path, monkeypatch, rec)
+
+    class Shared:         # a SharedStore's face: reads go to the lab's database
+        local = Store(tmp_path / "results.sqlite3")
+
+        def runs(self, *args, **kwargs):
+            raise AssertionError("the shared database was read for a run's bounds")
+    shared = Shared()
+    try:
+        bounds = stored_bounds(shared)
+    finally:
+        shared.local.close()
+    assert stored_ceiling(bounds, rec.device_name, "bandwidth", "float32",
+                          cache_bytes=0).value == triad.value
+
+
+def test_the_runner_passes_a_run_what_its_workload_is_held_against(tmp_path, monkeypatch):
+    """runner.execute reads the bounds from the store it was given into the spec (the run's
+    plan carries them to its process); a workload held against nothing reads nothing."""
+    from siliconbench.core.child import plan_run
+    from siliconbench.core.runner import RunSpec, with_ceilings
+    rec = store(tmp_path, monkeypatch, recorded("bandwidth-torch"))
+    s = Store(tmp_path / "results.sqlite3")
+    try:
+        spec = with_ceilings(RunSpec("llm", "torch", "cpu", {"preset": "tiny"}), s)
+        assert spec.ceilings == stored_bounds(s) and spec.ceilings["bandwidth"]
+        assert {e["run"] for e in spec.ceilings["bandwidth"]} == {rec.id[:8]}
+        assert plan_run(spec).to_dict()["ceilings"] == spec.ceilings   # frozen in the plan
+        assert with_ceilings(RunSpec("gemm", "torch", "cpu"), s).ceilings == {}
+    finally:
+        s.close()

@@ -100,8 +100,11 @@ def stored_bounds(store, workloads=("bandwidth", "gemm")) -> dict:
     A bandwidth entry is one run's largest triad and read rows (a row of another size is never
     the one picked); a GEMM entry one run's best rate in each dtype. Entries that can never be
     picked (an older run of the framework on the device whose arrays are no larger) are left
-    out, so a store of thousands of runs gives a few entries."""
+    out, so a store of thousands of runs gives a few entries. A lab's shared store is read in
+    this machine's own file, where its runs are kept first and stay (store.local): only this
+    machine's runs can bound it, and the lab's need not cross the network before a run."""
     from siliconbench.core.machine import probe
+    store = getattr(store, "local", None) or store
     here = probe().to_dict()
     same = ("chip", "cpu_model", "model_identifier", "memory_bytes")
     out: dict[str, list[dict]] = {}
