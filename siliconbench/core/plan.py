@@ -43,21 +43,23 @@ class PlannedModel:
     stored_dtype: str | None = None            # the precision the file stores its weights in
     sha256: str | None = None                  # of the file's header (metadata, tensor table)
     config: Mapping[str, Any] | None = None    # a folder's config.json, as the plan read it
+    tensors: Mapping[str, int] | None = None   # a GGUF file's tensors' bytes, from its header
 
     def __post_init__(self) -> None:
-        for name in ("shape", "file", "config"):
+        for name in ("shape", "file", "config", "tensors"):
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, frozen(getattr(self, name)))
 
     def to_dict(self) -> dict:
         return {"name": self.name, "shape": thawed(self.shape), "preset": self.preset,
                 "file": thawed(self.file), "stored_dtype": self.stored_dtype,
-                "sha256": self.sha256, "config": thawed(self.config)}
+                "sha256": self.sha256, "config": thawed(self.config),
+                "tensors": thawed(self.tensors)}
 
     @classmethod
     def from_dict(cls, d: Mapping) -> PlannedModel:
         return cls(d["name"], d["shape"], d.get("preset"), d.get("file"),
-                   d.get("stored_dtype"), d.get("sha256"), d.get("config"))
+                   d.get("stored_dtype"), d.get("sha256"), d.get("config"), d.get("tensors"))
 
 
 @dataclass(frozen=True)

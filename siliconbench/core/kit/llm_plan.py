@@ -77,7 +77,8 @@ def plan_model(params: dict) -> tuple[dict, PlannedModel]:
         kept["preset"] = None
         return kept, PlannedModel(name=own.file.name, shape=asdict(shape),
                                   file=own.file.to_dict(), stored_dtype=own.stored_dtype,
-                                  sha256=own.fingerprint, config=own.config)
+                                  sha256=own.fingerprint, config=own.config,
+                                  tensors=own.tensor_bytes)
     return kept, PlannedModel(name=params["preset"], shape=asdict(shape),
                               preset=params["preset"])
 
@@ -104,7 +105,8 @@ def own_model_of(model: PlannedModel) -> OwnModel | None:
     f["experts"] = tuple(f["experts"]) if f.get("experts") else None
     f["notes"] = tuple(f.get("notes") or ())
     return OwnModel(ModelFile(**f), shape_of(model), model.stored_dtype, model.sha256 or "",
-                    None if model.config is None else thawed(model.config))
+                    None if model.config is None else thawed(model.config),
+                    None if model.tensors is None else thawed(model.tensors))
 
 
 def model_label(params: dict, model: PlannedModel | None = None) -> str:

@@ -312,6 +312,8 @@ class OwnModel:
     fingerprint: str
     # a folder's config.json; None for a GGUF file (a dict: left out of hash and equality)
     config: dict | None = field(default=None, hash=False, compare=False)
+    # a GGUF file's tensors' bytes as its header gives them (what the decode bound counts)
+    tensor_bytes: dict | None = field(default=None, hash=False, compare=False)
 
     def record(self) -> dict:
         """What a record keeps of it: the name, never the folder it sits in."""
@@ -372,7 +374,8 @@ def _read_model(path: str, _stamp) -> OwnModel:
     if mismatch:
         raise ValueError(f"{p.name}: {mismatch}")
     return OwnModel(m, shape, stored or m.quantisation.lower(),
-                    _fingerprint_file(p, header.data_offset))
+                    _fingerprint_file(p, header.data_offset),
+                    tensor_bytes={t.name: t.n_bytes for t in header.tensors})
 
 
 def read_config(folder: Path, root: Path | None) -> dict:

@@ -370,7 +370,10 @@ class Engine:
             self.path = path = models.model_file(self.shape, self.params["preset"], self.dtype,
                                                  self.threads, say=lambda text: say(0, text),
                                                  warn=ctx.warn)   # a damaged file, rebuilt
-        self.stored = models.tensor_bytes(path)
+        # a user's file's tensors as the run's plan read them from its header; a preset's
+        # file (written here) from its own
+        own = self.own.tensor_bytes if self.own is not None else None
+        self.stored = dict(own) if own is not None else models.tensor_bytes(path)
         say(1, "loading the model")
         quant = self.own.file.quantisation if self.own else models.FTYPES[self.dtype][1]
         ctx.inside(f"llama.cpp loading {path.name} ({quant})", REPORT)
