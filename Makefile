@@ -47,7 +47,8 @@ $(LLAMACPP_STAMP): $(STAMP)
 test-llamacpp: $(LLAMACPP_STAMP)
 	@$(COMPILE) tests
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q tests/frameworks/test_llamacpp.py \
-		tests/frameworks/test_llamacpp_cache.py tests/frameworks/test_serve_llamacpp.py
+		tests/frameworks/test_llamacpp_cache.py tests/frameworks/test_llamacpp_plan.py \
+		tests/frameworks/test_serve_llamacpp.py
 
 devices: $(STAMP)
 	@$(COMPILE)

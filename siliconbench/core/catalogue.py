@@ -43,6 +43,13 @@ class Workload:
                                     # word on its BLAS (adapter.caveat) applies to them
     starts_runs: bool = False       # its run only starts other runs (ChildRun), which import
                                     # the framework: its own process never does (seconds)
+    # The workloads whose runs stored here bound its numbers (siliconbench.core.kit.ceilings):
+    # the command or the app reads them from its store before the run and passes them in.
+    held_against: tuple[str, ...] = ()
+    # A function of the module, plans(params) -> (params, precision, model), that works out
+    # the run's inputs once where it starts (siliconbench.core.plan.RunPlan): the llm's
+    # model file read, its precision decided. Empty: the parameters as resolved, no model.
+    plans: str = ""
     checks: str = ""                # a function of the module, checks(params), that refuses
                                     # (ParamError) what the parameters alone rule out: called
                                     # before any process starts, so the sentence comes at once;
@@ -61,6 +68,19 @@ class Workload:
                 fn(params, framework=framework)
             else:
                 fn(params)
+
+    def plan(self, params: dict, framework: str | None = None
+             ) -> tuple[dict, str | None, object]:
+        """(the parameters the run keeps, its precision, its model), worked out and checked
+        (ParamError): `plans`, then `checks`; the run's plan takes them
+        (siliconbench.core.child.plan_run), the app's form its refusals."""
+        if self.plans:
+            params, precision, model = getattr(importlib.import_module(self.module),
+                                               self.plans)(params)
+        else:
+            precision, model = None, None
+        self.check(params, framework)
+        return params, precision, model
 
     def run(self, ctx, params: dict) -> None:
         getattr(importlib.import_module(self.module), self.entry)(ctx, params)

@@ -27,6 +27,7 @@ from siliconbench.core.frameworks import framework, runs_on
 from siliconbench.core.kit.rows import nothing_measured
 from siliconbench.core.logs import log
 from siliconbench.core.measure import settings_for
+from siliconbench.core.plan import RunPlan
 from siliconbench.core.results import Row, RunRecord, now_iso
 from siliconbench.core.telemetry import TelemetrySampler
 
@@ -53,13 +54,32 @@ class RunSpec:
     label: str | None = None
     quick: bool = False                  # shorter measurement settings (quick suite, tests)
     time_limit_s: float | None = None
+    # The bounds measured before on this machine (siliconbench.core.kit.ceilings.stored_bounds)
+    # that the workload's numbers are held against: read by the command or the app from the
+    # store it opened (runner.execute), so that the run's own process never opens the store.
+    ceilings: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
 def prepare(spec: RunSpec) -> RunSpec:
-    """Check everything that can be checked without the framework; fill in defaults."""
+    """Check everything that can be checked without the framework; fill in defaults: the
+    spec as its plan_run has it."""
+    return spec_of(plan_run(spec))
+
+
+def spec_of(plan: RunPlan) -> RunSpec:
+    """The spec a plan was made from, its parameters as the plan resolved them."""
+    return RunSpec(plan.workload, plan.framework, plan.device, plan.thawed_params(),
+                   plan.label, plan.quick, plan.time_limit_s, dict(plan.ceilings))
+
+
+def plan_run(spec: RunSpec) -> RunPlan:
+    """The run's plan (siliconbench.core.plan.RunPlan), made once where the run starts:
+    everything that can be checked without the framework is checked (UsageError, one
+    sentence), the parameters resolved, and the workload's own inputs worked out
+    (Workload.plans: the llm's model file read once, its precision decided)."""
     try:
         w = workload(spec.workload)
         fw = framework(spec.framework)
@@ -73,7 +93,7 @@ def prepare(spec: RunSpec) -> RunSpec:
         if models and w.name in ("train", "memory") and resolved.get("model") not in models:
             raise UsageError(f"{resolved.get('model')} is not available on {fw.title}; "
                              f"choose {' or '.join(models)}.")
-        w.check(resolved, fw.name)
+        resolved, precision, model = w.plan(resolved, fw.name)    # its checks too
         if (w.distributed or w.starts_runs) and "backend" in resolved:
             from siliconbench.core.launch import backend_refused
             if problem := backend_refused(fw.name, resolved, spec.device):
@@ -83,8 +103,8 @@ def prepare(spec: RunSpec) -> RunSpec:
         raise UsageError(str(e)) from None
     if spec.time_limit_s is not None and spec.time_limit_s <= 0:
         raise UsageError("The time limit must be a positive number of seconds.")
-    return RunSpec(spec.workload, spec.framework, spec.device, resolved, spec.label,
-                   spec.quick, spec.time_limit_s)
+    return RunPlan(spec.workload, spec.framework, spec.device, resolved, spec.label,
+                   spec.quick, spec.time_limit_s, precision, model, spec.ceilings)
 
 
 def child_env() -> dict:
@@ -141,7 +161,8 @@ class ChildRun:
     """One run in a child process. start(), then wait(); cancel() from any thread."""
 
     def __init__(self, spec: RunSpec, on_event: Callable[[dict], None] | None = None) -> None:
-        self.spec = prepare(spec)
+        self.plan = plan_run(spec)
+        self.spec = spec_of(self.plan)
         self.on_event = on_event or (lambda e: None)
         self._cancelled = threading.Event()
         self._cancel_reason = "cancelled by the user"
@@ -155,7 +176,7 @@ class ChildRun:
             try:
                 self._launch = plan(self.spec.framework, self.spec.params,
                                     worker_command("run", "--spec",
-                                                   json.dumps(self.spec.to_dict())),
+                                                   json.dumps(self.plan.to_dict())),
                                     {LAUNCHED_ENV: "1"})
             except LaunchError as e:
                 raise UsageError(str(e)) from None
@@ -188,7 +209,7 @@ class ChildRun:
         if self._launch is None:
             # The spec first: the child waits for it before importing its framework (seconds),
             # so the machine probe below overlaps that import instead of delaying it.
-            self._proc.stdin.write(json.dumps(self.spec.to_dict()))
+            self._proc.stdin.write(json.dumps(self.plan.to_dict()))
             self._proc.stdin.close()
         # A launcher's stdin stays open and empty: mlx.launch forwards it to the ranks, and
         # spins on one that has ended.

@@ -14,7 +14,7 @@ class RunContext:
     def __init__(self, *, framework: str, device_id: str, adapter: Any, device: Any,
                  device_name: str, emit: Callable[[dict], None],
                  settings: MeasureSettings = MeasureSettings(), peak: Any = None,
-                 quick: bool = False) -> None:
+                 quick: bool = False, plan: Any = None) -> None:
         self.framework = framework
         self.device_id = device_id
         self.adapter = adapter            # the framework adapter module (None, with device,
@@ -23,12 +23,21 @@ class RunContext:
         self.settings = settings
         self.quick = quick                # asked for quick settings: runs it starts are too
         self.peak = peak                  # siliconbench.core.peaks.Peak or None when unknown
+        # The run's inputs worked out where it started (siliconbench.core.plan.RunPlan; None
+        # for a workload called without one, as tests do).
+        self.plan = plan
         self._emit = emit
         self.sync = adapter.synchronizer(device) if adapter is not None else None
         self._meter = None
         self._said_window = False
         # --duration (minutes) of a workload that has it: every measure() is sustained mode.
         self.duration_min: float | None = None
+
+    @property
+    def ceilings(self):
+        """The bounds measured before on this machine, from the run's plan (the command or
+        the app read them from its store: siliconbench.core.kit.ceilings.stored_bounds)."""
+        return self.plan.ceilings if self.plan is not None else {}
 
     @property
     def on_cpu(self) -> bool:

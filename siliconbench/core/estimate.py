@@ -108,8 +108,8 @@ def _peak(device):
     return peak
 
 
-def _memory_gbs(device) -> tuple[float | None, str]:
-    stored = _stored_triad(device)
+def _memory_gbs(device, store) -> tuple[float | None, str]:
+    stored = _stored_triad(device, store)
     if stored is not None:
         return stored * SHARE_OF_TRIAD, "the triad measured here"
     if device.kind == "cpu":
@@ -120,20 +120,27 @@ def _memory_gbs(device) -> tuple[float | None, str]:
     return peak.bandwidth_gbs * GPU_SHARE_OF_PEAK, "from its published memory bandwidth"
 
 
-def _stored_triad(device) -> float | None:
-    """The newest triad (GB/s) any framework measured on this machine's device, as the llm
-    workload reads it for its bound: a 16-core Xeon's 115 GB/s where the rough CPU figure says
-    10, which had the quick suite give it the tiny LLM."""
-    from siliconbench.core.kit.ceilings import stored_ceiling
+def _stored_triad(device, store) -> float | None:
+    """The newest triad (GB/s) any framework measured on this machine's device in `store`
+    (the command's or the app's; None: none), as the llm workload reads it for its bound: a
+    16-core Xeon's 115 GB/s where the rough CPU figure says 10, which had the quick suite give
+    it the tiny LLM."""
+    from siliconbench.core.kit.ceilings import stored_bounds, stored_ceiling
+    if store is None:
+        return None
     try:
-        found = stored_ceiling(device.name, "bandwidth", "float32")
+        found = stored_ceiling(stored_bounds(store, ("bandwidth",)), device.name, "bandwidth",
+                               "float32")
     except Exception:  # an unreadable store: the rough figures
         return None
     return None if found is None else found.value
 
 
-def estimate(workload: str, params: dict, device, quick: bool = False) -> Estimate:
-    """The estimate for one run; params as given by the user (missing: the default)."""
+def estimate(workload: str, params: dict, device, quick: bool = False,
+             store=None) -> Estimate:
+    """The estimate for one run; params as given by the user (missing: the default). `store`:
+    the results store the command or the app opened, whose runs measured here (a triad) make
+    the estimate; None: rough figures alone."""
     from siliconbench.core.catalogue import workload as declared
     try:
         from siliconbench.core.params import resolve
@@ -149,7 +156,7 @@ def estimate(workload: str, params: dict, device, quick: bool = False) -> Estima
 
     work = ESTIMATORS.get(workload)
     if work is not None:
-        work(est, params, device, settings, fits)
+        work(est, params, device, settings, fits, store)
     if params.get("budget_s") and (est.seconds is not None or params.get("grow")):
         # --grow stops at its budget; a named sweep skips the points past it
         est.seconds = min(est.seconds or math.inf, float(params["budget_s"]))
@@ -157,7 +164,7 @@ def estimate(workload: str, params: dict, device, quick: bool = False) -> Estima
     return est
 
 
-def _gemm(est: Estimate, params: dict, device, settings, fits) -> None:
+def _gemm(est: Estimate, params: dict, device, settings, fits, store) -> None:
     from siliconbench.core.workloads import gemm
     sizes = params["sizes"] or gemm.default_sizes(device.kind, device.memory_bytes)
     dtypes = params["dtypes"]
@@ -188,10 +195,10 @@ def _gemm(est: Estimate, params: dict, device, settings, fits) -> None:
     est.seconds = None if total != total else total
 
 
-def _bandwidth(est: Estimate, params: dict, device, settings, fits) -> None:
+def _bandwidth(est: Estimate, params: dict, device, settings, fits, store) -> None:
     from siliconbench.core.workloads import bandwidth
     arrays = bandwidth.ARRAYS
-    rate, est.basis = _memory_gbs(device)
+    rate, est.basis = _memory_gbs(device, store)
     total = 0.0
     ops, sizes = params.get("ops") or list(arrays), params["sizes_mb"] or \
         bandwidth.DEFAULT_SIZES_MB
@@ -221,7 +228,7 @@ ALLREDUCE_GBS = 1.0
 ALLREDUCE_BLOCK_S = 0.05
 
 
-def _allreduce(est: Estimate, params: dict, device, settings, fits) -> None:
+def _allreduce(est: Estimate, params: dict, device, settings, fits, store) -> None:
     from siliconbench.core.workloads import allreduce
     ranks = params["processes"]       # on this machine: every host runs this many
     sizes = params["sizes"] or allreduce.default_sizes(device.memory_bytes, ranks)
@@ -245,16 +252,17 @@ def _allreduce(est: Estimate, params: dict, device, settings, fits) -> None:
     est.seconds = total
 
 
-def _llm(est: Estimate, params: dict, device, settings, fits) -> None:
+def _llm(est: Estimate, params: dict, device, settings, fits, store) -> None:
     from siliconbench.core.kit import llm_shapes as shapes
     from siliconbench.core.kit.llm_engine import device_type
+    from siliconbench.core.kit.llm_plan import precision
     from siliconbench.core.workloads import llm
     try:
-        shape = llm.shape_for(params)
+        own = llm.own_model(params)             # the file read once, as the run's plan does
+        shape = llm.shape_for(params, own)
     except Exception:  # a custom shape no model has: the run refuses it in its own words
         return
-    own = llm.own_model(params)
-    dtype = own.stored_dtype if own and own.stored_dtype else params["dtype"]
+    dtype = precision(params, own)
     batch, gen = params["batch"], params["gen_tokens"]
     compute = shapes.activation_dtype(dtype)
     # a file stored quantised holds its weights in its own bytes, not the formula's
@@ -265,8 +273,8 @@ def _llm(est: Estimate, params: dict, device, settings, fits) -> None:
     # bfloat16 rate: taking bfloat16's made a llama-2-7b Q4_0 run here read "about 11.4 h".
     flops, est.basis = _gflops(device, "float32" if device.kind == "cpu" and
                                dtype not in shapes.ITEMSIZE else compute, False)
-    gbs, memory = _memory_gbs(device)
-    name = llm.model_label(params)
+    gbs, memory = _memory_gbs(device, store)
+    name = own.file.name if own else params["preset"]
     prompts, depths = llm.context_points(params, shape)
     prompts = prompts or list(llm.DEFAULT_PROMPTS)
     depths = depths or list(llm.DEFAULT_DEPTHS)
@@ -304,13 +312,10 @@ def _llm(est: Estimate, params: dict, device, settings, fits) -> None:
 
 def _llm_engine(framework: str):
     """The framework's LLM engine class (its module imports no framework), or BuiltEngine's
-    declarations where it has none: the run refuses that in its own words."""
-    from siliconbench.core.frameworks import implementation
-    from siliconbench.core.kit.llm_engine import BuiltEngine
-    try:
-        return implementation(framework, "llm").Engine
-    except Exception:  # noqa: BLE001
-        return BuiltEngine
+    declarations where it has none (llm.engine_class): the run refuses that in its own
+    words."""
+    from siliconbench.core.workloads.llm import engine_class
+    return engine_class(framework)
 
 
 def _prefills_at_depth(framework: str) -> bool:
@@ -344,7 +349,7 @@ def _step_seconds(model: ModelSize, batch: int, device, mixed: bool, est: Estima
     return (3 if backward else 1) * model.forward_flops * batch / (rate * 1e9)
 
 
-def _train(est: Estimate, params: dict, device, settings, fits) -> None:
+def _train(est: Estimate, params: dict, device, settings, fits, store) -> None:
     from siliconbench.core.workloads.train import PUBLISHED_BATCH
     model = model_size(params)
     if model is None or model.saved_bytes is None:
@@ -363,7 +368,7 @@ def _train(est: Estimate, params: dict, device, settings, fits) -> None:
         est.seconds = point_seconds(step, settings)
 
 
-def _memory(est: Estimate, params: dict, device, settings, fits) -> None:
+def _memory(est: Estimate, params: dict, device, settings, fits, store) -> None:
     """The probes memory.search makes when each batch fits as the estimate says, every probe
     a quick train run (capped at --probe-time-limit); refused only when the first batch does
     not fit, since running out of memory is how the search ends."""
@@ -400,7 +405,7 @@ def _memory(est: Estimate, params: dict, device, settings, fits) -> None:
                     f"{est.basis}"
 
 
-def _infer(est: Estimate, params: dict, device, settings, fits) -> None:
+def _infer(est: Estimate, params: dict, device, settings, fits, store) -> None:
     model = model_size(params)
     if model is None:
         return
@@ -418,7 +423,7 @@ def _infer(est: Estimate, params: dict, device, settings, fits) -> None:
     est.seconds = paths * (measured + math.ceil(params["images"] / batch) * call)
 
 
-def _scaling(est: Estimate, params: dict, device, settings, fits) -> None:
+def _scaling(est: Estimate, params: dict, device, settings, fits, store) -> None:
     """Every world size's ranks on this machine at once (at most --processes), each a
     process training the model at its batch; on a CPU they share its cores, so a step of n
     ranks takes n / cores times a lone rank's where n is more than the cores."""
@@ -451,7 +456,7 @@ def _scaling(est: Estimate, params: dict, device, settings, fits) -> None:
                       for n in worlds)
 
 
-def _mlp(est: Estimate, params: dict, device, settings, fits) -> None:
+def _mlp(est: Estimate, params: dict, device, settings, fits, store) -> None:
     """The CIFAR-10 MLPs: each network trained for its epochs over the images (3 forwards a
     step at the device's float32 rate; per-step framework overhead not counted, so a lower
     bound), then its steps measured; in memory the images as float32, the weights, their
@@ -510,19 +515,19 @@ def free_now(device):
     return dataclasses.replace(device, memory_bytes=psutil.virtual_memory().available), True
 
 
-def verdict(spec, device) -> tuple[str | None, list[str]]:
+def verdict(spec, device, store=None) -> tuple[str | None, list[str]]:
     """(the sentence refusing the run, or None; the sentences to ask about first) for one
     run on one device (siliconbench.core.frameworks.DeviceInfo): the command line and the
     app's Run, Run It Here and the quick suite alike."""
     device, free = free_now(device)
-    est = estimate(spec.workload, spec.params, device, spec.quick)
+    est = estimate(spec.workload, spec.params, device, spec.quick, store)
     refusal = est.refusal(device.name, device.memory_bytes, free)
     if refusal:
         return refusal, []
     return None, est.warnings(device.name, device.memory_bytes, free)
 
 
-def spec_verdicts(specs: list, devices: list) -> tuple[list[str], list[str]]:
+def spec_verdicts(specs: list, devices: list, store=None) -> tuple[list[str], list[str]]:
     """What the app says before it queues runs: (refusals, questions) over every run, each
     run on its device (matched on framework and id), one sentence each."""
     refusals: list[str] = []
@@ -532,7 +537,7 @@ def spec_verdicts(specs: list, devices: list) -> tuple[list[str], list[str]]:
                       None)
         if device is None:
             continue
-        refusal, asked = verdict(spec, device)
+        refusal, asked = verdict(spec, device, store)
         refusals += [refusal] if refusal else []
         questions += asked
     return list(dict.fromkeys(refusals)), list(dict.fromkeys(questions))

@@ -110,6 +110,19 @@ def assess(value: float, peak_value: float | None) -> tuple[float | None, bool]:
     return value / peak_value * 100.0, value > peak_value * ABOVE_PEAK_TOLERANCE
 
 
+def held_to_peak(value: float, peak_value: float | None, unit: str, flags: list[str],
+                 note: str | None) -> tuple[float | None, list[str], str | None]:
+    """A measured number held against the device's physical peak, the one rule a GEMM,
+    bandwidth or training row follows: (percent of the peak, the row's flags with above_peak
+    where it passes the peak, its note led by why: only a measurement error explains it)."""
+    pct, above = assess(value, peak_value)
+    if not above:
+        return pct, list(flags), note
+    from siliconbench.core.numbers import quantity
+    said = f"{quantity(value, unit)} is above the device's physical peak: the measurement is wrong"
+    return pct, [*flags, "above_peak"], f"{said}; {note}" if note else said
+
+
 def _normalize_chip(chip: str) -> str:
     name = " ".join(str(chip).split()).casefold()
     return name if name.startswith("apple ") else f"apple {name}"

@@ -18,7 +18,8 @@ from siliconbench.core.logs import log
 from siliconbench.core.results import RunRecord
 
 __all__ = ["DEVICE_CACHE", "ChildRun", "RunNotStored", "RunSpec", "UsageError",
-           "discover_devices", "execute", "execute_kept", "prepare", "worker_command"]
+           "discover_devices", "execute", "execute_kept", "prepare", "with_ceilings",
+           "worker_command"]
 
 
 class RunNotStored(Exception):
@@ -75,6 +76,8 @@ def execute(spec: RunSpec, store=None, on_event: Callable[[dict], None] | None =
     raised again once the record is safe."""
     user_on_event = on_event or (lambda e: None)
     keeper: _Keeper | None = None
+    if store is not None:
+        spec = with_ceilings(spec, store)
 
     def follow(event: dict) -> None:
         if keeper is not None:
@@ -111,6 +114,29 @@ def execute(spec: RunSpec, store=None, on_event: Callable[[dict], None] | None =
     if keeper is not None:
         keeper.finish()
     return rec
+
+
+def with_ceilings(spec: RunSpec, store) -> RunSpec:
+    """The spec with the bounds its workload's numbers are held against (Workload.held_against)
+    read from `store`, the store the command or the app opened: the run's own process gets
+    them in its spec and never opens the store. A store that cannot be read gives none (the
+    workload then holds its numbers to the published peak, or measures its own bound)."""
+    import dataclasses
+
+    from siliconbench.core.catalogue import UnknownWorkload, workload
+    from siliconbench.core.kit.ceilings import stored_bounds
+    from siliconbench.core.store import StoreError
+    try:
+        held = workload(spec.workload).held_against
+    except UnknownWorkload:
+        return spec           # ChildRun's prepare says so, in one sentence
+    if not held or spec.ceilings:
+        return spec
+    try:
+        return dataclasses.replace(spec, ceilings=stored_bounds(store, held))
+    except StoreError as e:
+        log.warning("the stored bounds could not be read (%s): the run goes without", e)
+        return spec
 
 
 def execute_kept(spec: RunSpec, store_path=None, on_event: Callable[[dict], None] | None = None,

@@ -17,8 +17,11 @@ def load_suites() -> dict:
     return {k: v for k, v in json.loads(text).items() if not k.startswith("_")}
 
 
-def expand(name: str, devices: list[DeviceInfo], label: str | None = None) -> list[RunSpec]:
-    """One RunSpec per (suite entry, usable device of a framework the workload runs on)."""
+def expand(name: str, devices: list[DeviceInfo], label: str | None = None,
+           store=None) -> list[RunSpec]:
+    """One RunSpec per (suite entry, usable device of a framework the workload runs on).
+    `store`: the results store the command or the app opened, whose triads measured here size
+    the LLM it fits (None: rough figures)."""
     suites = load_suites()
     if name not in suites:
         raise ValueError(f"Unknown suite {name!r}; choose one of {', '.join(suites)}.")
@@ -32,7 +35,7 @@ def expand(name: str, devices: list[DeviceInfo], label: str | None = None) -> li
             if d.usable and d.framework in frameworks and d.kind in kinds:
                 params = dict(entry.get("params", {}))
                 if "fit" in entry:
-                    params.update(fit_llm(entry["fit"], params, d, quick))
+                    params.update(fit_llm(entry["fit"], params, d, quick, store))
                 specs.append(RunSpec(entry["workload"], d.framework, d.id, params, label,
                                      quick=quick))
     return specs
@@ -46,7 +49,7 @@ def llm_dtype(device: DeviceInfo) -> str:
     return "bfloat16" if device.id.startswith("cuda") else "float16"
 
 
-def fit_llm(fit: dict, params: dict, device: DeviceInfo, quick: bool) -> dict:
+def fit_llm(fit: dict, params: dict, device: DeviceInfo, quick: bool, store=None) -> dict:
     """The largest of fit["presets"] (listed largest first) whose memory fits the device's
     (siliconbench.core.estimate: weights, the cache and a prefill's activations in 80% of its memory) and
     whose estimated time fits fit["budget_s"]; the last preset where none does."""
@@ -54,7 +57,7 @@ def fit_llm(fit: dict, params: dict, device: DeviceInfo, quick: bool) -> dict:
     dtype = llm_dtype(device)
     for preset in fit["presets"]:
         chosen = {"preset": preset, "dtype": dtype}
-        est = estimate("llm", {**params, **chosen}, device, quick)
+        est = estimate("llm", {**params, **chosen}, device, quick, store)
         if not est.too_big and est.seconds is not None and est.seconds <= fit["budget_s"]:
             return chosen
     return {"preset": fit["presets"][-1], "dtype": dtype}

@@ -48,8 +48,9 @@ def run(spec: dict, emit: Callable[[dict], None]) -> int:
     from siliconbench.core.catalogue import workload
     from siliconbench.core.frameworks import UnknownDevice, framework, isolate
     from siliconbench.core.measure import settings_for
-
+    from siliconbench.core.plan import RunPlan
     w = workload(spec["workload"])
+    plan = RunPlan.from_dict(spec)   # the run's inputs, worked out where it started
     isolate(spec["framework"])  # TensorFlow and PyTorch never share a process
     quick = bool(spec.get("quick"))
     try:
@@ -58,7 +59,7 @@ def run(spec: dict, emit: Callable[[dict], None]) -> int:
         emit({"event": "error", "kind": "usage", "message": str(e)})
         return 2
     if w.starts_runs:
-        return _start_runs(w, spec, settings, quick, emit)
+        return _start_runs(w, plan, settings, quick, emit)
     adapter = framework(spec["framework"]).load()
     try:
         dev = adapter.resolve(spec["device"])
@@ -69,24 +70,25 @@ def run(spec: dict, emit: Callable[[dict], None]) -> int:
     from siliconbench.core.context import RunContext
     ctx = RunContext(framework=spec["framework"], device_id=spec["device"], adapter=adapter,
                      device=dev, device_name=name, emit=emit, settings=settings,
-                     peak=_peak(adapter, dev, name), quick=quick)
+                     peak=_peak(adapter, dev, name), quick=quick, plan=plan)
     ctx.duration_min = spec["params"].get("duration")   # sustained mode, where it has --duration
     emit({"event": "started", "device_name": name, "software": adapter.software(),
           "settings": {"measure": settings.to_dict(),
                        "peak": ctx.peak.name if ctx.peak else None}})
     if w.multiplies and (words := adapter.caveat(dev)):   # the framework's word on its BLAS
         ctx.warn(words)
-    return _run_workload(w, ctx, spec["params"], emit)
+    return _run_workload(w, ctx, plan.thawed_params(), emit)
 
 
-def _start_runs(w, spec: dict, settings, quick: bool, emit: Callable[[dict], None]) -> int:
+def _start_runs(w, plan, settings, quick: bool, emit: Callable[[dict], None]) -> int:
     """A workload that only starts runs of its own: no framework here. Its first run's
     "started" event (device name, software, settings) is the record's, and an unknown device
     is that run's usage error."""
     from siliconbench.core.context import RunContext
-    ctx = RunContext(framework=spec["framework"], device_id=spec["device"], adapter=None,
-                     device=None, device_name="", emit=emit, settings=settings, quick=quick)
-    return _run_workload(w, ctx, spec["params"], emit)
+    ctx = RunContext(framework=plan.framework, device_id=plan.device, adapter=None,
+                     device=None, device_name="", emit=emit, settings=settings, quick=quick,
+                     plan=plan)
+    return _run_workload(w, ctx, plan.thawed_params(), emit)
 
 
 def _run_workload(w, ctx, params: dict, emit: Callable[[dict], None]) -> int:

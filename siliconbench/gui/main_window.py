@@ -293,7 +293,7 @@ class MainWindow(WindowLayout, Keyboard, QMainWindow):
     def _on_workload(self, w: Workload) -> None:
         form = self.forms.get(w.name)
         if form is None:
-            form = self.forms[w.name] = ParamForm(w.params, check=w.check)
+            form = self.forms[w.name] = ParamForm(w.params, check=w.plan)
             prefs.restore_form(self.settings, w.name, form)
             form.validity_changed.connect(self._update_run_button)
             if self.theme is not None:   # else apply_theme tones it
@@ -346,14 +346,15 @@ class MainWindow(WindowLayout, Keyboard, QMainWindow):
         """The quick suite on every usable device, compared when done; the runs queued now
         (siliconbench.gui.welcome)."""
         from siliconbench.gui.welcome import queue_quick_suite
-        return queue_quick_suite(self.devices, self.statusBar(), self.live_runs.queue_compared)
+        return queue_quick_suite(self.devices, self.statusBar(), self.live_runs.queue_compared,
+                                 store=self.store)
 
     def ask_sustained_check(self):
         """Run > Run the Sustained Check: its time on the GPUs found, asked first
         (siliconbench.gui.welcome)."""
         from siliconbench.gui.welcome import ask_sustained_check
         return ask_sustained_check(self, self.devices, self.statusBar(),
-                                   self.live_runs.queue_compared)
+                                   self.live_runs.queue_compared, self.store)
 
     def show_welcome(self):
         """The first launch's welcome, which offers the quick suite; None after that."""

@@ -39,7 +39,7 @@ class RunStarter:
         form = self.form()
         params = form.values() if form else {}
         try:        # what the fields allow one by one but not together, before any run starts
-            w.check(resolve(w.params, params))
+            w.plan(resolve(w.params, params))        # the run's plan, checked
         except ParamError as e:
             raise ParamError(worded_for_form(w.params, str(e))) from None
         specs, titles = [], []
@@ -66,7 +66,7 @@ class RunStarter:
         """Why these runs deserve a second thought (siliconbench.core.estimate), one sentence
         each: a refusal or a question."""
         from siliconbench.core.estimate import spec_verdicts
-        refusals, questions = spec_verdicts(specs, self.devices.devices)
+        refusals, questions = spec_verdicts(specs, self.devices.devices, self.queue.store)
         return refusals + questions
 
     def confirm_big_run(self, warnings: list[str], go: Callable[[], object]) -> QMessageBox:
@@ -80,7 +80,7 @@ class RunStarter:
         takes long (or shares cores, or skips points) waits for Run Anyway; otherwise `go()`
         now. True when it went now."""
         from siliconbench.core.estimate import spec_verdicts
-        refusals, questions = spec_verdicts(specs, self.devices.devices)
+        refusals, questions = spec_verdicts(specs, self.devices.devices, self.queue.store)
         if refusals:
             message_sheet(self.parent, "This run cannot start", "\n\n".join(refusals))
             return False

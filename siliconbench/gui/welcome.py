@@ -23,21 +23,22 @@ QueueCompared = Callable[[list["RunSpec"], list[str]], list["RunJob"]]
 
 
 def queue_quick_suite(devices: DeviceList, status: QStatusBar, queue: QueueCompared,
-                      suite: str = "quick") -> int:
+                      suite: str = "quick", store=None) -> int:
     """Queue the quick suite on every usable device of `devices` with `queue` (it ends beside
     a published machine; a device the suite cannot fit is asked about first); before the
     device list is in, say so in `status` and queue it the moment it arrives. Returns the
     number of runs queued now. `suite`: another suite of suites.json ("sustained": the
-    Sustained check) the same way."""
+    Sustained check) the same way. `store`: the window's, whose triads measured here size
+    the suite's LLM (siliconbench.core.suites.expand)."""
     from siliconbench.core.suites import expand, load_suites
     found = [d for d in devices.devices if d.usable]
     # Every framework's devices, not those of the first to answer (MLX loads fastest).
     if not found or not devices.complete:
         status.showMessage("The quick suite starts once the devices are found.")
-        devices.discovered.connect(_queue_once(devices, status, queue, suite))
+        devices.discovered.connect(_queue_once(devices, status, queue, suite, store))
         return 0
     names = {(d.framework, d.id): d.name for d in found}
-    specs = expand(suite, found)
+    specs = expand(suite, found, store=store)
     title = load_suites()[suite]["title"]
     titles = [f"{title} · {s.workload} · {names[(s.framework, s.device)]} "
               f"({s.framework} {s.device})" for s in specs]
@@ -45,27 +46,27 @@ def queue_quick_suite(devices: DeviceList, status: QStatusBar, queue: QueueCompa
 
 
 def _queue_once(devices: DeviceList, status: QStatusBar, queue: QueueCompared,
-                suite: str = "quick"):
+                suite: str = "quick", store=None):
     def once() -> None:
         devices.discovered.disconnect(once)
-        queue_quick_suite(devices, status, queue, suite)
+        queue_quick_suite(devices, status, queue, suite, store)
     return once
 
 
-def suite_seconds(specs: list[RunSpec], devices: list) -> float:
+def suite_seconds(specs: list[RunSpec], devices: list, store=None) -> float:
     """How long these runs take by siliconbench.core.estimate, each on its device; a
     sustained run (--duration) that the estimate cannot time counts its duration."""
     from siliconbench.core.estimate import estimate
     total = 0.0
     for spec in specs:
         device = next(d for d in devices if (d.framework, d.id) == (spec.framework, spec.device))
-        seconds = estimate(spec.workload, spec.params, device, spec.quick).seconds
+        seconds = estimate(spec.workload, spec.params, device, spec.quick, store).seconds
         total += seconds if seconds is not None else 60.0 * (spec.params.get("duration") or 0)
     return total
 
 
 def ask_sustained_check(parent: QWidget, devices: DeviceList, status: QStatusBar,
-                        queue: QueueCompared):
+                        queue: QueueCompared, store=None):
     """Run > Run the Sustained Check: how long it takes on the GPUs found, asked first (Run
     the Sustained Check or Cancel), then queued as the quick suite is (queue_quick_suite,
     with the estimate's own questions). The sheet shown; None before the devices are in."""
@@ -78,7 +79,7 @@ def ask_sustained_check(parent: QWidget, devices: DeviceList, status: QStatusBar
                            8000)
         return None
     suite = load_suites()["sustained"]
-    specs = expand("sustained", found)
+    specs = expand("sustained", found, store=store)
     if not specs:
         return message_sheet(
             parent, "No GPU for the Sustained check",
@@ -90,10 +91,10 @@ def ask_sustained_check(parent: QWidget, devices: DeviceList, status: QStatusBar
         f"in all, on {len(gpus)} GPUs one after another"
     return question_sheet(
         parent, "Run the Sustained Check?",
-        f"The Sustained check takes about {duration(suite_seconds(specs, found))} {where}.",
+        f"The Sustained check takes about {duration(suite_seconds(specs, found, store))} {where}.",
         f"{suite['summary']}\n\nThe GPU is busy all that time; keep other heavy apps closed.",
         "Run the Sustained Check",
-        lambda: queue_quick_suite(devices, status, queue, suite="sustained"))
+        lambda: queue_quick_suite(devices, status, queue, suite="sustained", store=store))
 
 
 class WelcomeDialog(QDialog):

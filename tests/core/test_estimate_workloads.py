@@ -242,3 +242,22 @@ def test_the_estimated_peak_is_near_what_real_runs_measured(path, factor):
     device = DeviceInfo("torch", rec.device, rec.device_name or "device", kind, 10**15)
     est = estimate(rec.workload, rec.params, device)
     assert 1 / factor <= est.peak_bytes / peak <= factor, (est.peak_bytes, peak)
+
+
+def test_the_estimate_and_a_record_find_an_llm_engine_by_one_lookup(monkeypatch):
+    """llm.engine_class is the one lookup: a framework unknown here, or whose llm part cannot
+    be imported, is the built engines' declarations for a record's table and the estimate
+    alike, and the estimate still times the run."""
+    from siliconbench.core import frameworks
+    from siliconbench.core.kit.llm_engine import BuiltEngine
+    from siliconbench.core.workloads.llm import engine_class
+    assert engine_class("no-such-framework") is BuiltEngine
+    assert engine_class("llamacpp").PREFILL_DEPTHS and engine_class("torch") is not BuiltEngine
+
+    def broken(framework, workload):
+        raise ImportError("its llm part cannot be imported here")
+    monkeypatch.setattr(frameworks, "implementation", broken)
+    assert engine_class("torch") is BuiltEngine
+    device = DeviceInfo("torch", "cpu", "A CPU", "cpu", 64 * 2**30)
+    est = estimate("llm", {"preset": "tiny", "dtype": "float32"}, device)
+    assert est.seconds is not None and est.seconds > 0

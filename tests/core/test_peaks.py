@@ -198,3 +198,18 @@ def test_load_peaks_is_cached_but_returns_a_fresh_list() -> None:
     first, second = load_peaks(), load_peaks()
     assert first == second and first is not second
     assert first[0] is second[0]
+
+
+def test_a_number_is_held_to_the_peak_by_one_rule() -> None:
+    """GEMM, bandwidth and a training step's TFLOPS all go through held_to_peak: above the
+    peak, the row is flagged and its note says why first, keeping what it said before."""
+    from siliconbench.core.peaks import held_to_peak
+    flags = ["noisy"]
+    pct, got, note = held_to_peak(50.0, 100.0, "TFLOPS", flags, "n")
+    assert (pct, got, note) == (50.0, ["noisy"], "n") and got is not flags
+    pct, got, note = held_to_peak(200.0, 100.0, "GB/s", flags, "best rate 210 GB/s")
+    assert pct == 200.0 and got == ["noisy", "above_peak"] and flags == ["noisy"]
+    assert note == ("200 GB/s is above the device's physical peak: the measurement is wrong; "
+                    "best rate 210 GB/s")
+    assert held_to_peak(200.0, 100.0, "TFLOPS", [], None)[2].endswith("the measurement is wrong")
+    assert held_to_peak(200.0, None, "TFLOPS", [], None) == (None, [], None)

@@ -34,9 +34,6 @@ MAY_OPEN = {
     # passed in): a connection of its own, since SQLite connections are not for sharing
     # between threads.
     "core/runner.py": "execute_kept: the run's own connection to the chosen store",
-    # The remaining case: a benchmark's own process reads the ceilings its numbers are held
-    # against from this machine's store; issue 52's run plan passes them in instead.
-    "core/kit/ceilings.py": "stored_ceiling, until the run plan passes the ceilings in",
 }
 OPENERS = {"Store", "SharedStore", "SharedDatabase", "open_store"}
 

@@ -3,7 +3,12 @@ four kernels; a record made before ran d = a*b + c over 4 arrays under the same 
 record keeps its meaning: its settings say which it was, and the LLM bound that divides its
 figure names the kernel it used."""
 
-from siliconbench.core.kit.ceilings import STREAM_KERNELS, stored_ceiling, triad_name
+from siliconbench.core.kit.ceilings import (
+    STREAM_KERNELS,
+    stored_bounds,
+    stored_ceiling,
+    triad_name,
+)
 from siliconbench.core.machine import probe
 from siliconbench.core.store import Store
 from siliconbench.core.workloads import bandwidth
@@ -33,7 +38,8 @@ def test_the_llm_bound_from_an_old_record_names_its_kernel(tmp_path, monkeypatch
     old.machine = probe().to_dict()
     store = Store(tmp_path / "results.sqlite3")
     store.save(old)
+    bounds = stored_bounds(store)
     store.close()
-    ceiling = stored_ceiling(old.device_name, "bandwidth", "float32", cache_bytes=0)
+    ceiling = stored_ceiling(bounds, old.device_name, "bandwidth", "float32", cache_bytes=0)
     assert ceiling.text.startswith("the triad d = a*b + c (4 arrays") and \
         old.id[:8] in ceiling.text

@@ -297,21 +297,24 @@ def test_a_cpu_whose_triad_is_stored_gets_the_llm_its_bandwidth_runs(monkeypatch
     monkeypatch.setenv("SILICONBENCH_HOME", str(tmp_path))
     monkeypatch.setattr(os, "cpu_count", lambda: 16)
     xeon = DeviceInfo("torch", "cpu", "Intel(R) Xeon(R) Processor", "cpu", 126 * 10**9)
+    store = Store(tmp_path / "results.sqlite3")     # the command's or the app's, passed down
 
     def fitted() -> str:
-        [llm] = [s for s in expand("quick", [xeon]) if s.workload == "llm"]
+        [llm] = [s for s in expand("quick", [xeon], store=store) if s.workload == "llm"]
         return llm.params["preset"]
     assert fitted() == "tiny"
     [triad] = [r for r in records_from_file(H100 / "h100-quick-suite.json")
                if r.workload == "bandwidth" and r.device == "cpu"]
     assert triad.device_name == xeon.name and triad.rows[0].value > 100
     triad.machine = probe().to_dict()
-    store = Store(tmp_path / "results.sqlite3")
     store.save(triad)
-    store.close()
     assert fitted() == "llama-3.2-1b"
-    est = estimate("llm", {"preset": "llama-3.2-1b", "dtype": "float32"}, xeon)
+    est = estimate("llm", {"preset": "llama-3.2-1b", "dtype": "float32"}, xeon, store=store)
     assert "the triad measured here" in est.basis
+    # Without the store, the rough figures: the estimate opens none of its own.
+    assert "the triad measured here" not in estimate(
+        "llm", {"preset": "llama-3.2-1b", "dtype": "float32"}, xeon).basis
+    store.close()
 
 
 def test_the_sustained_check_is_one_suite_and_the_quick_one_stays_short():

@@ -440,18 +440,22 @@ def test_the_bound_divides_the_best_framework_s_newest_triad_on_the_device(tmp_p
     for rec in runs:
         rec.machine = probe().to_dict()    # runs of this machine
         store.save(rec)
+    from siliconbench.core.kit.ceilings import stored_bounds
+    bounds = stored_bounds(store)         # as the command or the app reads them for the run
     store.close()
     triads = {rec.framework: max((r for r in rec.rows if r.params["op"] == "triad"),
                                  key=lambda r: r.params["size_mb"]).value for rec in runs}
     assert len(set(triads.values())) == 3
     # The triad's rule (a GPU's); a CPU's bound is its read kernel, which these lack.
-    ctx = SimpleNamespace(device_name=runs[0].device_name, peak=None, on_cpu=False)
+    ctx = SimpleNamespace(device_name=runs[0].device_name, peak=None, on_cpu=False,
+                          ceilings=bounds)
     ceiling = measured_ceiling(ctx, "bandwidth", "float32")
     best = max(triads, key=triads.get)
     assert (ceiling.value, ceiling.source) == (triads[best], MEASURED_TRIAD)
     assert f"({best}, 4 MB arrays)" in ceiling.text
     assert measured_ceiling(SimpleNamespace(device_name=runs[0].device_name, peak=None,
-                                            on_cpu=True), "bandwidth", "float32") is None
+                                            on_cpu=True, ceilings=bounds),
+                            "bandwidth", "float32") is None
 
 
 @pytest.mark.skipif(not mlx_installed, reason="mlx-lm is not installed")

@@ -96,6 +96,8 @@ def test_a_config_json_gives_back_the_preset_s_shape(preset):
     before = json.dumps(shape.rope_scaling, sort_keys=True)
     assert shapes.shape_from_config(torch_llm.config(shape).to_dict()) == shape
     assert shapes.shape_from_config(mlx_llm.model_args(shape)) == shape
+    # Both are the one mapping's (kit.llm_shapes.config_of), which reads back as the shape.
+    assert shapes.shape_from_config(shapes.config_of(shape)) == shape
     assert json.dumps(shape.rope_scaling, sort_keys=True) == before
 
 

@@ -4,6 +4,7 @@ JSON). Each returns the exit code, or raises Usage with one sentence."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -50,6 +51,27 @@ def cmd_workloads(args) -> int:
         return EXIT_OK
     print_workloads(listed())
     return EXIT_OK
+
+
+@contextlib.contextmanager
+def _store_for_estimates():
+    """The chosen store, for the runs measured here that an estimate reads (a triad); None
+    where it cannot be opened, or this machine has none yet (an estimate makes none): the
+    estimate then takes its rough figures."""
+    from siliconbench.core.run_store import chosen_address, open_store
+    from siliconbench.core.store import StoreError, default_path
+    if chosen_address() is None and not default_path().exists():
+        yield None
+        return
+    try:
+        store = open_store(notice=lambda _: None)
+    except StoreError:
+        yield None
+        return
+    try:
+        yield store
+    finally:
+        store.close()
 
 
 def _run_one(spec):
@@ -112,8 +134,9 @@ def _ask_first(spec, yes: bool) -> None:
         return
     from siliconbench.core.estimate import verdict
     from siliconbench.core.frameworks import DeviceInfo, cpu_name, host_memory
-    refusal, questions = verdict(spec, DeviceInfo(spec.framework, "cpu", cpu_name(), "cpu",
-                                                  host_memory()))
+    with _store_for_estimates() as store:
+        refusal, questions = verdict(spec, DeviceInfo(spec.framework, "cpu", cpu_name(), "cpu",
+                                                      host_memory()), store)
     if refusal:
         raise Usage(refusal)
     if not questions:
@@ -135,7 +158,8 @@ def cmd_quick(args) -> int:
     from siliconbench.core.runner import discover_devices
     from siliconbench.core.store import default_path, home
     from siliconbench.core.suites import expand, summary_lines
-    specs = expand("quick", discover_devices(fresh=False), args.label)
+    with _store_for_estimates() as store:
+        specs = expand("quick", discover_devices(fresh=False), args.label, store)
     if not specs:
         raise Usage("No usable device was found for the quick suite.")
     records, all_stored = [], True

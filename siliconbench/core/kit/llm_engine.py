@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+from siliconbench.core.kit.llm_plan import run_own_model
 from siliconbench.core.kit.llm_shapes import (
     ITEMSIZE,
     ModelShape,
@@ -21,7 +22,6 @@ from siliconbench.core.kit.llm_shapes import (
     tensors_step_bytes,
     weight_bytes,
 )
-from siliconbench.core.kit.model_files import read_model
 from siliconbench.core.params import ParamError
 
 
@@ -48,8 +48,8 @@ class BuiltEngine:
 
     def __init__(self, ctx, shape: ModelShape, params: dict) -> None:
         self.ctx, self.shape, self.dtype = ctx, shape, params["dtype"]
-        path = params.get("model_path")
-        self.own = read_model(path) if path else None    # the user's model file, if given
+        # the user's model file, if given, as the run's plan read it
+        self.own = run_own_model(ctx, params)
         self.lm, self.tensors = None, None
 
     def build(self):

@@ -239,6 +239,28 @@ def describe_shape(shape: ModelShape) -> str:
             f"vocabulary {shape.vocab}{', tied embeddings' if shape.tied else ''}")
 
 
+def config_of(shape: ModelShape) -> dict:
+    """The config.json a shape stands for (transformers' and mlx-lm's key names), the one
+    mapping both engines build a preset's model from; shape_from_config reads it back. A
+    mixture of experts has every layer a mixture, as Qwen3-30B-A3B's (decoder_sparse_step 1).
+    A fresh dict: transformers writes into the one it is given."""
+    config = {"model_type": shape.family, "hidden_size": shape.hidden,
+              "num_hidden_layers": shape.layers, "intermediate_size": shape.ffn,
+              "num_attention_heads": shape.heads, "num_key_value_heads": shape.kv_heads,
+              "head_dim": shape.head_dim, "rms_norm_eps": shape.rms_eps,
+              "vocab_size": shape.vocab, "max_position_embeddings": shape.max_positions,
+              "rope_theta": shape.rope_theta, "tie_word_embeddings": shape.tied}
+    if shape.rope_scaling:
+        config["rope_scaling"] = dict(shape.rope_scaling)
+    if shape.moe:
+        config.update(num_experts=shape.experts, num_experts_per_tok=shape.active_experts,
+                      moe_intermediate_size=shape.expert_ffn, decoder_sparse_step=1,
+                      mlp_only_layers=[], norm_topk_prob=True)
+    if shape.kv_latent:
+        config["kv_lora_rank"] = shape.kv_latent
+    return config
+
+
 def shape_from_config(config: dict) -> ModelShape:
     """The shape a Hugging Face config.json gives (transformers' and mlx-lm's key names);
     ValueError with one sentence when a size the arithmetic needs is missing."""

@@ -304,11 +304,16 @@ GGUF_DTYPES = {0: "float32", 1: "float16", 32: "bfloat16", 7: "q8_0", 2: "q4_0",
 class OwnModel:
     """A user's model file as a run takes it: what it is, its shape (from the file), the
     precision it stores its weights in where the file decides it (a GGUF type, an MLX
-    quantisation; None: the run's --dtype casts it), and a fingerprint of its header."""
+    quantisation; None: the run's --dtype casts it), a fingerprint of its header, and a
+    folder's config.json as it was read (what an engine builds the model from)."""
     file: ModelFile
     shape: object                 # llm_shapes.ModelShape
     stored_dtype: str | None
     fingerprint: str
+    # a folder's config.json; None for a GGUF file (a dict: left out of hash and equality)
+    config: dict | None = field(default=None, hash=False, compare=False)
+    # a GGUF file's tensors' bytes as its header gives them (what the decode bound counts)
+    tensor_bytes: dict | None = field(default=None, hash=False, compare=False)
 
     def record(self) -> dict:
         """What a record keeps of it: the name, never the folder it sits in."""
@@ -346,7 +351,7 @@ def _read_model(path: str, _stamp) -> OwnModel:
             quant.get("group_size", 64) == 64 else None
         if isinstance(quant, dict) and stored is None:
             stored = f"{quant.get('bits')}-bit, group {quant.get('group_size')}"
-        return OwnModel(m, shape, stored, _fingerprint_folder(p))
+        return OwnModel(m, shape, stored, _fingerprint_folder(p), config)
     m = describe_gguf(p, "given")
     if m.problem:
         raise ValueError(m.problem)
@@ -369,7 +374,8 @@ def _read_model(path: str, _stamp) -> OwnModel:
     if mismatch:
         raise ValueError(f"{p.name}: {mismatch}")
     return OwnModel(m, shape, stored or m.quantisation.lower(),
-                    _fingerprint_file(p, header.data_offset))
+                    _fingerprint_file(p, header.data_offset),
+                    tensor_bytes={t.name: t.n_bytes for t in header.tensors})
 
 
 def read_config(folder: Path, root: Path | None) -> dict:

@@ -9,7 +9,6 @@ import sys
 from collections.abc import Callable
 
 from siliconbench.core.measure import Measurement
-from siliconbench.core.numbers import quantity
 from siliconbench.core.results import Row
 from siliconbench.core.stats import summarize
 
@@ -45,14 +44,10 @@ def throughput_rows(ctx, m: Measurement, batch_size: int, unit: str, point: dict
     if flops_per_call:
         tflops = m.rates(flops_per_call / 1e12)
         stats = summarize(tflops)
-        pct, tf_flags, tf_note = None, list(flags), note
-        if ctx.peak is not None:
-            from siliconbench.core.peaks import assess
-            pct, above = assess(stats.median, ctx.peak.tflops_for(dtype))
-            if above:
-                tf_flags.append("above_peak")
-                tf_note = (f"{quantity(stats.median, 'TFLOPS')} is above the device's physical peak: "
-                           "the measurement is wrong")
+        from siliconbench.core.peaks import held_to_peak
+        pct, tf_flags, tf_note = held_to_peak(
+            stats.median, ctx.peak.tflops_for(dtype) if ctx.peak is not None else None,
+            "TFLOPS", flags, note)
         rows.append(Row("tflops", stats.median, "TFLOPS", point, stats, tf_flags, tf_note, pct,
                         tflops))
     return rows

@@ -155,14 +155,10 @@ def _measure_point(ctx, ops, op: str, size_mb: int, point: dict) -> Row:
         samples = [r / 1e9 for r in m.rates(moved)]
         stats = summarize(samples)
         flags = ["noisy"] if m.noisy else []
-        note, pct = best_rate_note(samples), None
-        if ctx.peak is not None:
-            from siliconbench.core.peaks import assess
-            pct, above = assess(stats.median, ctx.peak.bandwidth_gbs)
-            if above:
-                flags.append("above_peak")
-                note = (f"{quantity(stats.median, 'GB/s')} is above the device's physical "
-                        f"peak: the measurement is wrong; {note}")
+        from siliconbench.core.peaks import held_to_peak
+        pct, flags, note = held_to_peak(
+            stats.median, ctx.peak.bandwidth_gbs if ctx.peak is not None else None, "GB/s",
+            flags, best_rate_note(samples))
         return Row("gb_per_s", stats.median, "GB/s", point, stats, flags, note, pct, samples)
     finally:
         del arrays

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from siliconbench.core.catalogue import Workload
 from siliconbench.core.kit.headroom import MEMORY_SHARE
-from siliconbench.core.numbers import duration, number, quantity
+from siliconbench.core.numbers import duration, number
 from siliconbench.core.params import Param
 from siliconbench.core.results import Row
 from siliconbench.core.stats import summarize
@@ -265,15 +265,10 @@ def _measure_point(ctx, ops, n: int, point: dict, tf32: bool, wrong: bool) -> Ro
         flop = 2.0 * n**3 * products
         samples = [r / 1e12 for r in m.rates(flop)]
         stats = summarize(samples)
-        note = None
-        pct = None
-        if ctx.peak is not None:
-            from siliconbench.core.peaks import assess
-            pct, above = assess(stats.median, ctx.peak.tflops_for(point["dtype"], tf32))
-            if above:
-                flags.append("above_peak")
-                note = (f"{quantity(stats.median, 'TFLOPS')} is above the device's physical peak: "
-                        "the measurement is wrong")
+        from siliconbench.core.peaks import held_to_peak
+        pct, flags, note = held_to_peak(
+            stats.median, ctx.peak.tflops_for(point["dtype"], tf32) if ctx.peak is not None
+            else None, "TFLOPS", flags, None)
         return Row("tflops", stats.median, "TFLOPS", point, stats, flags, note, pct, samples)
     finally:
         del a, b, step

@@ -27,6 +27,15 @@ from siliconbench.core.kit.ceilings import (
 )
 from siliconbench.core.kit.headroom import fits
 from siliconbench.core.kit.llm_fit import FitPoint, fixed_cost_row, no_fit
+from siliconbench.core.kit.llm_plan import (  # noqa: F401  (the workload's names, as before)
+    CUSTOM,
+    model_label,
+    own_model,
+    own_model_of,
+    plan_model,
+    shape_for,
+    shape_of,
+)
 from siliconbench.core.kit.llm_presets import PRESETS, PUBLISHED_PARAMETERS  # noqa: F401
 from siliconbench.core.kit.llm_protocol import DecodeCall, LLMEngine  # noqa: F401
 from siliconbench.core.kit.llm_shapes import (
@@ -36,9 +45,9 @@ from siliconbench.core.kit.llm_shapes import (
     moe_note,
     prefill_flops,
 )
-from siliconbench.core.kit.model_files import OwnModel, read_model
 from siliconbench.core.numbers import scaled_units
 from siliconbench.core.params import Param, ParamError
+from siliconbench.core.plan import PlannedModel
 from siliconbench.core.results import Row
 from siliconbench.core.stats import summarize
 from siliconbench.core.workloads.bandwidth import own_bound  # the bound measured now
@@ -51,7 +60,6 @@ if TYPE_CHECKING:
 DTYPES = ("bfloat16", "float16", "float32", "q4", "q8",
           "q8_0", "q4_0", "q4_k_m")       # llama.cpp's own quantisations (GGUF types)
 DEFAULT_PROMPTS = [128, 512, 2048]
-CUSTOM = ("layers", "hidden", "heads", "kv_heads", "vocab")    # parameters that change a shape
 DEFAULT_DEPTHS = [0, 512, 2048]
 LOOPS = ("auto", "eager", "compiled", "fast")
 SWEEP_FROM = 512      # a context sweep's first prompt and depth (after an empty context)
@@ -64,7 +72,8 @@ WORKLOAD = Workload(
             "shapes with random weights, against the device's memory roofline.",
     order=70,
     metric="decode_tokens_per_s",
-    checks="check_params",
+    plans="planned",       # the model read once, its precision decided, then checked
+    held_against=("bandwidth", "gemm"),   # the decode's roofline, the prefill's rate
     x="depth",
     module=__name__,
     terminal_tables="llama_bench_table",
@@ -127,56 +136,39 @@ WORKLOAD = Workload(
 )
 
 
-def own_model(params: dict) -> OwnModel | None:
-    """The user's model file (--model-path), read and checked; None for a preset."""
-    path = params.get("model_path")
-    if not path:
-        return None
-    try:
-        return read_model(path)
-    except ValueError as e:
-        raise ParamError(str(e)) from None
-
-
-def model_label(params: dict) -> str:
-    """The model as rows and sentences name it: the preset, or the file's name."""
-    own = own_model(params)
-    return own.file.name if own else params["preset"]
-
-
-def check_params(params: dict) -> None:
-    """Before the run starts: the model file is one an engine here reads (ParamError in one
-    sentence otherwise), a file that stores its weights quantised sets the precision, and a
-    file leaves no preset in the record (it named the preset's default); a
-    context sweep goes with neither --prompts nor --depths, nor past the model's positions."""
-    own = own_model(params)
-    if own is not None and own.stored_dtype:
-        params["dtype"] = own.stored_dtype
-    if own is not None:   # the file is the model: no preset's default is left in the record
-        params["preset"] = None
-    check_fit_layers(params, own)
+def planned(params: dict) -> tuple[dict, str, PlannedModel]:
+    """The run's inputs, worked out once where it starts (siliconbench.core.child.plan_run):
+    the model (the preset, or the user's file read once and checked: ParamError in one
+    sentence), the precision it takes (a file that stores its weights quantised decides it),
+    and the parameters the record keeps (a file leaves no preset: it named the preset's
+    default). Then what the parameters alone rule out: --fit-layers with a file or past the
+    shape's layers, a context sweep beside --prompts or --depths, or past the model's
+    positions."""
+    params, model = plan_model(params)
+    check_fit_layers(params, model)
     top = params.get("context_sweep")
     if top:
         given = [f"--{k}" for k in ("prompts", "depths") if params.get(k)]
         if given:
             raise ParamError(f"--context-sweep sets the prompt lengths and context depths "
                              f"itself; leave out {' and '.join(given)}.")
-        positions = shape_for(params).max_positions
+        positions = model.shape["max_positions"]
         if top > positions:
-            raise ParamError(f"--context-sweep goes up to {top} but {model_label(params)} "
+            raise ParamError(f"--context-sweep goes up to {top} but {model.name} "
                              f"takes {positions} positions.")
+    return params, params["dtype"], model
 
 
-def check_fit_layers(params: dict, own: OwnModel | None) -> None:
+def check_fit_layers(params: dict, model: PlannedModel) -> None:
     """--fit-layers: other layer counts of a preset's shape, each fewer than its own (their
     models then never pass its memory, nor its peak)."""
     fit = params.get("fit_layers")
     if not fit:
         return
-    if own is not None:
+    if model.file is not None:
         raise ParamError("--fit-layers decodes the shape with other layer counts; a model "
                          "file has its own layers: leave it out.")
-    layers = shape_for(params).layers
+    layers = model.shape["layers"]
     wrong = [n for n in fit if n >= layers]
     if wrong:
         raise ParamError(f"--fit-layers {wrong[0]} is not fewer than the model's {layers} "
@@ -214,43 +206,15 @@ def prefill_points(params: dict, at_depths: bool, prompts: list[int], depths: li
     return points
 
 
-def shape_for(params: dict) -> ModelShape:
-    """The preset with the custom shape parameters applied, or the shape the model file
-    gives; ParamError for a shape no model can have."""
-    custom = {k: params[k] for k in CUSTOM if params.get(k) is not None}
-    own = own_model(params)
-    if own is not None:
-        if custom:
-            raise ParamError(f"--{next(iter(custom)).replace('_', '-')} changes a preset's "
-                             "shape; a model file has its own: leave it out.")
-        return own.shape
-    shape = PRESETS[params["preset"]]
-    if not custom:
-        return shape
-    shape = replace(shape, **custom)
-    if "hidden" in custom or "heads" in custom:
-        if shape.hidden % shape.heads:
-            raise ParamError(f"--hidden ({shape.hidden}) must be a multiple of --heads "
-                             f"({shape.heads}).")
-        shape = replace(shape, head_dim=shape.hidden // shape.heads)
-        if shape.head_dim % 2:
-            raise ParamError(f"--hidden ({shape.hidden}) over --heads ({shape.heads}) makes "
-                             f"heads of {shape.head_dim}; rotary embeddings need an even "
-                             "size.")
-    if shape.heads % shape.kv_heads:
-        raise ParamError(f"--heads ({shape.heads}) must be a multiple of --kv-heads "
-                         f"({shape.kv_heads}).")
-    return shape
-
-
 # ---------------------------------------------------------------- the run
 
-def base_point(params: dict) -> dict:
+def base_point(params: dict, model: PlannedModel | None = None) -> dict:
     """What every row's point holds: the model, its precision and the batch. A prefill row
     adds its `prompt`, a decode row its `depth` and `gen_tokens`; a published reference
     (siliconbench/resources/reference) is comparable where its rows name the same points."""
     # A custom shape is part of the point: it is not the preset's model any more.
-    return {"preset": model_label(params), "dtype": params["dtype"], "batch": params["batch"],
+    return {"preset": model_label(params, model), "dtype": params["dtype"],
+            "batch": params["batch"],
             **{k: params[k] for k in CUSTOM if params.get(k) is not None}}
 
 
@@ -263,36 +227,38 @@ def check_loop(params: dict, framework: str, loops) -> str:
     return loop
 
 
-def check_positions(params: dict, shape: ModelShape) -> None:
+def check_positions(params: dict, shape: ModelShape, name: str) -> None:
     """The longest prompt, and the deepest context plus the tokens generated, fit the
-    model's positions."""
+    positions of the model (`name`)."""
     gen = params["gen_tokens"]
     prompts, depths = context_points(params, shape)
     longest = max(prompts or [0])
     if longest > shape.max_positions:
-        raise ParamError(f"--prompts goes up to {longest} but {model_label(params)} takes "
+        raise ParamError(f"--prompts goes up to {longest} but {name} takes "
                          f"{shape.max_positions} positions.")
     deepest = max(depths or [0])
     if deepest + gen > shape.max_positions:
         raise ParamError(f"--depths goes up to {deepest}, and {gen} generated tokens beyond "
-                         f"it pass the {shape.max_positions} positions {model_label(params)} "
+                         f"it pass the {shape.max_positions} positions {name} "
                          "takes.")
 
 
-def check(ctx, engine: LLMEngine, params: dict, shape: ModelShape) -> str:
+def check(ctx, engine: LLMEngine, params: dict, shape: ModelShape,
+          model: PlannedModel) -> str:
     """Refuses (ParamError) what the engine cannot run, before anything is built; the decode
     loop asked for ("auto" when none)."""
-    dtype, own = params["dtype"], own_model(params)
-    if own is not None and ctx.framework not in own.file.engines:
-        raise ParamError(f"{Path(own.file.path).name} is a {own.file.format} model, which "
-                         f"runs on {' and '.join(own.file.engines)}, not on "
+    dtype, file = params["dtype"], model.file
+    if file is not None and ctx.framework not in file["engines"]:
+        raise ParamError(f"{Path(file['path']).name} is a {file['format']} model, which "
+                         f"runs on {' and '.join(file['engines'])}, not on "
                          f"{ctx.framework}.")
-    if dtype not in engine.DTYPES and not (own and own.stored_dtype):
+    # The plan took a file's own precision (model.stored_dtype) in place of --dtype.
+    if dtype not in engine.DTYPES and not model.stored_dtype:
         raise ParamError(f"--dtype {dtype} does not run on {ctx.framework}"
                          f"{engine.DTYPE_HINTS.get(dtype, '')}; choose one of "
                          f"{', '.join(engine.DTYPES)}.")
     loop = check_loop(params, ctx.framework, engine.LOOPS)
-    check_positions(params, shape)
+    check_positions(params, shape, model.name)
     engine.check()
     # A precision the device cannot multiply in is refused before anything is built.
     products = engine.products_dtype()
@@ -308,9 +274,13 @@ def check(ctx, engine: LLMEngine, params: dict, shape: ModelShape) -> str:
 def run(ctx, params: dict) -> None:
     from siliconbench.core.frameworks import implementation
     from siliconbench.core.kit.rows import memory_row
-    shape = shape_for(params)
+    if getattr(ctx, "plan", None) is None:     # called without a plan (tests): made here
+        params, model = plan_model(params)
+    else:
+        model = ctx.plan.model                 # the model as the run's plan read it
+    shape = shape_of(model)
     engine: LLMEngine = implementation(ctx.framework, "llm").Engine(ctx, shape, params)
-    loop = check(ctx, engine, params, shape)
+    loop = check(ctx, engine, params, shape, model)
     dtype, batch, gen = params["dtype"], params["batch"], params["gen_tokens"]
     free = ctx.adapter.free_memory(ctx.device)
 
@@ -318,13 +288,13 @@ def run(ctx, params: dict) -> None:
         return fits(engine.memory_needed(batch, tokens), free)
 
     if not room(1):
-        raise MemoryError(f"out of memory: {model_label(params)} in {dtype} needs about "
+        raise MemoryError(f"out of memory: {model.name} in {dtype} needs about "
                           f"{engine.memory_needed(batch, 1) / 1e9:.1f} GB and "
                           f"{ctx.device_id} has {free / 1e9:.1f} GB free")
     prompts, depths = context_points(params, shape)
     prompts = prompts or [p for p in DEFAULT_PROMPTS if room(p)]
     depths = depths or [d for d in DEFAULT_DEPTHS if room(d + gen)]
-    base = base_point(params)
+    base = base_point(params, model)
     gemm_dtype = engine.gemm_dtype()
     flop_ceiling = measured_ceiling(ctx, "gemm", gemm_dtype) if gemm_dtype else None
     bandwidth = measured_ceiling(ctx, "bandwidth", dtype)
@@ -536,10 +506,11 @@ def _decode_rows(engine: LLMEngine, shape: ModelShape, point: dict, flags: list[
 
 def measured_ceiling(ctx, workload: str, dtype: str) -> Ceiling | None:
     """The device's bandwidth (GB/s) or matrix-multiply rate in `dtype` (TFLOPS): the newest
-    run of that workload on this device in the store (on a CPU its read kernel, the bound of
-    a decode that only reads; arrays past the caches), else the published peak, else None."""
+    run of that workload on this device in the store, as the run's spec carries it
+    (ctx.ceilings; on a CPU its read kernel, the bound of a decode that only reads; arrays
+    past the caches), else the published peak, else None."""
     from siliconbench.core.kit.ceilings import cuda_l2_bytes
-    measured = stored_ceiling(ctx.device_name, workload, dtype, read=ctx.on_cpu,
+    measured = stored_ceiling(ctx.ceilings, ctx.device_name, workload, dtype, read=ctx.on_cpu,
                               cache_bytes=None if ctx.on_cpu else cuda_l2_bytes() or 0)
     if measured is not None:
         return measured
@@ -586,11 +557,12 @@ def llama_bench_table(rec) -> list[tuple[str, list[str], list[list[str]]]]:
 
 
 def engine_class(framework: str) -> type:
-    """The framework's LLMEngine class; for a record of a framework unknown here, the one of
-    the engines that build the shape."""
+    """The framework's LLMEngine class (its module imports no framework); for a framework
+    unknown here (a record's, an estimate's), one with no llm part or whose part cannot be
+    imported, the one of the engines that build the shape. The estimate reads it too."""
     from siliconbench.core.frameworks import implementation
     try:
         return implementation(framework, "llm").Engine
-    except ValueError:    # an unknown framework, or one with no llm part
+    except (ValueError, ImportError):   # unknown, no llm part, or not importable here
         from siliconbench.core.kit.llm_engine import BuiltEngine
         return BuiltEngine

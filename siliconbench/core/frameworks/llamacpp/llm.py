@@ -17,6 +17,7 @@ import ctypes
 from pathlib import Path
 
 from siliconbench.core.kit.llm_engine import plain_decoder
+from siliconbench.core.kit.llm_plan import run_own_model
 from siliconbench.core.kit.llm_shapes import (
     ModelShape,
     describe_shape,
@@ -25,7 +26,6 @@ from siliconbench.core.kit.llm_shapes import (
     tensors_step_bytes,
     weight_bytes,
 )
-from siliconbench.core.kit.model_files import read_model
 from siliconbench.core.params import ParamError
 
 DTYPES = ("float32", "float16", "bfloat16", "q8_0", "q4_0", "q4_k_m")
@@ -285,8 +285,8 @@ class Engine:
         self.gpu_layers = 0 if self.on_cpu else (shape.layers + 1 if asked is None else asked)
         self.model: GgufModel | None = None
         self.path, self.stored, self.threads, self._file_bytes = None, {}, None, None
-        path = params.get("model_path")
-        self.own = read_model(path) if path else None    # the user's GGUF file, if given
+        # the user's GGUF file, if given, as the run's plan read it
+        self.own = run_own_model(ctx, params)
         if self.own is not None:
             self._file_bytes = self.own.file.size
 
@@ -370,7 +370,10 @@ class Engine:
             self.path = path = models.model_file(self.shape, self.params["preset"], self.dtype,
                                                  self.threads, say=lambda text: say(0, text),
                                                  warn=ctx.warn)   # a damaged file, rebuilt
-        self.stored = models.tensor_bytes(path)
+        # a user's file's tensors as the run's plan read them from its header; a preset's
+        # file (written here) from its own
+        own = self.own.tensor_bytes if self.own is not None else None
+        self.stored = dict(own) if own is not None else models.tensor_bytes(path)
         say(1, "loading the model")
         quant = self.own.file.quantisation if self.own else models.FTYPES[self.dtype][1]
         ctx.inside(f"llama.cpp loading {path.name} ({quant})", REPORT)

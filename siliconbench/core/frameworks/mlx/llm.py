@@ -10,7 +10,10 @@ import types
 from collections.abc import Callable
 
 from siliconbench.core.kit.llm_engine import BuiltEngine, plain_decoder
-from siliconbench.core.kit.llm_shapes import GROUP_SIZE  # mlx-lm's converter's default
+from siliconbench.core.kit.llm_shapes import (  # GROUP_SIZE: mlx-lm's converter's default
+    GROUP_SIZE,
+    config_of,
+)
 
 DTYPES = ("bfloat16", "float16", "float32", "q4", "q8")
 LOOPS = ("eager",)           # mlx_lm.generate's loop; it compiles nothing
@@ -53,25 +56,17 @@ def _mlx_lm(module: str):
 
 
 def model_args(shape) -> dict:
-    """The config.json a preset's shape stands for, as mlx-lm's ModelArgs read it."""
-    return {"model_type": shape.family, "hidden_size": shape.hidden,
-            "num_hidden_layers": shape.layers, "intermediate_size": shape.ffn,
-            "num_attention_heads": shape.heads, "num_key_value_heads": shape.kv_heads,
-            "head_dim": shape.head_dim, "rms_norm_eps": shape.rms_eps,
-            "vocab_size": shape.vocab, "max_position_embeddings": shape.max_positions,
-            "rope_theta": shape.rope_theta,
-            "rope_scaling": dict(shape.rope_scaling) if shape.rope_scaling else None,
-            "tie_word_embeddings": shape.tied,
-            **({"num_experts": shape.experts, "num_experts_per_tok": shape.active_experts,
-                "moe_intermediate_size": shape.expert_ffn, "decoder_sparse_step": 1,
-                "mlp_only_layers": [], "norm_topk_prob": True} if shape.moe else {})}
+    """The config.json a preset's shape stands for (kit.llm_shapes.config_of), as mlx-lm's
+    ModelArgs read it."""
+    return {"rope_scaling": None, **config_of(shape)}
 
 
-def from_files(path: str, dtype: str):
+def from_files(path: str, dtype: str, config: dict | None = None):
     """An mlx-lm folder's model as mlx_lm.utils.load_model builds it (its model class from
     config.json's model_type, the safetensors weights sanitised, the layers its file
     quantised quantised alike), without mlx_lm.utils itself (it imports transformers) and
-    never a model_file of the folder's own code; an unquantised one cast to `dtype`."""
+    never a model_file of the folder's own code; an unquantised one cast to `dtype`.
+    `config`: its config.json as the run's plan read it (read here when None)."""
     import json
     from pathlib import Path
 
@@ -80,7 +75,8 @@ def from_files(path: str, dtype: str):
 
     from siliconbench.core.files import read_small
     folder = Path(path)
-    config = json.loads(read_small(folder / "config.json", 1 << 20, "config.json"))
+    config = dict(config) if config is not None else \
+        json.loads(read_small(folder / "config.json", 1 << 20, "config.json"))
     # transformers 5 saves rope_theta inside rope_parameters and a Qwen3-MoE's expert count
     # as num_local_experts; the mlx-lm model classes read the names before it
     rope = config.get("rope_parameters") or {}
@@ -119,7 +115,8 @@ def builds(family: str) -> bool:
 
 
 class MlxLM:
-    def __init__(self, shape, dtype: str, path: str | None = None) -> None:
+    def __init__(self, shape, dtype: str, path: str | None = None,
+                 config: dict | None = None) -> None:
         import mlx.core as mx
         import mlx.nn as nn
         from mlx.utils import tree_flatten
@@ -131,7 +128,7 @@ class MlxLM:
         self.make_cache = _mlx_lm("cache").make_prompt_cache
         mx.random.seed(0)
         if path is not None:
-            self.model = from_files(path, dtype)
+            self.model = from_files(path, dtype, config)
             self.parameters = None
             self.stored_bytes = sum(self.tensor_bytes().values())
             return
@@ -279,7 +276,8 @@ class Engine(BuiltEngine):
     DTYPES, LOOPS = DTYPES, LOOPS
 
     def build(self) -> MlxLM:
-        return MlxLM(self.shape, self.dtype, self.own.file.path if self.own else None)
+        return MlxLM(self.shape, self.dtype, self.own.file.path if self.own else None,
+                     self.own.config if self.own else None)   # as the run's plan read it
 
     def builds(self, family: str) -> bool:
         return builds(family)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import time
 
 from siliconbench.core.kit.llm_engine import BuiltEngine
-from siliconbench.core.kit.llm_shapes import ITEMSIZE, activation_dtype
+from siliconbench.core.kit.llm_shapes import ITEMSIZE, activation_dtype, config_of
 
 DTYPES = ("bfloat16", "float16", "float32")
 LOOPS = ("eager", "compiled", "fast")
@@ -60,18 +60,11 @@ def config(shape):
     from transformers import LlamaConfig, Qwen3Config, Qwen3MoeConfig
     cls = {"llama": LlamaConfig, "qwen3": Qwen3Config,
            "qwen3_moe": Qwen3MoeConfig}[shape.family]
-    # a copy: transformers writes rope_theta into the dict it is given (the preset's own)
-    extra = {"rope_scaling": dict(shape.rope_scaling)} if shape.rope_scaling else {}
-    if shape.moe:    # every layer a mixture, as Qwen3-30B-A3B's (decoder_sparse_step 1)
-        extra.update(num_experts=shape.experts, num_experts_per_tok=shape.active_experts,
-                     moe_intermediate_size=shape.expert_ffn, decoder_sparse_step=1,
-                     mlp_only_layers=[], norm_topk_prob=True)
-    return cls(hidden_size=shape.hidden, num_hidden_layers=shape.layers,
-               intermediate_size=shape.ffn, num_attention_heads=shape.heads,
-               num_key_value_heads=shape.kv_heads, head_dim=shape.head_dim,
-               vocab_size=shape.vocab, tie_word_embeddings=shape.tied,
-               rope_theta=shape.rope_theta, rms_norm_eps=shape.rms_eps,
-               max_position_embeddings=shape.max_positions, **extra)
+    # the shape's config.json (a fresh dict: transformers writes rope_theta into the one it
+    # is given), its model_type the class's own
+    config = config_of(shape)
+    del config["model_type"]
+    return cls(**config)
 
 
 def model_class(shape):
@@ -189,13 +182,26 @@ class TorchLM:
                                    self.dtype, self.device)
         return cache
 
+    def _step(self, forward, tokens, position, cache):
+        """The one forward every loop runs (prefill, eager and compiled decode, gpt-fast's
+        step): the last position's logits of `tokens` at `position` in `cache`, through
+        `forward` (the model, or its compiled call); the head runs on the last position only,
+        as generate does."""
+        return forward(input_ids=tokens, position_ids=position, use_cache=True,
+                       logits_to_keep=1, **{self.cache_kw: cache}).logits[:, -1, :]
+
+    @staticmethod
+    def _rewind(cache, depth: int) -> None:
+        """The static cache back to `depth` positions: its length is a tensor that each
+        update advances in place."""
+        for layer in cache.layers:
+            layer.cumulative_length.fill_(depth)
+
     def _forward(self, tokens, cache, start: int):
-        """The last position's logits of `tokens` placed at `start` in the cache (the head
-        runs on the last position only, as generate does)."""
+        """The last position's logits of `tokens` placed at `start` in the cache."""
         torch = self.torch
         position = torch.arange(start, start + tokens.shape[1], device=self.device)[None]
-        return self.model(input_ids=tokens, position_ids=position, use_cache=True,
-                          logits_to_keep=1, **{self.cache_kw: cache}).logits[:, -1, :]
+        return self._step(self.model, tokens, position, cache)
 
     def prefill(self, batch: int, prompt: int):
         tokens = self._tokens(batch, prompt)
@@ -232,17 +238,13 @@ class TorchLM:
         late = self.device.type == "mps"
 
         def call() -> list:
-            # Rewind the cache to `depth` (the static cache's length is a tensor that each
-            # update advances in place); each token is fetched to the host.
+            # The cache rewound to `depth`; each token is fetched to the host.
             fetched = []
             with torch.no_grad():
-                for layer in cache.layers:
-                    layer.cumulative_length.fill_(depth)
+                self._rewind(cache, depth)
                 y, waiting = start, None
                 for position in positions:
-                    logits = forward(input_ids=y, position_ids=position, use_cache=True,
-                                     logits_to_keep=1, **{self.cache_kw: cache}).logits
-                    y = logits[:, -1, :].argmax(-1, keepdim=True)
+                    y = self._step(forward, y, position, cache).argmax(-1, keepdim=True)
                     if late:
                         if waiting is not None:
                             fetched.append(waiting.tolist())
@@ -279,16 +281,14 @@ class TorchLM:
 
         def decode_one_token(y, position):
             with math_sdpa():
-                logits = self.model(input_ids=y, position_ids=position, use_cache=True,
-                                    logits_to_keep=1, **{self.cache_kw: cache}).logits
-            return logits[:, -1, :].argmax(-1, keepdim=True)
+                logits = self._step(self.model, y, position, cache)
+            return logits.argmax(-1, keepdim=True)
         self.fast_step = decode_one_token      # for the tests: the step before compiling
 
         def loop_with(step):
             def call() -> list:
                 with torch.no_grad():
-                    for layer in cache.layers:
-                        layer.cumulative_length.fill_(depth)
+                    self._rewind(cache, depth)
                     y, kept = start, []
                     for position in positions:
                         # A CUDA graph's output is overwritten by its next replay: the
