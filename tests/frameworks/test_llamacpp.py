@@ -18,12 +18,10 @@ from siliconbench.core.frameworks import FRAMEWORKS, runs_on
 from siliconbench.core.frameworks.llamacpp import models
 from siliconbench.core.kit.ceilings import MEASURED_READ
 from siliconbench.core.kit.llm_shapes import kv_bytes
-from siliconbench.core.measure import SETTINGS_ENV
 from siliconbench.core.reference import references
 from siliconbench.core.workloads import llm
 from tests.cli.test_cli import ROOT, sb
-from tests.cli_processes import shared
-from tests.conftest import SHORT_PROTOCOL
+from tests.framework_runs import cpu_read, store_a_triad  # noqa: F401  (a fixture)
 
 TINY = llm.PRESETS["tiny"]
 HAVE = importlib.util.find_spec("llama_cpp") is not None and \
@@ -358,37 +356,6 @@ def rows_of(rec: dict) -> dict:
             return p["prompt"], p["depth"]
         return p.get("prompt", p.get("depth"))
     return {(r["metric"], key(r["params"])): r for r in rec["rows"]}
-
-
-@pytest.fixture(scope="module")
-def cpu_read(tmp_path_factory) -> dict:
-    """A bandwidth run of this machine's CPU, its read kernel at arrays past 4 times the
-    last-level cache (a torch run through the CLI, in the short protocol): the bound a CPU's
-    decode then divides, without measuring its own. Made once a session
-    (tests.cli_processes.shared) and kept in each test's store by store_a_triad: each test
-    made its own, 3-4.5 CPU-s each."""
-    from siliconbench.core.kit.ceilings import last_level_cache
-
-    def make(home: Path) -> dict:
-        size = max(64, -(-4 * (last_level_cache() or 0) // 2**20))
-        r = sb("run", "bandwidth", "--framework", "torch", "--device", "cpu", "--sizes-mb",
-               str(size), "--ops", "read", "--quick", "--json", home=home,
-               env_extra={SETTINGS_ENV: SHORT_PROTOCOL})
-        assert r.returncode == 0, r.stderr
-        return json.loads(r.stdout)
-    return shared(tmp_path_factory, "cpu-read", make)[1]
-
-
-def store_a_triad(home: Path, record: dict) -> float:
-    """The cpu_read run kept in the store at `home`, as if measured there. GB/s."""
-    from siliconbench.core.results import RunRecord
-    from siliconbench.core.store import Store
-    store = Store(home / "results.sqlite3")
-    try:
-        store.save(RunRecord.from_dict(record))
-    finally:
-        store.close()
-    return record["rows"][0]["value"]
 
 
 @needs_llamacpp
