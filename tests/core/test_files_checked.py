@@ -20,6 +20,7 @@ import pytest
 
 from tests.cli_processes import ROOT, run_cli
 from tests.core.test_files_beside_store import hostile
+from tests.framework_runs import cpu_read, store_a_triad  # noqa: F401  (a fixture)
 
 GUARD_S = 120     # a hang-guard for the harness, not a measurement
 CASES = ("fifo", "dev_zero_link", "folder", "link_outside")
@@ -298,7 +299,9 @@ def test_a_damaged_cached_gguf_model_is_rebuilt_and_said(case, outside):
 
 @needs_llamacpp
 @pytest.mark.usefixtures("short_protocol")
-def test_a_run_over_a_fifo_in_the_model_cache_rebuilds_it_and_warns(tmp_path):
+def test_a_run_over_a_fifo_in_the_model_cache_rebuilds_it_and_warns(tmp_path, cpu_read,
+                                                                    siliconbench_home):
+    store_a_triad(siliconbench_home, cpu_read)   # the run then measures no bound of its own
     built = answer(in_child("""
         import json
         from siliconbench.core.frameworks.llamacpp import models
