@@ -25,6 +25,7 @@ from siliconbench.core.params import ParamError
 from siliconbench.core.store import Store
 from siliconbench.core.workloads import bandwidth, llm
 from tests.cli.test_cli import ROOT, sb
+from tests.conftest import SHORT_PROTOCOL
 from tests.framework_runs import cpu_read, store_a_triad  # noqa: F401  (a fixture)
 
 TINY = llm.PRESETS["tiny"]
@@ -264,10 +265,16 @@ print(json.dumps(out))
             assert wrong_gap > 10 * tolerance, key
 
 
+# The runs in this process check rows, notes and the bound's arithmetic, not numbers: QUICK
+# shortened as conftest.SHORT_PROTOCOL shortens a CLI run's (QUICK's caps let each point take
+# up to 1 s + 2 s, most of these tests' time on a loaded machine).
+SHORT = replace(QUICK, **json.loads(SHORT_PROTOCOL))
+
+
 def context(events):
     return RunContext(framework="torch", device_id="cpu", adapter=torch_adapter,
                       device=torch.device("cpu"), device_name="test cpu", emit=events.append,
-                      settings=QUICK)
+                      settings=SHORT)
 
 
 @pytest.mark.parametrize("given, says", [
