@@ -4,6 +4,7 @@ peak bandwidth, arrays that do not fit, a copy kernel the device lacks, and the 
 TensorFlow and MLX run it in tests/frameworks/test_tensorflow.py and tests/frameworks/test_mlx.py."""
 
 import json
+from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
@@ -17,12 +18,18 @@ from siliconbench.core.peaks import Peak
 from siliconbench.core.results import Row
 from siliconbench.core.workloads import bandwidth
 from tests.cli.test_cli import sb
+from tests.conftest import SHORT_PROTOCOL
+
+# The sweeps here check rows, kernels and the bytes counted, not numbers: QUICK shortened as
+# conftest.SHORT_PROTOCOL shortens a CLI run's (QUICK's caps let each of the 8 points take up
+# to 1 s + 2 s).
+SHORT = replace(QUICK, **json.loads(SHORT_PROTOCOL))
 
 
 def context(events, peak=None):
     return RunContext(framework="torch", device_id="cpu", adapter=torch_adapter,
                       device=torch.device("cpu"), device_name="test cpu", emit=events.append,
-                      settings=QUICK, peak=peak)
+                      settings=SHORT, peak=peak)
 
 
 def sweep(params, peak=None):
