@@ -2,10 +2,19 @@
 user's real data or needs a display."""
 
 import os
+import sys
 
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+# pytest rewrites each test module's asserts as it imports it, and keeps the rewritten code in
+# __pycache__ only where bytecode may be written: with PYTHONDONTWRITEBYTECODE set (as on the
+# machine this project is built on) every xdist worker rewrote all 137 modules on every run,
+# half of collection's CPU (12.5 CPU-s a worker, 6 with the rewritten modules kept). This
+# process writes bytecode as Python does by default; the processes it starts keep the
+# variable (make test compiles siliconbench/ and tests/ for them).
+sys.dont_write_bytecode = False
 
 def _threads_per_worker() -> str:
     """The cores each xdist worker's framework processes may use. Two workers whose runs each

@@ -22,6 +22,7 @@ from siliconbench.core import estimate as estimate_mod  # noqa: E402
 from siliconbench.core.estimate import estimate, model_size  # noqa: E402
 from siliconbench.core.frameworks import DeviceInfo  # noqa: E402
 from siliconbench.core.kit.headroom import MEMORY_SHARE  # noqa: E402
+from tests.helpers.cli_processes import shared  # noqa: E402
 from tests.helpers.dialogs import the_sheet  # noqa: E402
 from tests.helpers.estimates import GB, refused, run  # noqa: E402
 
@@ -178,13 +179,11 @@ def in_child(code: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def test_the_estimate_counts_the_real_models_parameters_and_activations():
-    """Parameters exactly as the runs' own models have them (built as the torch part builds
-    them, on the meta device), at depths and lengths the table was not measured at, and the
-    encoder's saved activations to within 1% at such a point (a*L + c*L^2 per layer)."""
-    code = """
+# What the installed torch, torchvision and transformers build, in one child process for both
+# tests below (each started its own: torch and transformers imported twice, 3-4 CPU-s each).
+REAL_MODELS = """
 import json, torch
-from scripts.model_sizes import per_sample
+from scripts.model_sizes import encoder, per_sample, vision
 from siliconbench.core.frameworks.torch.models import transformer_task, vision_task
 out = {}
 for name in ("resnet50", "mobilenet_v2"):
@@ -198,9 +197,23 @@ out["distilbert"] = per_sample(model, lambda n: torch.zeros(n, 100, dtype=torch.
 with torch.device("meta"):
     out["bert-large"] = sum(p.numel() for p in transformer_task("bert-large", 128, None)
                             .build().parameters())
-print(json.dumps(out))
+table = {"resnet50": vision("resnet50"), "mobilenet_v2": vision("mobilenet_v2"),
+         "distilbert": encoder("distilbert")}
+print(json.dumps({"built": out, "table": table}))
 """
-    real = in_child(code)
+
+
+@pytest.fixture(scope="module")
+def real_models(tmp_path_factory) -> dict:
+    """REAL_MODELS' figures, once a session (tests.cli_processes.shared)."""
+    return shared(tmp_path_factory, "real-model-sizes", lambda home: in_child(REAL_MODELS))[1]
+
+
+def test_the_estimate_counts_the_real_models_parameters_and_activations(real_models):
+    """Parameters exactly as the runs' own models have them (built as the torch part builds
+    them, on the meta device), at depths and lengths the table was not measured at, and the
+    encoder's saved activations to within 1% at such a point (a*L + c*L^2 per layer)."""
+    real = real_models["built"]
     for name in ("resnet50", "mobilenet_v2", "bert-large"):
         assert model_size({"model": name, "image_size": 96, "seq_len": 128,
                            "layers": None}).params == real[name]
@@ -210,13 +223,10 @@ print(json.dumps(out))
     assert distil.forward_flops == pytest.approx(real["distilbert"]["forward_flops"], rel=0.01)
 
 
-def test_the_table_is_the_installed_models():
+def test_the_table_is_the_installed_models(real_models):
     """siliconbench/resources/model_sizes.json (scripts/model_sizes.py) for the train models,
     against the installed torch, torchvision and transformers."""
-    code = ("import json; from scripts.model_sizes import vision, encoder; "
-            "print(json.dumps({'resnet50': vision('resnet50'), "
-            "'mobilenet_v2': vision('mobilenet_v2'), 'distilbert': encoder('distilbert')}))")
-    real = in_child(code)
+    real = real_models["table"]
     table = json.loads((ROOT / "siliconbench" / "resources" / "model_sizes.json").read_text())
     assert real["distilbert"] == table["encoders"]["distilbert"], "run scripts/model_sizes.py"
     for name in ("resnet50", "mobilenet_v2"):

@@ -12,6 +12,7 @@ import os
 import random
 import re
 import socket
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -23,7 +24,7 @@ from siliconbench.core import hosts as hosts_mod
 from siliconbench.core.hosts import HostsError
 from siliconbench.core.runner import ChildRun, RunSpec, UsageError
 from siliconbench.core.store import Store
-from tests.helpers.cli_processes import run_cli, wait_until_gone
+from tests.helpers.cli_processes import run_cli, shared, start_cli, wait_until_gone
 
 ENGINES = ["mlx", "torch"]
 FAKE_SSH = Path(__file__).parent.parent / "helpers" / "fake_ssh.py"
@@ -380,10 +381,11 @@ def test_a_port_in_use_on_another_address_does_not_stop_a_local_run(short_protoc
     assert out.returncode == 0, out.stderr
 
 
-def intruded_run(leave: bool):
-    """An MLX run of two ranks whose port a process of this machine (this test) connects to
-    as soon as it listens, before rank 1 does; it stays connected, or leaves at once.
-    (The run's output on one line, the port, the intruder's own port.)"""
+def intruded_run(leave: bool, home: Path) -> dict:
+    """An MLX run of two ranks, in the store at `home`, whose port a process of this machine
+    (this one) connects to as soon as it listens, before rank 1 does; it stays connected, or
+    leaves at once. The run's output on one line, the port, the intruder's own port, pid and
+    name, and the processes the run left behind."""
     import threading
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -405,42 +407,70 @@ def intruded_run(leave: bool):
                 time.sleep(0.002)
     thread = threading.Thread(target=connect_first, daemon=True)
     thread.start()
+    proc = start_cli("run", "allreduce", "--framework", "mlx", "--processes", "2", "--port",
+                     str(port), "--sizes", "64", "--quick",
+                     env={**os.environ, "SILICONBENCH_HOME": str(home)})
     try:
-        out = run_cli("run", "allreduce", "--framework", "mlx", "--processes", "2", "--port",
-                      str(port), "--sizes", "64", "--quick", timeout=180)
+        stdout, _ = proc.communicate(timeout=180)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise
     finally:
         stop.set()
         thread.join()
         for s in held:
             s.close()
     assert held, "the stand-in intruder never connected"
-    assert out.returncode == 1
-    return " ".join(out.stdout.split()), port, came_from[0]
+    assert proc.returncode == 1
+    return {"said": " ".join(stdout.split()), "port": port, "came_from": came_from[0],
+            "pid": os.getpid(), "name": psutil.Process().name(),
+            "left_behind": [p.pid for p in wait_until_gone(home)]}
 
 
-def test_a_foreign_connection_to_a_ranks_port_is_named():
+@pytest.fixture(scope="module")
+def intruded_runs(tmp_path_factory) -> dict:
+    """Both intruded runs ("stays", "left"), at once: each waits about 32 s for MLX's ring
+    to give up, not for the CPU, and one after the other they held an xdist worker for a
+    minute. Made once a session (tests.cli_processes.shared), each in a store of its own
+    under the shared home."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def make(home: Path) -> dict:
+        with ThreadPoolExecutor(2) as pool:
+            runs = {name: pool.submit(intruded_run, name == "left", home / name)
+                    for name in ("stays", "left")}
+            return {name: run.result() for name, run in runs.items()}
+    home, runs = shared(tmp_path_factory, "intruded-runs", make)
+    return {name: {**run, "home": home / name} for name, run in runs.items()}
+
+
+def test_a_foreign_connection_to_a_ranks_port_is_named(intruded_runs):
     """A process of this machine that connects to MLX rank 0's port first is taken for rank 1
     and the ring never forms (MLX then says only "[ring] Couldn't connect (error: 111)");
     the run's sentence names the process."""
-    said, port, _ = intruded_run(leave=False)
-    name = psutil.Process().name()
-    assert (f"The run failed: Another program ({name}, pid {os.getpid()}) connected to port "
-            f"{port}, where the ranks were forming their group, and was taken for a rank; end "
-            "it, or choose other ports with --port. 0 result rows were kept.") in said
+    run = intruded_runs["stays"]
+    assert (f"The run failed: Another program ({run['name']}, pid {run['pid']}) connected to "
+            f"port {run['port']}, where the ranks were forming their group, and was taken for "
+            "a rank; end it, or choose other ports with --port. 0 result rows were kept.") \
+        in run["said"]
+    assert run["left_behind"] == []
 
 
-def test_a_foreign_connection_that_left_at_once_is_named():
+def test_a_foreign_connection_that_left_at_once_is_named(intruded_runs):
     """One that connects and leaves at once was gone by the end, and the run failed after
     32 s with MLX's words alone; the launch watches the ports while the group forms, and the
     rank's half-closed end of the connection names its port."""
-    said, port, came_from = intruded_run(leave=True)
+    run = intruded_runs["left"]
+    port, came_from, said = run["port"], run["came_from"], run["said"]
     why = re.search(r"The run failed: (A program of this machine connected to port "
                     rf"{port} \(from port {came_from}\) while the ranks were forming their group, was "
                     "taken for a rank and left, so the group never formed; run again, or "
                     r"choose other ports with --port\.) 0 result rows were kept\.", said)
     assert why, said
-    [rec] = Store().runs()
+    [rec] = Store(run["home"] / "results.sqlite3").runs()
     assert rec.reason == why.group(1)
+    assert run["left_behind"] == []
 
 
 def test_a_fuzz_of_host_strings_through_the_real_command(ssh, tmp_path):

@@ -15,7 +15,8 @@ from siliconbench.core.measure import QUICK
 from siliconbench.core.peaks import Peak
 from siliconbench.core.workloads import bandwidth
 from tests.helpers.cli_processes import sb
-from tests.helpers.torch_cpu import context, sweep
+from tests.helpers.torch_cpu import short_context as context
+from tests.helpers.torch_cpu import sweep
 
 
 def test_rows_are_gb_per_s_of_bytes_read_and_written():

@@ -18,6 +18,7 @@ from siliconbench.core.store import Store
 from siliconbench.core.workloads import llm
 from tests.conftest import SHORT_PROTOCOL
 from tests.helpers.cli_processes import sb
+from tests.helpers.framework_runs import cpu_read, store_a_triad  # noqa: F401  (a fixture)
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -26,7 +27,8 @@ def points(rec, metric, key):
     return sorted(r["params"][key] for r in rec["rows"] if r["metric"] == metric)
 
 
-def test_a_context_sweep_measures_prompts_and_depths_doubling_up_to_n(tmp_path):
+def test_a_context_sweep_measures_prompts_and_depths_doubling_up_to_n(tmp_path, cpu_read):
+    store_a_triad(tmp_path, cpu_read)           # the bound's own measurement is not tested here
     r = sb("run", "llm", "--framework", "torch", "--preset", "tiny", "--context-sweep",
            "1024", "--gen-tokens", "4", "--dtype", "float32", "--quick", "--json",
            "--device", "cpu", home=tmp_path, env_extra={SETTINGS_ENV: SHORT_PROTOCOL})

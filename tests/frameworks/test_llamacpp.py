@@ -19,6 +19,7 @@ from siliconbench.core.reference import references
 from siliconbench.core.workloads import llm
 from tests.helpers.bounds import assert_cpu_decode_bound
 from tests.helpers.cli_processes import ROOT, sb
+from tests.helpers.framework_runs import cpu_read, store_a_triad  # noqa: F401  (a fixture)
 from tests.helpers.llamacpp import HAVE, child, needs_llamacpp
 
 TINY = llm.PRESETS["tiny"]
@@ -339,24 +340,12 @@ def rows_of(rec: dict) -> dict:
     return {(r["metric"], key(r["params"])): r for r in rec["rows"]}
 
 
-def store_a_triad(home: Path) -> float:
-    """A bandwidth run of this machine's CPU in the store at `home`, its triad and read kernel
-    at arrays past 4 times the last-level cache (a torch run through the CLI): the bound a
-    CPU's decode then divides, the higher of the two, without measuring its own. GB/s."""
-    from siliconbench.core.kit.ceilings import last_level_cache
-    size = max(64, -(-4 * (last_level_cache() or 0) // 2**20))
-    r = sb("run", "bandwidth", "--framework", "torch", "--device", "cpu", "--sizes-mb",
-           str(size), "--ops", "triad,read", "--quick", "--json", home=home)
-    assert r.returncode == 0, r.stderr
-    return max(row["value"] for row in json.loads(r.stdout)["rows"])
-
-
 @needs_llamacpp
 @pytest.mark.usefixtures("short_protocol")
 @pytest.mark.parametrize("dtype, triad_stored", [("float16", True), ("q8_0", True),
                                                  ("q4_0", False)])
-def test_a_tiny_run_on_the_cpu_makes_the_llm_rows(tmp_path, dtype, triad_stored):
-    gb_s = store_a_triad(tmp_path) if triad_stored else None
+def test_a_tiny_run_on_the_cpu_makes_the_llm_rows(tmp_path, cpu_read, dtype, triad_stored):
+    gb_s = store_a_triad(tmp_path, cpu_read) if triad_stored else None
     r = sb("run", "llm", "--framework", "llamacpp", "--device", "cpu", "--preset", "tiny",
            "--dtype", dtype, "--prompts", "8", "--depths", "0,8", "--gen-tokens", "4",
            "--quick", home=tmp_path)
@@ -535,7 +524,12 @@ def test_a_prefill_at_depth_fills_the_kv_cache_first_and_decodes_after_it(pool_a
 
 
 @needs_llamacpp
-def test_a_run_gives_pp_at_each_depth_and_says_the_cpu_alone_on_every_row(tmp_path):
+@pytest.mark.usefixtures("short_protocol")
+def test_a_run_gives_pp_at_each_depth_and_says_the_cpu_alone_on_every_row(tmp_path, cpu_read):
+    """The rows, notes and settings of a run, not its numbers: the short protocol, and a
+    stored triad, so that the run does not measure its own bound at 256 MB arrays (the tiny
+    runs above do, at q4_0)."""
+    store_a_triad(tmp_path, cpu_read)
     r = sb("run", "llm", "--framework", "llamacpp", "--device", "cpu", "--preset", "tiny",
            "--prompts", "8", "--depths", "0,16", "--gen-tokens", "2", "--dtype", "float32",
            "--quick", "--json", home=tmp_path)
@@ -562,11 +556,11 @@ def test_a_run_gives_pp_at_each_depth_and_says_the_cpu_alone_on_every_row(tmp_pa
 
 @needs_llamacpp
 @pytest.mark.usefixtures("short_protocol")
-def test_a_mixture_of_experts_file_loads_whole_and_its_bound_reads_k_of_e(tmp_path):
+def test_a_mixture_of_experts_file_loads_whole_and_its_bound_reads_k_of_e(tmp_path, cpu_read):
     """The tiny mixture as llama.cpp's converter writes Qwen3-MoE (stacked ffn_*_exps, the
     router in float32), quantised by llama.cpp: it loads with the shape's parameters, and the
     bound counts the stacked experts at 2 of 8 and every other tensor whole."""
-    store_a_triad(tmp_path)
+    store_a_triad(tmp_path, cpu_read)
     r = sb("run", "llm", "--framework", "llamacpp", "--device", "cpu", "--preset", "tiny-moe",
            "--dtype", "q8_0", "--prompts", "8", "--depths", "0", "--gen-tokens", "4",
            "--quick", "--json", home=tmp_path)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.cli_processes import run_cli
+from tests.helpers.framework_runs import cpu_read, store_a_triad  # noqa: F401  (a fixture)
 from tests.helpers.hostile_files import CASES, GUARD_S, OUTSIDE_TEXT, answer, in_child
 from tests.helpers.llamacpp import needs_llamacpp
 
@@ -61,7 +62,9 @@ def test_a_damaged_cached_gguf_model_is_rebuilt_and_said(case, outside):
 
 @needs_llamacpp
 @pytest.mark.usefixtures("short_protocol")
-def test_a_run_over_a_fifo_in_the_model_cache_rebuilds_it_and_warns(tmp_path):
+def test_a_run_over_a_fifo_in_the_model_cache_rebuilds_it_and_warns(tmp_path, cpu_read,
+                                                                    siliconbench_home):
+    store_a_triad(siliconbench_home, cpu_read)   # the run then measures no bound of its own
     built = answer(in_child("""
         import json
         from siliconbench.core.frameworks.llamacpp import models

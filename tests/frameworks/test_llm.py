@@ -25,7 +25,8 @@ from siliconbench.core.store import Store
 from siliconbench.core.workloads import bandwidth, llm
 from tests.helpers.bounds import assert_cpu_decode_bound
 from tests.helpers.cli_processes import ROOT, sb
-from tests.helpers.torch_cpu import context
+from tests.helpers.framework_runs import cpu_read, store_a_triad  # noqa: F401  (a fixture)
+from tests.helpers.torch_cpu import short_context as context
 
 TINY = llm.PRESETS["tiny"]
 # The tiny preset in both families, tied and not: every layout the presets use.
@@ -395,15 +396,12 @@ def check_rows(rec: dict, framework: str) -> dict:
 
 
 @pytest.mark.usefixtures("short_protocol")   # the bound's arithmetic, not the numbers
-def test_torch_run_against_the_bandwidth_measured_here(tmp_path):
+def test_torch_run_against_the_bandwidth_measured_here(tmp_path, cpu_read):
     """A CPU's decode is held to the stored read kernel's rate at arrays past 4 times its
-    last-level cache, or to the triad of that run where the read streams slower."""
-    from siliconbench.core.kit.ceilings import last_level_cache
-    size = max(64, -(-4 * (last_level_cache() or 0) // 2**20))
-    r = sb("run", "bandwidth", "--framework", "torch", "--device", "cpu", "--sizes-mb",
-           str(size), "--ops", "triad,read", "--quick", "--json", home=tmp_path)
-    assert r.returncode == 0, r.stderr
-    stored = json.loads(r.stdout)
+    last-level cache (tests/framework_runs.cpu_read: that bandwidth run, made once a
+    session, kept in this test's store)."""
+    store_a_triad(tmp_path, cpu_read)
+    stored = cpu_read
     r = sb("run", "llm", "--framework", "torch", *TINY_RUN, home=tmp_path)
     assert r.returncode == 0, r.stderr
     [rec] = [x.to_dict() for x in Store(tmp_path / "results.sqlite3").runs(workload="llm")]

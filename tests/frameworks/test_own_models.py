@@ -12,9 +12,14 @@ import pytest
 
 from siliconbench.core.kit.llm_shapes import kv_bytes
 from tests.helpers.cli_processes import sb
+from tests.helpers.framework_runs import cpu_read, store_a_triad  # noqa: F401  (a fixture)
 from tests.helpers.model_files import SHORT, Marker, refused
 
-pytestmark = pytest.mark.timeout(600)
+# The runs' rows, settings and sizes are checked, not their numbers: the short timing protocol
+# (conftest.SHORT_PROTOCOL), not QUICK's up to 1 s + 2 s a point; and where a test's store
+# holds a CPU read bound (cpu_read), a run divides by it rather than measuring its own at
+# 256 MB arrays (3.5 CPU-s a torch run; tests/frameworks/test_llm.py runs that path).
+pytestmark = [pytest.mark.timeout(600), pytest.mark.usefixtures("short_protocol")]
 
 
 def hf_folder(path, moe=False):
@@ -37,7 +42,9 @@ def bound_mb(rec) -> str:
 
 @pytest.mark.parametrize("framework", ["torch", "mlx"])
 @pytest.mark.parametrize("moe", [False, True], ids=["llama", "qwen3-moe"])
-def test_a_hugging_face_folder_runs_with_the_rows_of_a_preset(tmp_path, framework, moe):
+def test_a_hugging_face_folder_runs_with_the_rows_of_a_preset(tmp_path, cpu_read, framework,
+                                                            moe):
+    store_a_triad(tmp_path, cpu_read)
     folder = tmp_path / "my-model"
     tensors = hf_folder(folder, moe)
     r = sb("run", "llm", "--framework", framework, "--model-path", str(folder), "--dtype",
@@ -64,7 +71,8 @@ def test_a_hugging_face_folder_runs_with_the_rows_of_a_preset(tmp_path, framewor
     assert ("of the 8 experts a layer holds" in bound_mb(rec)) == moe
 
 
-def test_an_mlx_community_4_bit_folder_runs_on_mlx_in_its_own_precision(tmp_path):
+def test_an_mlx_community_4_bit_folder_runs_on_mlx_in_its_own_precision(tmp_path, cpu_read):
+    store_a_triad(tmp_path, cpu_read)
     import mlx.core as mx
     from mlx.utils import tree_flatten
     from mlx_lm.models import llama

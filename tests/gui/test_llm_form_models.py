@@ -15,6 +15,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import Qt  # noqa: E402
 
 from siliconbench.core.frameworks import DeviceInfo  # noqa: E402
+from tests.helpers.framework_runs import cpu_read, store_a_triad  # noqa: E402, F401  (a fixture)
 from tests.helpers.gui import this_cpu  # noqa: E402
 from tests.helpers.model_files import folder_files, hub_repo, tiny_llama, write_gguf
 
@@ -138,7 +139,10 @@ def test_the_app_asks_before_a_32k_sweep_of_llama_3_2_1b(qtbot, window):
 
 
 def test_a_run_of_a_listed_model_draws_beside_a_preset_run(qtbot, window, hub, store,
-                                                            short_protocol):
+                                                            short_protocol, cpu_read,
+                                                            siliconbench_home):
+    # A CPU bound in the store: neither run measures its own (the charts are tested here).
+    store_a_triad(siliconbench_home, cpu_read)
     form = llm_form(qtbot, window)
     window.devices.set_devices([this_cpu()], {"torch": "test"})
     window.devices.set_checked(["torch:cpu"])

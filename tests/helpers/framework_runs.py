@@ -3,6 +3,9 @@
 
 import json
 import math
+from pathlib import Path
+
+import pytest
 
 from siliconbench.core.measure import SETTINGS_ENV
 from tests.conftest import SHORT_PROTOCOL
@@ -80,3 +83,35 @@ def check_loss_row(rec: dict, point: dict, steps: int = 5) -> dict:
     assert len(losses["device"]) == len(losses["cpu"]) == steps
     assert all(math.isfinite(v) for v in losses["device"] + losses["cpu"])
     return row
+
+
+@pytest.fixture(scope="module")
+def cpu_read(tmp_path_factory) -> dict:
+    """A bandwidth run of this machine's CPU, its triad and read kernel at arrays past 4 times the
+    last-level cache (a torch run through the CLI, in the short protocol): the bound a CPU's
+    decode then divides, without measuring its own. Made once a session
+    (tests.cli_processes.shared) and kept in each test's store by store_a_triad: each test
+    made its own, 3-4.5 CPU-s each. A CPU run of any framework divides by it."""
+    from siliconbench.core.kit.ceilings import last_level_cache
+
+    def make(home: Path) -> dict:
+        size = max(64, -(-4 * (last_level_cache() or 0) // 2**20))
+        r = sb("run", "bandwidth", "--framework", "torch", "--device", "cpu", "--sizes-mb",
+               str(size), "--ops", "triad,read", "--quick", "--json", home=home,
+               env_extra={SETTINGS_ENV: SHORT_PROTOCOL})
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)
+    return shared(tmp_path_factory, "cpu-read", make)[1]
+
+
+def store_a_triad(home: Path, record: dict) -> float:
+    """The cpu_read run kept in the store at `home`, as if measured there: the bound a CPU's
+    decode then divides by, the higher of its read and triad (ceilings.decode_bound). GB/s."""
+    from siliconbench.core.results import RunRecord
+    from siliconbench.core.store import Store
+    store = Store(home / "results.sqlite3")
+    try:
+        store.save(RunRecord.from_dict(record))
+    finally:
+        store.close()
+    return max(row["value"] for row in record["rows"])

@@ -9,6 +9,7 @@ import os
 import resource
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,23 +20,36 @@ from siliconbench.core.frameworks.torch import adapter as torch_adapter
 from siliconbench.core.measure import QUICK
 from siliconbench.core.results import Row
 from siliconbench.core.workloads import bandwidth, llm
+from tests.conftest import SHORT_PROTOCOL
 from tests.helpers.cli_processes import ROOT
 
 TINY = llm.PRESETS["tiny"]
 
 
-def context(events, peak=None):
-    """A run's context on the torch CPU with QUICK's protocol, its events kept in `events`."""
+# For runs that check rows, kernels, notes and a bound's arithmetic, not numbers: QUICK
+# shortened as conftest.SHORT_PROTOCOL shortens a CLI run's (QUICK's caps let each point take
+# up to 1 s + 2 s, most of those tests' time on a loaded machine).
+SHORT = replace(QUICK, **json.loads(SHORT_PROTOCOL))
+
+
+def context(events, peak=None, settings=QUICK):
+    """A run's context on the torch CPU with QUICK's protocol (or `settings`), its events kept
+    in `events`."""
     import torch
     return RunContext(framework="torch", device_id="cpu", adapter=torch_adapter,
                       device=torch.device("cpu"), device_name="test cpu", emit=events.append,
-                      settings=QUICK, peak=peak)
+                      settings=settings, peak=peak)
+
+
+def short_context(events, peak=None):
+    """context() in the short protocol (SHORT)."""
+    return context(events, peak, SHORT)
 
 
 def sweep(params, peak=None):
     """The bandwidth workload at 1 and 2 MB on the torch CPU: its rows, and every event."""
     events = []
-    bandwidth.run(context(events, peak), {"sizes_mb": [1, 2], "ops": list(bandwidth.OPS)}
+    bandwidth.run(short_context(events, peak), {"sizes_mb": [1, 2], "ops": list(bandwidth.OPS)}
                   | params)
     return [Row.from_dict(e["row"]) for e in events if e["event"] == "row"], events
 
