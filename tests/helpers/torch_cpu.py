@@ -24,18 +24,19 @@ from tests.helpers.cli_processes import ROOT
 TINY = llm.PRESETS["tiny"]
 
 
-def context(events, peak=None):
-    """A run's context on the torch CPU with QUICK's protocol, its events kept in `events`."""
+def context(events, peak=None, settings=QUICK):
+    """A run's context on the torch CPU with QUICK's protocol (or `settings`), its events
+    kept in `events`."""
     import torch
     return RunContext(framework="torch", device_id="cpu", adapter=torch_adapter,
                       device=torch.device("cpu"), device_name="test cpu", emit=events.append,
-                      settings=QUICK, peak=peak)
+                      settings=settings, peak=peak)
 
 
-def sweep(params, peak=None):
+def sweep(params, peak=None, settings=QUICK):
     """The bandwidth workload at 1 and 2 MB on the torch CPU: its rows, and every event."""
     events = []
-    bandwidth.run(context(events, peak), {"sizes_mb": [1, 2], "ops": list(bandwidth.OPS)}
+    bandwidth.run(context(events, peak, settings), {"sizes_mb": [1, 2], "ops": list(bandwidth.OPS)}
                   | params)
     return [Row.from_dict(e["row"]) for e in events if e["event"] == "row"], events
 
