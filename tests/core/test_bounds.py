@@ -151,8 +151,10 @@ def test_the_last_level_cache_is_read_from_sysfs():
 
 @pytest.mark.usefixtures("short_protocol")
 def test_every_bandwidth_row_carries_stream_s_best_rate():
+    from siliconbench.core.measure import settings_for
     from tests.helpers.torch_cpu import sweep
-    rows, events = sweep({"sizes_mb": [1], "ops": ["triad", "read"]})
+    rows, events = sweep({"sizes_mb": [1], "ops": ["triad", "read"]},
+                         settings=settings_for(True))
     for row in rows:
         best = max(row.samples)
         assert bandwidth.best_rate(row) == best >= row.value
@@ -183,6 +185,7 @@ def test_the_read_kernel_sums_one_array():
     assert bandwidth.MOVED["read"] == bandwidth.INPUTS["read"] == 1
 
 
+@pytest.mark.usefixtures("short_protocol")
 def test_a_decode_bound_measured_now_is_never_under_its_triad(monkeypatch):
     """own_bound on a CPU whose read streams slower than the triad (here a read that sums its
     array eight times over): the bound is the triad measured beside it, and says so."""
@@ -191,7 +194,7 @@ def test_a_decode_bound_measured_now_is_never_under_its_triad(monkeypatch):
     from siliconbench.core.context import RunContext
     from siliconbench.core.frameworks.torch import adapter
     from siliconbench.core.frameworks.torch.ops import TorchOps
-    from siliconbench.core.measure import QUICK
+    from siliconbench.core.measure import settings_for
 
     def slow_read(self, a):
         return lambda: [torch.sum(a) for _ in range(8)][-1]
@@ -200,7 +203,7 @@ def test_a_decode_bound_measured_now_is_never_under_its_triad(monkeypatch):
     events = []
     ctx = RunContext(framework="torch", device_id="cpu", adapter=adapter,
                      device=torch.device("cpu"), device_name="test cpu", emit=events.append,
-                     settings=QUICK)
+                     settings=settings_for(True))
     bound = bandwidth.own_bound(ctx)
     read, triad = bound_figures(bound.text)
     assert read < triad and (bound.source, f"{bound.value:.4g}") == (MEASURED_TRIAD,

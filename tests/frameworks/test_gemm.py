@@ -7,16 +7,20 @@ import torch
 from siliconbench.core.context import RunContext
 from siliconbench.core.frameworks.torch import adapter as torch_adapter
 from siliconbench.core.frameworks.torch.ops import TorchOps
-from siliconbench.core.measure import QUICK
+from siliconbench.core.measure import QUICK, settings_for
 from siliconbench.core.peaks import Peak
 from siliconbench.core.results import Row
 from siliconbench.core.workloads import gemm
+
+# These test the sweep's rows, flags and checks, not its numbers: QUICK shortened by
+# SHORT_PROTOCOL (tests/conftest.py), still QUICK's floor of blocks a point.
+pytestmark = pytest.mark.usefixtures("short_protocol")
 
 
 def context(events, peak=None):
     return RunContext(framework="torch", device_id="cpu", adapter=torch_adapter,
                       device=torch.device("cpu"), device_name="test cpu", emit=events.append,
-                      settings=QUICK, peak=peak)
+                      settings=settings_for(True), peak=peak)
 
 
 def sweep(params, peak=None, monkeypatch=None):

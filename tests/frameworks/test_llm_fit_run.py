@@ -5,6 +5,7 @@
 import pytest
 
 from siliconbench.core.kit.llm_fit import ASSUMPTION
+from siliconbench.core.measure import settings_for
 from siliconbench.core.workloads import bandwidth, llm
 from tests.helpers.cli_processes import sb
 from tests.helpers.torch_cpu import context
@@ -26,7 +27,7 @@ def test_two_layer_counts_give_the_fixed_cost_with_its_interval(monkeypatch):
     monkeypatch.setattr(bandwidth, "OWN_BOUND_MB", (4,))   # the bound is not what is tested
     events = []
     params = {p.name: p.default for p in llm.WORKLOAD.params} | WIDE | {"fit_layers": [1]}
-    llm.run(context(events), params)
+    llm.run(context(events, settings=settings_for(True)), params)
     rows = [e["row"] for e in events if e["event"] == "row"]
     fixed = [r for r in rows if r["metric"] == "decode_fixed_ms"]
     warned = [e["message"] for e in events if e["event"] == "warning"
@@ -54,11 +55,12 @@ def test_two_layer_counts_give_the_fixed_cost_with_its_interval(monkeypatch):
     assert any(e["message"].startswith("1 layers: ") for e in progress)
 
 
+@pytest.mark.usefixtures("short_protocol")
 def test_without_other_layer_counts_one_depth_gives_no_fixed_cost(monkeypatch):
     monkeypatch.setattr(bandwidth, "OWN_BOUND_MB", (4,))
     events = []
     params = {p.name: p.default for p in llm.WORKLOAD.params} | WIDE | {"layers": 1}
-    llm.run(context(events), params)
+    llm.run(context(events, settings=settings_for(True)), params)
     assert not [e for e in events if e["event"] == "row"
                 and e["row"]["metric"] == "decode_fixed_ms"]
 
@@ -73,6 +75,7 @@ def test_what_fit_layers_cannot_take_is_one_sentence_and_exit_2(tmp_path, given,
     assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.usefixtures("short_protocol")
 def test_a_fit_asked_for_and_not_given_is_warned_with_why(monkeypatch):
     """A noisy machine can make the smaller model's steps as slow as the larger's: the run
     then gives no row, and says why with each model's bytes and time a step."""
@@ -82,7 +85,7 @@ def test_a_fit_asked_for_and_not_given_is_warned_with_why(monkeypatch):
                         FitPoint(shape.layers, 0, 1e6, [10.0] * 3))     # 10 s a step
     events = []
     params = {p.name: p.default for p in llm.WORKLOAD.params} | WIDE | {"fit_layers": [1]}
-    llm.run(context(events), params)
+    llm.run(context(events, settings=settings_for(True)), params)
     assert not [e for e in events if e["event"] == "row"
                 and e["row"]["metric"] == "decode_fixed_ms"]
     [warning] = [e["message"] for e in events if e["event"] == "warning"]
@@ -91,6 +94,7 @@ def test_a_fit_asked_for_and_not_given_is_warned_with_why(monkeypatch):
                               "at depth 0: 1 MB in 1e+04 ms; 4 layers at depth 0: ")
 
 
+@pytest.mark.usefixtures("short_protocol")
 def test_a_fit_model_that_fails_costs_the_fit_not_the_run(monkeypatch):
     monkeypatch.setattr(bandwidth, "OWN_BOUND_MB", (4,))
 
@@ -99,7 +103,7 @@ def test_a_fit_model_that_fails_costs_the_fit_not_the_run(monkeypatch):
     monkeypatch.setattr(llm, "_other_model", fails)
     events = []
     params = {p.name: p.default for p in llm.WORKLOAD.params} | WIDE | {"fit_layers": [1]}
-    llm.run(context(events), params)
+    llm.run(context(events, settings=settings_for(True)), params)
     metrics = [e["row"]["metric"] for e in events if e["event"] == "row"]
     assert "decode_tokens_per_s" in metrics and "decode_fixed_ms" not in metrics
     assert [e["message"] for e in events if e["event"] == "warning"] == [

@@ -299,6 +299,7 @@ def test_the_quick_suite_summary_is_one_headline_per_workload_and_device():
     assert len(lines) == 6
 
 
+@pytest.mark.usefixtures("short_protocol")   # the runs' labels and rows, not their numbers
 def test_naming_a_machine_names_its_future_runs_too(qtbot, tmp_path):
     """Name Machine on a stored run; the next CLI run on this machine comes out under it."""
     import json
@@ -328,6 +329,7 @@ def test_naming_a_machine_names_its_future_runs_too(qtbot, tmp_path):
     store.close()
 
 
+@pytest.mark.usefixtures("short_protocol")   # the runs' labels and rows, not their numbers
 def test_a_real_run_end_to_end_through_the_real_window(qtbot, tmp_path):
     """Two real tiny runs queued together (GEMM and bandwidth, MLX on the CPU) after an
     older run was selected: each chart holds its run's points under a legend that names this

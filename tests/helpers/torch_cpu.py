@@ -46,10 +46,12 @@ def short_context(events, peak=None):
     return context(events, peak, SHORT)
 
 
-def sweep(params, peak=None):
-    """The bandwidth workload at 1 and 2 MB on the torch CPU: its rows, and every event."""
+def sweep(params, peak=None, settings=SHORT):
+    """The bandwidth workload at 1 and 2 MB on the torch CPU (the short protocol, or
+    `settings`): its rows, and every event."""
     events = []
-    bandwidth.run(short_context(events, peak), {"sizes_mb": [1, 2], "ops": list(bandwidth.OPS)}
+    bandwidth.run(context(events, peak, settings),
+                  {"sizes_mb": [1, 2], "ops": list(bandwidth.OPS)}
                   | params)
     return [Row.from_dict(e["row"]) for e in events if e["event"] == "row"], events
 
