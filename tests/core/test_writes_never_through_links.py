@@ -20,9 +20,8 @@ import pytest
 from siliconbench.core import files
 from siliconbench.core.results import records_to_json
 from tests.helpers.cli_processes import ROOT
+from tests.helpers.hostile_files import OUTSIDE_TEXT
 from tests.helpers.recorded import recorded
-
-OUTSIDE_TEXT = b"the user's own file, which SiliconBench must never change\n"
 
 
 def _sb(home: Path, *args: str, **kw) -> subprocess.CompletedProcess:
@@ -39,14 +38,6 @@ def with_runs(siliconbench_home, tmp_path) -> Path:
     source.write_text(records_to_json([recorded("gemm-torch")]))
     assert _sb(siliconbench_home, "import", str(source)).returncode == 0
     return siliconbench_home
-
-
-@pytest.fixture
-def outside(tmp_path) -> Path:
-    path = tmp_path / "elsewhere" / "notes.txt"
-    path.parent.mkdir()
-    path.write_bytes(OUTSIDE_TEXT)
-    return path
 
 
 def _one_sentence(done: subprocess.CompletedProcess) -> str:
