@@ -50,10 +50,10 @@ class Workload:
     # the run's inputs once where it starts (siliconbench.core.plan.RunPlan): the llm's
     # model file read, its precision decided. Empty: the parameters as resolved, no model.
     plans: str = ""
-    checks: str = ""                # a function of the module, checks(params), that refuses
-                                    # (ParamError) what the parameters alone rule out: called
-                                    # before any process starts, so the sentence comes at once;
-                                    # one with a `framework` keyword gets the run's too
+    checks: str = ""                # a function of the module, checks(params, framework),
+                                    # that refuses (ParamError) what the parameters (and the
+                                    # framework, None in the app's form) rule out: called
+                                    # before any process starts, so the sentence comes at once
 
     def more_tables(self, rec) -> list[tuple[str, list[str], list[list[str]]]]:
         if not self.terminal_tables:
@@ -62,12 +62,7 @@ class Workload:
 
     def check(self, params: dict, framework: str | None = None) -> None:
         if self.checks:
-            fn = getattr(importlib.import_module(self.module), self.checks)
-            import inspect
-            if framework is not None and "framework" in inspect.signature(fn).parameters:
-                fn(params, framework=framework)
-            else:
-                fn(params)
+            getattr(importlib.import_module(self.module), self.checks)(params, framework)
 
     def plan(self, params: dict, framework: str | None = None
              ) -> tuple[dict, str | None, object]:

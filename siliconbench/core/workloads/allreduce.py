@@ -113,7 +113,7 @@ def rank_cap(params: dict) -> int:
     return max(LEAST_RANK_CAP, RANKS_PER_CORE * (os.cpu_count() or 1))
 
 
-def check_ranks(params: dict) -> None:
+def check_ranks(params: dict, framework: str | None = None) -> None:
     """Before anything starts: --processes within rank_cap (ParamError, one sentence)."""
     n, most = params["processes"], rank_cap(params)
     if n <= most:

@@ -151,7 +151,7 @@ def run(ctx, params: dict) -> None:
     ctx.progress(total, total, "done")
 
 
-def check_params(params: dict) -> None:
+def check_params(params: dict, framework: str | None = None) -> None:
     """Before the run: --duration holds each point for minutes, which --grow's and
     --budget-s's sweeps cannot share (ParamError in one sentence)."""
     from siliconbench.core.params import ParamError

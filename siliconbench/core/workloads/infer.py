@@ -105,7 +105,7 @@ def percentile(values: list[float], q: int) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
 
 
-def check_params(params: dict) -> None:
+def check_params(params: dict, framework: str | None = None) -> None:
     images, batch_size = params["images"], params["batch_size"]
     if images < batch_size:
         raise ParamError(f"--images ({images}) must be at least --batch-size ({batch_size}).")

@@ -190,7 +190,7 @@ def prepare(ctx, params: dict) -> tuple:
     return data, count, epochs, widths_list, extra_flags
 
 
-def check_params(params: dict) -> None:
+def check_params(params: dict, framework: str | None = None) -> None:
     if params.get("cifar"):     # a path that cannot be the data set: said before any question
         from siliconbench.core import cifar
         try:

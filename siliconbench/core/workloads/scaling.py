@@ -112,7 +112,7 @@ class ScalingPart(Protocol):
         resolved."""
 
 
-def check_ranks(params: dict) -> None:
+def check_ranks(params: dict, framework: str | None = None) -> None:
     """--processes within the all-reduce's bound (allreduce.check_ranks)."""
     from siliconbench.core.workloads.allreduce import check_ranks
     check_ranks(params)
