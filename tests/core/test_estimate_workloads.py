@@ -205,7 +205,7 @@ print(json.dumps({"built": out, "table": table}))
 
 @pytest.fixture(scope="module")
 def real_models(tmp_path_factory) -> dict:
-    """REAL_MODELS' figures, once a session (tests.cli_processes.shared)."""
+    """REAL_MODELS' figures, once a session (tests.helpers.cli_processes.shared)."""
     return shared(tmp_path_factory, "real-model-sizes", lambda home: in_child(REAL_MODELS))[1]
 
 

@@ -432,7 +432,7 @@ def intruded_run(leave: bool, home: Path) -> dict:
 def intruded_runs(tmp_path_factory) -> dict:
     """Both intruded runs ("stays", "left"), at once: each waits about 32 s for MLX's ring
     to give up, not for the CPU, and one after the other they held an xdist worker for a
-    minute. Made once a session (tests.cli_processes.shared), each in a store of its own
+    minute. Made once a session (tests.helpers.cli_processes.shared), each in a store of its own
     under the shared home."""
     from concurrent.futures import ThreadPoolExecutor
 

@@ -398,7 +398,7 @@ def check_rows(rec: dict, framework: str) -> dict:
 @pytest.mark.usefixtures("short_protocol")   # the bound's arithmetic, not the numbers
 def test_torch_run_against_the_bandwidth_measured_here(tmp_path, cpu_read):
     """A CPU's decode is held to the stored read kernel's rate at arrays past 4 times its
-    last-level cache (tests/framework_runs.cpu_read: that bandwidth run, made once a
+    last-level cache (tests/helpers/framework_runs.cpu_read: that bandwidth run, made once a
     session, kept in this test's store)."""
     store_a_triad(tmp_path, cpu_read)
     stored = cpu_read

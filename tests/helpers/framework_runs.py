@@ -90,7 +90,7 @@ def cpu_read(tmp_path_factory) -> dict:
     """A bandwidth run of this machine's CPU, its triad and read kernel at arrays past 4 times the
     last-level cache (a torch run through the CLI, in the short protocol): the bound a CPU's
     decode then divides, without measuring its own. Made once a session
-    (tests.cli_processes.shared) and kept in each test's store by store_a_triad: each test
+    (tests.helpers.cli_processes.shared) and kept in each test's store by store_a_triad: each test
     made its own, 3-4.5 CPU-s each. A CPU run of any framework divides by it."""
     from siliconbench.core.kit.ceilings import last_level_cache
 
