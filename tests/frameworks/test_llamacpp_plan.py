@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from siliconbench.core.child import RunSpec, UsageError, plan_run
 from tests.helpers.llamacpp import needs_llamacpp
 
 
@@ -48,3 +51,12 @@ print(json.dumps({"same": engine.stored == wanted, "n": len(wanted),
     assert r.returncode == 0, r.stderr[-3000:]
     said = json.loads(r.stdout.strip().splitlines()[-1])
     assert said["same"] and said["n"] > 10 and len(said["sha"]) == 64
+
+
+@needs_llamacpp
+def test_a_bad_model_file_is_one_sentence_before_anything_starts(tmp_path):
+    """A GGUF file runs on llama.cpp alone: where it is not installed, that is the sentence."""
+    (tmp_path / "model.gguf").write_bytes(b"not a gguf file")
+    with pytest.raises(UsageError) as e:
+        plan_run(RunSpec("llm", "llamacpp", "cpu", {"model_path": str(tmp_path / "model.gguf")}))
+    assert "model.gguf" in str(e.value) and "\n" not in str(e.value)
