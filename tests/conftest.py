@@ -71,6 +71,12 @@ def window(qtbot, store, settings):
     yield w
     w.queue.cancel_all()
     qtbot.waitUntil(lambda: not w.queue.busy, timeout=60_000)
+    # A sheet the test left open is a top-level window of its own: closing the main window
+    # does not close it, and it stayed visible into the next test on the same worker
+    # (which then read its text as its own question's).
+    from PySide6.QtWidgets import QDialog
+    for dialog in w.findChildren(QDialog):
+        dialog.close()
 
 
 # The timing protocol's overrides (siliconbench.core.measure.SETTINGS_ENV) for a test of how a run is

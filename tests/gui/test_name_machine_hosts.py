@@ -5,19 +5,19 @@ tests/core/test_compare_machines.py says."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtWidgets import QMessageBox
 
 from tests.helpers.mac_records import MBP, mac_run
 
 
-def open_box(qtbot) -> QMessageBox:
+def open_box(qtbot, window) -> QMessageBox:
+    """The question `window` shows: only its own. Not any box of QApplication.allWidgets():
+    that list holds an earlier test's widgets until Qt deletes them, and read while it did
+    it once gave that test's refusal and once crashed the worker."""
     found: list[QMessageBox] = []
 
     def shown() -> bool:
-        found[:] = [w for w in QApplication.topLevelWidgets()
-                    if isinstance(w, QMessageBox) and w.isVisible()]
-        found.extend(w for w in QApplication.allWidgets()
-                     if isinstance(w, QMessageBox) and w.isVisible() and w not in found)
+        found[:] = [w for w in window.findChildren(QMessageBox) if w.isVisible()]
         return bool(found)
     qtbot.waitUntil(shown)
     return found[0]
@@ -45,7 +45,7 @@ def test_name_machine_asks_before_an_imported_name_and_leaves_other_hosts(window
 
     # Cancel at the question: this host's runs named, the imported one keeps its name.
     name_it(window, qtbot, mine, "My MBP")
-    box = open_box(qtbot)
+    box = open_box(qtbot, window)
     assert "Lab Mac" in box.text()
     box.button(QMessageBox.StandardButton.Cancel).click()
     qtbot.waitUntil(lambda: machines(store)[mine.id] == "My MBP")
@@ -55,7 +55,7 @@ def test_name_machine_asks_before_an_imported_name_and_leaves_other_hosts(window
 
     # Asked again and told to: the imported run too; the colleague's machine never.
     name_it(window, qtbot, again, "My MacBook")
-    box = open_box(qtbot)
+    box = open_box(qtbot, window)
     next(b for b in box.buttons() if b.text() == "Rename Them Too").click()
     qtbot.waitUntil(lambda: machines(store)[imported.id] == "My MacBook")
     labels = machines(store)
