@@ -277,6 +277,20 @@ def test_a_start_off_the_run_falls_back_to_the_events_arrival():
     assert entry["burst"] == pytest.approx(10.0)
 
 
+def test_the_intervals_are_those_of_the_block_ends_the_record_keeps():
+    """A block that ended 40 us past an interval's end is kept as ending on it (4 decimals):
+    the intervals come from the ends as kept, so the record can be checked against itself
+    (they were bucketed before rounding, and a whole-suite run once found 5.00004 s in the
+    second interval and 5.0 in the first)."""
+    ends = [1.0, 5.00004, 6.0, 9.0, 12.0]
+    per_call = [0.1, 0.25, 0.1, 0.1, 0.1]
+    event = {"block_end_s": ends, "per_call_s": per_call, "start_monotonic": 5.0,
+             "arrived_s": 20.0}
+    _, [entry] = sus.sustained_rows([], [], [(0, event)], {"series": {}}, t0_monotonic=5.0)
+    assert entry["block_end_s"][1] == 5.0
+    assert entry["intervals"][0] == [0.0, pytest.approx(median([10.0, 4.0]))]
+
+
 def test_the_estimate_holds_each_sustained_point_for_its_minutes():
     from siliconbench.core.estimate import estimate
     from siliconbench.core.frameworks import DeviceInfo

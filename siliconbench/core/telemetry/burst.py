@@ -274,7 +274,9 @@ def sustained_rows(rows: list[Row], row_times: list[float], events: list[tuple[i
     taken: set[int] = set()
     series = telemetry.get("series") or {}
     for before, event in events:
-        ends = list(event.get("block_end_s") or [])
+        # Rounded as the record keeps them, before they are bucketed: a block that ended at
+        # 5.00004 s fell in the second interval, but was kept as 5.0, in the first.
+        ends = [round(e, 4) for e in event.get("block_end_s") or []]
         per_call = list(event.get("per_call_s") or [])
         if len(ends) < 2 or len(per_call) != len(ends):
             continue
@@ -298,7 +300,7 @@ def sustained_rows(rows: list[Row], row_times: list[float], events: list[tuple[i
         out_rows += rows_of(a, point, metric)
         entry = {"metric": metric, "point": point, **a.to_dict()}
         if len(ends) <= KEEP_BLOCKS:   # the blocks' ends for a re-check; the rows hold the rest
-            entry["block_end_s"] = [round(e, 4) for e in ends]
+            entry["block_end_s"] = ends
         entries.append(entry)
     return out_rows, entries
 
