@@ -107,7 +107,8 @@ def test_mlx_launch_gives_each_rank_on_a_host_its_own_gpu(monkeypatch, tmp_path)
     started = []
     monkeypatch.setattr(mlx_launch, "_launch_with_io",
                         lambda cls, arguments, verbose: started.extend(arguments))
-    monkeypatch.setattr("sys.argv", cmd)
+    assert cmd[:3] == ["python", "-m", "siliconbench.core.frameworks.mlx.launch_quiet"]
+    monkeypatch.setattr("sys.argv", ["mlx.launch", *cmd[3:]])
     mlx_launch.main()
     seen = [next(e for e in env if e.startswith("CUDA_VISIBLE_DEVICES="))
             for (_rank, _host, _python, _cwd, _files, env, _cmd), _ in started]

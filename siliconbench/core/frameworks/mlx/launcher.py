@@ -75,7 +75,13 @@ def command(exe: str, worker: list[str], processes: int, hosts, folder: str,
     from siliconbench.core.hosts import hostfile_json, loopback_env
     path = os.path.join(folder, "hosts.json")
     write_atomic(path, hostfile_json([h for h in hosts for _ in range(processes)]), own=True)
-    cmd = [exe, "--starting-port", str(port), "--hostfile", path, "-n", str(processes)]
+    # mlx.launch's own main, without its rank threads' busy loop (launch_quiet), where the
+    # worker is this Python's module; a Mac app bundle's worker runs mlx.launch as it is.
+    if worker[1:3] == ["-m", "siliconbench.core.worker"]:
+        exe_args = [worker[0], "-m", "siliconbench.core.frameworks.mlx.launch_quiet"]
+    else:
+        exe_args = [exe]
+    cmd = [*exe_args, "--starting-port", str(port), "--hostfile", path, "-n", str(processes)]
     if backend != "auto":
         cmd += ["--backend", backend]
     for key, value in env.items():
