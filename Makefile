@@ -31,14 +31,18 @@ run: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check .
 	@$(COMPILE) tests
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -n auto --maxprocesses=4 --durations=15
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q -n auto --maxprocesses=4 --durations=15 \
+		$(addprefix --ignore=,$(LLAMACPP_TESTS))
 
 # llama.cpp's tests, apart: PyPI has llama-cpp-python's source only, so installing the extra
 # compiles llama.cpp (about 20 minutes on 2 cores; a Mac needs the Xcode command-line tools and
 # cmake). pip keeps the wheel it built in its cache, so a machine compiles it once. `make test`
-# does not: its llama.cpp tests skip, saying why. CI runs both. Every test module that needs
-# llama-cpp-python is listed below (tests/test_suite_shape.py checks it). The multimodal
-# library (LLAVA_BUILD) is left out: nothing here uses it. CMAKE_ARGS from the environment wins.
+# leaves these modules to this step (where llama.cpp is installed they would otherwise run
+# twice). CI runs both. Every test module that needs llama-cpp-python is listed here
+# (tests/test_suite_shape.py checks it). The multimodal library (LLAVA_BUILD) is left out:
+# nothing here uses it. CMAKE_ARGS from the environment wins.
+LLAMACPP_TESTS := tests/frameworks/test_llamacpp.py tests/frameworks/test_llamacpp_cache.py \
+	tests/frameworks/test_llamacpp_plan.py tests/frameworks/test_serve_llamacpp.py
 LLAMACPP_STAMP := $(VENV)/.installed-llamacpp
 $(LLAMACPP_STAMP): $(STAMP)
 	CMAKE_ARGS="$${CMAKE_ARGS:--DLLAVA_BUILD=OFF}" $(BIN)/python -m pip install -q -e '.[dev,llamacpp]'
@@ -46,9 +50,7 @@ $(LLAMACPP_STAMP): $(STAMP)
 
 test-llamacpp: $(LLAMACPP_STAMP)
 	@$(COMPILE) tests
-	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q tests/frameworks/test_llamacpp.py \
-		tests/frameworks/test_llamacpp_cache.py tests/frameworks/test_llamacpp_plan.py \
-		tests/frameworks/test_serve_llamacpp.py
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -q $(LLAMACPP_TESTS)
 
 devices: $(STAMP)
 	@$(COMPILE)

@@ -1,8 +1,9 @@
 """The test suite's own shape: what several test modules share lives in tests/helpers/, and no
 file under tests/ imports a test module (importing one collects its tests' dependencies with
 it, runs its module-level code, and ties two tests' files together: moving or deleting one
-broke the other). And a test that needs llama-cpp-python runs in `make test-llamacpp`: `make
-test` has no llama.cpp, so one left out of that step skips in both CI steps."""
+broke the other). And a test that needs llama-cpp-python is in the Makefile's LLAMACPP_TESTS,
+which `make test-llamacpp` runs and `make test` leaves out: CI's `make test` has no llama.cpp,
+so a module missing from the list would skip in both CI steps."""
 
 from __future__ import annotations
 
@@ -87,16 +88,23 @@ def needing_llamacpp(root: Path) -> list[str]:
 
 
 def llamacpp_step(makefile: Path) -> set[str]:
-    """The test modules the Makefile's test-llamacpp recipe runs."""
-    recipe = re.search(r"^test-llamacpp:.*\n((?:\t.*\n?)+)", makefile.read_text(encoding="utf-8"),
-                       re.MULTILINE)
-    assert recipe, f"{makefile} has no test-llamacpp recipe"
-    return set(re.findall(r"tests/\S+\.py", recipe.group(1)))
+    """The test modules of the Makefile's LLAMACPP_TESTS, which test-llamacpp runs and test
+    leaves out (both recipes name the list, or none is returned)."""
+    text = makefile.read_text(encoding="utf-8")
+    listed = re.search(r"^LLAMACPP_TESTS\s*:?=((?:.*\\\n)*.*)$", text, re.MULTILINE)
+    assert listed, f"{makefile} has no LLAMACPP_TESTS list"
+    for target, use in (("test-llamacpp", "$(LLAMACPP_TESTS)"),
+                        ("test", "--ignore=,$(LLAMACPP_TESTS)")):
+        recipe = re.search(rf"^{target}:.*\n((?:\t.*\n?)+)", text, re.MULTILINE)
+        if not recipe or use not in recipe.group(1):
+            return set()
+    return set(re.findall(r"tests/\S+\.py", listed.group(1)))
 
 
 def test_every_test_that_needs_llamacpp_runs_in_make_test_llamacpp():
     needing = needing_llamacpp(TESTS)
     assert "tests/frameworks/test_llamacpp.py" in needing     # the check sees what it must
     missing = sorted(set(needing) - llamacpp_step(MAKEFILE))
-    assert missing == [], ("these skip in `make test` (no llama.cpp) and are not run by `make "
-                           "test-llamacpp`: add them to its pytest line: " + ", ".join(missing))
+    assert missing == [], ("these need llama.cpp and are not in the Makefile's LLAMACPP_TESTS "
+                           "(run by `make test-llamacpp`, left out of `make test`): "
+                           + ", ".join(missing))
