@@ -13,17 +13,14 @@ import pytest
 from siliconbench.gui.charts.export import export_chart
 from siliconbench.gui.charts.legend import distinct_names
 from siliconbench.gui.compare_view import CompareView
+from tests.helpers.gui import shown
 from tests.helpers.mac_records import gpu, mac_run, repeats_with_an_outlier, three_macs
 from tests.helpers.recorded import recorded
 
 
 @pytest.fixture
 def view(qtbot):
-    v = CompareView()
-    qtbot.addWidget(v)
-    v.resize(1440, 800)
-    v.show()
-    return v
+    return shown(qtbot, CompareView(), 1440, 800)
 
 
 def test_the_three_macs_are_three_sides_named_by_machine_in_the_window(view):

@@ -9,18 +9,14 @@ import pytest
 from PySide6.QtCore import Qt
 
 from siliconbench.gui.compare_view import CompareView
-from tests.helpers.gui import ten_sides
+from tests.helpers.gui import shown, ten_sides
 from tests.helpers.h200_records import gpu_and_cpu, h200, h200_runs
 from tests.helpers.recorded import recorded
 
 
 @pytest.fixture
 def view(qtbot):
-    v = CompareView()
-    qtbot.addWidget(v)
-    v.resize(1100, 760)
-    v.show()
-    return v
+    return shown(qtbot, CompareView(), 1100, 760)
 
 
 # ---------------------------------------------------------------- identity

@@ -10,26 +10,26 @@ from tests.helpers.h200_records import h100, h200
 from tests.helpers.recorded import recorded
 
 
+def shown(qtbot, widget, width: int, height: int):
+    """`widget` at width x height, shown, and closed at the test's end."""
+    qtbot.addWidget(widget)
+    widget.resize(width, height)
+    widget.show()
+    return widget
+
+
 @pytest.fixture
 def view(qtbot):
     """Compare on its own at 1440x700, shown."""
     from siliconbench.gui.compare_view import CompareView
-    v = CompareView()
-    qtbot.addWidget(v)
-    v.resize(1440, 700)
-    v.show()
-    return v
+    return shown(qtbot, CompareView(), 1440, 700)
 
 
 @pytest.fixture
 def panel(qtbot):
     """The chart panel at 1100x700, shown."""
     from siliconbench.gui.charts.panel import ChartPanel
-    p = ChartPanel()
-    qtbot.addWidget(p)
-    p.resize(1100, 700)
-    p.show()
-    return p
+    return shown(qtbot, ChartPanel(), 1100, 700)
 
 
 def ten_sides() -> list:
