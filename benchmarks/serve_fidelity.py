@@ -472,14 +472,20 @@ def server(fw: str, args) -> None:
         write_tokenizer(shape.vocab, Path(tokenizer))
     port = free_port()
     target = Target("http", "127.0.0.1", port)
+    every = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
     cores = apart(args.cores)
-    with ServerProcess(part.command(model, port, params, "cpu", about), name=part.NAME) as s:
-        if cores:       # the server (and every thread it starts) inherits its core
-            os.sched_setaffinity(0, cores)
-        s.wait_ready(target, part.READY_PATH, 300, part.FAILED_STATUS)
-        where = "on cores of its own" if cores else "sharing every core with the clients"
-        compare(f"{part.NAME}, tiny preset, CPU, {where}", target.origin, model, args,
-                tokenizer)
+    try:
+        with ServerProcess(part.command(model, port, params, "cpu", about),
+                           name=part.NAME) as s:
+            if cores:       # the server (and every thread it starts) inherits its core
+                os.sched_setaffinity(0, cores)
+            s.wait_ready(target, part.READY_PATH, 300, part.FAILED_STATUS)
+            where = "on cores of its own" if cores else "sharing every core with the clients"
+            compare(f"{part.NAME}, tiny preset, CPU, {where}", target.origin, model, args,
+                    tokenizer)
+    finally:        # every core again, for the next server's split
+        if cores:
+            os.sched_setaffinity(0, every)
 
 
 def apart(how: str) -> set[int] | None:
@@ -488,9 +494,12 @@ def apart(how: str) -> set[int] | None:
     the costlier client sees a slower server (on 2 shared cores: 4-7% between a blocking
     socket, ours and openai's on mlx_lm.server). Called before the server starts: it pins
     this process to the server's core, which the server inherits, and returns the clients'
-    cores, which the caller takes back once the server is started."""
+    cores, which the caller takes back once the server is started. None where the cores stay
+    shared: asked to, one core, or a system without CPU affinity (macOS)."""
+    if how != "apart" or not hasattr(os, "sched_setaffinity"):   # macOS has no affinity
+        return None
     mine = sorted(os.sched_getaffinity(0))
-    if how != "apart" or len(mine) < 2:
+    if len(mine) < 2:
         return None
     os.sched_setaffinity(0, {mine[-1]})
     return set(mine[:-1])
