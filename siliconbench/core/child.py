@@ -342,6 +342,9 @@ class ChildRun:
             elif deadline is not None and time.monotonic() > deadline:
                 ended_by = "timeout"
                 self.stop()
+            elif self._launch is not None and ended_by is None and self._launch.intruded:
+                ended_by = "intruded"       # the group cannot form: failure() says why
+                self.stop()
             elif self._launch is not None and time.monotonic() - heard > SILENT_RANKS_S:
                 ended_by, error = "silent", {"kind": "error", "message": self._silence()}
                 self.stop()
@@ -392,7 +395,7 @@ class ChildRun:
         if self._launch is not None:
             self._end_ranks()
             self._launch.close()
-            if not finished and ended_by is None:
+            if not finished and ended_by in (None, "intruded"):
                 why = self._launch.failure("\n".join(self._stderr),
                                            error["message"] if error else None)
                 if why is not None:

@@ -245,6 +245,14 @@ class Launch:
                     return
         threading.Thread(target=look, daemon=True, name="ports-watch").start()
 
+    @property
+    def intruded(self) -> bool:
+        """Whether watch() saw a stranger take a rank's place where that alone stops the
+        group from forming (the framework's launcher says so: MLX's ring): the run can end
+        at once instead of waiting for the framework to give up."""
+        return bool(self.strangers) and getattr(launcher(self.framework),
+                                                "STRANGER_ENDS_GROUP", False)
+
     def observe(self, event: dict) -> None:
         """An event of rank 0: the settings it records once its group is joined end the
         watch."""

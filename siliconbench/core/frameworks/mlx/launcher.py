@@ -13,6 +13,10 @@ import sys
 EXECUTABLE = "mlx.launch"
 # mlx.launch ends the other ranks when one fails, says which, and itself exits 0.
 _FAILED = re.compile(r"Node with rank (\d+) (?:exited with code (-?\d+)|was killed)")
+# A process that is not the run's and connects to a rank's port while the ring forms is taken
+# for a rank: the ring never forms, and MLX gives up after about 32 s. The run ends as soon as
+# one is seen (siliconbench.core.launch.Launch.watch).
+STRANGER_ENDS_GROUP = True
 
 
 def refuse(hosts, backend: str) -> str | None:
