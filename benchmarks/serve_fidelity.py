@@ -61,6 +61,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from siliconbench.core.kit.llm_shapes import ModelShape  # noqa: E402
 from siliconbench.core.kit.serving_apis import Ask, one_request, request_body  # noqa: E402
 from siliconbench.core.kit.serving_http import Limits, Target, parse_target  # noqa: E402
 from siliconbench.core.kit.serving_load import Plan, Prompts, run_level  # noqa: E402
@@ -197,28 +198,25 @@ class SocketClient:
         pass
 
 
-def alternate(sides: list, asks: Callable[[], Ask], requests_n: int, warmup: int
-              ) -> tuple[dict[str, list[Result]], dict[str, float]]:
+def alternate(sides: list, asks: Callable[[], Ask], requests_n: int, warmup: int,
+              kept: dict[str, list[Result]], cpu: dict[str, list[float]]) -> None:
     """Each side `warmup` requests first (left out), then `requests_n` rounds, one request a
-    side each, in the order A B C, C B A, ...; a round is kept only where every side
-    answered. Returns the kept results and each side's CPU a chunk (µs)."""
+    side each, in the order A B C, C B A, ...; a round is kept (into `kept`) only where every
+    side answered. Each side's CPU seconds and chunks add to `cpu[name]`."""
     for side in sides:
         for _ in range(warmup):
             side(asks())
-    kept: dict[str, list[Result]] = {s.name: [] for s in sides}
-    cpu = {s.name: 0.0 for s in sides}
-    chunks = {s.name: 0 for s in sides}
     for i in range(requests_n):
         got = {}
         for side in (sides if i % 2 == 0 else sides[::-1]):
             c0 = cpu_s()
             got[side.name] = side(asks())
-            cpu[side.name] += cpu_s() - c0
-            chunks[side.name] += got[side.name][2] if got[side.name] else 0
+            spent = cpu.setdefault(side.name, [0.0, 0])
+            spent[0] += cpu_s() - c0
+            spent[1] += got[side.name][2] if got[side.name] else 0
         if all(got.values()):
             for name, r in got.items():
-                kept[name].append(r)
-    return kept, {k: cpu[k] / chunks[k] * 1e6 for k in cpu if chunks[k]}
+                kept.setdefault(name, []).append(r)
 
 
 def medians(results: list[Result]) -> tuple[float, float]:
@@ -260,22 +258,34 @@ def compare(server: str, base: str, model: str, args, tokenizer: str | None = No
         sides.append(OpenAIClient(base))
     except ImportError:
         print("  the openai client is not installed: left out")
-    aiperf = aiperf_path(args.aiperf)
-    first_half = args.requests // 2 if aiperf and tokenizer else args.requests
+    aiperf = aiperf_path(args.aiperf) if tokenizer else None
+    if args.aiperf and not tokenizer:
+        print("  AIPerf: left out here (it needs a tokenizer; the stand-in has none)")
+    # AIPerf starts a dozen processes, so it runs apart, in blocks: each between two halves of
+    # the other sides' rounds, so a drift of the machine's load between blocks (several % on
+    # this VM) hits both sides of a block alike; each block's ratio is kept.
+    blocks = max(1, min(args.aiperf_blocks, args.requests)) if aiperf else 1
+    sizes = [args.requests // blocks + (i < args.requests % blocks) for i in range(blocks)]
+    kept: dict[str, list[Result]] = {s.name: [] for s in sides}
+    cpu: dict[str, list[float]] = {}
+    ap: list[Result] = []
+    paired_blocks: list[tuple[list[Result], list[Result]]] = []
     try:
-        kept, cpu = alternate(sides, ask, first_half, args.warmup)
-        ap: list[Result] | None = None
-        if aiperf and tokenizer:
-            ap = run_aiperf(aiperf, base, model, tokenizer, [ask() for _ in range(
-                args.requests)], args, ours.counted_by == {"usage"})
-            more, _ = alternate(sides, ask, args.requests - first_half, args.warmup)
-            for k in kept:
-                kept[k] += more[k]
-        elif aiperf:
-            print("  AIPerf: left out here (it needs a tokenizer; the stand-in has none)")
+        for i, size in enumerate(sizes):
+            start = len(kept[ours.name])
+            alternate(sides, ask, size // 2 if aiperf else size, args.warmup if i == 0 else 0,
+                      kept, cpu)
+            if aiperf:
+                got = run_aiperf(aiperf, base, model, tokenizer, [ask() for _ in range(size)],
+                                 args, ours.counted_by == {"usage"})
+                alternate(sides, ask, size - size // 2, 0, kept, cpu)
+                if got:
+                    ap += got
+                    paired_blocks.append((kept[ours.name][start:], got))
     finally:
         for side in sides:
             side.close()
+    cpu = {k: v[0] / v[1] * 1e6 for k, v in cpu.items() if v[1]}
     if not kept[ours.name]:
         print(f"{server}: no request answered on every side")
         return
@@ -298,6 +308,12 @@ def compare(server: str, base: str, model: str, args, tokenizer: str | None = No
         report(server, kept[ours.name], side.name, kept[side.name])
     if ap:
         report(server, kept[ours.name], "AIPerf", ap, paired=False)
+        if len(paired_blocks) > 1:
+            for i, what in ((0, "time to first token"), (1, "decode tok/s")):
+                ratios = [medians(o)[i] / medians(a)[i] for o, a in paired_blocks if o and a]
+                verdict(f"{server}: {what}, SiliconBench/AIPerf, median of each block's ratio "
+                        f"({len(ratios)} blocks: " + ", ".join(f"{r:.3f}" for r in ratios)
+                        + ")", statistics.median(ratios), TTFT_DECODE_TOLERANCE)
     print("  client CPU a chunk (user + system): " + ", ".join(
         f"{k} {v:.0f} µs" for k, v in cpu.items()))
 
@@ -461,8 +477,9 @@ def server(fw: str, args) -> None:
     part = importlib.import_module(f"siliconbench.core.frameworks.{fw}.serve")
     params = {"prompt_tokens": args.prompt_tokens, "output_tokens": args.tokens,
               "model_path": None}
-    shape = PRESETS["tiny"]
-    model, about = part.model(shape, "tiny", params, print)
+    shape = PRESETS["tiny"] if args.model == "tiny" else SMALL
+    model, about = part.model(shape, args.model, params, print)
+    printable_answers(fw, model)
     # AIPerf's tokenizer (it makes no prompt here, the server counts the tokens): the MLX
     # folder's own, for llama.cpp's GGUF the same byte-level one written apart
     tokenizer = model
@@ -481,11 +498,60 @@ def server(fw: str, args) -> None:
                 os.sched_setaffinity(0, cores)
             s.wait_ready(target, part.READY_PATH, 300, part.FAILED_STATUS)
             where = "on cores of its own" if cores else "sharing every core with the clients"
-            compare(f"{part.NAME}, tiny preset, CPU, {where}", target.origin, model, args,
+            compare(f"{part.NAME}, {args.model} model, CPU, {where}", target.origin, model, args,
                     tokenizer)
     finally:        # every core again, for the next server's split
         if cores:
             os.sched_setaffinity(0, every)
+
+
+# --model small: the tiny preset's vocabulary in a model wide enough that a token takes
+# milliseconds on one core, as a laptop's larger models do, where the tiny preset takes half of
+# one. A client's own cost a request (its connection, its HTTP library: 2-4 ms for openai's and
+# AIPerf's here) and a chunk (0.1-0.3 ms) is then a small part of what it times, as it is for a
+# user's model; on the tiny preset it is what the clients differ by. Untied, so that its output
+# rows can be set apart from its input ones (printable_answers). 256 wide, so that MLX writes it
+# in float32 (bfloat16 from 512: 14 tokens a second on this CPU).
+SMALL = ModelShape("llama", layers=8, hidden=256, heads=4, kv_heads=2, head_dim=64, ffn=1024,
+                   vocab=256, tied=False, rope_theta=10000.0, rms_eps=1e-5,
+                   max_positions=4096)
+PRINTABLE = {chr(c) for c in range(ord("!"), ord("~") + 1)}
+
+
+def printable_answers(fw: str, model: str) -> None:
+    """Random weights answer in any byte; a byte that is not whole UTF-8 gives a chunk of no
+    text, or none at all, and a client counting the text's tokens (AIPerf, where the server
+    reports no usage, as llama-cpp-python's does not when streaming) counts fewer tokens than
+    the server made. Every output row but those of the printable ASCII characters (not the
+    space, which the byte vocabulary's one merge would join) is set to zero here: greedy
+    decoding then picks one of those, each token is one character of text, and every client
+    counts what the server made. Where the output matrix is the input's (tied), nothing is
+    changed, and the answers stay as they were."""
+    if fw == "llamacpp":
+        import gguf
+        reader = gguf.GGUFReader(model, "r+")
+        field = reader.get_field("tokenizer.ggml.tokens")
+        tokens = [bytes(field.parts[i]).decode("utf-8", "replace") for i in field.data]
+        out = [t for t in reader.tensors if t.name == "output.weight"]
+        if out:
+            rows = out[0].data            # (vocab, hidden), the file's own bytes (a memmap)
+            for i, text in enumerate(tokens):
+                if text not in PRINTABLE:
+                    rows[i] = 0
+            reader.data.flush()
+        return
+    import mlx.core as mx
+    folder = Path(model)
+    vocab = json.loads((folder / "tokenizer.json").read_text())["model"]["vocab"]
+    weights = mx.load(str(folder / "model.safetensors"))
+    if "lm_head.weight" in weights:
+        keep = [0.0] * weights["lm_head.weight"].shape[0]
+        for text, i in vocab.items():
+            if text in PRINTABLE:
+                keep[i] = 1.0
+        head = weights["lm_head.weight"]
+        weights["lm_head.weight"] = (head * mx.array(keep, dtype=head.dtype)[:, None])
+        mx.save_safetensors(str(folder / "model.safetensors"), weights)
 
 
 def apart(how: str) -> set[int] | None:
@@ -515,9 +581,14 @@ def main() -> None:
     a.add_argument("--concurrency", type=int, default=64)
     a.add_argument("--sweep", help="concurrency levels for the gaps, e.g. 1,4,16,64")
     a.add_argument("--aiperf", help="the aiperf command (a venv of its own)")
+    a.add_argument("--aiperf-blocks", type=int, default=5, help="AIPerf runs in this many "
+                   "blocks, each between two halves of the other sides' rounds")
     a.add_argument("--keep-aiperf", action="store_true", help="keep AIPerf's files "
                    "(inputs.json, profile_export.jsonl, logs) and say where")
     a.add_argument("--only", choices=("standin", "gaps", "mlx", "llamacpp"))
+    a.add_argument("--model", choices=("tiny", "small"), default="tiny",
+                   help="what the started servers load: the tiny preset (half a millisecond "
+                   "a token on one core) or a small model (milliseconds a token)")
     a.add_argument("--cores", choices=("apart", "shared"), default="apart",
                    help="a started server on a core of its own, the clients on the rest "
                    "(default), or every process on every core")
