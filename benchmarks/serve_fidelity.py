@@ -47,6 +47,7 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import resource
 import shutil
 import socket
@@ -64,10 +65,11 @@ sys.path.insert(0, str(ROOT))
 from siliconbench.core.kit.llm_shapes import ModelShape  # noqa: E402
 from siliconbench.core.kit.serving_apis import Ask, one_request, request_body  # noqa: E402
 from siliconbench.core.kit.serving_http import Limits, Target, parse_target  # noqa: E402
-from siliconbench.core.kit.serving_load import Plan, Prompts, run_level  # noqa: E402
+from siliconbench.core.kit.serving_load import Plan, Prompts, run_level, words  # noqa: E402
 from siliconbench.core.kit.serving_metrics import per_request  # noqa: E402
 
 LIMITS = Limits(stall_s=120, stream_s=600)
+CHARS_PER_WORD = 6      # a prompt "token" is a word; in characters, as llama.cpp's serve says
 TTFT_DECODE_TOLERANCE = 0.03
 GAP_TOLERANCE = 0.05
 SUMMARY: list[str] = []
@@ -247,9 +249,18 @@ def report(server: str, ours: list[Result], name: str, theirs: list[Result],
 def compare(server: str, base: str, model: str, args, tokenizer: str | None = None) -> None:
     target = parse_target(base, False)
     prompts = Prompts(args.prompt_tokens, 0, f"fidelity-{time.time_ns()}")
+    more = random.Random(1)
+    chars = args.prompt_tokens * CHARS_PER_WORD
 
     def ask() -> Ask:
-        return Ask(prompts.cold(), args.tokens, True, "chat", model)
+        """A cold prompt cut to `chars` characters: every prompt is as long as every other
+        (in the byte vocabularies of the models the script starts, one token a character).
+        Random words' lengths otherwise vary a prompt's prefill by several %, and every
+        client's time to first token with it, which only widens the noise."""
+        text = prompts.cold()
+        while len(text) < chars:
+            text += " " + words(more, 8)
+        return Ask(text[:chars], args.tokens, True, "chat", model)
     ours = Ours(target)
     # The plain socket twice: the ratio of its two series is the noise floor of a round
     # on this machine (no client can be held to a tighter ratio than that)
@@ -276,8 +287,9 @@ def compare(server: str, base: str, model: str, args, tokenizer: str | None = No
             alternate(sides, ask, size // 2 if aiperf else size, args.warmup if i == 0 else 0,
                       kept, cpu)
             if aiperf:
-                got = run_aiperf(aiperf, base, model, tokenizer, [ask() for _ in range(size)],
-                                 args, ours.counted_by == {"usage"})
+                got = run_aiperf(aiperf, base, model, tokenizer,
+                                 [ask() for _ in range(args.warmup + size)], args,
+                                 ours.counted_by == {"usage"})
                 alternate(sides, ask, size - size // 2, 0, kept, cpu)
                 if got:
                     ap += got
@@ -327,7 +339,7 @@ def aiperf_path(given: str | None) -> str | None:
 def run_aiperf(aiperf: str, base: str, model: str, tokenizer: str, asks: list[Ask],
                args, server_counts: bool) -> list[Result] | None:
     """AIPerf on the same prompts and body (max_tokens, ignore_eos, min_tokens, temperature,
-    usage): its per-request export -> [(ttft s, 1000 / its ITL, output chunks)]; AIPerf's
+    usage), its warm-up on the first `args.warmup` of them: its per-request export -> [(ttft s, 1000 / its ITL, output chunks)]; AIPerf's
     "inter token latency" is (latency - ttft) / (n - 1), vLLM's TPOT. Where the server
     gives no usage (`server_counts` False), AIPerf counts with the tokenizer."""
     work = Path(tempfile.mkdtemp(prefix="serve-fidelity-aiperf-"))
@@ -339,13 +351,17 @@ def run_aiperf(aiperf: str, base: str, model: str, tokenizer: str, asks: list[As
         command = [aiperf, "profile", "--model", model, "--url", base, "--endpoint-type",
                    "chat", "--streaming", "--input-file", str(work / "prompts.jsonl"),
                    "--custom-dataset-type", "single_turn", "--tokenizer", tokenizer,
+                   # each prompt once, in order: by default AIPerf samples the file with
+                   # replacement, and a prompt sent twice is served from the server's prompt
+                   # cache (mlx_lm.server: 43 ms to the first token against 860 cold)
+                   "--dataset-sampling-strategy", "sequential",
                    "--use-legacy-max-tokens",
                    *(["--use-server-token-count"] if server_counts else []),
                    "--extra-inputs", f"max_tokens:{body['max_tokens']}",
                    "--extra-inputs", "ignore_eos:true",
                    "--extra-inputs", f"min_tokens:{body['min_tokens']}",
                    "--extra-inputs", "temperature:0", "--concurrency", "1",
-                   "--request-count", str(len(asks)),
+                   "--request-count", str(len(asks) - args.warmup),
                    "--warmup-request-count", str(args.warmup),
                    "--connection-reuse-strategy", "never",
                    "--output-artifact-dir", str(work / "out"), "--ui", "none"]
@@ -371,7 +387,7 @@ def run_aiperf(aiperf: str, base: str, model: str, tokenizer: str, asks: list[As
             if ttft and itl:
                 out.append((ttft / 1000, 1000 / itl,
                             m.get("http_req_chunks_received", {}).get("value", 0)))
-        print(f"  AIPerf: {len(out)} of {len(asks)} requests read from its export; its "
+        print(f"  AIPerf: {len(out)} of {len(asks) - args.warmup} requests read from its export; its "
               "own HTTP trace, medians: " + ", ".join(
                   f"{k.removeprefix('http_req_')} {statistics.median(v):.2f} ms"
                   for k, v in trace.items()))
