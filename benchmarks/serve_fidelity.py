@@ -2,7 +2,7 @@
 
 1. The same server measured by SiliconBench's client (asyncio + h11,
    siliconbench.core.kit.serving_apis.one_request) and by independent clients, on the same
-   requests (one body, the same prompt lengths from one seed, a unique salt first so no
+   requests (one body, prompts of one length from one seed, a unique salt first so no
    prompt cache serves one side the other's prompt), alternated A B B A so a drift in the
    machine's load hits every side alike, warm-up requests (--warmup a side) left out of
    every side alike. The independent clients:
@@ -11,15 +11,18 @@
    - a blocking socket in a plain loop, no HTTP library: the least a client can cost; it
      runs twice a round, and the ratio of its two series is the round's noise floor;
    - AIPerf (`aiperf profile`, in a venv of its own: --aiperf PATH, or `aiperf` on PATH),
-     run as a subprocess on a file of the same prompts between two halves of SiliconBench's
-     requests (AIPerf starts a dozen processes, so it cannot alternate per request), its
-     per-request export (profile_export.jsonl) read back. It runs offline on loopback with
+     run as a subprocess on a file of the same prompts, each sent once, in --aiperf-blocks
+     blocks, each between two halves of the other sides' rounds (AIPerf starts a dozen
+     processes, so it cannot alternate per request), its per-request export
+     (profile_export.jsonl) read back. It runs offline on loopback with
      the model folder's own tokenizer (--tokenizer); on the stand-in it has none, and is
      left out there.
    Target: the medians of time to first token and of per-request decode rate
    ((n - 1) / (t_last - t_first), n from the server's usage) within 3% of the reference's.
    Servers: the stand-in (tests/helpers/serving_standin.py, its own process), mlx_lm.server
-   on the tiny preset (CPU), llama-cpp-python's server on a tiny GGUF where its extra is installed.
+   (CPU) and llama-cpp-python's server where its extra is installed, on the tiny preset or,
+   with --model small, a model slow enough a token that the clients' own costs are small
+   beside it (SMALL).
 
 2. The client's own cost: against the stand-in at --gap-ms a token and --concurrency
    requests at once (or each level of --sweep), the median time per output token
@@ -34,7 +37,8 @@ Each ratio ends in one line `PASS|FAIL ...`, the noise floor in one `INFO ...` (
 
     .venv/bin/python benchmarks/serve_fidelity.py [--requests 30] [--warmup 2] [--tokens 64]
         [--gap-ms 1] [--concurrency 64] [--sweep 1,4,16,64] [--aiperf PATH]
-        [--only standin|gaps|mlx|llamacpp] [--cores apart|shared]
+        [--only standin|gaps|mlx|llamacpp] [--cores apart|shared] [--model tiny|small]
+        [--aiperf-blocks 5] [--prompt-tokens 64]
 
 A server the script starts runs on a core of its own, the clients on the others (--cores
 apart, where there are 2 or more): what one client spends per chunk is then not taken from
