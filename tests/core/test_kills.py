@@ -162,6 +162,28 @@ def test_a_ctrl_c_python_swallowed_still_ends_the_command(monkeypatch, capsys):
     assert (out, err) == ("finished\n", "siliconbench: interrupted.\n")
 
 
+def test_a_ctrl_c_while_a_class_is_made_before_the_command_is_still_a_ctrl_c(monkeypatch,
+                                                                              capsys):
+    """The same, landing in the imports at the top of `_main`, before its own try: a CI run
+    of test_ctrl_c_at_any_moment_is_one_line got a traceback and exit 1 ("RuntimeError:
+    Error calling __set_name__ on 'cached_property' instance 'processor' in 'uname_result'",
+    `import platform`)."""
+    from siliconbench.core import cli
+
+    class Field:
+        def __set_name__(self, owner, name):
+            signal.raise_signal(signal.SIGINT)
+
+    def command(argv):
+        class Probe:
+            rows = Field()
+        return 0
+
+    monkeypatch.setattr(cli, "_main", command)
+    assert cli.main(["results"]) == 130
+    assert capsys.readouterr().err == "siliconbench: interrupted.\n"
+
+
 def test_a_ctrl_c_while_a_class_is_made_is_still_a_ctrl_c(monkeypatch, capsys):
     """Python 3.11 wraps what a `__set_name__` raises in a RuntimeError: a Ctrl-C landing while
     a dataclass is created (a module importing) came out as "internal error: RuntimeError:

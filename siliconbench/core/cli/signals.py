@@ -61,6 +61,10 @@ def guarded(command: Callable[[list[str]], int], argv: list[str]) -> int:
         code = command(argv)
     except KeyboardInterrupt as e:  # also one raised while another was being handled
         code = interrupted(e)
+    except Exception as e:  # a Ctrl-C wrapped by Python: while a class was made, say
+        if (ctrl_c := wrapped_interrupt(e)) is None:
+            raise
+        code = interrupted(ctrl_c)
     finally:  # main() called in-process (tests) leaves the caller's handlers as they were
         _signal.signal(_signal.SIGINT, before[signal.SIGINT])
         sys.unraisablehook = hook
