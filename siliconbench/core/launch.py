@@ -247,11 +247,13 @@ class Launch:
 
     @property
     def intruded(self) -> bool:
-        """Whether watch() saw a stranger take a rank's place where that alone stops the
-        group from forming (the framework's launcher says so: MLX's ring): the run can end
-        at once instead of waiting for the framework to give up."""
-        return bool(self.strangers) and getattr(launcher(self.framework),
-                                                "STRANGER_ENDS_GROUP", False)
+        """Whether watch() saw a process that is not the run's, still connected, take a
+        rank's place where that alone stops the group from forming (the framework's launcher
+        says so: MLX's ring): the run can end at once instead of waiting for the framework to
+        give up. One that has left is not enough: a rank killed before a look saw its socket
+        leaves the same half-closed end (failure() tells them apart once the run is over)."""
+        return any(pid is not None for pid, *_ in self.strangers) and \
+            getattr(launcher(self.framework), "STRANGER_ENDS_GROUP", False)
 
     def observe(self, event: dict) -> None:
         """An event of rank 0: the settings it records once its group is joined end the
@@ -297,18 +299,22 @@ class Launch:
         0's own error says it best (it failed first)."""
         if intruders := foreign_connections(self.ports):
             return _taken_for_a_rank(*intruders[0])
+        first = launcher(self.framework).first_failure(stderr)
         if self.strangers:
             pid, name, port, peer = self.strangers[0]
             if pid is not None:
                 return _taken_for_a_rank(pid, name, port)
-            return (f"A program of this machine connected to port {port} (from port {peer}) "
-                    "while the ranks were forming their group, was taken for a rank and "
-                    "left, so the group never formed; run again, or choose other ports with "
-                    "--port.")
+            # A rank killed by a signal (not the launcher's SIGTERM) half-closes its own
+            # connections as a stranger that left does: the rank's death is the cause.
+            if not (first and first[1] is not None and first[1] < 0
+                    and first[1] != -signal.SIGTERM):
+                return (f"A program of this machine connected to port {port} (from port "
+                        f"{peer}) while the ranks were forming their group, was taken for a "
+                        "rank and left, so the group never formed; run again, or choose "
+                        "other ports with --port.")
         if _PORT_IN_USE.search(stderr):
             return (f"A port the ranks need ({_ports_text(self.ports)}) is in use by another "
                     "program; choose another with --port (0 picks a free one).")
-        first = launcher(self.framework).first_failure(stderr)
         if first is None or (first[0] == 0 and rank0_error):
             return None
         rank, code = first
