@@ -253,7 +253,7 @@ class Launch:
         give up. One that has left is not enough: a rank killed before a look saw its socket
         leaves the same half-closed end (failure() tells them apart once the run is over)."""
         return any(pid is not None for pid, *_ in self.strangers) and \
-            getattr(launcher(self.framework), "STRANGER_ENDS_GROUP", False)
+            launcher(self.framework).STRANGER_ENDS_GROUP
 
     def observe(self, event: dict) -> None:
         """An event of rank 0: the settings it records once its group is joined end the

@@ -15,7 +15,7 @@ EXECUTABLE = "mlx.launch"
 _FAILED = re.compile(r"Node with rank (\d+) (?:exited with code (-?\d+)|was killed)")
 # A process that is not the run's and connects to a rank's port while the ring forms is taken
 # for a rank: the ring never forms, and MLX gives up after about 32 s. The run ends as soon as
-# one is seen (siliconbench.core.launch.Launch.watch).
+# one still connected is seen (siliconbench.core.launch.Launch.intruded).
 STRANGER_ENDS_GROUP = True
 
 

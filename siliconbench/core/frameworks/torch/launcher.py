@@ -14,6 +14,9 @@ from collections.abc import Callable
 # torchrun, whose presence says the installation has torch.distributed's launcher; the run
 # starts it as siliconbench.core.frameworks.torch.torchrun_bound.
 EXECUTABLE = "torchrun"
+# A stray connection to torchrun's store or gloo's ports is not shown to stop the group from
+# forming, so a run does not end on one (siliconbench.core.launch.Launch.intruded).
+STRANGER_ENDS_GROUP = False
 # Set when every rank is on this machine: the folder whose files are the run's stores (the
 # agents' rendezvous and the ranks' group) in place of TCPStores. A TCPStore client looks up
 # the name of the address it connects to (c10d's socket.cpp formats it with getnameinfo),
