@@ -66,6 +66,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from siliconbench.core.frameworks.llamacpp.serve import BYTES_PER_WORD  # noqa: E402
 from siliconbench.core.kit.llm_shapes import ModelShape  # noqa: E402
 from siliconbench.core.kit.serving_apis import Ask, one_request, request_body  # noqa: E402
 from siliconbench.core.kit.serving_http import Limits, Target, parse_target  # noqa: E402
@@ -73,7 +74,6 @@ from siliconbench.core.kit.serving_load import Plan, Prompts, run_level, words  
 from siliconbench.core.kit.serving_metrics import per_request  # noqa: E402
 
 LIMITS = Limits(stall_s=120, stream_s=600)
-CHARS_PER_WORD = 6      # a prompt "token" is a word; in characters, as llama.cpp's serve says
 TTFT_DECODE_TOLERANCE = 0.03
 GAP_TOLERANCE = 0.05
 SUMMARY: list[str] = []
@@ -254,7 +254,7 @@ def compare(server: str, base: str, model: str, args, tokenizer: str | None = No
     target = parse_target(base, False)
     prompts = Prompts(args.prompt_tokens, 0, f"fidelity-{time.time_ns()}")
     more = random.Random(1)
-    chars = args.prompt_tokens * CHARS_PER_WORD
+    chars = args.prompt_tokens * BYTES_PER_WORD
 
     def ask() -> Ask:
         """A cold prompt cut to `chars` characters: every prompt is as long as every other
@@ -343,7 +343,8 @@ def aiperf_path(given: str | None) -> str | None:
 def run_aiperf(aiperf: str, base: str, model: str, tokenizer: str, asks: list[Ask],
                args, server_counts: bool) -> list[Result] | None:
     """AIPerf on the same prompts and body (max_tokens, ignore_eos, min_tokens, temperature,
-    usage), its warm-up on the first `args.warmup` of them: its per-request export -> [(ttft s, 1000 / its ITL, output chunks)]; AIPerf's
+    usage), its warm-up on the first `args.warmup` of them: its per-request export ->
+    [(ttft s, 1000 / its ITL, output chunks)]; AIPerf's
     "inter token latency" is (latency - ttft) / (n - 1), vLLM's TPOT. Where the server
     gives no usage (`server_counts` False), AIPerf counts with the tokenizer."""
     work = Path(tempfile.mkdtemp(prefix="serve-fidelity-aiperf-"))
@@ -391,8 +392,8 @@ def run_aiperf(aiperf: str, base: str, model: str, tokenizer: str, asks: list[As
             if ttft and itl:
                 out.append((ttft / 1000, 1000 / itl,
                             m.get("http_req_chunks_received", {}).get("value", 0)))
-        print(f"  AIPerf: {len(out)} of {len(asks) - args.warmup} requests read from its export; its "
-              "own HTTP trace, medians: " + ", ".join(
+        print(f"  AIPerf: {len(out)} of {len(asks) - args.warmup} requests read from its "
+              "export; its own HTTP trace, medians: " + ", ".join(
                   f"{k.removeprefix('http_req_')} {statistics.median(v):.2f} ms"
                   for k, v in trace.items()))
         return out
@@ -527,9 +528,9 @@ def server(fw: str, args) -> None:
 
 # --model small: the tiny preset's vocabulary in a model wide enough that a token takes
 # milliseconds on one core, as a laptop's larger models do, where the tiny preset takes half of
-# one. A client's own cost a request (its connection, its HTTP library: 2-4 ms for openai's and
-# AIPerf's here) and a chunk (0.1-0.3 ms) is then a small part of what it times, as it is for a
-# user's model; on the tiny preset it is what the clients differ by. Untied, so that its output
+# one. A client's own cost a request (its connection, its HTTP library: 2-8 ms for openai's and
+# AIPerf's here) and a chunk (0.07-1 ms of CPU) is then a small part of what it times, as it is
+# for a user's model; on the tiny preset it is what the clients differ by. Untied, so that its output
 # rows can be set apart from its input ones (printable_answers). 256 wide, so that MLX writes it
 # in float32 (bfloat16 from 512: 14 tokens a second on this CPU).
 SMALL = ModelShape("llama", layers=8, hidden=256, heads=4, kv_heads=2, head_dim=64, ffn=1024,
