@@ -387,9 +387,15 @@ def intruded_run(leave: bool, home: Path) -> dict:
     leaves at once. The run's output on one line, the port, the intruder's own port, pid and
     name, and the processes the run left behind."""
     import threading
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+
+    from siliconbench.core.launch import reserve_ports
+    # Two ports below the ephemeral range, as a run picks its own. The port bind(0) handed
+    # out, and the next one (rank 1's), were in that range, where any outgoing connection may
+    # take them before the run binds them: once in a whole suite under load the run ended
+    # before the stand-in connected (its words were not kept; this is the likely cause).
+    reservation = reserve_ports(2)
+    port = reservation.first
+    reservation.release()
     held, came_from, stop = [], [], threading.Event()
 
     def connect_first():
@@ -412,7 +418,7 @@ def intruded_run(leave: bool, home: Path) -> dict:
                      str(port), "--sizes", "64", "--quick",
                      env={**os.environ, "SILICONBENCH_HOME": str(home)})
     try:
-        stdout, _ = proc.communicate(timeout=180)
+        stdout, stderr = proc.communicate(timeout=180)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.communicate()
@@ -422,7 +428,7 @@ def intruded_run(leave: bool, home: Path) -> dict:
         thread.join()
         for s in held:
             s.close()
-    assert held, "the stand-in intruder never connected"
+    assert held, f"the stand-in intruder never connected: {stdout} {stderr}"
     assert proc.returncode == 1
     return {"said": " ".join(stdout.split()), "port": port, "came_from": came_from[0],
             "took_s": time.monotonic() - started,
