@@ -9,7 +9,9 @@ import time
 import psutil
 import pytest
 
+from siliconbench.core.measure import SETTINGS_ENV
 from siliconbench.core.store import Store
+from tests.conftest import SHORT_PROTOCOL
 from tests.helpers.cli_processes import (
     processes_under,
     start_cli,
@@ -27,10 +29,14 @@ def no_process_left_behind(siliconbench_home):
 
 
 def long_run(framework: str, *extra: str):
-    """Two ranks on this machine over a sweep long enough to be ended mid-way."""
+    """Two ranks on this machine over a sweep long enough to be ended mid-way: 40 points, the
+    largest 32 MiB. The short timing protocol: the tests wait for its first rows, which the
+    full one took up to 15 s each to settle on loopback (about 20 s of two busy ranks before
+    the test could begin)."""
     return start_cli("run", "allreduce", "--framework", framework, "--processes", "2",
                      "--sizes", ",".join(str(2**k) for k in range(4, 24)),
-                     "--dtypes", "float32,bfloat16", "--yes", *extra)   # long: asked first
+                     "--dtypes", "float32,bfloat16", "--yes", *extra,   # long: asked first
+                     env={**os.environ, SETTINGS_ENV: SHORT_PROTOCOL})
 
 
 def ended(p: psutil.Process) -> bool:
