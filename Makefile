@@ -27,7 +27,8 @@ run: $(STAMP)
 # slow new test shows at once. Tests run in parallel workers (pytest-xdist), at most 4: each
 # starts framework processes of its own.
 # A costly run that several tests assert on is made once for all workers
-# (tests/helpers/cli_processes.shared).
+# (tests/helpers/cli_processes.shared); one that mostly waits starts with the session
+# (EARLY in tests/conftest.py).
 test: $(STAMP)
 	$(BIN)/ruff check .
 	@$(COMPILE) tests

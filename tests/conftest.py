@@ -2,6 +2,7 @@
 user's real data or needs a display."""
 
 import os
+import subprocess
 import sys
 
 import pytest
@@ -33,6 +34,30 @@ if "PYTEST_XDIST_WORKER_COUNT" in os.environ:
     for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                   "TF_NUM_INTRAOP_THREADS"):
         os.environ.setdefault(_name, _threads_per_worker())
+
+
+# Shared makes that spend most of their time waiting, by the fixture that asks for each: the
+# first worker starts those that selected tests ask for, each in a process of its own, when
+# the session starts (tests.helpers.cli_processes.start_shared). The intruded runs wait out
+# MLX's 32 s of retries, which a worker spent idle (33.5 s of setup, the slowest in the suite).
+EARLY = {"intruded_runs": "tests.helpers.intruded"}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def early_shared(request, tmp_path_factory):
+    from tests.helpers.cli_processes import start_shared
+    started = []
+    if os.environ.get("PYTEST_XDIST_WORKER", "gw0") == "gw0":
+        asked = {name for item in request.session.items for name in EARLY
+                 if name in getattr(item, "fixturenames", ())}
+        started = [start_shared(tmp_path_factory, EARLY[name]) for name in sorted(asked)]
+    yield
+    for proc in started:        # done long before the session's end; never left behind
+        try:
+            proc.wait(timeout=300)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 @pytest.fixture(autouse=True)

@@ -3,7 +3,8 @@ file under tests/ imports a test module (importing one collects its tests' depen
 it, runs its module-level code, and ties two tests' files together: moving or deleting one
 broke the other). And a test that needs llama-cpp-python is in the Makefile's LLAMACPP_TESTS,
 which `make test-llamacpp` runs and `make test` leaves out: CI's `make test` has no llama.cpp,
-so a module missing from the list would skip in both CI steps."""
+so a module missing from the list would skip in both CI steps. A costly make shared by several
+tests and started when the session starts fails as itself, never made twice."""
 
 from __future__ import annotations
 
@@ -108,3 +109,31 @@ def test_every_test_that_needs_llamacpp_runs_in_make_test_llamacpp():
     assert missing == [], ("these need llama.cpp and are not in the Makefile's LLAMACPP_TESTS "
                            "(run by `make test-llamacpp`, left out of `make test`): "
                            + ", ".join(missing))
+
+
+def test_a_shared_make_that_failed_when_the_session_started_is_shown_never_made_again(
+        tmp_path, monkeypatch):
+    """tests.helpers.cli_processes.start_shared: what a background make raised is what the
+    test that asks sees, and a make whose process died is never made a second time (either
+    would be a retry)."""
+    import pytest
+
+    from tests.helpers.cli_processes import make_in_background, shared_at
+
+    def fails(home: Path):
+        raise RuntimeError("the stand-in intruder never connected")
+
+    def again(home: Path):
+        raise AssertionError("made a second time")
+    monkeypatch.setattr("sys.argv", ["intruded", str(tmp_path)])
+    with pytest.raises(SystemExit) as ended:
+        make_in_background("broken", fails)
+    assert ended.value.code == 1
+    with pytest.raises(AssertionError, match="(?s)made when the session started.*RuntimeError: "
+                                             "the stand-in intruder never connected"):
+        shared_at(tmp_path, "broken", again)
+    (tmp_path / "shared-died.json.started").touch()      # as a process killed mid-way left it
+    with pytest.raises(AssertionError, match="died before it was made"):
+        shared_at(tmp_path, "died", again)
+    assert shared_at(tmp_path, "fine", lambda home: {"made": str(home)}) == \
+        (tmp_path / "shared-fine", {"made": str(tmp_path / "shared-fine")})

@@ -12,7 +12,6 @@ import os
 import random
 import re
 import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -24,7 +23,8 @@ from siliconbench.core import hosts as hosts_mod
 from siliconbench.core.hosts import HostsError
 from siliconbench.core.runner import ChildRun, RunSpec, UsageError
 from siliconbench.core.store import Store
-from tests.helpers.cli_processes import run_cli, shared, start_cli, wait_until_gone
+from tests.helpers import intruded
+from tests.helpers.cli_processes import run_cli, shared, wait_until_gone
 
 ENGINES = ["mlx", "torch"]
 FAKE_SSH = Path(__file__).parent.parent / "helpers" / "fake_ssh.py"
@@ -381,73 +381,10 @@ def test_a_port_in_use_on_another_address_does_not_stop_a_local_run(short_protoc
     assert out.returncode == 0, out.stderr
 
 
-def intruded_run(leave: bool, home: Path) -> dict:
-    """An MLX run of two ranks, in the store at `home`, whose port a process of this machine
-    (this one) connects to as soon as it listens, before rank 1 does; it stays connected, or
-    leaves at once. The run's output on one line, the port, the intruder's own port, pid and
-    name, and the processes the run left behind."""
-    import threading
-
-    from siliconbench.core.launch import reserve_ports
-    # Two ports below the ephemeral range, as a run picks its own. The port bind(0) handed
-    # out, and the next one (rank 1's), were in that range, where any outgoing connection may
-    # take them before the run binds them: once in a whole suite under load the run ended
-    # before the stand-in connected (its words were not kept; this is the likely cause).
-    reservation = reserve_ports(2)
-    port = reservation.first
-    reservation.release()
-    held, came_from, stop = [], [], threading.Event()
-
-    def connect_first():
-        while not stop.is_set():
-            s = socket.socket()
-            try:
-                s.connect(("127.0.0.1", port))
-                held.append(s)
-                came_from.append(s.getsockname()[1])
-                if leave:
-                    s.close()
-                return
-            except OSError:
-                s.close()
-                time.sleep(0.002)
-    thread = threading.Thread(target=connect_first, daemon=True)
-    thread.start()
-    started = time.monotonic()
-    proc = start_cli("run", "allreduce", "--framework", "mlx", "--processes", "2", "--port",
-                     str(port), "--sizes", "64", "--quick",
-                     env={**os.environ, "SILICONBENCH_HOME": str(home)})
-    try:
-        stdout, stderr = proc.communicate(timeout=180)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        raise
-    finally:
-        stop.set()
-        thread.join()
-        for s in held:
-            s.close()
-    assert held, f"the stand-in intruder never connected: {stdout} {stderr}"
-    assert proc.returncode == 1
-    return {"said": " ".join(stdout.split()), "port": port, "came_from": came_from[0],
-            "took_s": time.monotonic() - started,
-            "pid": os.getpid(), "name": psutil.Process().name(),
-            "left_behind": [p.pid for p in wait_until_gone(home)]}
-
-
 @pytest.fixture(scope="module")
 def intruded_runs(tmp_path_factory) -> dict:
-    """Both intruded runs ("stays", "left"), at once. Made once a session
-    (tests.helpers.cli_processes.shared), each in a store of its own under the shared home."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    def make(home: Path) -> dict:
-        with ThreadPoolExecutor(2) as pool:
-            runs = {name: pool.submit(intruded_run, name == "left", home / name)
-                    for name in ("stays", "left")}
-            return {name: run.result() for name, run in runs.items()}
-    home, runs = shared(tmp_path_factory, "intruded-runs", make)
+    """Both intruded runs ("stays", "left"), made once a session (tests.helpers.intruded)."""
+    home, runs = shared(tmp_path_factory, intruded.NAME, intruded.make)
     return {name: {**run, "home": home / name} for name, run in runs.items()}
 
 

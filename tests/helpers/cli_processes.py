@@ -76,15 +76,59 @@ def shared(tmp_path_factory, name: str, make: Callable[[Path], Any]) -> tuple[Pa
     (xdist_group marks cannot do this: with pytest 9.2, --dist loadgroup silently stops
     grouping, pytest-dev/pytest-xdist#1386; seen again here, a marked test of test_cli ran on
     the other worker and made its own run.)"""
+    return shared_at(shared_root(tmp_path_factory), name, make)
+
+
+def shared_root(tmp_path_factory) -> Path:
+    """The session's temporary folder, which every xdist worker shares."""
     root = tmp_path_factory.getbasetemp()
-    if "PYTEST_XDIST_WORKER" in os.environ:
-        root = root.parent
+    return root.parent if "PYTEST_XDIST_WORKER" in os.environ else root
+
+
+FAILED = "shared make failed"       # the key of what a make in the background left instead
+
+
+def shared_at(root: Path, name: str, make: Callable[[Path], Any]) -> tuple[Path, Any]:
+    """shared() in `root`: also what a process started by start_shared() runs."""
     home, path = root / f"shared-{name}", root / f"shared-{name}.json"
     with open(f"{path}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not path.exists():
+            if Path(f"{path}.started").exists():
+                raise AssertionError(f"{name}: the process that made it when the session "
+                                     "started died before it was made")
             path.write_text(json.dumps(make(home)))
-        return home, json.loads(path.read_text())
+        made = json.loads(path.read_text())
+    if isinstance(made, dict) and FAILED in made:    # never made again: that would be a retry
+        raise AssertionError(f"{name}, made when the session started: {made[FAILED]}")
+    return home, made
+
+
+def start_shared(tmp_path_factory, module: str) -> subprocess.Popen:
+    """`python -m MODULE ROOT` in the background: a shared() make that mostly waits, started
+    when the session starts (tests/conftest.py), so that no worker sits idle through it. The
+    module calls make_in_background(); whichever takes the lock first, it or a test that
+    asks, makes it, and the other reads it."""
+    return subprocess.Popen([sys.executable, "-m", module, str(shared_root(tmp_path_factory))],
+                            cwd=ROOT, env=_env(None), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def make_in_background(name: str, make: Callable[[Path], Any]) -> None:
+    """What a module started by start_shared() runs: shared_at(sys.argv[1], ...), and where
+    make fails, its traceback kept in place of what it made, for the test to show."""
+    import traceback
+
+    def kept(home: Path) -> Any:
+        home.with_name(f"{home.name}.json.started").touch()
+        try:
+            return make(home)
+        except Exception:
+            return {FAILED: traceback.format_exc()}
+    try:
+        shared_at(Path(sys.argv[1]), name, kept)
+    except AssertionError:
+        sys.exit(1)
 
 
 def wait_until_gone(home: Path, timeout: float = 10) -> list[psutil.Process]:
