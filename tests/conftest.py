@@ -4,6 +4,7 @@ user's real data or needs a display."""
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -137,6 +138,52 @@ def fake_workloads(extra_workloads):
     extra_workloads("tests.helpers.fake_workloads")
 
 
+# An xdist worker lost mid-run (twice this stop: make test on 95ebbd0, CI on 3351fe5; "node
+# down: Not properly terminated", no fault dump, so no segfault or abort) says how it ended
+# next time: the controller prints its exit status (-9 is SIGKILL) and, from a file of the
+# worker's own (a test's captured stderr goes with the worker), its stack on SIGTERM or
+# SIGHUP or where it called os._exit.
+def _last_words(pid: int) -> Path:
+    import tempfile
+    return Path(tempfile.gettempdir()) / f"siliconbench-xdist-worker-{pid}.txt"
+
+
+if "PYTEST_XDIST_WORKER" in os.environ:
+    import faulthandler
+    import signal
+
+    _words = _last_words(os.getpid()).open("w")
+    for _sig in (signal.SIGTERM, signal.SIGHUP):
+        faulthandler.register(_sig, file=_words, chain=True)
+    _real_exit, _worker_pid = os._exit, os.getpid()
+
+    def _exit_with_its_stack(code):
+        # Not this file's own exit, after the report, nor a forked child's (multiprocessing).
+        if not _exit_status and os.getpid() == _worker_pid:
+            _words.write(f"os._exit({code}) in an xdist worker, from:\n")
+            _words.flush()
+            faulthandler.dump_traceback(file=_words, all_threads=True)
+        _real_exit(code)
+    os._exit = _exit_with_its_stack
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """A worker that went down before it finished: its exit status and its last words."""
+    popen = getattr(getattr(node.gateway, "_io", None), "popen", None)
+    if popen is None:
+        return
+    words = _last_words(popen.pid)
+    if error:
+        try:
+            code = popen.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            code = "still running"
+        said = words.read_text(errors="replace") if words.exists() else ""
+        sys.stderr.write(f"[{node.gateway.id}] went down ({error}); exit status {code}\n{said}")
+    words.unlink(missing_ok=True)
+
+
 _exit_status: list[int] = []
 
 
@@ -151,6 +198,9 @@ def pytest_unconfigure(config):
     exit code 134 after every test passed). Once pytest has reported, leave without that
     teardown, keeping the session's real exit status."""
     import sys
+    if "PYTEST_XDIST_WORKER" in os.environ:     # ended as it should: no last words
+        _words.close()
+        _last_words(os.getpid()).unlink(missing_ok=True)
     if "PySide6.QtWidgets" in sys.modules and _exit_status:
         sys.stdout.flush()
         sys.stderr.flush()
