@@ -148,11 +148,21 @@ def _last_words(pid: int) -> Path:
     return Path(tempfile.gettempdir()) / f"siliconbench-xdist-worker-{pid}.txt"
 
 
-if "PYTEST_XDIST_WORKER" in os.environ:
+def _open_last_words():
+    """The file, in the shared temporary folder, never through a link planted at its name
+    (then, or for another user's file there, None: the worker runs without last words)."""
+    try:
+        return os.fdopen(os.open(_last_words(os.getpid()), os.O_WRONLY | os.O_CREAT
+                                 | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600), "w")
+    except OSError:
+        return None
+
+
+_words = _open_last_words() if "PYTEST_XDIST_WORKER" in os.environ else None
+if _words is not None:
     import faulthandler
     import signal
 
-    _words = _last_words(os.getpid()).open("w")
     for _sig in (signal.SIGTERM, signal.SIGHUP):
         faulthandler.register(_sig, file=_words, chain=True)
     _real_exit, _worker_pid = os._exit, os.getpid()
@@ -173,15 +183,22 @@ def pytest_testnodedown(node, error):
     popen = getattr(getattr(node.gateway, "_io", None), "popen", None)
     if popen is None:
         return
+    import stat
     words = _last_words(popen.pid)
+    try:
+        info = os.lstat(words)
+        ours = stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid()
+    except OSError:
+        ours = False                    # none, or what another user left at that name
     if error:
         try:
             code = popen.wait(timeout=10)
         except subprocess.TimeoutExpired:
             code = "still running"
-        said = words.read_text(errors="replace") if words.exists() else ""
+        said = words.read_text(errors="replace") if ours else ""
         sys.stderr.write(f"[{node.gateway.id}] went down ({error}); exit status {code}\n{said}")
-    words.unlink(missing_ok=True)
+    if ours:
+        words.unlink(missing_ok=True)
 
 
 _exit_status: list[int] = []
@@ -198,7 +215,7 @@ def pytest_unconfigure(config):
     exit code 134 after every test passed). Once pytest has reported, leave without that
     teardown, keeping the session's real exit status."""
     import sys
-    if "PYTEST_XDIST_WORKER" in os.environ:     # ended as it should: no last words
+    if _words is not None:                      # ended as it should: no last words
         _words.close()
         _last_words(os.getpid()).unlink(missing_ok=True)
     if "PySide6.QtWidgets" in sys.modules and _exit_status:
