@@ -149,6 +149,9 @@ def measure(folder: Path, extra: list[str]) -> int:
     cores = os.cpu_count() or 1
     busy = total / (wall * cores)
     print(f"pytest: {tail[0]} (exit {done.returncode})")
+    for line in done.stdout.splitlines():     # -ra's summary: what failed, and why, a line each
+        if line.startswith(("FAILED ", "ERROR ")):
+            print(line)
     print(f"wall {wall:.0f} s; CPU {total:.0f} s over {cores} cores ({busy:.0%} of them busy)",
           flush=True)
     records = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
