@@ -1,10 +1,11 @@
 """Where `make test`'s time goes, and the least it could take on this machine with the tests
 it has:
 
-- runs the suite as `make test` does (pytest in up to 4 workers, llama.cpp's modules left to
+- runs `make test` itself (ruff, then pytest in up to 4 workers, llama.cpp's modules left to
   `make test-llamacpp`) with a recorder in every Python process it starts: a sitecustomize on
-  PYTHONPATH, which each run's worker inherits (siliconbench.core.child.child_env keeps
-  PYTHONPATH). Each process writes, as it ends, its CPU time and the frameworks it imported;
+  PYTHONPATH, which make passes on and each run's worker inherits
+  (siliconbench.core.child.child_env keeps PYTHONPATH). Each process writes, as it ends, its
+  CPU time and the frameworks it imported;
 - prints the suite's wall time and CPU (every process it started and waited for), the
   recorded processes' CPU by the frameworks each imported, and what those imports cost alone,
   measured here afresh for each set (the median of 3 new processes);
@@ -17,7 +18,8 @@ CPU is in the total and not in the table ("not recorded").
 
     .venv/bin/python benchmarks/suite_cost.py [PYTEST ARGS...]   # ~10 minutes on 2 cores
 
-Extra arguments go to pytest (a path to time one module: tests/core/test_plan.py).
+With arguments, `python -m pytest ARGS` runs in make's place (`tests/core/test_plan.py` to
+look at one module; `-n 2` for workers).
 """
 
 from __future__ import annotations
@@ -77,13 +79,15 @@ atexit.register(_record)
 """
 
 
-def pytest_command(extra: list[str]) -> list[str]:
-    """`make test`'s pytest line (Makefile), or the given arguments in its place."""
-    llamacpp = ["tests/frameworks/test_llamacpp.py", "tests/frameworks/test_llamacpp_cache.py",
-                "tests/frameworks/test_llamacpp_plan.py",
-                "tests/frameworks/test_serve_llamacpp.py"]
-    return [sys.executable, "-m", "pytest", "-q", "-n", "auto", "--maxprocesses=4",
-            *(extra or [f"--ignore={p}" for p in llamacpp])]
+def suite_command(extra: list[str]) -> list[str]:
+    """`make test` (the Makefile's flags and lists, not a copy), or pytest with `extra`."""
+    if extra:
+        return [sys.executable, "-m", "pytest", *extra]
+    make = shutil.which("make")
+    if make is None:
+        raise SystemExit("make was not found; give pytest's arguments instead "
+                         "(benchmarks/suite_cost.py tests/core/test_plan.py).")
+    return [make, "--no-print-directory", "test"]
 
 
 def import_cost(mods: tuple[str, ...], rounds: int = 3) -> float | None:
@@ -140,7 +144,7 @@ def measure(folder: Path, extra: list[str]) -> int:
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(folder), env.get("PYTHONPATH")) if p)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
-    done = subprocess.run(pytest_command(extra), cwd=ROOT, env=env, capture_output=True,
+    done = subprocess.run(suite_command(extra), cwd=ROOT, env=env, capture_output=True,
                           text=True)
     wall = time.monotonic() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -148,7 +152,7 @@ def measure(folder: Path, extra: list[str]) -> int:
     tail = done.stdout.strip().splitlines()[-1:] or ["(no output)"]
     cores = os.cpu_count() or 1
     busy = total / (wall * cores)
-    print(f"pytest: {tail[0]} (exit {done.returncode})")
+    print(f"suite: {tail[0]} (exit {done.returncode})")
     for line in done.stdout.splitlines():     # -ra's summary: what failed, and why, a line each
         if line.startswith(("FAILED ", "ERROR ")):
             print(line)
