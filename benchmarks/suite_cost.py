@@ -44,8 +44,9 @@ FRAMEWORKS = ("torch", "torchvision", "transformers", "tensorflow", "keras_hub",
               "mlx_lm", "coremltools", "llama_cpp", "PySide6.QtWidgets", "psycopg")
 LOG_ENV = "SILICONBENCH_SUITE_COST_LOG"
 
-# Stdlib only, and nothing imported before the process ends: a test that reads a process's
-# modules sees the same ones. The log is this script's file in its own private folder.
+# Stdlib only; until the process ends it adds only atexit (built in) to its modules, so a test
+# that reads a process's modules sees the same frameworks. The log is this script's file in its
+# own private folder.
 RECORDER = f"""
 import os, sys
 
@@ -120,7 +121,7 @@ def summarise(records: list[dict], costs: dict[tuple[str, ...], float | None]) -
     cost is unknown)."""
     groups: dict[tuple[bool, tuple[str, ...]], list[float]] = defaultdict(list)
     for rec in records:
-        groups[(bool(rec.get("pytest")), tuple(rec["mods"]))].append(rec["cpu"])
+        groups[(rec["pytest"], tuple(rec["mods"]))].append(rec["cpu"])
     rows = [{"pytest": is_pytest, "mods": mods, "processes": len(cpus), "cpu": sum(cpus),
              "imports": None if costs[mods] is None else min(costs[mods] * len(cpus),
                                                              sum(cpus))}
